@@ -1,0 +1,118 @@
+"""Parse and validate the claim options once, into a frozen ``Settings``."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from claimcheck.budget import Budget, get_budget
+from claimcheck.errors import ConfigError
+
+DEFAULT_REPORT = "reports/claim-report.md"
+DATA_ENV = "CLAIMCHECK_DATA_DIR"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The claim options of one pytest session, validated."""
+
+    report: Path | None  # where to write the markdown report; None: no report
+    seed: int  # base seed; claims derive their seeds from it
+    budget: Budget
+    device: str  # "cpu", "cuda" or "cuda:N" (resolved from "auto")
+    data_dir: Path  # where datasets are looked for (may not exist)
+    data_dir_source: str  # which setting chose data_dir
+    model_dir: Path | None  # a local pretrained model directory, if given
+
+
+def parse_seed(text: str, option: str) -> int:
+    """Return a non-negative integer seed or raise ConfigError naming ``option``."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise ConfigError(f"{option}: expected a non-negative integer seed, got {text!r}") from None
+    if value < 0:
+        raise ConfigError(f"{option}: expected a non-negative integer seed, got {value}")
+    return value
+
+
+def parse_device(text: str, option: str, cuda_count: int) -> str:
+    """Resolve ``auto|cpu|cuda|cuda:N`` against the visible GPUs or raise ConfigError."""
+    name = str(text).strip().lower()
+    if name == "auto":
+        return "cuda" if cuda_count else "cpu"
+    if name == "cpu":
+        return name
+    m = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if not m:
+        raise ConfigError(f"{option}: expected auto, cpu, cuda or cuda:N, got {text!r}")
+    index = int(m.group(1) or 0)
+    if index >= cuda_count:
+        raise ConfigError(
+            f"{option}: {text!r} asks for GPU {index} but {cuda_count} CUDA device(s) are visible; "
+            "use --claim-device cpu (or auto)"
+        )
+    return name
+
+
+def parse_report(text: str | None, option: str, root: Path) -> Path | None:
+    """Return the report path (relative to ``root``) or raise if it cannot be written."""
+    if text is None or str(text).strip() == "":
+        return None
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = root / path
+    if path.is_dir():
+        raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{option}: {parent} is a file, so {path} cannot be created; choose another report path")
+    if not os.access(parent, os.W_OK):
+        raise ConfigError(f"{option}: cannot write under {parent}; choose a writable path for the report")
+    return path
+
+
+def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path) -> tuple[Path, str]:
+    """Pick the data directory: option, then ini, then $CLAIMCHECK_DATA_DIR, then the user cache."""
+    for value, source in (
+        (option_value, "--claim-data-dir"),
+        (ini_value, "ini claim_data_dir"),
+        (os.environ.get(DATA_ENV), f"${DATA_ENV}"),
+    ):
+        if value:
+            path = Path(value).expanduser()
+            path = path if path.is_absolute() else root / path
+            if not path.is_dir():
+                raise ConfigError(
+                    f"{source}: data directory {path} does not exist; create it or point the "
+                    "setting at the folder that holds jena/, jena_partial/ and sst2/"
+                )
+            return path.resolve(), source
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "claimcheck" / "data"
+    return cache, "user cache"
+
+
+def parse_model_dir(text: str | None, option: str, root: Path) -> Path | None:
+    """Return a local model directory or raise if it is named but missing."""
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    path = path if path.is_absolute() else root / path
+    if not path.is_dir():
+        raise ConfigError(
+            f"{option}: model directory {path} does not exist; give the folder holding "
+            "model.safetensors and tokenizer.json, or drop the option to use the installed package"
+        )
+    return path
+
+
+def parse_budget(text: str, option: str) -> Budget:
+    """Return the named budget or raise ConfigError naming ``option``."""
+    try:
+        return get_budget(str(text).strip())
+    except ConfigError as e:
+        raise ConfigError(f"{option}: {e}") from None

@@ -1,0 +1,192 @@
+"""The plugin seen from outside: options, verdicts, and the report it writes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+CLAIM_MODULE = """
+import pytest
+
+CLAIM = pytest.mark.claim("C9", "A toy claim | with <markup> and `ticks`", "Sec. 9")
+
+
+@CLAIM
+def test_claim(claim_record, claim_seed):
+    claim_record.set_regime("toy", value={value}, seed=claim_seed)
+    claim_record.check("toy statistic", {value}, "<=", 1.0, label="toy")
+
+
+@CLAIM
+def test_control(claim_record, claim_seed):
+    claim_record.check("toy statistic", {control}, "<=", 1.0, control="toy control", label="toy")
+"""
+
+
+def _claims(pytester: pytest.Pytester, value: float = 0.5, control: float = 2.0) -> None:
+    pytester.makepyfile(test_toy=CLAIM_MODULE.format(value=value, control=control))
+
+
+def _report(pytester: pytest.Pytester) -> str:
+    return (pytester.path / "reports" / "claim-report.md").read_text()
+
+
+def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["*claimcheck*", "*--claim-report*", "*--claim-seed*", "*--claim-budget*"])
+
+
+def test_report_shows_a_reproduced_claim_and_its_control(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    result = pytester.runpytest("--claim-report")
+    result.assert_outcomes(passed=6)
+    text = _report(pytester)
+    assert "| C9 |" in text and "**REPRODUCED**" in text
+    assert "failed as required 3/3: toy control" in text
+    assert "| base seed " in text
+    result.stdout.fnmatch_lines(["*claim report written to*claim-report.md*"])
+
+
+def test_report_is_written_when_a_claim_fails_and_shows_the_value(pytester: pytest.Pytester) -> None:
+    _claims(pytester, value=1.75)
+    result = pytester.runpytest("--claim-report")
+    result.assert_outcomes(passed=3, failed=3)
+    text = _report(pytester)
+    assert "**NOT REPRODUCED**" in text
+    assert "1.75" in text
+    assert "--claim-seed 0 --claim-budget ci" in text  # the rerun command
+    result.stdout.fnmatch_lines(["*ClaimNotMet: claim C9 not reproduced: toy statistic = 1.75 (needs <= 1)*"])
+
+
+def test_a_control_that_does_not_fail_makes_the_claim_an_error(pytester: pytest.Pytester) -> None:
+    _claims(pytester, control=0.1)
+    result = pytester.runpytest("--claim-report")
+    result.assert_outcomes(passed=3, failed=3)
+    text = _report(pytester)
+    assert "**ERROR**" in text and "cannot discriminate" in text
+
+
+def test_a_crash_is_an_error_not_a_miss(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_crash="""
+        import pytest
+
+        @pytest.mark.claim("C9", "toy", "Sec. 9")
+        def test_claim(claim_record):
+            raise RuntimeError("boom")
+        """
+    )
+    pytester.runpytest("--claim-report").assert_outcomes(failed=1)
+    text = _report(pytester)
+    assert "**ERROR**" in text and "RuntimeError: boom" in text
+
+
+def test_a_skipped_claim_is_skipped_with_its_reason(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_skip="""
+        import pytest
+
+        @pytest.mark.claim("C9", "toy", "Sec. 9")
+        def test_claim(claim_record):
+            pytest.skip("no data: run claimcheck-fetch")
+        """
+    )
+    pytester.runpytest("--claim-report").assert_outcomes(skipped=1)
+    text = _report(pytester)
+    assert "SKIPPED" in text and "no data: run claimcheck-fetch" in text
+
+
+def test_a_claim_without_a_control_is_not_reproduced_as_proven(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_nocontrol="""
+        import pytest
+
+        @pytest.mark.claim("C9", "toy", "Sec. 9")
+        def test_claim(claim_record):
+            claim_record.check("s", 0.0, "<=", 1.0)
+        """
+    )
+    pytester.runpytest("--claim-report").assert_outcomes(passed=1)
+    assert "no negative control ran" in _report(pytester)
+
+
+def test_no_flag_no_report(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.runpytest().assert_outcomes(passed=6)
+    assert not (pytester.path / "reports").exists()
+
+
+def test_report_path_can_be_given(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.runpytest("--claim-report=out/r.md").assert_outcomes(passed=6)
+    assert "C9" in (pytester.path / "out" / "r.md").read_text()
+
+
+def test_ini_pins_the_report_and_budget(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.makeini("[pytest]\nclaim_report = pinned.md\nclaim_budget = standard\nclaim_seed = 7\n")
+    pytester.runpytest().assert_outcomes(passed=20)  # standard budget: 10 seeds
+    text = (pytester.path / "pinned.md").read_text()
+    assert "| base seed     | 7 " in text and "standard" in text
+
+
+def test_markup_in_claim_text_cannot_break_the_table(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.runpytest("--claim-report")
+    row = next(line for line in _report(pytester).splitlines() if line.startswith("| C9 |"))
+    assert "A toy claim \\| with &lt;markup&gt; and \\`ticks\\`" in row
+    assert len(re.findall(r"(?<!\\)\|", row)) == 9  # eight cells, no stray separator
+
+
+def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    result = pytester.runpytest("--claim-seed", "40", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_claim[[]seed40]*", "*test_claim[[]seed42]*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--claim-seed", "-3"], "--claim-seed: expected a non-negative integer seed, got -3"),
+        (["--claim-seed", "abc"], "--claim-seed: expected a non-negative integer seed, got 'abc'"),
+        (["--claim-budget", "huge"], "--claim-budget: unknown budget 'huge'; choose one of ci, standard, paper"),
+        (["--claim-device", "tpu"], "--claim-device: expected auto, cpu, cuda or cuda:N, got 'tpu'"),
+        (["--claim-device", "cuda:7"], "--claim-device: 'cuda:7' asks for GPU 7 but 0 CUDA device(s) are visible*"),
+        (["--claim-data-dir", "nowhere"], "--claim-data-dir: data directory *nowhere does not exist*"),
+        (["--claim-model-dir", "nowhere"], "--claim-model-dir: model directory *nowhere does not exist*"),
+        (["--claim-report=."], "--claim-report: * is a directory*"),
+    ],
+)
+def test_bad_options_are_rejected_naming_the_option(pytester: pytest.Pytester, args: list[str], needle: str) -> None:
+    _claims(pytester)
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{needle}*"])
+
+
+def test_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.makeini("[pytest]\nclaim_budget = fast\n")
+    result = pytester.runpytest()
+    result.stderr.fnmatch_lines(["*ini claim_budget: unknown budget 'fast'*"])
+
+
+def test_unwritable_report_folder_is_rejected(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    _claims(pytester)
+    if os.access(locked, os.W_OK):  # root can write anywhere
+        pytest.skip("running as a user who can write to a read-only folder")
+    result = pytester.runpytest(f"--claim-report={locked}/r.md")
+    result.stderr.fnmatch_lines(["*--claim-report: cannot write under*"])
+
+
+def test_report_under_a_file_is_rejected(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.makefile(".txt", blocker="x")
+    result = pytester.runpytest("--claim-report=blocker.txt/r.md")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--claim-report: *blocker.txt is a file*"])
