@@ -31,6 +31,11 @@ def regime_of(traj: Trajectory) -> dict[str, Any]:
     }
 
 
+def _loss_curve(rec: ClaimRecorder, traj: Trajectory, label: str, control: str | None) -> None:
+    name = label + (f" (control: {control})" if control else "")
+    rec.curve(name, traj.loss.tolist(), group="training loss per GD step", ylabel="loss")
+
+
 def record_linear_rate(rec: ClaimRecorder, traj: Trajectory, *, label: str, control: str | None = None) -> None:
     """Record the two linear-rate statistics of ``traj``: worst-step envelope and log-linear fit.
 
@@ -42,7 +47,7 @@ def record_linear_rate(rec: ClaimRecorder, traj: Trajectory, *, label: str, cont
     fit = log_linear_fit(traj.loss)
     rec.check("worst-step envelope T*log10(c)", env.orders, "<=", LINEAR_RATE_ORDERS, control=control, label=label)
     rec.check("log-linear fit R^2", fit.r2, ">=", LOG_FIT_R2, control=control, label=label)
-    rec.curve(f"loss {label}" + (f" ({control})" if control else ""), traj.loss.tolist(), group=rec.claim_id)
+    _loss_curve(rec, traj, label, control)
     if traj.diverged_at is not None:
         rec.note(f"{label}: loss became non-finite at step {traj.diverged_at}")
 
@@ -54,5 +59,6 @@ def record_monotone(rec: ClaimRecorder, traj: Trajectory, *, label: str, control
     rec.check("steps where the loss rose", inc.count, "<=", 0, control=control, label=label)
     final = traj.loss[-1] / traj.loss[0]
     rec.check("loss_T / loss_0", final, "<=", 1e-3, control=control, label=label)
+    _loss_curve(rec, traj, label, control)
     if traj.diverged_at is not None:
         rec.note(f"{label}: loss became non-finite at step {traj.diverged_at} (run stopped there)")

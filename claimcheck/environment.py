@@ -1,4 +1,4 @@
-"""Describe the machine and software a run used, for the report header."""
+"""Describe the machine and software a run used: the report header and the JSON fingerprint."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+# The fingerprint keys that decide whether two runs count as the same hardware and software.
+HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device")
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -31,11 +34,32 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def fingerprint(root: Path) -> dict[str, str]:
-    """Return versions, CPU, threads, accelerator and git state as display strings."""
+def _gpu() -> tuple[str, str]:
+    if not torch.cuda.is_available():
+        return "none", "none"
+    name = torch.cuda.get_device_name(0)
+    driver = "unknown"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        driver = out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        pass
+    return f"{name} (x{torch.cuda.device_count()})", driver
+
+
+def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
+    """Return versions, CPU, threads, accelerator, numerics flags and git state as strings."""
     commit = _git(root, "rev-parse", "--short=12", "HEAD")
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
-    env = {
+    gpu, driver = _gpu()
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None  # type: ignore[no-untyped-call]
+    return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -43,9 +67,19 @@ def fingerprint(root: Path) -> dict[str, str]:
         "platform": platform.platform(),
         "cpu": f"{_cpu_model()} ({os.cpu_count()} logical cores)",
         "torch threads": str(torch.get_num_threads()),
+        "device": device,
         "cuda": torch.version.cuda or "none",
-        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none",
-        "git commit": "unknown" if commit is None else commit + (" (dirty)" if dirty else ""),
+        "cudnn": str(cudnn) if cudnn else "none",
+        "gpu": gpu,
+        "gpu driver": driver,
+        "deterministic algorithms": str(torch.are_deterministic_algorithms_enabled()),
+        "tf32 (matmul, cudnn)": f"{torch.backends.cuda.matmul.allow_tf32}, {torch.backends.cudnn.allow_tf32}",
+        "git commit": "unknown" if commit is None else commit,
+        "git tree dirty": "unknown" if dirty is None else str(bool(dirty)),
         "command": " ".join(["pytest", *sys.argv[1:]]),
     }
-    return env
+
+
+def hardware_key(env: dict[str, str]) -> tuple[str, ...]:
+    """Return the part of a fingerprint that must match for two runs to count as the same hardware."""
+    return tuple(env.get(k, "") for k in HARDWARE_KEYS)

@@ -17,16 +17,20 @@ from claimcheck.budget import Budget, seeds_for
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ClaimNotMet, ConfigError, ControlNotFailed
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
-from claimcheck.session import ClaimSession
+from claimcheck.report import RERUN_KEY
+from claimcheck.runfile import RunData, RunFileError, load
+from claimcheck.session import ClaimSession, Written
 from claimcheck.settings import (
     DATA_ENV,
     DEFAULT_REPORT,
     Settings,
+    parse_baseline,
     parse_budget,
     parse_device,
     parse_model_dir,
     parse_report,
     parse_seed,
+    parse_tolerance,
     resolve_data_dir,
 )
 
@@ -39,6 +43,16 @@ MARKER_HELP = (
     "`title`, from `source` in the paper"
 )
 
+# (option, ini name, metavar, help, ini default)
+_OPTIONS = [
+    ("--claim-seed", "claim_seed", "INT", "base seed; claims run seeds base, base+1, ...", "0"),
+    ("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
+    ("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
+    ("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + tokenizer.json)", ""),
+    ("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar", ""),
+    ("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances vs the baseline", "1e-6,0.05"),
+]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claimcheck", "claimcheck: check a paper's empirical claims")
@@ -48,39 +62,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         const=DEFAULT_REPORT,
         default=None,
         metavar="PATH",
-        help=f"write the markdown claim report to PATH (default {DEFAULT_REPORT}); ini: claim_report",
+        help=f"write the claim report (markdown, JSON, figures) to PATH (default {DEFAULT_REPORT}); ini: claim_report",
     )
-    group.addoption("--claim-seed", default=None, metavar="INT", help="base seed (default 0); ini: claim_seed")
-    group.addoption(
-        "--claim-budget",
-        default=None,
-        metavar="NAME",
-        help="run size: ci, standard or paper (default ci); ini: claim_budget",
-    )
-    group.addoption(
-        "--claim-device",
-        default=None,
-        metavar="DEV",
-        help="auto, cpu, cuda or cuda:N (default cpu); ini: claim_device",
-    )
+    parser.addini("claim_report", "path of the claim report, written on every run when set", default="")
+    for option, ini, metavar, text, default in _OPTIONS:
+        shown = f" (default {default})" if default else ""
+        group.addoption(option, default=None, metavar=metavar, help=f"{text}{shown}; ini: {ini}")
+        parser.addini(ini, text, default=default)
     group.addoption(
         "--claim-data-dir",
         default=None,
         metavar="DIR",
         help=f"folder holding the datasets; else ini claim_data_dir, ${DATA_ENV}, the user cache",
     )
-    group.addoption(
-        "--claim-model-dir",
-        default=None,
-        metavar="DIR",
-        help="local pretrained model folder (safetensors + tokenizer.json); ini: claim_model_dir",
-    )
-    parser.addini("claim_report", "path of the claim report, written on every run when set", default="")
-    parser.addini("claim_seed", "base seed of the claim suite", default="0")
-    parser.addini("claim_budget", "run size: ci, standard or paper", default="ci")
-    parser.addini("claim_device", "auto, cpu, cuda or cuda:N", default="cpu")
     parser.addini("claim_data_dir", "folder holding the datasets", default="")
-    parser.addini("claim_model_dir", "local pretrained model folder", default="")
+    group.addoption(
+        "--claim-baseline-fail",
+        action="store_true",
+        default=None,
+        help="exit non-zero when a claim regresses against --claim-baseline; ini: claim_baseline_fail",
+    )
+    parser.addini("claim_baseline_fail", "fail the session on regressions against the baseline", type="bool")
     parser.addini("claim_title", "title of the claim report", default="Claim report")
 
 
@@ -93,20 +95,21 @@ def _setting(config: pytest.Config, option: str, ini: str) -> tuple[Any, str]:
 
 def _read_settings(config: pytest.Config) -> Settings:
     root = config.rootpath
+    values = {ini: _setting(config, option, ini) for option, ini, *_ in _OPTIONS}
     report, report_src = _setting(config, "--claim-report", "claim_report")
-    seed, seed_src = _setting(config, "--claim-seed", "claim_seed")
-    budget, budget_src = _setting(config, "--claim-budget", "claim_budget")
-    device, device_src = _setting(config, "--claim-device", "claim_device")
-    model_dir, model_src = _setting(config, "--claim-model-dir", "claim_model_dir")
     data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
+    fail, _ = _setting(config, "--claim-baseline-fail", "claim_baseline_fail")
     return Settings(
         report=parse_report(report, report_src, root),
-        seed=parse_seed(seed, seed_src),
-        budget=parse_budget(budget, budget_src),
-        device=parse_device(device, device_src, torch.cuda.device_count()),
+        seed=parse_seed(*values["claim_seed"]),
+        budget=parse_budget(*values["claim_budget"]),
+        device=parse_device(*values["claim_device"], torch.cuda.device_count()),
         data_dir=data_dir,
         data_dir_source=data_src,
-        model_dir=parse_model_dir(model_dir, model_src, root),
+        model_dir=parse_model_dir(*values["claim_model_dir"], root),
+        baseline=parse_baseline(*values["claim_baseline"], root),
+        baseline_fail=bool(fail),
+        tolerance=parse_tolerance(*values["claim_tolerance"]),
     )
 
 
@@ -114,21 +117,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     try:
         settings = _read_settings(config)
-    except ConfigError as e:
+        baseline = load(settings.baseline) if settings.baseline else None
+    except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
     if settings.report is not None and not hasattr(config, "workerinput"):
         env = {
             "base seed": str(settings.seed),
             "budget": f"{settings.budget.name}: {settings.budget.description}",
-            "device": settings.device,
             "dtype": "float64 unless a claim's regime says otherwise",
             "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
-            **fingerprint(root=config.rootpath),
+            **fingerprint(config.rootpath, settings.device),
+            RERUN_KEY: settings.rerun_options,
         }
-        hooks = ReportHooks(ClaimSession(settings.report, env, title=str(config.getini("claim_title"))))
+        run = RunData(title=str(config.getini("claim_title")), env=env)
+        hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline)
         config.stash[HOOKS_KEY] = hooks
         config.pluginmanager.register(hooks, "claimcheck-report")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    hooks = config.stash.get(HOOKS_KEY, None)
+    if hooks is not None:
+        del config.stash[HOOKS_KEY]
+        config.pluginmanager.unregister(hooks)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -181,11 +193,8 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
 
 
 def _rerun(item: pytest.Item) -> str:
-    s = item.config.stash[SETTINGS_KEY]
-    return (
-        f"pytest {shlex.quote(item.nodeid)} --claim-seed {s.seed} --claim-budget {s.budget.name} "
-        f"--claim-device {s.device} --claim-report"
-    )
+    options = item.config.stash[SETTINGS_KEY].rerun_options
+    return f"pytest {shlex.quote(item.nodeid)} {options} --claim-report"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -238,7 +247,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "source": meta[2],
             "outcome": outcome,
             "message": _message(report, call),
-            "rerun": _rerun(item),
             "record": rec.to_json() if rec is not None and report.when == "call" else None,
         }
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
@@ -248,28 +256,49 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 class ReportHooks:
     """The report's hooks, registered on the controller only when a report is asked for."""
 
-    def __init__(self, session: ClaimSession) -> None:
+    def __init__(self, session: ClaimSession, settings: Settings, baseline: RunData | None) -> None:
         self.session = session
+        self.settings = settings
+        self.baseline = baseline
+        self.expected: list[str] = []
+        self.seen: set[str] = set()
+        self.written: Written | None = None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.expected = [i.nodeid for i in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.expected = list(ids)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seen.add(report.nodeid)
         for key, value in report.user_properties:
             if key == PROPERTY_KEY:
                 self.session.add(str(value), report.duration)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        missing = [n for n in self.expected if n not in self.seen]
         incomplete = []
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            incomplete.append("the session was interrupted; claims after the interruption did not run")
-        self.session.write(incomplete)
+            incomplete.append("the session was interrupted (e.g. Ctrl-C)")
+        if missing and (incomplete or session.shouldfail or session.shouldstop):
+            incomplete += [f"did not run: {n}" for n in missing]
+        s = self.settings
+        self.written = self.session.finish(incomplete, self.baseline, str(s.baseline or ""), s.tolerance)
+        comp = self.written.comparison
+        if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for r in self.session.results():
+        for r in self.session.run.results():
             terminalreporter.write_line(f"{r.claim_id}: {r.verdict.value}: {r.title}")
-        terminalreporter.write_sep("-", f"claim report written to {self.session.path}")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    hooks = config.stash.get(HOOKS_KEY, None)
-    if hooks is not None:
-        del config.stash[HOOKS_KEY]
-        config.pluginmanager.unregister(hooks)
+        w = self.written
+        if w is None:
+            return
+        if w.comparison is not None:
+            for line in w.comparison.regressions:
+                terminalreporter.write_line(f"regression against baseline: {line}", red=True)
+        terminalreporter.write_sep(
+            "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures)"
+        )

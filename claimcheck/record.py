@@ -58,7 +58,9 @@ class Curve:
     name: str
     y: list[float]
     x: list[float] | None = None
-    group: str = ""
+    group: str = ""  # curves of one group share a figure; same (group, name) across seeds share a band
+    xlabel: str = ""
+    ylabel: str = ""
 
 
 @dataclass
@@ -97,10 +99,19 @@ class ClaimRecorder:
         """Add a sentence the report shows in the claim's section."""
         self.notes.append(text)
 
-    def curve(self, name: str, y: Sequence[float], x: Sequence[float] | None = None, group: str = "") -> None:
-        """Keep a series for figures and the JSON sidecar."""
+    def curve(
+        self,
+        name: str,
+        y: Sequence[float],
+        x: Sequence[float] | None = None,
+        group: str = "",
+        *,
+        xlabel: str = "",
+        ylabel: str = "",
+    ) -> None:
+        """Keep a series for figures and the JSON sidecar (x defaults to 0, 1, 2, ...)."""
         xs = None if x is None else [float(v) for v in x]
-        self.curves.append(Curve(name, [float(v) for v in y], xs, group))
+        self.curves.append(Curve(name, [float(v) for v in y], xs, group or self.claim_id, xlabel, ylabel))
 
     def verdict_problems(self) -> tuple[list[str], list[str]]:
         """Return (claim checks not met, control groups that did not fail), as sentences.

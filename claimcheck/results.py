@@ -26,6 +26,8 @@ class Verdict(StrEnum):
 class TestOutcome:
     """One claim test as the controller saw it (merged over setup, call and teardown)."""
 
+    __test__ = False  # not a pytest test class
+
     nodeid: str
     claim_id: str
     title: str
@@ -34,7 +36,6 @@ class TestOutcome:
     record: ClaimRecorder | None = None
     message: str = ""  # skip reason, failure summary or error
     duration: float = 0.0
-    rerun: str = ""  # the command that reruns just this test
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,30 @@
-"""Collect claim test outcomes on the controller and produce the report once, at the end."""
+"""Collect claim test outcomes on the controller and write the report files once, at the end."""
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
+from claimcheck.figures import draw
 from claimcheck.record import ClaimRecorder
-from claimcheck.report import render, write_atomic
-from claimcheck.results import ClaimResult, Outcome, TestOutcome, aggregate
+from claimcheck.report import figure_dir, render, render_compact, write_atomic
+from claimcheck.results import Outcome, TestOutcome
+from claimcheck.runfile import RunData, dumps
 
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "not_met": 2, "control_passed": 3, "error": 4}
+
+
+@dataclass
+class Written:
+    """What ``ClaimSession.finish`` wrote and found."""
+
+    report: Path
+    json: Path
+    figures: list[Path] = field(default_factory=list)
+    comparison: Comparison | None = None
 
 
 @dataclass
@@ -18,8 +32,8 @@ class ClaimSession:
     """The state of one report: outcomes by node id, merged over the test phases."""
 
     path: Path
-    env: dict[str, str]
-    title: str = "Claim report"
+    run: RunData
+    expected: list[str] = field(default_factory=list)  # node ids collected, when known
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
 
     def add(self, payload: str, duration: float) -> None:
@@ -38,7 +52,6 @@ class ClaimSession:
                 record=record,
                 message=p.get("message", ""),
                 duration=duration,
-                rerun=p.get("rerun", ""),
             )
             return
         prev.duration += duration
@@ -47,12 +60,33 @@ class ClaimSession:
             prev.outcome = outcome
             prev.message = p.get("message", "")
 
-    def results(self) -> list[ClaimResult]:
-        """Return the per-claim verdicts so far."""
-        return aggregate(self.outcomes.values())
+    def snapshot(self, incomplete: list[str]) -> RunData:
+        """Return the run as it stands, with ``incomplete`` noted."""
+        self.run.tests = list(self.outcomes.values())
+        self.run.incomplete = incomplete
+        return self.run
 
-    def write(self, incomplete: list[str] | None = None) -> list[ClaimResult]:
-        """Render and atomically write the report; return the results it shows."""
-        results = self.results()
-        write_atomic(self.path, render(results, self.env, title=self.title, incomplete=incomplete or []))
-        return results
+    def finish(
+        self,
+        incomplete: list[str],
+        baseline: RunData | None = None,
+        baseline_source: str = "",
+        tolerance: Tolerance = DEFAULT_TOLERANCE,
+    ) -> Written:
+        """Write the JSON sidecar, the figures, the markdown report, and the CI step summary."""
+        run = self.snapshot(incomplete)
+        json_path = self.path.with_suffix(".json")
+        written = Written(self.path, json_path)
+        extra = []
+        if baseline is not None:
+            written.comparison = compare(run, baseline, baseline_source, tolerance)
+            extra.append(render_comparison(written.comparison))
+        write_atomic(json_path, dumps(run))
+        folder = figure_dir(self.path)
+        written.figures = draw(run, folder)
+        write_atomic(self.path, render(run, figure_folder=folder.name, extra=extra))
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(render_compact(run) + "\n")
+        return written

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.budget import Budget, get_budget
 from claimcheck.errors import ConfigError
 
@@ -25,6 +26,14 @@ class Settings:
     data_dir: Path  # where datasets are looked for (may not exist)
     data_dir_source: str  # which setting chose data_dir
     model_dir: Path | None  # a local pretrained model directory, if given
+    baseline: Path | None = None  # an earlier run's JSON to compare with
+    baseline_fail: bool = False  # make regressions against the baseline fail the session
+    tolerance: Tolerance = DEFAULT_TOLERANCE
+
+    @property
+    def rerun_options(self) -> str:
+        """Return the options that make another session draw the same seeds and sizes."""
+        return f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
 
 
 def parse_seed(text: str, option: str) -> int:
@@ -116,3 +125,28 @@ def parse_budget(text: str, option: str) -> Budget:
         return get_budget(str(text).strip())
     except ConfigError as e:
         raise ConfigError(f"{option}: {e}") from None
+
+
+def parse_tolerance(text: str, option: str) -> Tolerance:
+    """Parse ``SAME[,CROSS]`` relative tolerances (positive numbers) or raise ConfigError."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or not all(v > 0 for v in values):
+        raise ConfigError(f"{option}: expected SAME[,CROSS] positive relative tolerances like 1e-6,0.05, got {text!r}")
+    return Tolerance(values[0], values[-1] if len(values) == 2 else DEFAULT_TOLERANCE.cross)
+
+
+def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
+    """Return the baseline JSON path, or raise ConfigError if it is named but missing."""
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    path = path if path.is_absolute() else root / path
+    if not path.is_file():
+        raise ConfigError(
+            f"{option}: baseline {path} does not exist; give the .json written next to an earlier claim report"
+        )
+    return path

@@ -1,0 +1,87 @@
+"""The ``claimcheck`` command: re-render a report from its JSON, or compare runs as a claim x run matrix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from claimcheck.errors import ClaimcheckError
+from claimcheck.figures import draw
+from claimcheck.report import figure_dir, md, render, write_atomic
+from claimcheck.results import ClaimResult
+from claimcheck.runfile import RunData, load
+
+_MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
+
+
+def _headline(r: ClaimResult) -> str:
+    if not r.claim_stats:
+        return ""
+    s = r.claim_stats[0]
+    return f" ({md(s.statistic)} {s.values.format()})"
+
+
+def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
+    """Return markdown: one row per claim, one column per run, each cell the verdict and headline statistic."""
+    results = [{r.claim_id: r for r in run.results()} for _, run in runs]
+    claims = sorted({cid for rs in results for cid in rs}, key=lambda c: (len(c), c))
+    names = [md(Path(name).name) for name, _ in runs]
+    lines = ["# Claim x run matrix", "", "| claim | " + " | ".join(names) + " | agree |"]
+    lines.append("|---" * (len(runs) + 2) + "|")
+    for cid in claims:
+        cells = [f"**{rs[cid].verdict.value}**{_headline(rs[cid])}" if cid in rs else "not run" for rs in results]
+        verdicts = {rs[cid].verdict for rs in results if cid in rs}
+        lines.append(f"| {md(cid)} | " + " | ".join(cells) + f" | {'yes' if len(verdicts) == 1 else '**no**'} |")
+    lines += ["", "## Runs", "", "| setting | " + " | ".join(names) + " |", "|---" * (len(runs) + 1) + "|"]
+    for key in _MATRIX_ENV:
+        lines.append(f"| {md(key)} | " + " | ".join(md(run.env.get(key, "")) for _, run in runs) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _write_or_print(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(out, text)
+        print(f"wrote {out}", file=sys.stderr)
+
+
+def _cmd_render(args: argparse.Namespace) -> None:
+    run = load(args.run)
+    out: Path | None = args.output
+    folder = figure_dir(out if out is not None else args.run.with_suffix(".md"))
+    if out is not None and not args.no_figures:
+        draw(run, folder)
+    _write_or_print(render(run, figure_folder=folder.name), out)
+
+
+def _cmd_matrix(args: argparse.Namespace) -> None:
+    _write_or_print(render_matrix([(str(p), load(p)) for p in args.runs]), args.output)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (2 for bad input, with the reason on stderr)."""
+    parser = argparse.ArgumentParser(prog="claimcheck", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("render", help="re-render the markdown report (and figures) from a run's JSON")
+    p.add_argument("run", type=Path, help="the .json written next to a claim report")
+    p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    p.add_argument("--no-figures", action="store_true", help="do not redraw the figures")
+    p.set_defaults(func=_cmd_render)
+    m = sub.add_parser("matrix", help="claim x run matrix of several runs' JSON (e.g. one per machine)")
+    m.add_argument("runs", type=Path, nargs="+", help="run .json files")
+    m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    m.set_defaults(func=_cmd_matrix)
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except ClaimcheckError as e:
+        print(f"claimcheck: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
