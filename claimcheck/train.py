@@ -90,6 +90,40 @@ def _flat(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([t.reshape(-1) for t in tensors])
 
 
+class PowerIteration:
+    """Hold one run's power iteration on H + shift I: the vector, the Rayleigh quotient, the stop rule.
+
+    ``hessian_top_eigenvalue`` and the batched engine both step it, so both stop by the same rule
+    and return the same number. The start vector is the next ``size`` normals drawn from ``generator``.
+    """
+
+    def __init__(self, size: int, generator: torch.Generator, dtype: torch.dtype, shift: float, tol: float) -> None:
+        self.v = torch.randn(size, generator=generator, dtype=dtype)
+        self.v /= self.v.norm()
+        self.shift = shift
+        self.tol = tol
+        self.lam = 0.0  # Rayleigh quotient of H + shift I at the last step
+        self.done = False  # converged, or H + shift I sent v to zero
+        self.zero = False
+
+    def update(self, hv: torch.Tensor) -> None:
+        """Take one step given ``hv`` = H v; set ``done`` once the quotient changes by at most tol (relative)."""
+        w = hv + self.shift * self.v
+        new = float(self.v @ w)
+        norm = w.norm()
+        if norm == 0:
+            self.zero = self.done = True
+            return
+        self.v = w / norm
+        self.done = abs(new - self.lam) <= self.tol * abs(new)
+        self.lam = new
+
+    @property
+    def value(self) -> float:
+        """Return the eigenvalue estimate of H (the shift taken off)."""
+        return -self.shift if self.zero else self.lam - self.shift
+
+
 def hessian_top_eigenvalue(
     params: Params,
     data: TensorData,
@@ -117,21 +151,12 @@ def hessian_top_eigenvalue(
     gen = torch.Generator().manual_seed(seed)
 
     def power(shift: float) -> float:
-        v = torch.randn(flat_grad.numel(), generator=gen, dtype=flat_grad.dtype)
-        v /= v.norm()
-        lam = 0.0
+        state = PowerIteration(flat_grad.numel(), gen, flat_grad.dtype, shift, tol)
         for _ in range(iters):
-            w = hvp(v) + shift * v
-            new = float(v @ w)
-            norm = w.norm()
-            if norm == 0:
-                return -shift
-            v = w / norm
-            if abs(new - lam) <= tol * abs(new):
-                lam = new
+            state.update(hvp(state.v))
+            if state.done:
                 break
-            lam = new
-        return lam - shift
+        return state.value
 
     lam = power(0.0)
     if lam < 0:
@@ -139,13 +164,82 @@ def hessian_top_eigenvalue(
     return lam
 
 
-def _sigma(z_list: list[torch.Tensor]) -> tuple[list[float], list[float]]:
+def sigma_extremes(z_list: list[torch.Tensor]) -> tuple[list[float], list[float]]:
+    """Return, per layer, the min over samples of sigma_min(Z_i) and the max of sigma_max(Z_i)."""
     mins, maxs = [], []
     for z in z_list:
         s = torch.linalg.svdvals(z.detach())  # (N, min(n, d)) descending
         mins.append(float(s[..., -1].min()))
         maxs.append(float(s[..., 0].max()))
     return mins, maxs
+
+
+def step_size(train_cfg: TrainConfig, lam: float) -> tuple[float, str]:
+    """Return (mu, rule): ``lr`` as given, or ``lr_fraction * 2 / lam``; raise ConfigError if lam <= 0."""
+    if train_cfg.lr is not None:
+        return train_cfg.lr, "absolute"
+    assert train_cfg.lr_fraction is not None
+    if not lam > 0:
+        raise ConfigError(
+            f"lr_fraction needs a positive Hessian eigenvalue at init, measured {lam}; "
+            "give an absolute TrainConfig.lr instead"
+        )
+    return train_cfg.lr_fraction * 2 / lam, "fraction of 2/lambda_max"
+
+
+@dataclass
+class TrajectoryLog:
+    """Collect what one run records step by step; ``train`` and ``train_batch`` share its stop rules."""
+
+    train_cfg: TrainConfig
+    losses: list[float] = field(default_factory=list)
+    grad_norms: list[float] = field(default_factory=list)
+    sigma_steps: list[int] = field(default_factory=list)
+    sigma_min: list[list[float]] = field(default_factory=list)
+    sigma_max: list[list[float]] = field(default_factory=list)
+    diverged_at: int | None = None
+
+    def observe(self, step: int, value: float) -> tuple[bool, bool]:
+        """Record the loss before ``step``; return (measure sigma(Z) now, stop after this step).
+
+        A NaN or infinite loss stops the run (no sigma); so do the last step and a loss at or below
+        ``rel_floor`` times the first loss (both with sigma).
+        """
+        self.losses.append(value)
+        if not math.isfinite(value):
+            self.diverged_at = step
+            return False, True
+        last = step == self.train_cfg.steps or value <= self.train_cfg.rel_floor * self.losses[0]
+        every = self.train_cfg.sigma_every
+        return step == 0 or last or bool(every and step % every == 0), last
+
+    def sigma(self, step: int, extremes: tuple[list[float], list[float]]) -> None:
+        """Record sigma(Z) extremes per layer, as ``sigma_extremes`` returns them, at ``step``."""
+        self.sigma_steps.append(step)
+        self.sigma_min.append(extremes[0])
+        self.sigma_max.append(extremes[1])
+
+    def trajectory(
+        self, model_cfg: ModelConfig, data: TensorData, seed: int, lam: float, lr: float, rule: str
+    ) -> Trajectory:
+        """Return the finished run as a Trajectory carrying its configs and data fingerprint."""
+        n_layers = model_cfg.n_layers
+        return Trajectory(
+            loss=np.asarray(self.losses, dtype=np.float64),
+            grad_norm=np.asarray(self.grad_norms, dtype=np.float64),
+            sigma_steps=np.asarray(self.sigma_steps, dtype=np.int64),
+            sigma_min=np.asarray(self.sigma_min, dtype=np.float64).reshape(-1, n_layers),
+            sigma_max=np.asarray(self.sigma_max, dtype=np.float64).reshape(-1, n_layers),
+            lr=lr,
+            lambda_max=lam,
+            lr_rule=rule,
+            diverged_at=self.diverged_at,
+            seed=seed,
+            model=model_cfg.to_dict(),
+            train=self.train_cfg.to_dict(),
+            data=data.name,
+            data_fingerprint=data.fingerprint,
+        )
 
 
 def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
@@ -163,69 +257,21 @@ def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed
     lam = hessian_top_eigenvalue(
         params, data, model_cfg, iters=train_cfg.power_iters, tol=train_cfg.power_tol, seed=seed
     )
-    if train_cfg.lr is not None:
-        lr, rule = train_cfg.lr, "absolute"
-    else:
-        assert train_cfg.lr_fraction is not None
-        if not lam > 0:
-            raise ConfigError(
-                f"lr_fraction needs a positive Hessian eigenvalue at init, measured {lam}; "
-                "give an absolute TrainConfig.lr instead"
-            )
-        lr, rule = train_cfg.lr_fraction * 2 / lam, "fraction of 2/lambda_max"
-
-    every = train_cfg.sigma_every
+    lr, rule = step_size(train_cfg, lam)
     names = list(params)
     leaves = [params[k].requires_grad_(True) for k in names]
-    losses: list[float] = []
-    gnorms: list[float] = []
-    sig_steps: list[int] = []
-    sig_min: list[list[float]] = []
-    sig_max: list[list[float]] = []
-    diverged_at: int | None = None
-    loss0 = math.nan
-
-    def record_sigma(step: int, z_list: list[torch.Tensor]) -> None:
-        lo, hi = _sigma(z_list)
-        sig_steps.append(step)
-        sig_min.append(lo)
-        sig_max.append(hi)
-
+    log = TrajectoryLog(train_cfg)
     for step in range(train_cfg.steps + 1):
         fwd = forward(dict(zip(names, leaves, strict=True)), data.x, model_cfg)
         loss = squared_loss(fwd.out, data.y, model_cfg)
-        value = loss.item()
-        losses.append(value)
-        if step == 0:
-            loss0 = value
-        if not math.isfinite(value):
-            diverged_at = step
-            break
-        last = step == train_cfg.steps or value <= train_cfg.rel_floor * loss0
-        if step == 0 or last or (every and step % every == 0):
-            record_sigma(step, fwd.z)
-        if last:
+        wants_sigma, stop = log.observe(step, loss.item())
+        if wants_sigma:
+            log.sigma(step, sigma_extremes(fwd.z))
+        if stop:
             break
         grads = torch.autograd.grad(loss, leaves)
-        gnorms.append(float(_flat(list(grads)).norm()))
+        log.grad_norms.append(float(_flat(list(grads)).norm()))
         with torch.no_grad():
             for leaf, g in zip(leaves, grads, strict=True):
                 leaf -= lr * g
-
-    n_layers = model_cfg.n_layers
-    return Trajectory(
-        loss=np.asarray(losses, dtype=np.float64),
-        grad_norm=np.asarray(gnorms, dtype=np.float64),
-        sigma_steps=np.asarray(sig_steps, dtype=np.int64),
-        sigma_min=np.asarray(sig_min, dtype=np.float64).reshape(-1, n_layers),
-        sigma_max=np.asarray(sig_max, dtype=np.float64).reshape(-1, n_layers),
-        lr=lr,
-        lambda_max=lam,
-        lr_rule=rule,
-        diverged_at=diverged_at,
-        seed=seed,
-        model=model_cfg.to_dict(),
-        train=train_cfg.to_dict(),
-        data=data.name,
-        data_fingerprint=data.fingerprint,
-    )
+    return log.trajectory(model_cfg, data, seed, lam, lr, rule)
