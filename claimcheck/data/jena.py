@@ -288,21 +288,23 @@ def load_jena(
         raise JenaHeaderError(path, "line 1 is blank; expected the header", "Remove the blank line", line=1)
     index, header = _header(path, first)
     width = len(first)
-    rows: list[list[str]] = []
-    lines: list[int] = []
-    for fields in reader:
-        line = reader.line_num
-        if len(fields) != width:
-            if not fields or not any(f.strip() for f in fields):
-                raise JenaRowError(path, "blank line inside the data", "Remove the blank line", line=line)
-            raise JenaRowError(
-                path,
-                f"{len(fields)} fields, but the header has {width}",
-                "Fix the row or the header so that every row has one field per column",
-                line=line,
-            )
-        rows.append(fields)
-        lines.append(line)
+    rows = list(reader)
+    if reader.line_num == len(rows) + 1:
+        line_no = np.arange(2, len(rows) + 2, dtype=np.int64)  # one row per line: row i is on line i + 2
+    else:  # a quoted field spans lines: count again, row by row
+        reader = csv.reader(io.StringIO(read_text(path), newline=""))
+        next(reader)
+        line_no = np.asarray([reader.line_num for _ in reader], dtype=np.int64)
+    for i in (i for i, fields in enumerate(rows) if len(fields) != width):
+        fields, line = rows[i], int(line_no[i])
+        if not any(f.strip() for f in fields):
+            raise JenaRowError(path, "blank line inside the data", "Remove the blank line", line=line)
+        raise JenaRowError(
+            path,
+            f"{len(fields)} fields, but the header has {width}",
+            "Fix the row or the header so that every row has one field per column",
+            line=line,
+        )
     if not rows:
         raise JenaEmptyError(path, "a header but no data rows", "Use a file with data (claimcheck-fetch jena)")
     wanted = list(header) if columns is None else list(columns)
@@ -315,7 +317,6 @@ def load_jena(
             line=1,
         )
     table = list(zip(*rows, strict=True))  # one tuple of cells per file column
-    line_no = np.asarray(lines, dtype=np.int64)
     if index:
         _numbers(path, table[0], "(index)", line_no)
     t_col = int(index)
@@ -574,9 +575,9 @@ def count_rows(path: Path) -> int:
 
 
 def fix_message(data_dir: Path) -> str:
-    """Return the sentence that says how to make a Jena file available."""
+    """Return the sentence that says how to make a Jena file available in ``data_dir``."""
     return (
-        f"Run `claimcheck-fetch jena` (downloads Keras' {KERAS_NAME} into the data directory), or point "
+        f"Run `claimcheck-fetch jena --data-dir {data_dir}` (downloads Keras' {KERAS_NAME}), or point "
         "--claim-data-dir / ini claim_data_dir / $CLAIMCHECK_DATA_DIR at a folder holding "
         f"jena/{KERAS_NAME}, or set ${JENA_FILE_ENV} to a Jena CSV file"
     )
