@@ -9,9 +9,11 @@ from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
 from claimcheck.figures import draw
-from claimcheck.report import figure_dir, md, render, write_atomic
+from claimcheck.files import write_atomic
+from claimcheck.report import figure_dir, md, render
 from claimcheck.results import ClaimResult
 from claimcheck.runfile import RunData, load
+from claimcheck.stability import render_stability, run_seeds, stability
 
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
 
@@ -40,6 +42,13 @@ def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
 def _write_or_print(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text)
@@ -61,6 +70,14 @@ def _cmd_matrix(args: argparse.Namespace) -> None:
     _write_or_print(render_matrix([(str(p), load(p)) for p in args.runs]), args.output)
 
 
+def _cmd_stability(args: argparse.Namespace) -> None:
+    seeds = [args.first + i * args.stride for i in range(args.base_seeds)]
+    runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","))
+    text = render_stability(stability(runs), seeds, args.budget)
+    _write_or_print(text, args.out / "stability.md")
+    sys.stdout.write(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (2 for bad input, with the reason on stderr)."""
     parser = argparse.ArgumentParser(prog="claimcheck", description=__doc__)
@@ -74,6 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("runs", type=Path, nargs="+", help="run .json files")
     m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
     m.set_defaults(func=_cmd_matrix)
+    s = sub.add_parser("stability", help="run the claim suite over K base seeds; count verdict flips and controls")
+    s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
+    s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
+    s.add_argument("--stride", type=_positive, default=1, help="distance between base seeds (default 1)")
+    s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
+    s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
+    s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
+    s.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
+    s.set_defaults(func=_cmd_stability)
     args = parser.parse_args(argv)
     try:
         args.func(args)

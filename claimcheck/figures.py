@@ -14,8 +14,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from claimcheck.files import write_atomic
 from claimcheck.record import Curve
-from claimcheck.report import figure_name, write_atomic
+from claimcheck.report import figure_name
 from claimcheck.runfile import RunData
 
 

@@ -7,13 +7,16 @@ test reports (``user_properties``), so the controller writes the report under py
 from __future__ import annotations
 
 import json
+import os
 import shlex
+from dataclasses import asdict
 from typing import Any
 
 import pytest
 import torch
 
 from claimcheck.budget import Budget, seeds_for
+from claimcheck.cache import ResultCache, Trainer, default_cache_dir
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ClaimNotMet, ConfigError, ControlNotFailed
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
@@ -26,7 +29,9 @@ from claimcheck.settings import (
     Settings,
     parse_baseline,
     parse_budget,
+    parse_cache_mode,
     parse_device,
+    parse_dir,
     parse_model_dir,
     parse_report,
     parse_seed,
@@ -37,6 +42,8 @@ from claimcheck.settings import (
 SETTINGS_KEY = pytest.StashKey[Settings]()
 HOOKS_KEY = pytest.StashKey["ReportHooks"]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
+CACHE_KEY = pytest.StashKey[ResultCache]()
+TRAINER_KEY = pytest.StashKey[Trainer]()
 
 MARKER_HELP = (
     "claim(id, title, source): the test checks claim `id` (e.g. C1), stated in plain words as "
@@ -51,6 +58,8 @@ _OPTIONS = [
     ("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + tokenizer.json)", ""),
     ("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar", ""),
     ("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances vs the baseline", "1e-6,0.05"),
+    ("--claim-cache", "claim_cache", "MODE", "training-result cache: on, off, or clear (empty it, then use it)", "on"),
+    ("--claim-cache-dir", "claim_cache_dir", "DIR", "cache folder (default ~/.cache/claimcheck/results)", ""),
 ]
 
 
@@ -110,6 +119,8 @@ def _read_settings(config: pytest.Config) -> Settings:
         baseline=parse_baseline(*values["claim_baseline"], root),
         baseline_fail=bool(fail),
         tolerance=parse_tolerance(*values["claim_tolerance"]),
+        cache=parse_cache_mode(*values["claim_cache"]),
+        cache_dir=parse_dir(values["claim_cache_dir"][0], root),
     )
 
 
@@ -121,6 +132,13 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:  # share the cores among pytest-xdist workers instead of oversubscribing
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
+    cache = ResultCache(None if settings.cache == "off" else settings.cache_dir or default_cache_dir())
+    if settings.cache == "clear" and not hasattr(config, "workerinput"):
+        cache.clear()
+    config.stash[CACHE_KEY] = cache
     if settings.report is not None and not hasattr(config, "workerinput"):
         env = {
             "base seed": str(settings.seed),
@@ -192,6 +210,14 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
     return rec
 
 
+@pytest.fixture
+def claim_train(request: pytest.FixtureRequest, claim_settings: Settings) -> Trainer:
+    """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
+    trainer = Trainer(request.config.stash[CACHE_KEY], claim_settings.device)
+    request.node.stash[TRAINER_KEY] = trainer
+    return trainer
+
+
 def _rerun(item: pytest.Item) -> str:
     options = item.config.stash[SETTINGS_KEY].rerun_options
     return f"pytest {shlex.quote(item.nodeid)} {options} --claim-report"
@@ -240,7 +266,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = _classify(report, call) if meta else None
     if meta is not None and outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
-        payload = {
+        payload: dict[str, Any] = {
             "nodeid": item.nodeid,
             "claim_id": meta[0],
             "title": meta[1],
@@ -249,6 +275,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "message": _message(report, call),
             "record": rec.to_json() if rec is not None and report.when == "call" else None,
         }
+        trainer = item.stash.get(TRAINER_KEY, None)
+        if trainer is not None and report.when == "call":
+            payload["counts"] = asdict(trainer.counts)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
     return report
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -197,16 +195,3 @@ def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:
         return text
     cut = "\n".join(head) + "\n\n_details left out: the summary would exceed its size limit_\n"
     return cut.encode()[:limit].decode(errors="ignore")
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

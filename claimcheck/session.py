@@ -9,11 +9,17 @@ from pathlib import Path
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
 from claimcheck.figures import draw
+from claimcheck.files import write_atomic
 from claimcheck.record import ClaimRecorder
-from claimcheck.report import figure_dir, render, render_compact, write_atomic
+from claimcheck.report import figure_dir, render, render_compact
 from claimcheck.results import Outcome, TestOutcome
 from claimcheck.runfile import RunData, dumps
 
+_COUNTER_NAMES = {
+    "computed": "training results computed",
+    "cached": "read from the cache",
+    "corrupt": "corrupt cache entries recomputed",
+}
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "not_met": 2, "control_passed": 3, "error": 4}
 
 
@@ -39,6 +45,9 @@ class ClaimSession:
     def add(self, payload: str, duration: float) -> None:
         """Merge one phase's payload (JSON put on the report by the worker) into its test."""
         p = json.loads(payload)
+        for name, value in p.get("counts", {}).items():
+            key = _COUNTER_NAMES.get(name, name)
+            self.run.counters[key] = self.run.counters.get(key, 0) + int(value)
         record = ClaimRecorder.from_json(p["record"]) if p.get("record") else None
         outcome: Outcome = p["outcome"]
         prev = self.outcomes.get(p["nodeid"])

@@ -29,6 +29,8 @@ class Settings:
     baseline: Path | None = None  # an earlier run's JSON to compare with
     baseline_fail: bool = False  # make regressions against the baseline fail the session
     tolerance: Tolerance = DEFAULT_TOLERANCE
+    cache: str = "on"  # on, off, or clear (empty the cache, then use it)
+    cache_dir: Path | None = None  # None: the user cache folder
 
     @property
     def rerun_options(self) -> str:
@@ -150,3 +152,22 @@ def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
             f"{option}: baseline {path} does not exist; give the .json written next to an earlier claim report"
         )
     return path
+
+
+CACHE_MODES = ("on", "off", "clear")
+
+
+def parse_cache_mode(text: str, option: str) -> str:
+    """Return on, off or clear, or raise ConfigError naming ``option``."""
+    mode = str(text).strip().lower()
+    if mode not in CACHE_MODES:
+        raise ConfigError(f"{option}: expected one of {', '.join(CACHE_MODES)}, got {text!r}")
+    return mode
+
+
+def parse_dir(text: str | None, root: Path) -> Path | None:
+    """Return ``text`` as a folder path relative to ``root`` (it need not exist yet), or None."""
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else root / path

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.budget import Budget
+from claimcheck.cache import Trainer
 from claimcheck.checks import record_linear_rate
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig
 from claimcheck.record import ClaimRecorder
-from claimcheck.settings import Settings
-from claimcheck.train import TrainConfig, train
+from claimcheck.train import TrainConfig, Trajectory
 
 CLAIM = pytest.mark.claim(
     "C1",
@@ -30,11 +30,11 @@ UNDERPARAMETERISED = (32, 16, 8, 4)
 LR_FRACTION = 0.5  # mu = 0.5 * 2 / lambda_max at initialisation
 
 
-def _run(size: tuple[int, int, int, int], seed: int, budget: Budget, settings: Settings):
+def _run(size: tuple[int, int, int, int], seed: int, budget: Budget, train: Trainer) -> Trajectory:
     n_samples, n_tokens, d, d_qk = size
     data = make_synthetic(n_samples, n_tokens, d, 1, seed)
     cfg = ModelConfig(d=d, d_qk=d_qk, d_out=1)
-    return train(cfg, TrainConfig(steps=budget.steps, lr_fraction=LR_FRACTION, device=settings.device), data, seed)
+    return train(cfg, TrainConfig(steps=budget.steps, lr_fraction=LR_FRACTION), data, seed)
 
 
 def _label(size: tuple[int, int, int, int]) -> str:
@@ -43,16 +43,16 @@ def _label(size: tuple[int, int, int, int]) -> str:
 
 @CLAIM
 def test_c1_loss_falls_geometrically(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_settings: Settings
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_train: Trainer
 ) -> None:
     for size in SIZES[claim_budget.scale]:
-        traj = _run(size, claim_seed, claim_budget, claim_settings)
+        traj = _run(size, claim_seed, claim_budget, claim_train)
         record_linear_rate(claim_record, traj, label=_label(size))
 
 
 @CLAIM
 def test_c1_control_underparameterised_plateaus(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_settings: Settings
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_train: Trainer
 ) -> None:
-    traj = _run(UNDERPARAMETERISED, claim_seed, claim_budget, claim_settings)
+    traj = _run(UNDERPARAMETERISED, claim_seed, claim_budget, claim_train)
     record_linear_rate(claim_record, traj, label=_label(UNDERPARAMETERISED), control="underparameterised N*n >> d")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.budget import Budget
+from claimcheck.cache import Trainer
 from claimcheck.checks import record_linear_rate
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig
 from claimcheck.record import ClaimRecorder
-from claimcheck.settings import Settings
-from claimcheck.train import TrainConfig, train
+from claimcheck.train import TrainConfig, Trajectory
 
 CLAIM = pytest.mark.claim(
     "C8",
@@ -26,27 +26,27 @@ LR_FRACTION = 0.5
 HORIZON = 3
 
 
-def _run(size: tuple[int, int, int, int], layers: int, seed: int, budget: Budget, settings: Settings):
+def _run(size: tuple[int, int, int, int], layers: int, seed: int, budget: Budget, train: Trainer) -> Trajectory:
     n_samples, n_tokens, d, d_qk = size
     data = make_synthetic(n_samples, n_tokens, d, 1, seed)
-    tcfg = TrainConfig(steps=HORIZON * budget.steps, lr_fraction=LR_FRACTION, device=settings.device)
+    tcfg = TrainConfig(steps=HORIZON * budget.steps, lr_fraction=LR_FRACTION)
     return train(ModelConfig(d=d, d_qk=d_qk, d_out=1, n_layers=layers), tcfg, data, seed)
 
 
 @CLAIM
 @pytest.mark.parametrize("layers", [2, 3, 4])
 def test_c8_stacked_blocks_converge_linearly(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_settings: Settings, layers: int
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_train: Trainer, layers: int
 ) -> None:
-    traj = _run(SIZE, layers, claim_seed, claim_budget, claim_settings)
+    traj = _run(SIZE, layers, claim_seed, claim_budget, claim_train)
     record_linear_rate(claim_record, traj, label=f"L={layers} N={SIZE[0]} n={SIZE[1]} d={SIZE[2]}")
 
 
 @CLAIM
 def test_c8_control_underparameterised_plateaus(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_settings: Settings
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_train: Trainer
 ) -> None:
-    traj = _run(UNDERPARAMETERISED, 3, claim_seed, claim_budget, claim_settings)
+    traj = _run(UNDERPARAMETERISED, 3, claim_seed, claim_budget, claim_train)
     record_linear_rate(
         claim_record,
         traj,

@@ -1,0 +1,207 @@
+"""Keep training results in a content-addressed cache on disk: no pickle, atomic, safe across processes.
+
+An entry is one ``.npz`` file (``allow_pickle=False``) named by the sha256 of everything that decides
+the result: configs, data fingerprint, seed, engine version, torch version, device type and dtype.
+The file holds the result's arrays, its JSON metadata, and a checksum over both; an entry that
+fails the checksum is recomputed. A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers
+(or hosts sharing the folder over a POSIX file system) compute a result once: the first takes the
+lock and computes, the others wait and then read.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+import shutil
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from claimcheck.data.synthetic import TensorData
+from claimcheck.files import write_atomic
+from claimcheck.model import ModelConfig
+from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, train
+
+Arrays = dict[str, np.ndarray]
+Meta = dict[str, Any]
+FORMAT = "claimcheck-cache/1"
+
+
+def cache_key(parts: Mapping[str, Any]) -> str:
+    """Return the sha256 of ``parts`` as canonical JSON (sorted keys), plus the software identity."""
+    full = {"format": FORMAT, "engine": ENGINE_VERSION, "torch": torch.__version__, **parts}
+    return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _checksum(arrays: Arrays, meta_json: str) -> str:
+    h = hashlib.sha256(meta_json.encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode() + str((a.shape, a.dtype.str)).encode() + a.tobytes())
+    return h.hexdigest()
+
+
+def encode(arrays: Arrays, meta: Meta) -> bytes:
+    """Return the bytes of an entry: the arrays, the metadata as JSON, and their checksum."""
+    meta_json = json.dumps(meta, sort_keys=True)
+    buf = io.BytesIO()
+    payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
+    payload["meta"] = np.array(meta_json)
+    payload["checksum"] = np.array(_checksum(arrays, meta_json))
+    np.savez(buf, **payload)
+    return buf.getvalue()
+
+
+def decode(data: bytes) -> tuple[Arrays, Meta] | None:
+    """Return (arrays, meta) from an entry's bytes, or None if it is corrupt or of another format."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
+            meta_json = str(z["meta"])
+            checksum = str(z["checksum"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
+        return None
+    if _checksum(arrays, meta_json) != checksum:
+        return None
+    return arrays, json.loads(meta_json)
+
+
+@dataclass
+class Counts:
+    """How many results a process computed, read from the cache, or recomputed after corruption."""
+
+    computed: int = 0
+    cached: int = 0
+    corrupt: int = 0
+
+    def add(self, other: Counts, sign: int = 1) -> None:
+        """Add ``other`` (times ``sign``) into these counts."""
+        self.computed += sign * other.computed
+        self.cached += sign * other.cached
+        self.corrupt += sign * other.corrupt
+
+
+@dataclass
+class ResultCache:
+    """A folder of cache entries; ``root`` None disables caching (every call computes)."""
+
+    root: Path | None
+    counts: Counts = field(default_factory=Counts)
+
+    def path(self, key: str) -> Path:
+        """Return the file of entry ``key``."""
+        assert self.root is not None
+        return self.root / key[:2] / f"{key}.npz"
+
+    @contextmanager
+    def _locked(self, key: str) -> Iterator[None]:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".lock"), "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
+        """Return the cached result for ``parts``, computing and storing it once if absent or corrupt."""
+        if self.root is None:
+            self.counts.computed += 1
+            return compute()
+        key = cache_key(parts)
+        path = self.path(key)
+        with self._locked(key):
+            if path.exists():
+                hit = decode(path.read_bytes())
+                if hit is not None:
+                    self.counts.cached += 1
+                    return hit
+                self.counts.corrupt += 1
+            arrays, meta = compute()
+            write_atomic(path, encode(arrays, meta))
+            self.counts.computed += 1
+            return arrays, meta
+
+    def clear(self) -> int:
+        """Delete every entry; return how many were removed."""
+        if self.root is None or not self.root.exists():
+            return 0
+        n = sum(1 for _ in self.root.rglob("*.npz"))
+        shutil.rmtree(self.root)
+        return n
+
+
+_ARRAYS = ("loss", "grad_norm", "sigma_steps", "sigma_min", "sigma_max")
+
+
+def trajectory_to_entry(traj: Trajectory) -> tuple[Arrays, Meta]:
+    """Split a trajectory into arrays and JSON metadata."""
+    arrays = {k: getattr(traj, k) for k in _ARRAYS}
+    meta = {f.name: getattr(traj, f.name) for f in fields(traj) if f.name not in _ARRAYS}
+    return arrays, meta
+
+
+def trajectory_from_entry(arrays: Arrays, meta: Meta) -> Trajectory:
+    """Rebuild a trajectory from ``trajectory_to_entry`` output."""
+    values: dict[str, Any] = {k: arrays[k] for k in _ARRAYS} | meta
+    return Trajectory(**values)
+
+
+def train_key(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> dict[str, Any]:
+    """Return everything that decides a training result."""
+    return {
+        "kind": "train",
+        "model": model_cfg.to_dict(),
+        "train": train_cfg.to_dict(),
+        "device_type": torch.device(train_cfg.device).type,
+        "dtype": train_cfg.dtype,
+        "data": data.fingerprint,
+        "seed": seed,
+    }
+
+
+@dataclass
+class Trainer:
+    """Train through the cache on the session's device, counting what this test computed and reused."""
+
+    cache: ResultCache
+    device: str = "cpu"
+    counts: Counts = field(default_factory=Counts)
+
+    def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
+        """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
+        return trajectory_from_entry(
+            *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed))
+        )
+
+    def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
+        """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
+        before = replace(self.cache.counts)
+        result = self.cache.memo(parts, compute)
+        self.counts.add(self.cache.counts)
+        self.counts.add(before, sign=-1)
+        return result
+
+
+def _train_job(
+    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int
+) -> tuple[dict[str, Any], Callable[[], tuple[Arrays, Meta]]]:
+    return train_key(model_cfg, train_cfg, data, seed), lambda: trajectory_to_entry(
+        train(model_cfg, train_cfg, data, seed)
+    )
+
+
+def default_cache_dir() -> Path:
+    """Return the user cache folder for training results."""
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "claimcheck" / "results"

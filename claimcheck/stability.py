@@ -1,0 +1,93 @@
+"""Measure whether verdicts hold across base seeds, and whether every negative control keeps failing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from claimcheck.report import md
+from claimcheck.runfile import RunData, load
+
+
+@dataclass(frozen=True)
+class ClaimStability:
+    """One claim over K runs (base seeds)."""
+
+    claim_id: str
+    verdicts: dict[str, int]  # verdict -> how many runs gave it
+    runs: int
+    flips: int  # runs whose verdict differs from the most common one
+    controls_failed: int  # control groups that failed as required, over all runs
+    controls_total: int
+    runs_with_every_control_failing: int  # runs in which every control group failed
+
+    @property
+    def majority(self) -> str:
+        """Return the most common verdict."""
+        return max(self.verdicts, key=lambda v: self.verdicts[v])
+
+
+def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
+    """Return, per claim, the verdict counts, flips and control failures over ``runs``."""
+    by_claim: dict[str, list[tuple[str, int, int]]] = {}
+    for run in runs:
+        for r in run.results():
+            by_claim.setdefault(r.claim_id, []).append((r.verdict.value, r.controls_failed, r.controls_total))
+    out = []
+    for cid in sorted(by_claim, key=lambda c: (len(c), c)):
+        rows = by_claim[cid]
+        counts = Counter(v for v, _, _ in rows)
+        top = counts.most_common(1)[0][1]
+        out.append(
+            ClaimStability(
+                claim_id=cid,
+                verdicts=dict(counts),
+                runs=len(rows),
+                flips=len(rows) - top,
+                controls_failed=sum(f for _, f, _ in rows),
+                controls_total=sum(t for _, _, t in rows),
+                runs_with_every_control_failing=sum(1 for _, f, t in rows if t > 0 and f == t),
+            )
+        )
+    return out
+
+
+def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budget: str) -> str:
+    """Return the markdown table: claim x (verdicts, flips, controls failed)."""
+    lines = [
+        f"# Verdict stability over {len(seeds)} base seeds ({', '.join(map(str, seeds))}), budget {md(budget)}",
+        "",
+        "| claim | verdicts | flips | runs with every control failing | control groups failed |",
+        "|---|---|---|---|---|",
+    ]
+    for s in rows:
+        verdicts = ", ".join(f"{v} x{n}" for v, n in sorted(s.verdicts.items()))
+        lines.append(
+            f"| {md(s.claim_id)} | {verdicts} | {s.flips}/{s.runs} | "
+            f"{s.runs_with_every_control_failing}/{s.runs} | {s.controls_failed}/{s.controls_total} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run_seeds(
+    seeds: Sequence[int], out: Path, budget: str, pytest_args: Sequence[str], targets: Sequence[str] = ("claims",)
+) -> list[RunData]:
+    """Run the claim suite once per base seed (a pytest subprocess each) and load every run's JSON.
+
+    The runs share the result cache, so seeds that two base seeds have in common train once.
+    """
+    runs = []
+    for seed in seeds:
+        report = out / f"seed-{seed}.md"
+        cmd = [
+            sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider",
+            f"--claim-seed={seed}", f"--claim-budget={budget}", f"--claim-report={report}", *pytest_args,
+        ]  # fmt: skip
+        print(f"[stability] base seed {seed}: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
+        subprocess.run(cmd, check=False)
+        runs.append(load(report.with_suffix(".json")))
+    return runs
