@@ -10,7 +10,7 @@ statistics on groups that differ only in their initialisation seed, labelled as 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +23,7 @@ from claimcheck.data.synthetic import TensorData
 from claimcheck.model import ModelConfig, init_params
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
+from claimcheck.spectral import one_thread
 from claimcheck.stats import bootstrap_mean, increases, spearman
 from claimcheck.train import TrainConfig, hessian_top_eigenvalue, train
 
@@ -85,21 +86,6 @@ class Sweep:
     def final(self) -> np.ndarray:
         """Return L_T per label (inf where a run diverged)."""
         return np.asarray([c[-1] if np.isfinite(c[-1]) else math.inf for c in self.curves])
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """Run torch on one CPU thread during a C5 test, then restore the previous count.
-
-    The matrices are tiny (d = 14); on a busy 2-core machine two intra-op threads spin-wait, and a
-    sweep measured 181 s wall with two threads against 4.6 s with one.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -242,6 +228,7 @@ def _over_seeds(rec: ClaimRecorder, rhos: list[float], base: int, tag: str, cont
 
 
 @CLAIM
+@one_thread()  # tiny matrices: two threads on the busy 2-core host spin-wait (a sweep took 181 s vs 4.6 s)
 def test_c5_larger_beta_converges_faster(
     claim_record: ClaimRecorder, claim_budget: Budget, claim_settings: Settings, jena: Prepared
 ) -> None:
@@ -280,6 +267,7 @@ def test_c5_larger_beta_converges_faster(
 
 
 @CLAIM
+@one_thread()
 def test_c5_control_seed_only_groups_show_no_effect(
     claim_record: ClaimRecorder, claim_budget: Budget, claim_settings: Settings, jena: Prepared
 ) -> None:
