@@ -14,7 +14,6 @@ import fcntl
 import hashlib
 import io
 import json
-import os
 import shutil
 import zipfile
 import zlib
@@ -30,6 +29,7 @@ import torch
 from claimcheck.data.synthetic import TensorData
 from claimcheck.files import write_atomic
 from claimcheck.model import ModelConfig
+from claimcheck.settings import user_cache_dir
 from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, train
 
 Arrays = dict[str, np.ndarray]
@@ -204,4 +204,4 @@ def _train_job(
 
 def default_cache_dir() -> Path:
     """Return the user cache folder for training results."""
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "claimcheck" / "results"
+    return user_cache_dir("results")

@@ -73,6 +73,7 @@ def draw(run: RunData, folder: Path) -> list[Path]:
                 groups.setdefault(c.group, []).append(c)
         for group, curves in groups.items():
             path = folder / figure_name(r.claim_id, group)
-            write_atomic(path, draw_group(f"{r.claim_id}: {group}", curves))
+            title = group if group.startswith(r.claim_id) else f"{r.claim_id}: {group}"
+            write_atomic(path, draw_group(title, curves))
             written.append(path)
     return written

@@ -103,8 +103,7 @@ def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path
                     "setting at the folder that holds jena/, jena_partial/ and sst2/"
                 )
             return path.resolve(), source
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "claimcheck" / "data"
-    return cache, "user cache"
+    return user_cache_dir("data"), "user cache"
 
 
 def parse_model_dir(text: str | None, option: str, root: Path) -> Path | None:
@@ -171,3 +170,8 @@ def parse_dir(text: str | None, root: Path) -> Path | None:
         return None
     path = Path(text).expanduser()
     return path if path.is_absolute() else root / path
+
+
+def user_cache_dir(name: str) -> Path:
+    """Return ``$XDG_CACHE_HOME/claimcheck/<name>`` (``~/.cache`` when unset or empty)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "claimcheck" / name
