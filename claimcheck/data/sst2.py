@@ -24,7 +24,8 @@ HEADER = "sentence\tlabel"
 SPLITS = ("train", "dev")
 SOURCE_HINT = (
     "put GLUE's SST-2 train.tsv (or train.tsv.gz) and dev.tsv under <data dir>/sst2/ and point "
-    "--claim-data-dir (ini claim_data_dir, or $CLAIMCHECK_DATA_DIR) at <data dir>; see SOURCES.md for the files"
+    "--claim-data-dir (ini claim_data_dir, or $CLAIMCHECK_DATA_DIR) at <data dir>; "
+    "SOURCES.md beside the shared data lists the files and their sha256"
 )
 _SAMPLE_TAG = 0x5572  # mixed into the sample's seed so it differs from other streams of the same seed
 
@@ -87,7 +88,7 @@ def _read_bytes(path: Path) -> bytes:
         return gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as e:
         raise Sst2FormatError(
-            f"{path}: corrupt or truncated gzip data ({e}); fetch the file again (see SOURCES.md for its sha256)"
+            f"{path}: corrupt or truncated gzip data ({e}); fetch the file again (SOURCES.md gives its sha256)"
         ) from None
 
 
