@@ -10,6 +10,7 @@ Gaussian weights drawn as ``init_params`` draws them, X Gaussian of full row ran
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,8 +129,8 @@ def _record_curves(rec: ClaimRecorder, points: list[Point]) -> None:
     n, d = CURVE_SHAPE
     for init in INITS:
         line = [p for p in points if (p.init, p.n, p.d, p.beta) == (init, n, d, 1.0)]
-        group = f"C3: sigma_min ratio vs d_QK ({init} W_Q, W_K; n={n} d={d}; median of {SAMPLES})"
-        x = [p.d_qk for p in line]
+        group = f"sigma_min ratio vs log2(d_QK), {init} W_Q, W_K, n={n} d={d}, median of {SAMPLES}"
+        x = [math.log2(p.d_qk) for p in line]
         rec.curve("sigma_min(Z)/sigma_min(X), beta=1", [float(np.median(p.floor_z)) for p in line], x=x, group=group)
         attn = [float(np.median(p.floor_attn)) for p in line]
         rec.curve("sigma_min(Attn)/sigma_min(X), beta=0", attn, x=x, group=group)

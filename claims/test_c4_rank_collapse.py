@@ -122,11 +122,11 @@ def _regime(init: QKInit, n: int, d: int, d_qks: list[int]) -> dict[str, object]
 
 
 def _record_curves(rec: ClaimRecorder, sweeps: list[Sweep], n: int, d: int) -> None:
-    for attr, title in (("ratio", "sigma_2/sigma_1 of Attn(X)"), ("srank", "stable rank of Attn(X)")):
+    titles = {"ratio": "sigma_2/sigma_1 of Attn(X)", "srank": "stable rank of Attn(X)", "uniform": "||S - 11^T/n||_F"}
+    for attr, title in titles.items():
         for sw in sweeps:
-            rec.curve(f"{sw.init} init", getattr(sw, attr), x=sw.d_qk, group=f"C4: {title} vs d_QK (n={n} d={d})")
-    for sw in sweeps:
-        rec.curve(f"{sw.init} init", sw.uniform, x=sw.d_qk, group=f"C4: ||S - 11^T/n||_F vs d_QK (n={n} d={d})")
+            x = np.log2(sw.d_qk).tolist()
+            rec.curve(f"{sw.init} init", getattr(sw, attr), x=x, group=f"{title} vs log2(d_QK), n={n} d={d}")
 
 
 def _note_ratios(rec: ClaimRecorder, sw: Sweep, n: int, d: int) -> None:

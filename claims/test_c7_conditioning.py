@@ -141,10 +141,10 @@ def _note_table(
     rec.note("median over seeds, rate (log10 per step) and sigma_min/sigma_max of Z at init: " + "; ".join(cells))
     order = np.argsort(k)
     rec.curve(
-        "rate vs sigma_min/sigma_max of Z at init",
+        "median rate per configuration",
         r[order].tolist(),
-        x=k[order].tolist(),
-        group="C7: rate (log10 loss per step) vs conditioning of Z at init",
+        x=np.log10(k[order]).tolist(),
+        group="rate (log10 loss per step) vs log10(sigma_min/sigma_max of Z at init)",
     )
 
 
