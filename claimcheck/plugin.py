@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +20,10 @@ from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import ResultCache, Trainer, default_cache_dir
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ClaimNotMet, ConfigError, ControlNotFailed
+from claimcheck.expectations import deviations, load_expectations
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.report import RERUN_KEY
+from claimcheck.results import Verdict
 from claimcheck.runfile import RunData, RunFileError, load
 from claimcheck.session import ClaimSession, Written
 from claimcheck.settings import (
@@ -35,6 +38,7 @@ from claimcheck.settings import (
     parse_model_dir,
     parse_report,
     parse_seed,
+    parse_threads,
     parse_tolerance,
     resolve_data_dir,
 )
@@ -59,6 +63,8 @@ _OPTIONS = [
     ("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar", ""),
     ("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances vs the baseline", "1e-6,0.05"),
     ("--claim-cache", "claim_cache", "MODE", "training-result cache: on, off, or clear (empty it, then use it)", "on"),
+    ("--claim-threads", "claim_threads", "N|auto", "torch threads per process (auto: cores / xdist workers)", "1"),
+    ("--claim-expectations", "claim_expectations", "TOML", "verdicts known per budget, with reasons", ""),
     ("--claim-cache-dir", "claim_cache_dir", "DIR", "cache folder (default ~/.cache/claimcheck/results)", ""),
 ]
 
@@ -108,6 +114,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     report, report_src = _setting(config, "--claim-report", "claim_report")
     data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
     fail, _ = _setting(config, "--claim-baseline-fail", "claim_baseline_fail")
+    budget_name = parse_budget(*values["claim_budget"]).name
     return Settings(
         report=parse_report(report, report_src, root),
         seed=parse_seed(*values["claim_seed"]),
@@ -120,8 +127,15 @@ def _read_settings(config: pytest.Config) -> Settings:
         baseline_fail=bool(fail),
         tolerance=parse_tolerance(*values["claim_tolerance"]),
         cache=parse_cache_mode(*values["claim_cache"]),
+        threads=parse_threads(*values["claim_threads"]),
+        expected=_expected(values["claim_expectations"], budget_name, root),
         cache_dir=parse_dir(values["claim_cache_dir"][0], root),
     )
+
+
+def _expected(value: tuple[Any, str], budget: str, root: Path) -> dict[str, tuple[str, str]]:
+    path = parse_dir(value[0], root)
+    return {} if path is None else load_expectations(path, value[1]).get(budget, {})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -132,14 +146,13 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
-    worker = getattr(config, "workerinput", None)
-    if worker is not None:  # share the cores among pytest-xdist workers instead of oversubscribing
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // workers))
     cache = ResultCache(None if settings.cache == "off" else settings.cache_dir or default_cache_dir())
     if settings.cache == "clear" and not hasattr(config, "workerinput"):
         cache.clear()
     config.stash[CACHE_KEY] = cache
-    if settings.report is not None and not hasattr(config, "workerinput"):
+    if not hasattr(config, "workerinput"):
         env = {
             "base seed": str(settings.seed),
             "budget": f"{settings.budget.name}: {settings.budget.description}",
@@ -148,7 +161,8 @@ def pytest_configure(config: pytest.Config) -> None:
             **fingerprint(config.rootpath, settings.device),
             RERUN_KEY: settings.rerun_options,
         }
-        run = RunData(title=str(config.getini("claim_title")), env=env)
+        expected = {k: f"{v}: {why}" for k, (v, why) in settings.expected.items()}
+        run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
         hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline)
         config.stash[HOOKS_KEY] = hooks
         config.pluginmanager.register(hooks, "claimcheck-report")
@@ -279,6 +293,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if trainer is not None and report.when == "call":
             payload["counts"] = asdict(trainer.counts)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
+        known = item.config.stash[SETTINGS_KEY].expected.get(meta[0])
+        if outcome == "not_met" and known is not None and known[0] == Verdict.NOT_REPRODUCED.value:
+            report.outcome = "skipped"  # shown as xfailed, the way pytest's own xfail does it
+            report.wasxfail = f"claim {meta[0]} is known NOT REPRODUCED at this budget: {known[1]}"
     return report
 
 
@@ -292,6 +310,7 @@ class ReportHooks:
         self.expected: list[str] = []
         self.seen: set[str] = set()
         self.written: Written | None = None
+        self.deviations: list[str] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expected = [i.nodeid for i in session.items]
@@ -314,6 +333,11 @@ class ReportHooks:
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run: {n}" for n in missing]
         s = self.settings
+        self.deviations = deviations(self.session.snapshot(incomplete).results(), s.expected)
+        if self.deviations and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if s.report is None:
+            return
         self.written = self.session.finish(incomplete, self.baseline, str(s.baseline or ""), s.tolerance)
         comp = self.written.comparison
         if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
@@ -322,6 +346,8 @@ class ReportHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for r in self.session.run.results():
             terminalreporter.write_line(f"{r.claim_id}: {r.verdict.value}: {r.title}")
+        for line in self.deviations:
+            terminalreporter.write_line(f"unexpected verdict: {line}; update the expectations file", red=True)
         w = self.written
         if w is None:
             return

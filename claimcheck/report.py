@@ -58,16 +58,23 @@ def _control_cell(r: ClaimResult) -> str:
     return f"failed as required {r.controls_failed}/{r.controls_total}: " + ", ".join(names)
 
 
-def _summary_table(results: Sequence[ClaimResult]) -> str:
+def _summary_table(results: Sequence[ClaimResult], expected: dict[str, str]) -> str:
     header = "| id | claim | paper source | statistic | threshold | measured | verdict | negative control |"
     lines = [header, "|---|---|---|---|---|---|---|---|"]
     for r in results:
         names, thresholds, values = _stat_cells(r.claim_stats)
         lines.append(
             f"| [{md(r.claim_id)}](#{_anchor(r)}) | {md(r.title)} | {md(r.source)} | {names} | {thresholds} | "
-            f"{values} | **{r.verdict.value}** | {_control_cell(r)} |"
+            f"{values} | **{r.verdict.value}**{_known(r, expected)} | {_control_cell(r)} |"
         )
     return "\n".join(lines)
+
+
+def _known(r: ClaimResult, expected: dict[str, str]) -> str:
+    if r.claim_id not in expected:
+        return ""
+    verdict = expected[r.claim_id].partition(":")[0]
+    return " (known)" if verdict == r.verdict.value else f" (expected {md(verdict)})"
 
 
 def _anchor(r: ClaimResult) -> str:
@@ -120,6 +127,8 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str) -> str:
         "",
         f"Paper source: {md(r.source)}",
     ]
+    if r.claim_id in run.expected:
+        parts += ["", f"Known result at this budget: {md(run.expected[r.claim_id])}"]
     if r.verdict in (Verdict.NOT_REPRODUCED, Verdict.ERROR):
         parts += ["", f"Rerun this claim: `{rerun_command(run, _files(r.tests))}`"]
     parts += ["", "**Regime tested**", "", _regimes(r.tests)]
@@ -166,7 +175,12 @@ def render(run: RunData, *, figure_folder: str = "figures", extra: Sequence[str]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
         parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
-    parts += ["## Claims", "", _summary_table(results) if results else "_no claim tests ran_", ""]
+    parts += ["## Claims", "", _summary_table(results, run.expected) if results else "_no claim tests ran_", ""]
+    if run.expected:
+        parts += [
+            "(known): the verdict this budget is known to give, listed with its reason in the expectations file.",
+            "",
+        ]
     parts += [*extra]
     for r in results:
         parts += [_section(run, r, figure_folder), ""]

@@ -31,6 +31,7 @@ class RunData:
     tests: list[TestOutcome] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)  # what did not run, when interrupted
     counters: dict[str, int] = field(default_factory=dict)  # e.g. training results computed / cached
+    expected: dict[str, str] = field(default_factory=dict)  # claim id -> "VERDICT: reason" known at this budget
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -81,6 +82,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             tests=tests,
             incomplete=list(raw.get("incomplete", [])),
             counters=dict(raw.get("counters", {})),
+            expected=dict(raw.get("expected", {})),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

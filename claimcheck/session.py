@@ -37,7 +37,7 @@ class Written:
 class ClaimSession:
     """The state of one report: outcomes by node id, merged over the test phases."""
 
-    path: Path
+    path: Path | None  # None: collect (for verdict checks) but write no files
     run: RunData
     expected: list[str] = field(default_factory=list)  # node ids collected, when known
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
@@ -84,6 +84,8 @@ class ClaimSession:
     ) -> Written:
         """Write the JSON sidecar, the figures, the markdown report, and the CI step summary."""
         run = self.snapshot(incomplete)
+        if self.path is None:
+            raise ValueError("ClaimSession.finish needs a report path")
         json_path = self.path.with_suffix(".json")
         written = Written(self.path, json_path)
         extra = []

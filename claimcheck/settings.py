@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
@@ -31,6 +31,8 @@ class Settings:
     tolerance: Tolerance = DEFAULT_TOLERANCE
     cache: str = "on"  # on, off, or clear (empty the cache, then use it)
     cache_dir: Path | None = None  # None: the user cache folder
+    threads: int = 1  # torch intra-op threads per process; 0 means cores / xdist workers
+    expected: dict[str, tuple[str, str]] = field(default_factory=dict)  # claim -> (verdict, reason) at this budget
 
     @property
     def rerun_options(self) -> str:
@@ -175,3 +177,13 @@ def parse_dir(text: str | None, root: Path) -> Path | None:
 def user_cache_dir(name: str) -> Path:
     """Return ``$XDG_CACHE_HOME/claimcheck/<name>`` (``~/.cache`` when unset or empty)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "claimcheck" / name
+
+
+def parse_threads(text: str, option: str) -> int:
+    """Return a positive thread count, or 0 for ``auto``; raise ConfigError naming ``option``."""
+    value = str(text).strip().lower()
+    if value == "auto":
+        return 0
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise ConfigError(f"{option}: expected a positive number of threads or auto, got {text!r}")

@@ -158,6 +158,12 @@ def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
         (["--claim-data-dir", "nowhere"], "--claim-data-dir: data directory *nowhere does not exist*"),
         (["--claim-model-dir", "nowhere"], "--claim-model-dir: model directory *nowhere does not exist*"),
         (["--claim-report=."], "--claim-report: * is a directory*"),
+        (["--claim-threads", "0"], "--claim-threads: expected a positive number of threads or auto, got '0'"),
+        (["--claim-cache", "maybe"], "--claim-cache: expected one of on, off, clear, got 'maybe'"),
+        (
+            ["--claim-tolerance", "x"],
+            "--claim-tolerance: expected SAME*positive relative tolerances like 1e-6,0.05, got 'x'",
+        ),
     ],
 )
 def test_bad_options_are_rejected_naming_the_option(pytester: pytest.Pytester, args: list[str], needle: str) -> None:
@@ -190,3 +196,40 @@ def test_report_under_a_file_is_rejected(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--claim-report=blocker.txt/r.md")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--claim-report: *blocker.txt is a file*"])
+
+
+def test_a_known_not_reproduced_claim_is_xfailed_and_keeps_its_verdict(pytester: pytest.Pytester) -> None:
+    _claims(pytester, value=1.75)
+    pytester.makefile(".toml", expected='[ci]\nC9 = "NOT REPRODUCED: the toy value is 1.75"\n')
+    result = pytester.runpytest("--claim-report", "--claim-expectations=expected.toml")
+    result.assert_outcomes(passed=3, xfailed=3)
+    assert result.ret == 0
+    text = _report(pytester)
+    assert "**NOT REPRODUCED** (known)" in text
+    assert "Known result at this budget: NOT REPRODUCED: the toy value is 1.75" in text
+
+
+def test_a_known_claim_that_changes_verdict_fails_the_session(pytester: pytest.Pytester) -> None:
+    _claims(pytester, value=0.5)
+    pytester.makefile(".toml", expected='[ci]\nC9 = "NOT REPRODUCED: it used to miss"\n')
+    result = pytester.runpytest("--claim-expectations=expected.toml")
+    result.assert_outcomes(passed=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*unexpected verdict: C9 is REPRODUCED but expected NOT REPRODUCED*"])
+
+
+def test_expectations_apply_to_their_budget_only(pytester: pytest.Pytester) -> None:
+    _claims(pytester, value=1.75)
+    pytester.makefile(".toml", expected='[standard]\nC9 = "NOT REPRODUCED: only at standard"\n')
+    result = pytester.runpytest("--claim-expectations=expected.toml")
+    result.assert_outcomes(passed=3, failed=3)
+
+
+def test_a_malformed_expectations_file_is_rejected_naming_it(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    pytester.makefile(".toml", expected='[ci]\nC9 = "FINE: whatever"\n')
+    result = pytester.runpytest("--claim-expectations=expected.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--claim-expectations: *expected.toml: [[]ci] C9 = 'FINE: whatever' must start with one of*"]
+    )
