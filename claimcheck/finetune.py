@@ -18,8 +18,7 @@ at a point whose largest-magnitude curvature is negative (a saddle-like region).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -43,13 +42,10 @@ class FinetuneConfig:
     power_tol: float = 1e-2  # stop when the estimate of rho changes by less (relative)
     dtype: str = "float32"
     device: str = "cpu"
-    threads: int | None = None  # torch CPU threads during the run (restored after); None: leave as is
 
     def __post_init__(self) -> None:
         if self.steps < 1:
             raise ConfigError(f"FinetuneConfig.steps must be >= 1, got {self.steps}")
-        if self.threads is not None and self.threads < 1:
-            raise ConfigError(f"FinetuneConfig.threads must be >= 1 or None, got {self.threads}")
         if not self.lr_fraction > 0:
             raise ConfigError(f"FinetuneConfig.lr_fraction must be > 0, got {self.lr_fraction}")
         if self.power_iters < 1:
@@ -161,18 +157,6 @@ def hessian_spectral_radius(
     return rho
 
 
-@contextmanager
-def cpu_threads(n: int | None) -> Iterator[None]:
-    """Run the block with ``n`` torch CPU threads (None: unchanged), restoring the setting after."""
-    before = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def finetune(
     pre: Pretrained, enc_cfg: EncoderConfig, cfg: FinetuneConfig, data: SentenceData, head_seed: int
 ) -> FinetuneRun:
@@ -180,13 +164,6 @@ def finetune(
 
     A non-finite loss stops the run and is recorded in ``diverged_at``.
     """
-    with cpu_threads(cfg.threads):
-        return _finetune(pre, enc_cfg, cfg, data, head_seed)
-
-
-def _finetune(
-    pre: Pretrained, enc_cfg: EncoderConfig, cfg: FinetuneConfig, data: SentenceData, head_seed: int
-) -> FinetuneRun:
     dtype, device = cfg.torch_dtype, torch.device(cfg.device)
     params = layer_params(pre, enc_cfg.n_layers, dtype) | init_head(pre.shape.hidden, head_seed, dtype)
     params = {k: v.to(device) for k, v in params.items()}

@@ -7,8 +7,6 @@ weights exactly as ``model.init_params`` does and returns S, Attn(X) and Z of th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -118,19 +116,3 @@ def sample_attention(cfg: ModelConfig, x: torch.Tensor, seed: int) -> AttentionS
     """Draw the weights of ``cfg`` from ``seed`` as ``init_params`` does (the same draw ``train`` starts from)."""
     params = init_params(cfg, torch.Generator().manual_seed(seed), x.dtype)
     return attention_of(params, x, cfg)
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block (or, as a decorator, the function) on one intra-op torch thread, then restore.
-
-    The matrices of the rank claims are small (d <= 256): more threads only add synchronisation,
-    and on an oversubscribed machine they spin-wait. Measured on the 2-core CI host under load: a
-    200-step run took 26 s of CPU on two threads and 0.15 s on one.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)

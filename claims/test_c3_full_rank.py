@@ -26,7 +26,6 @@ from claimcheck.spectral import (
     attention_of,
     derive_seed,
     floor_ratio,
-    one_thread,
     rank_deficit,
     sample_attention,
 )
@@ -162,7 +161,6 @@ def _note_edge(rec: ClaimRecorder, points: list[Point]) -> None:
 
 
 @CLAIM
-@one_thread()
 def test_c3_residual_keeps_z_at_full_rank(claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget) -> None:
     shapes, d_qks = SHAPES[claim_budget.scale], D_QK[claim_budget.scale]
     points = _sweep(claim_seed, shapes, d_qks, INITS)
@@ -185,7 +183,6 @@ def _record_control(rec: ClaimRecorder, label: str, floor: float | None, deficit
 
 
 @CLAIM
-@one_thread()
 def test_c3_control_no_residual_in_the_collapsed_regime(
     claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget
 ) -> None:
@@ -200,7 +197,6 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
 
 
 @CLAIM
-@one_thread()
 def test_c3_control_rank_deficient_input(claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget) -> None:
     # rank(X) = n/4 makes rank(Z) <= rank([S L, L]) <= n/2 for X = L R: the premise fails, so must the floor.
     points = _sweep(claim_seed, SHAPES[claim_budget.scale], D_QK[claim_budget.scale], INITS, deficient=True)
@@ -227,7 +223,6 @@ def _adversarial(seed: int, n: int, d: int, beta: float) -> AttentionSample:
 
 
 @CLAIM
-@one_thread()
 def test_c3_control_adversarial_value_weights(
     claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget
 ) -> None:

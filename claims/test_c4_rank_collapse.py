@@ -24,7 +24,6 @@ from claimcheck.settings import Settings
 from claimcheck.spectral import (
     derive_seed,
     distance_from_uniform,
-    one_thread,
     sample_attention,
     sigma_ratio,
     stable_rank,
@@ -157,7 +156,6 @@ REGIMES_NOTE = (
 
 
 @CLAIM
-@one_thread()
 def test_c4_attention_tends_to_rank_one_as_d_qk_grows(
     claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget
 ) -> None:
@@ -200,7 +198,6 @@ def _note_training(rec: ClaimRecorder, traj: Trajectory, beta: float) -> None:
 
 
 @CLAIM
-@one_thread()
 def test_c4_training_stalls_without_residual_in_the_collapsed_regime(
     claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_settings: Settings
 ) -> None:

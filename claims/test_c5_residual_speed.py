@@ -23,7 +23,6 @@ from claimcheck.data.synthetic import TensorData
 from claimcheck.model import ModelConfig, init_params
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from claimcheck.spectral import one_thread
 from claimcheck.stats import bootstrap_mean, increases, spearman
 from claimcheck.train import TrainConfig, hessian_top_eigenvalue, train
 
@@ -228,7 +227,6 @@ def _over_seeds(rec: ClaimRecorder, rhos: list[float], base: int, tag: str, cont
 
 
 @CLAIM
-@one_thread()  # tiny matrices: two threads on the busy 2-core host spin-wait (a sweep took 181 s vs 4.6 s)
 def test_c5_larger_beta_converges_faster(
     claim_record: ClaimRecorder, claim_budget: Budget, claim_settings: Settings, jena: Prepared
 ) -> None:
@@ -267,7 +265,6 @@ def test_c5_larger_beta_converges_faster(
 
 
 @CLAIM
-@one_thread()
 def test_c5_control_seed_only_groups_show_no_effect(
     claim_record: ClaimRecorder, claim_budget: Budget, claim_settings: Settings, jena: Prepared
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.data.sst2 import balanced_sample, find_sst2, load_sst2
@@ -63,10 +64,6 @@ GRIDS = {
 }
 LR_FRACTION = 0.5  # mu = 0.5 * 2 / rho(Hessian at the start), each model its own rho
 DTYPE = "float32"  # the checkpoint's precision; the reference check below holds to 1e-4 in it
-# CPU threads by budget scale. At CI one: its batches are a few hundred tokens, too small to split,
-# and on shared CI cores a second OpenMP thread spin-waits (measured 5x slower, wall and CPU, with
-# the 2 cores busy). Larger budgets keep torch's default.
-THREADS = {0: 1, 1: None, 2: None}
 
 # Thresholds, fixed before C6 was first run on SST-2:
 # Per L, the lower end of the 95% bootstrap interval of the mean paired gap
@@ -121,10 +118,10 @@ def _final(run: FinetuneRun) -> float:
     return math.nan if run.diverged_at is not None else float(run.loss[-1])
 
 
-def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, device: str, threads: int | None) -> SeedRuns:
+def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, device: str) -> SeedRuns:
     sample = balanced_sample(load_sst2(path), grid.n_sentences, seed)
     data = prepare(pre, sample, grid.max_tokens)
-    cfg = FinetuneConfig(steps=grid.steps, lr_fraction=LR_FRACTION, dtype=DTYPE, device=device, threads=threads)
+    cfg = FinetuneConfig(steps=grid.steps, lr_fraction=LR_FRACTION, dtype=DTYPE, device=device)
     runs = SeedRuns(seed, {}, {}, {})
     for L in grid.depths:
         runs.with_res[L] = finetune(pre, EncoderConfig.uniform(L, 1.0), cfg, data, seed)
@@ -162,8 +159,7 @@ def test_c6_residuals_win_as_depth_grows(
     rec, grid = claim_record, GRIDS[claim_budget.scale]
     seeds = seeds_for(claim_settings.seed, claim_budget)
     _check_encoder(rec, pretrained)
-    threads = THREADS[claim_budget.scale] if claim_settings.device == "cpu" else None
-    all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_settings.device, threads) for s in seeds]
+    all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_settings.device) for s in seeds]
     rec.set_regime(
         "SST-2",
         encoder=pretrained.describe(),
@@ -180,7 +176,7 @@ def test_c6_residuals_win_as_depth_grows(
         head_init="w ~ N(0, 1/d) from the seed, b = 0; the same head for both variants",
         dtype=DTYPE,
         device=claim_settings.device,
-        cpu_threads=threads or "torch default",
+        cpu_threads=torch.get_num_threads(),
     )
 
     gaps_by_depth: dict[int, list[float]] = {}

@@ -24,7 +24,7 @@ from claimcheck.data.synthetic import TensorData
 from claimcheck.model import ModelConfig
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from claimcheck.spectral import derive_seed, one_thread
+from claimcheck.spectral import derive_seed
 from claimcheck.stats import Interval, bootstrap_mean, log_linear_fit, spearman
 from claimcheck.train import TrainConfig, Trajectory, train
 
@@ -191,7 +191,6 @@ def _per_seed(rhos: list[float]) -> str:
 
 
 @CLAIM
-@one_thread()
 def test_c7_rate_follows_the_conditioning_of_z(
     claim_record: ClaimRecorder, claim_settings: Settings, claim_budget: Budget
 ) -> None:

@@ -18,7 +18,6 @@ from claimcheck.encoder import EncoderConfig, Pretrained, layer_params, load_pre
 from claimcheck.errors import ConfigError
 from claimcheck.finetune import (
     FinetuneConfig,
-    cpu_threads,
     finetune,
     hessian_spectral_radius,
     init_head,
@@ -115,13 +114,6 @@ def test_training_leaves_the_loaded_checkpoint_untouched(tiny: Pretrained) -> No
     finetune(tiny, EncoderConfig.uniform(2), FinetuneConfig(steps=3), prepare(tiny, _sample(), 8), head_seed=0)
     for k, v in tiny.weights.items():
         torch.testing.assert_close(v, before[k], rtol=0, atol=0)
-
-
-def test_cpu_threads_are_restored_after_the_block() -> None:
-    before = torch.get_num_threads()
-    with cpu_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
 
 
 def test_config_rejects_bad_values() -> None:

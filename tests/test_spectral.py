@@ -16,7 +16,6 @@ from claimcheck.spectral import (
     distance_from_uniform,
     floor_ratio,
     inverse_condition,
-    one_thread,
     rank_deficit,
     sample_attention,
     sigma_min,
@@ -123,10 +122,3 @@ def test_uniform_attention_with_value_minus_beta_cancels_the_mean_free_part() ->
     assert rank_deficit(a.z).tolist() == [1, 1]
     assert rank_deficit(a.x).tolist() == [0, 0]
     assert math.isclose(float(floor_ratio(a.z, a.x).max()), 0.0, abs_tol=1e-12)
-
-
-def test_one_thread_restores_the_thread_count() -> None:
-    before = torch.get_num_threads()
-    with one_thread():
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
