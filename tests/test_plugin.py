@@ -233,3 +233,18 @@ def test_a_malformed_expectations_file_is_rejected_naming_it(pytester: pytest.Py
     result.stderr.fnmatch_lines(
         ["*--claim-expectations: *expected.toml: [[]ci] C9 = 'FINE: whatever' must start with one of*"]
     )
+
+
+def test_a_known_claim_that_is_skipped_for_lack_of_data_does_not_fail(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_skip="""
+        import pytest
+
+        @pytest.mark.claim("C9", "toy", "Sec. 9")
+        def test_claim(claim_record):
+            pytest.skip("no data")
+        """
+    )
+    pytester.makefile(".toml", expected='[ci]\nC9 = "NOT REPRODUCED: known"\n')
+    result = pytester.runpytest("--claim-expectations=expected.toml")
+    assert result.ret == 0
