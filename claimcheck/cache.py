@@ -28,9 +28,9 @@ import torch
 
 from claimcheck.data.synthetic import TensorData
 from claimcheck.files import write_atomic
-from claimcheck.model import ModelConfig
+from claimcheck.model import ModelConfig, init_params
 from claimcheck.settings import user_cache_dir
-from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, train
+from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
 
 Arrays = dict[str, np.ndarray]
 Meta = dict[str, Any]
@@ -184,6 +184,20 @@ class Trainer:
         return trajectory_from_entry(
             *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed))
         )
+
+    def lambda_max(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str = "float64") -> float:
+        """Return the top Hessian eigenvalue at the initialisation ``train`` would draw from ``seed``."""
+        parts = {"kind": "lambda_max", "model": model_cfg.to_dict(), "data": data.fingerprint, "seed": seed}
+        parts |= {"device_type": torch.device(self.device).type, "dtype": dtype}
+
+        def compute() -> tuple[Arrays, Meta]:
+            torch_dtype = TrainConfig(dtype=dtype).torch_dtype
+            params = init_params(model_cfg, torch.Generator().manual_seed(seed), torch_dtype)
+            params = {k: v.to(self.device) for k, v in params.items()}
+            on_device = TensorData(data.x.to(self.device, torch_dtype), data.y.to(self.device, torch_dtype), data.name)
+            return {}, {"lambda_max": hessian_top_eigenvalue(params, on_device, model_cfg, seed=seed)}
+
+        return float(self.memo(parts, compute)[1]["lambda_max"])
 
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""

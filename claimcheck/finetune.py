@@ -17,16 +17,30 @@ at a point whose largest-magnitude curvature is negative (a saddle-like region).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from claimcheck.cache import Trainer
 from claimcheck.data.sst2 import Sst2Sample
-from claimcheck.encoder import EncoderConfig, Params, Pretrained, embed, encode, layer_params, mean_pool, tokenize
+from claimcheck.data.synthetic import fingerprint_tensors
+from claimcheck.encoder import (
+    EncoderConfig,
+    Params,
+    Pretrained,
+    embed,
+    encode,
+    layer_params,
+    mean_pool,
+    sha256_file,
+    tokenize,
+)
 from claimcheck.errors import ConfigError
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -209,3 +223,34 @@ def finetune(
         train=asdict(cfg),
         data=data.name,
     )
+
+
+@functools.cache
+def _weights_sha256(path: Path) -> str:
+    return sha256_file(path)
+
+
+def cached_finetune(
+    trainer: Trainer, pre: Pretrained, enc_cfg: EncoderConfig, cfg: FinetuneConfig, data: SentenceData, head_seed: int
+) -> FinetuneRun:
+    """Return ``finetune(...)`` on the trainer's device through its result cache.
+
+    The key holds the weights' sha256, both configs, the exact bytes of the batch and the head seed.
+    """
+    cfg = replace(cfg, device=trainer.device)
+    parts = {
+        "kind": "finetune",
+        "weights": _weights_sha256(pre.directory / "model.safetensors"),
+        "encoder": enc_cfg.to_dict(),
+        "train": asdict(cfg),
+        "data": fingerprint_tensors(data.x, data.mask, data.y),
+        "head_seed": head_seed,
+    }
+
+    def compute() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        run = finetune(pre, enc_cfg, cfg, data, head_seed)
+        meta = {k: v for k, v in asdict(run).items() if k not in ("loss", "error")}
+        return {"loss": run.loss, "error": run.error}, meta
+
+    arrays, meta = trainer.memo(parts, compute)
+    return FinetuneRun(loss=arrays["loss"], error=arrays["error"], **meta)

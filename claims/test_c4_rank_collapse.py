@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget
+from claimcheck.cache import Trainer
 from claimcheck.checks import record_linear_rate
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig, QKInit
 from claimcheck.record import ClaimRecorder
-from claimcheck.settings import Settings
 from claimcheck.spectral import (
     derive_seed,
     distance_from_uniform,
@@ -29,7 +29,7 @@ from claimcheck.spectral import (
     stable_rank,
 )
 from claimcheck.stats import increases, log_linear_fit, spearman
-from claimcheck.train import TrainConfig, Trajectory, train
+from claimcheck.train import TrainConfig, Trajectory
 
 CLAIM = pytest.mark.claim(
     "C4",
@@ -174,11 +174,11 @@ def test_c4_attention_tends_to_rank_one_as_d_qk_grows(
             _record_curves(claim_record, sweeps, n, d)
 
 
-def _train(beta: float, seed: int, budget: Budget, settings: Settings) -> Trajectory:
+def _train(beta: float, seed: int, budget: Budget, train: Trainer) -> Trajectory:
     n_samples, n_tokens, d, d_qk = TRAIN_SIZE
     data = make_synthetic(n_samples, n_tokens, d, 1, seed)
     cfg = ModelConfig(d=d, d_qk=d_qk, beta=beta, qk_init=COLLAPSING)
-    return train(cfg, TrainConfig(steps=budget.steps, lr_fraction=LR_FRACTION, device=settings.device), data, seed)
+    return train(cfg, TrainConfig(steps=budget.steps, lr_fraction=LR_FRACTION), data, seed)
 
 
 def _record_stall(rec: ClaimRecorder, traj: Trajectory, label: str, control: str | None = None) -> None:
@@ -199,11 +199,11 @@ def _note_training(rec: ClaimRecorder, traj: Trajectory, beta: float) -> None:
 
 @CLAIM
 def test_c4_training_stalls_without_residual_in_the_collapsed_regime(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_settings: Settings
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_train: Trainer
 ) -> None:
     label = "N={} n={} d={} d_qk={}, xavier".format(*TRAIN_SIZE)
-    with_residual = _train(1.0, claim_seed, claim_budget, claim_settings)
-    without = _train(0.0, claim_seed, claim_budget, claim_settings)
+    with_residual = _train(1.0, claim_seed, claim_budget, claim_train)
+    without = _train(0.0, claim_seed, claim_budget, claim_train)
     # the claim: beta > 0 keeps C1's linear rate, beta = 0 stalls
     record_linear_rate(claim_record, with_residual, label=f"{label}, beta=1")
     _record_stall(claim_record, without, f"{label}, beta=0")

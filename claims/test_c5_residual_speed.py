@@ -15,16 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import torch
 
 from claimcheck.budget import Budget, seeds_for
+from claimcheck.cache import Trainer
 from claimcheck.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
 from claimcheck.data.synthetic import TensorData
-from claimcheck.model import ModelConfig, init_params
+from claimcheck.model import ModelConfig
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 from claimcheck.stats import bootstrap_mean, increases, spearman
-from claimcheck.train import TrainConfig, hessian_top_eigenvalue, train
+from claimcheck.train import TrainConfig
 
 CLAIM = pytest.mark.claim(
     "C5",
@@ -124,20 +124,15 @@ def _sweep(
     betas: Sequence[float],
     init_seeds: Sequence[int],
     steps: int,
-    device: str,
+    train: Trainer,
 ) -> Sweep:
     """Train one run per label at mu = LR_FRACTION * min over the runs of 2/lambda_max."""
     d = data.x.shape[-1]
-    on_device = TensorData(data.x.to(device), data.y.to(device), data.name)
-    lambdas = []
-    for beta, s in zip(betas, init_seeds, strict=True):
-        cfg = _model(d, beta)
-        params = {k: v.to(device) for k, v in init_params(cfg, torch.Generator().manual_seed(s)).items()}
-        lambdas.append(hessian_top_eigenvalue(params, on_device, cfg, seed=s))
+    lambdas = [train.lambda_max(_model(d, beta), data, s) for beta, s in zip(betas, init_seeds, strict=True)]
     lr = LR_FRACTION * 2 / max(lambdas)
     curves = []
     for beta, s in zip(betas, init_seeds, strict=True):
-        tcfg = TrainConfig(steps=steps, lr=lr, lr_fraction=None, power_iters=TRAIN_POWER_ITERS, device=device)
+        tcfg = TrainConfig(steps=steps, lr=lr, lr_fraction=None, power_iters=TRAIN_POWER_ITERS)
         traj = train(_model(d, beta), tcfg, data, s)
         curves.append(traj.loss)
     return Sweep(tuple(labels), tuple(curves), tuple(lambdas), lr, steps)
@@ -228,7 +223,11 @@ def _over_seeds(rec: ClaimRecorder, rhos: list[float], base: int, tag: str, cont
 
 @CLAIM
 def test_c5_larger_beta_converges_faster(
-    claim_record: ClaimRecorder, claim_budget: Budget, claim_settings: Settings, jena: Prepared
+    claim_record: ClaimRecorder,
+    claim_budget: Budget,
+    claim_settings: Settings,
+    claim_train: Trainer,
+    jena: Prepared,
 ) -> None:
     steps, seeds = claim_budget.steps, seeds_for(claim_settings.seed, claim_budget)
     claim_record.set_regime("data", **jena.items)
@@ -246,7 +245,7 @@ def test_c5_larger_beta_converges_faster(
     )
     rhos = []
     for seed in seeds:
-        sweep = _sweep(jena.data, BETAS, BETAS, [seed] * len(BETAS), steps, claim_settings.device)
+        sweep = _sweep(jena.data, BETAS, BETAS, [seed] * len(BETAS), steps, claim_train)
         stats = measure(sweep)
         rhos.append(stats.rho_final)
         _record(claim_record, stats, jena.tag, f"seed={seed}", None)
@@ -266,7 +265,11 @@ def test_c5_larger_beta_converges_faster(
 
 @CLAIM
 def test_c5_control_seed_only_groups_show_no_effect(
-    claim_record: ClaimRecorder, claim_budget: Budget, claim_settings: Settings, jena: Prepared
+    claim_record: ClaimRecorder,
+    claim_budget: Budget,
+    claim_settings: Settings,
+    claim_train: Trainer,
+    jena: Prepared,
 ) -> None:
     steps, seeds = claim_budget.steps, seeds_for(claim_settings.seed, claim_budget)
     claim_record.set_regime("data", **jena.items)
@@ -280,7 +283,7 @@ def test_c5_control_seed_only_groups_show_no_effect(
     rhos = []
     for seed in seeds:
         init = [seed + k * CONTROL_SEED_STRIDE for k in range(len(BETAS))]
-        sweep = _sweep(jena.data, BETAS, [CONTROL_BETA] * len(BETAS), init, steps, claim_settings.device)
+        sweep = _sweep(jena.data, BETAS, [CONTROL_BETA] * len(BETAS), init, steps, claim_train)
         stats = measure(sweep)
         rhos.append(stats.rho_final)
         _record(claim_record, stats, jena.tag, f"seed={seed}", CONTROL)

@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from claimcheck.budget import Budget, seeds_for
+from claimcheck.cache import Trainer
 from claimcheck.data.sst2 import balanced_sample, find_sst2, load_sst2
 from claimcheck.encoder import (
     EncoderConfig,
@@ -31,7 +32,7 @@ from claimcheck.encoder import (
     sha256_file,
 )
 from claimcheck.errors import DataUnavailable
-from claimcheck.finetune import FinetuneConfig, FinetuneRun, finetune, prepare
+from claimcheck.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepare
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 from claimcheck.stats import bootstrap_mean, spearman
@@ -118,16 +119,17 @@ def _final(run: FinetuneRun) -> float:
     return math.nan if run.diverged_at is not None else float(run.loss[-1])
 
 
-def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, device: str) -> SeedRuns:
+def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, trainer: Trainer) -> SeedRuns:
     sample = balanced_sample(load_sst2(path), grid.n_sentences, seed)
     data = prepare(pre, sample, grid.max_tokens)
-    cfg = FinetuneConfig(steps=grid.steps, lr_fraction=LR_FRACTION, dtype=DTYPE, device=device)
+    cfg = FinetuneConfig(steps=grid.steps, lr_fraction=LR_FRACTION, dtype=DTYPE)
     runs = SeedRuns(seed, {}, {}, {})
     for L in grid.depths:
-        runs.with_res[L] = finetune(pre, EncoderConfig.uniform(L, 1.0), cfg, data, seed)
-        runs.without_res[L] = finetune(pre, EncoderConfig.uniform(L, 0.0), cfg, data, seed)
+        runs.with_res[L] = cached_finetune(trainer, pre, EncoderConfig.uniform(L, 1.0), cfg, data, seed)
+        runs.without_res[L] = cached_finetune(trainer, pre, EncoderConfig.uniform(L, 0.0), cfg, data, seed)
     for L in grid.control_depths:
-        runs.control[L] = finetune(pre, EncoderConfig.uniform(L, 1.0), cfg, data, seed + CONTROL_HEAD_OFFSET)
+        head = seed + CONTROL_HEAD_OFFSET
+        runs.control[L] = cached_finetune(trainer, pre, EncoderConfig.uniform(L, 1.0), cfg, data, head)
     return runs
 
 
@@ -153,13 +155,14 @@ def test_c6_residuals_win_as_depth_grows(
     claim_record: ClaimRecorder,
     claim_budget: Budget,
     claim_settings: Settings,
+    claim_train: Trainer,
     pretrained: Pretrained,
     sst2_path: Path,
 ) -> None:
     rec, grid = claim_record, GRIDS[claim_budget.scale]
     seeds = seeds_for(claim_settings.seed, claim_budget)
     _check_encoder(rec, pretrained)
-    all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_settings.device) for s in seeds]
+    all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_train) for s in seeds]
     rec.set_regime(
         "SST-2",
         encoder=pretrained.describe(),

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget, seeds_for
+from claimcheck.cache import Trainer
 from claimcheck.data import make_synthetic
 from claimcheck.data.synthetic import TensorData
 from claimcheck.model import ModelConfig
@@ -26,7 +27,7 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 from claimcheck.spectral import derive_seed
 from claimcheck.stats import Interval, bootstrap_mean, log_linear_fit, spearman
-from claimcheck.train import TrainConfig, Trajectory, train
+from claimcheck.train import TrainConfig, Trajectory
 
 CLAIM = pytest.mark.claim(
     "C7",
@@ -72,10 +73,10 @@ def _data(seed: int, x_scale: float) -> TensorData:
     return TensorData(base.x * x_scale, base.y, f"{base.name} x*{x_scale:g}")
 
 
-def _run(cfg: Config, seed: int, budget: Budget, settings: Settings) -> Trajectory:
+def _run(cfg: Config, seed: int, budget: Budget, train: Trainer) -> Trajectory:
     steps = budget.steps // STEP_SHARE
     model = ModelConfig(d=SIZE[2], d_qk=cfg.d_qk, beta=cfg.beta, qk_init="xavier")
-    tcfg = TrainConfig(steps=steps, lr_fraction=LR_FRACTION, sigma_every=steps // SIGMA_POINTS, device=settings.device)
+    tcfg = TrainConfig(steps=steps, lr_fraction=LR_FRACTION, sigma_every=steps // SIGMA_POINTS)
     return train(model, tcfg, _data(seed, cfg.x_scale), seed)
 
 
@@ -192,11 +193,11 @@ def _per_seed(rhos: list[float]) -> str:
 
 @CLAIM
 def test_c7_rate_follows_the_conditioning_of_z(
-    claim_record: ClaimRecorder, claim_settings: Settings, claim_budget: Budget
+    claim_record: ClaimRecorder, claim_settings: Settings, claim_budget: Budget, claim_train: Trainer
 ) -> None:
     seeds, base = seeds_for(claim_settings.seed, claim_budget), claim_settings.seed
     configs = _configs(claim_budget.scale)
-    runs = {s: [_run(c, s, claim_budget, claim_settings) for c in configs] for s in seeds}
+    runs = {s: [_run(c, s, claim_budget, claim_train) for c in configs] for s in seeds}
     rates = {s: [_rate(t) for t in runs[s]] for s in seeds}
     values = {name: {s: [f(t) for t in runs[s]] for s in seeds} for name, f in MEASURES.items()}
     label = f"{len(configs)} configurations x {len(seeds)} seeds"

@@ -20,12 +20,17 @@ class TensorData:
     @property
     def fingerprint(self) -> str:
         """Return a sha256 over the exact bytes of x and y (first 16 hex digits)."""
-        h = hashlib.sha256()
-        for t in (self.x, self.y):
-            arr = t.detach().cpu().contiguous().numpy()
-            h.update(str((arr.shape, arr.dtype.str)).encode())
-            h.update(arr.tobytes())
-        return h.hexdigest()[:16]
+        return fingerprint_tensors(self.x, self.y)
+
+
+def fingerprint_tensors(*tensors: torch.Tensor) -> str:
+    """Return a sha256 over the shapes, dtypes and exact bytes of ``tensors`` (first 16 hex digits)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        arr = t.detach().cpu().contiguous().numpy()
+        h.update(str((arr.shape, arr.dtype.str)).encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()[:16]
 
 
 def make_synthetic(
