@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from claimcheck.settings import (
     parse_threads,
     parse_tolerance,
     resolve_data_dir,
+    spread_device,
 )
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -145,9 +146,16 @@ def pytest_configure(config: pytest.Config) -> None:
         baseline = load(settings.baseline) if settings.baseline else None
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
+    worker = getattr(config, "workerinput", {})
+    settings = replace(
+        settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
+    )
     config.stash[SETTINGS_KEY] = settings
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    workers = int(worker.get("workercount", 1))
     torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // workers))
+    if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     cache = ResultCache(None if settings.cache == "off" else settings.cache_dir or default_cache_dir())
     if settings.cache == "clear" and not hasattr(config, "workerinput"):
         cache.clear()

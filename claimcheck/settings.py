@@ -187,3 +187,14 @@ def parse_threads(text: str, option: str) -> int:
     if value.isdigit() and int(value) > 0:
         return int(value)
     raise ConfigError(f"{option}: expected a positive number of threads or auto, got {text!r}")
+
+
+def spread_device(device: str, worker_id: str | None, cuda_count: int) -> str:
+    """Return the device of one pytest-xdist worker: plain ``cuda`` spreads workers over the GPUs.
+
+    Worker ``gwK`` gets ``cuda:(K mod count)``; an explicit ``cuda:N``, ``cpu``, or the controller
+    (no worker id) keeps the device as given.
+    """
+    if device != "cuda" or worker_id is None or cuda_count < 2:
+        return device
+    return f"cuda:{int(worker_id.removeprefix('gw')) % cuda_count}"

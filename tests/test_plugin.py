@@ -248,3 +248,20 @@ def test_a_known_claim_that_is_skipped_for_lack_of_data_does_not_fail(pytester: 
     pytester.makefile(".toml", expected='[ci]\nC9 = "NOT REPRODUCED: known"\n')
     result = pytester.runpytest("--claim-expectations=expected.toml")
     assert result.ret == 0
+
+
+@pytest.mark.parametrize(
+    ("device", "worker", "count", "expected"),
+    [
+        ("cuda", "gw0", 4, "cuda:0"),
+        ("cuda", "gw5", 4, "cuda:1"),
+        ("cuda", None, 4, "cuda"),
+        ("cuda:2", "gw1", 4, "cuda:2"),
+        ("cpu", "gw1", 4, "cpu"),
+        ("cuda", "gw3", 1, "cuda"),
+    ],
+)
+def test_xdist_workers_spread_over_the_visible_gpus(device: str, worker: str | None, count: int, expected: str) -> None:
+    from claimcheck.settings import spread_device
+
+    assert spread_device(device, worker, count) == expected
