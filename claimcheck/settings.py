@@ -72,11 +72,9 @@ def parse_device(text: str, option: str, cuda_count: int) -> str:
 
 def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     """Return the report path (relative to ``root``) or raise if it cannot be written."""
-    if text is None or str(text).strip() == "":
+    path = parse_dir(str(text).strip() if text is not None else None, root)
+    if path is None:
         return None
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = root / path
     if path.is_dir():
         raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
     parent = path.parent
@@ -96,9 +94,8 @@ def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path
         (ini_value, "ini claim_data_dir"),
         (os.environ.get(DATA_ENV), f"${DATA_ENV}"),
     ):
-        if value:
-            path = Path(value).expanduser()
-            path = path if path.is_absolute() else root / path
+        path = parse_dir(value, root)
+        if path is not None:
             if not path.is_dir():
                 raise ConfigError(
                     f"{source}: data directory {path} does not exist; create it or point the "
@@ -110,10 +107,9 @@ def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path
 
 def parse_model_dir(text: str | None, option: str, root: Path) -> Path | None:
     """Return a local model directory or raise if it is named but missing."""
-    if not text:
+    path = parse_dir(text, root)
+    if path is None:
         return None
-    path = Path(text).expanduser()
-    path = path if path.is_absolute() else root / path
     if not path.is_dir():
         raise ConfigError(
             f"{option}: model directory {path} does not exist; give the folder holding "
@@ -144,10 +140,9 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
 
 def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
     """Return the baseline JSON path, or raise ConfigError if it is named but missing."""
-    if not text:
+    path = parse_dir(text, root)
+    if path is None:
         return None
-    path = Path(text).expanduser()
-    path = path if path.is_absolute() else root / path
     if not path.is_file():
         raise ConfigError(
             f"{option}: baseline {path} does not exist; give the .json written next to an earlier claim report"
@@ -167,7 +162,7 @@ def parse_cache_mode(text: str, option: str) -> str:
 
 
 def parse_dir(text: str | None, root: Path) -> Path | None:
-    """Return ``text`` as a folder path relative to ``root`` (it need not exist yet), or None."""
+    """Return ``text`` as a path relative to ``root`` (``~`` expanded; it need not exist), or None if empty."""
     if not text:
         return None
     path = Path(text).expanduser()
