@@ -16,6 +16,7 @@ can differentiate, batch and cache without module state.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -24,6 +25,8 @@ import torch
 from claimcheck.errors import ConfigError
 
 Params = dict[str, torch.Tensor]
+Project = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (X, W) -> X W for a weight W
+Coefficient = float | torch.Tensor  # a residual coefficient: one number, or one per run of a batch
 
 LogitScale = Literal["inv_sqrt_dqk", "inv_dqk", "one"]
 QKInit = Literal["normal", "xavier"]
@@ -108,30 +111,50 @@ def init_params(cfg: ModelConfig, generator: torch.Generator, dtype: torch.dtype
 
 
 def attention(
-    x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor, scale: float
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    w_v: torch.Tensor,
+    scale: float,
+    project: Project = torch.matmul,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Return (S, Attn(X)) for single-head softmax self-attention; S is row-stochastic."""
-    q = x @ w_q  # (N, n, d_qk)
-    k = x @ w_k  # (N, n, d_qk)
+    q = project(x, w_q)  # (N, n, d_qk)
+    k = project(x, w_k)  # (N, n, d_qk)
     s = torch.softmax(scale * (q @ k.transpose(-1, -2)), dim=-1)  # (N, n, n)
-    return s, s @ (x @ w_v)  # (N, n, n), (N, n, d)
+    return s, s @ project(x, w_v)  # (N, n, n), (N, n, d)
 
 
-def forward(params: Params, x: torch.Tensor, cfg: ModelConfig) -> Forward:
-    """Run the L-block model on ``x`` of shape (N, n, d) and expose S and Z of every block."""
+def forward(
+    params: Params,
+    x: torch.Tensor,
+    cfg: ModelConfig,
+    *,
+    project: Project = torch.matmul,
+    beta: Coefficient | None = None,
+    gamma: Coefficient | None = None,
+) -> Forward:
+    """Run the L-block model on ``x`` of shape (N, n, d) and expose S and Z of every block.
+
+    ``project`` multiplies activations by a weight; ``beta`` and ``gamma`` stand in for
+    ``cfg.beta`` and ``cfg.ffn_residual``. The batched engine passes a per-run product and per-run
+    coefficients of shape (B, 1, 1, 1), so the same code runs on (B, N, n, d) stacks.
+    """
+    beta = cfg.beta if beta is None else beta
+    gamma = cfg.ffn_residual if gamma is None else gamma
     result = Forward(out=x)
     h = x  # (N, n, d)
     for layer in range(cfg.n_layers):
         p = f"{layer}."
-        s, a = attention(h, params[p + "W_Q"], params[p + "W_K"], params[p + "W_V"], cfg.scale)
-        z = a + cfg.beta * h  # (N, n, d)
-        f = torch.relu(z @ params[p + "W_1"])  # (N, n, hidden)
+        s, a = attention(h, params[p + "W_Q"], params[p + "W_K"], params[p + "W_V"], cfg.scale, project)
+        z = a + beta * h  # (N, n, d)
+        f = torch.relu(project(z, params[p + "W_1"]))  # (N, n, hidden)
         if cfg.ffn_matrices == 2:
-            f = f @ params[p + "W_2"]  # (N, n, d)
-        h = f + cfg.ffn_residual * z
+            f = project(f, params[p + "W_2"])  # (N, n, d)
+        h = f + gamma * z
         result.attn.append(s)
         result.z.append(z)
-    result.out = h @ params["W_U"]  # (N, n, d_out)
+    result.out = project(h, params["W_U"])  # (N, n, d_out)
     return result
 
 

@@ -94,11 +94,12 @@ class PowerIteration:
     """Hold one run's power iteration on H + shift I: the vector, the Rayleigh quotient, the stop rule.
 
     ``hessian_top_eigenvalue`` and the batched engine both step it, so both stop by the same rule
-    and return the same number. The start vector is the next ``size`` normals drawn from ``generator``.
+    and return the same number. The start vector is the next ``size`` normals drawn from the CPU
+    ``generator``, in the dtype and on the device of ``like``.
     """
 
-    def __init__(self, size: int, generator: torch.Generator, dtype: torch.dtype, shift: float, tol: float) -> None:
-        self.v = torch.randn(size, generator=generator, dtype=dtype)
+    def __init__(self, size: int, generator: torch.Generator, like: torch.Tensor, shift: float, tol: float) -> None:
+        self.v = torch.randn(size, generator=generator, dtype=like.dtype).to(like.device)
         self.v /= self.v.norm()
         self.shift = shift
         self.tol = tol
@@ -151,7 +152,7 @@ def hessian_top_eigenvalue(
     gen = torch.Generator().manual_seed(seed)
 
     def power(shift: float) -> float:
-        state = PowerIteration(flat_grad.numel(), gen, flat_grad.dtype, shift, tol)
+        state = PowerIteration(flat_grad.numel(), gen, flat_grad, shift, tol)
         for _ in range(iters):
             state.update(hvp(state.v))
             if state.done:
@@ -242,6 +243,16 @@ class TrajectoryLog:
         )
 
 
+def gd_update(loss: torch.Tensor, leaves: list[torch.Tensor], lr: float) -> float:
+    """Move ``leaves`` in place by ``-lr`` times the gradient of ``loss``; return the gradient's norm."""
+    grads = torch.autograd.grad(loss, leaves)
+    norm = float(_flat(list(grads)).norm())
+    with torch.no_grad():
+        for leaf, g in zip(leaves, grads, strict=True):
+            leaf -= lr * g
+    return norm
+
+
 def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
     """Initialise from ``seed`` and run full-batch GD on all weights; return the trajectory.
 
@@ -269,9 +280,5 @@ def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed
             log.sigma(step, sigma_extremes(fwd.z))
         if stop:
             break
-        grads = torch.autograd.grad(loss, leaves)
-        log.grad_norms.append(float(_flat(list(grads)).norm()))
-        with torch.no_grad():
-            for leaf, g in zip(leaves, grads, strict=True):
-                leaf -= lr * g
+        log.grad_norms.append(gd_update(loss, leaves, lr))
     return log.trajectory(model_cfg, data, seed, lam, lr, rule)
