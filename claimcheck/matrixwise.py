@@ -27,12 +27,14 @@ def _residue(t: torch.Tensor) -> int:
 
 
 def _placed(m: torch.Tensor, residue: int) -> torch.Tensor:
-    """Return a fresh copy of the matrix ``m``, ``residue`` elements past an ALIGNMENT boundary.
+    """Return the matrix ``m`` held ``residue`` elements past an ALIGNMENT boundary, copying if need be.
 
-    The copy keeps ``m``'s storage by rows or by columns.
+    A copy keeps ``m``'s storage by rows or by columns.
     """
     rows, cols = m.shape
     strides = (1, rows) if m.stride(0) == 1 and m.stride(1) == rows and cols > 1 else (cols, 1)
+    if m.stride() == strides and m.data_ptr() % ALIGNMENT == residue * m.element_size():
+        return m
     buf = torch.empty(residue + rows * cols, dtype=m.dtype, device=m.device)
     out = buf.as_strided((rows, cols), strides, storage_offset=residue)
     out.copy_(m)
