@@ -108,4 +108,5 @@ def test_gd_step(benchmark: BenchmarkFixture, loop: str, size: tuple[str, int, i
     benchmark.pedantic(run, setup=hand_round, rounds=ROUNDS, warmup_rounds=3)
     timed = benchmark.stats.stats.data  # type: ignore[union-attr]  # set once pedantic has run
     ratio = statistics.median(t / h for t, h in zip(timed, hand_times[-len(timed) :], strict=True))
-    benchmark.extra_info.update(loop=loop, size=label, steps_per_round=STEPS, threads=threads, paired_ratio=round(ratio, 4))
+    info = {"loop": loop, "size": label, "steps_per_round": STEPS, "threads": threads}
+    benchmark.extra_info.update(info, paired_ratio=round(ratio, 4))
