@@ -3,12 +3,13 @@
 ``train_batch(runs) -> list[Trajectory]``. Runs that share the model's shapes (a sweep over seeds,
 beta, gamma, step sizes or data values) stack their parameters along a leading batch dimension B
 and take every GD step together. Each operation acts on a run's slice as the one-run engine does:
-a projection multiplies one (N n, d) matrix per run by its weight (``matrixwise.project``, where
-``forward`` folds the tokens into one ``mm``), attention keeps its per-sample ``bmm``, and losses and norms
-reduce each run along the last dimension. On CPU this gives ``train``'s numbers bit for bit; the
-tests hold it to 1e-10 relative. The summed loss of independent runs has a block-diagonal Hessian,
-so one Hessian-vector product of the sum gives each run its own. A run that diverges, reaches its
-loss floor or its last step leaves the batch; the others go on as if it had never been there.
+a projection multiplies one (N n, d) matrix per run by its weight (``matrixwise.project``; there
+``forward`` folds the tokens into one ``mm``), attention keeps its per-sample ``bmm``, and losses
+and norms reduce each run along the last dimension. On CPU this gives ``train``'s numbers bit for
+bit at the claims' shapes (tiny ones can differ in the last bits); the tests hold it to 1e-10
+relative. The summed loss of independent runs has a block-diagonal Hessian, so one
+Hessian-vector product of the sum gives each run its own. A run that diverges, reaches its loss
+floor or its last step stops being recorded, and nothing it computes reaches another run.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def check_batchable(runs: Sequence[Run]) -> None:
 
 @dataclass(frozen=True)
 class Stack:
-    """The runs still training, stacked along a leading batch dimension B."""
+    """Runs stacked along a leading batch dimension B; rows of finished runs may ride along."""
 
     rows: list[int]  # position in the run list of each batch row
     params: Params  # name -> (B, *shape of the weight)
