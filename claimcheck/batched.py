@@ -237,6 +237,14 @@ def initial_lambdas(runs: Sequence[Run]) -> list[float]:
     return top_eigenvalues(stack, runs[0].model, runs)
 
 
+def _step_size(i: int, run: Run, lam: float) -> tuple[float, str]:
+    """Return ``step_size`` for run ``i``, naming the run (index and seed) if it raises ConfigError."""
+    try:
+        return step_size(run.train, lam)
+    except ConfigError as e:
+        raise ConfigError(f"run {i} (seed {run.seed}): {e}") from e
+
+
 def train_batch(runs: Sequence[Run]) -> list[Trajectory]:
     """Train every run as one batched computation; return, in order, what ``train`` returns for each.
 
@@ -247,7 +255,7 @@ def train_batch(runs: Sequence[Run]) -> list[Trajectory]:
     stack, datas = _initial(runs)
     cfg = runs[0].model
     lams = top_eigenvalues(stack, cfg, runs)
-    sizes = [step_size(r.train, lam) for r, lam in zip(runs, lams, strict=True)]
+    sizes = [_step_size(i, r, lam) for i, (r, lam) in enumerate(zip(runs, lams, strict=True))]
     logs = [TrajectoryLog(r.train) for r in runs]
     descend(stack.with_lr([lr for lr, _ in sizes]), cfg, logs)
     return [

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 
 from claimcheck.batched import Run, check_batchable, train_batch
 from claimcheck.data import make_synthetic
@@ -109,6 +110,13 @@ def test_runs_of_different_shapes_are_refused_naming_the_field(change: dict[str,
     first = Run(MODEL, TrainConfig(steps=3), _data(0), 0)
     with pytest.raises(ConfigError, match=needle):
         check_batchable([first, replace(first, **change)])  # type: ignore[arg-type]
+
+
+def test_a_run_without_a_positive_lambda_max_is_named() -> None:
+    flat = TensorData(torch.zeros(2, 3, 8, dtype=torch.float64), torch.zeros(2, 3, 1, dtype=torch.float64), "zeros")
+    runs = [Run(MODEL, TrainConfig(steps=3), _data(0), 0), Run(MODEL, TrainConfig(steps=3), flat, 7)]
+    with pytest.raises(ConfigError, match=r"run 1 \(seed 7\): lr_fraction needs a positive"):
+        train_batch(runs)
 
 
 def test_an_empty_batch_is_refused() -> None:
