@@ -71,8 +71,8 @@ def _summary_table(results: Sequence[ClaimResult], expected: dict[str, str]) -> 
 
 
 def _known(r: ClaimResult, expected: dict[str, str]) -> str:
-    if r.claim_id not in expected:
-        return ""
+    if r.claim_id not in expected or r.verdict is Verdict.SKIPPED:
+        return ""  # a skip (no data or model) says nothing about the known verdict
     verdict = expected[r.claim_id].partition(":")[0]
     return " (known)" if verdict == r.verdict.value else f" (expected {md(verdict)})"
 
