@@ -206,9 +206,6 @@ def descend(stack: Stack, cfg: ModelConfig, logs: list[TrajectoryLog]) -> None:
         if not live:
             return
         grads = torch.autograd.grad(losses.sum(), leaves)
-        for row, norm in zip(stack.rows, _flat_rows(grads).norm(dim=1).tolist(), strict=True):
-            if row in live:
-                logs[row].grad_norms.append(norm)
         with torch.no_grad():
             for leaf, g in zip(leaves, grads, strict=True):
                 leaf.sub_(stack.lr * g)

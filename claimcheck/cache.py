@@ -142,7 +142,7 @@ class ResultCache:
         return n
 
 
-_ARRAYS = ("loss", "grad_norm", "sigma_steps", "sigma_min", "sigma_max")
+_ARRAYS = ("loss", "sigma_steps", "sigma_min", "sigma_max")
 
 
 def trajectory_to_entry(traj: Trajectory) -> tuple[Arrays, Meta]:

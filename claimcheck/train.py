@@ -17,7 +17,7 @@ from claimcheck.data.synthetic import TensorData
 from claimcheck.errors import ConfigError
 from claimcheck.model import ModelConfig, Params, forward, init_params, loss_fn, squared_loss
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"  # 2: no per-step gradient norm (it cost ~40 us a step and nothing read it)
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -66,7 +66,6 @@ class Trajectory:
     """What one training run produced; arrays are numpy, the configs travel with it."""
 
     loss: np.ndarray  # (T' + 1,) loss before each step and after the last (T' <= T)
-    grad_norm: np.ndarray  # (T',) Euclidean norm of the full gradient at each step
     sigma_steps: np.ndarray  # (k,) steps at which sigma(Z) was measured
     sigma_min: np.ndarray  # (k, L) min over samples of sigma_min(Z_i), per layer
     sigma_max: np.ndarray  # (k, L) max over samples of sigma_max(Z_i), per layer
@@ -194,7 +193,6 @@ class TrajectoryLog:
 
     train_cfg: TrainConfig
     losses: list[float] = field(default_factory=list)
-    grad_norms: list[float] = field(default_factory=list)
     sigma_steps: list[int] = field(default_factory=list)
     sigma_min: list[list[float]] = field(default_factory=list)
     sigma_max: list[list[float]] = field(default_factory=list)
@@ -227,7 +225,6 @@ class TrajectoryLog:
         n_layers = model_cfg.n_layers
         return Trajectory(
             loss=np.asarray(self.losses, dtype=np.float64),
-            grad_norm=np.asarray(self.grad_norms, dtype=np.float64),
             sigma_steps=np.asarray(self.sigma_steps, dtype=np.int64),
             sigma_min=np.asarray(self.sigma_min, dtype=np.float64).reshape(-1, n_layers),
             sigma_max=np.asarray(self.sigma_max, dtype=np.float64).reshape(-1, n_layers),
@@ -243,14 +240,12 @@ class TrajectoryLog:
         )
 
 
-def gd_update(loss: torch.Tensor, leaves: list[torch.Tensor], lr: float) -> float:
-    """Move ``leaves`` in place by ``-lr`` times the gradient of ``loss``; return the gradient's norm."""
+def gd_update(loss: torch.Tensor, leaves: list[torch.Tensor], lr: float) -> None:
+    """Move ``leaves`` in place by ``-lr`` times the gradient of ``loss``."""
     grads = torch.autograd.grad(loss, leaves)
-    norm = float(_flat(list(grads)).norm())
     with torch.no_grad():
         for leaf, g in zip(leaves, grads, strict=True):
             leaf -= lr * g
-    return norm
 
 
 def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
@@ -280,5 +275,5 @@ def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed
             log.sigma(step, sigma_extremes(fwd.z))
         if stop:
             break
-        log.grad_norms.append(gd_update(loss, leaves, lr))
+        gd_update(loss, leaves, lr)
     return log.trajectory(model_cfg, data, seed, lam, lr, rule)
