@@ -28,7 +28,8 @@ import torch
 
 from claimcheck.data.synthetic import TensorData
 from claimcheck.files import write_atomic
-from claimcheck.model import ModelConfig, init_params
+from claimcheck.model import ModelConfig
+from claimcheck.protocol import PAPER, ModelSpec
 from claimcheck.settings import user_cache_dir
 from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
 
@@ -158,10 +159,13 @@ def trajectory_from_entry(arrays: Arrays, meta: Meta) -> Trajectory:
     return Trajectory(**values)
 
 
-def train_key(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> dict[str, Any]:
+def train_key(
+    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec = PAPER
+) -> dict[str, Any]:
     """Return everything that decides a training result."""
     return {
         "kind": "train",
+        "impl": model.identity,
         "model": model_cfg.to_dict(),
         "train": train_cfg.to_dict(),
         "device_type": torch.device(train_cfg.device).type,
@@ -177,25 +181,28 @@ class Trainer:
 
     cache: ResultCache
     device: str = "cpu"
+    model: ModelSpec = PAPER
     counts: Counts = field(default_factory=Counts)
 
     def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
         """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
         return trajectory_from_entry(
-            *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed))
+            *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed, self.model))
         )
 
     def lambda_max(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str = "float64") -> float:
         """Return the top Hessian eigenvalue at the initialisation ``train`` would draw from ``seed``."""
-        parts = {"kind": "lambda_max", "model": model_cfg.to_dict(), "data": data.fingerprint, "seed": seed}
+        parts: dict[str, Any] = {"kind": "lambda_max", "impl": self.model.identity, "model": model_cfg.to_dict()}
+        parts |= {"data": data.fingerprint, "seed": seed}
         parts |= {"device_type": torch.device(self.device).type, "dtype": dtype}
 
         def compute() -> tuple[Arrays, Meta]:
             torch_dtype = TrainConfig(dtype=dtype).torch_dtype
-            params = init_params(model_cfg, torch.Generator().manual_seed(seed), torch_dtype)
+            params = self.model.init_params(model_cfg, torch.Generator().manual_seed(seed), torch_dtype)
             params = {k: v.to(self.device) for k, v in params.items()}
             on_device = TensorData(data.x.to(self.device, torch_dtype), data.y.to(self.device, torch_dtype), data.name)
-            return {}, {"lambda_max": hessian_top_eigenvalue(params, on_device, model_cfg, seed=seed)}
+            lam = hessian_top_eigenvalue(params, on_device, model_cfg, seed=seed, model=self.model)
+            return {}, {"lambda_max": lam}
 
         return float(self.memo(parts, compute)[1]["lambda_max"])
 
@@ -209,10 +216,10 @@ class Trainer:
 
 
 def _train_job(
-    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int
+    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec
 ) -> tuple[dict[str, Any], Callable[[], tuple[Arrays, Meta]]]:
-    return train_key(model_cfg, train_cfg, data, seed), lambda: trajectory_to_entry(
-        train(model_cfg, train_cfg, data, seed)
+    return train_key(model_cfg, train_cfg, data, seed, model), lambda: trajectory_to_entry(
+        train(model_cfg, train_cfg, data, seed, model)
     )
 
 

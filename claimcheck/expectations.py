@@ -14,6 +14,7 @@ from pathlib import Path
 
 from claimcheck.errors import ConfigError
 from claimcheck.results import ClaimResult, Verdict
+from claimcheck.runfile import RunData
 
 _VERDICTS = {v.value for v in Verdict}
 
@@ -56,3 +57,15 @@ def deviations(results: Sequence[ClaimResult], expected: Mapping[str, tuple[str,
         if r.claim_id in expected and r.verdict.value != expected[r.claim_id][0]:
             out.append(f"{r.claim_id} is {r.verdict.value} but expected {expected[r.claim_id][0]}")
     return out
+
+
+def from_baseline(run: RunData, source: str) -> dict[str, tuple[str, str]]:
+    """Return the verdicts of a trusted run as expectations: what a regression run must keep.
+
+    Skipped claims are left out (they said nothing).
+    """
+    return {
+        r.claim_id: (r.verdict.value, f"the verdict of the baseline {source}")
+        for r in run.results()
+        if r.verdict is not Verdict.SKIPPED
+    }

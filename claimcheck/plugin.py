@@ -20,7 +20,8 @@ from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import ResultCache, Trainer, default_cache_dir
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ClaimNotMet, ConfigError, ControlNotFailed
-from claimcheck.expectations import deviations, load_expectations
+from claimcheck.expectations import deviations, from_baseline, load_expectations
+from claimcheck.protocol import CAPABILITIES, ModelSpec, load_model, missing
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.report import RERUN_KEY
 from claimcheck.results import Verdict
@@ -49,15 +50,21 @@ HOOKS_KEY = pytest.StashKey["ReportHooks"]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 CACHE_KEY = pytest.StashKey[ResultCache]()
 TRAINER_KEY = pytest.StashKey[Trainer]()
+MODEL_KEY = pytest.StashKey[ModelSpec]()
 
 MARKER_HELP = (
     "claim(id, title, source): the test checks claim `id` (e.g. C1), stated in plain words as "
     "`title`, from `source` in the paper"
 )
+NEEDS_HELP = (
+    "claim_needs(*capabilities): the claim needs these capabilities of the model under test "
+    f"({', '.join(CAPABILITIES)}); it is SKIPPED when --claim-model lacks one"
+)
 
 # (option, ini name, metavar, help, ini default)
 _OPTIONS = [
     ("--claim-seed", "claim_seed", "INT", "base seed; claims run seeds base, base+1, ...", "0"),
+    ("--claim-model", "claim_model", "MOD:FACTORY", "check your model: package.module:factory building it", ""),
     ("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
     ("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
     ("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + tokenizer.json)", ""),
@@ -129,23 +136,31 @@ def _read_settings(config: pytest.Config) -> Settings:
         tolerance=parse_tolerance(*values["claim_tolerance"]),
         cache=parse_cache_mode(*values["claim_cache"]),
         threads=parse_threads(*values["claim_threads"]),
-        expected=_expected(values["claim_expectations"], budget_name, root),
+        expected=_expected(values["claim_expectations"], budget_name, root, bool(values["claim_model"][0])),
+        model=str(values["claim_model"][0] or "").strip(),
         cache_dir=parse_dir(values["claim_cache_dir"][0], root),
     )
 
 
-def _expected(value: tuple[Any, str], budget: str, root: Path) -> dict[str, tuple[str, str]]:
+def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> dict[str, tuple[str, str]]:
+    """Return the known verdicts at ``budget``; an ini file describes the suite's own model, not a user's."""
     path = parse_dir(value[0], root)
-    return {} if path is None else load_expectations(path, value[1]).get(budget, {})
+    if path is None or (user_model and value[1].startswith("ini")):
+        return {}
+    return load_expectations(path, value[1]).get(budget, {})
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    config.addinivalue_line("markers", NEEDS_HELP)
     try:
         settings = _read_settings(config)
         baseline = load(settings.baseline) if settings.baseline else None
+        config.stash[MODEL_KEY] = load_model(settings.model, root=config.rootpath)
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
+    if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the known ones
+        settings = replace(settings, expected=from_baseline(baseline, str(settings.baseline)))
     worker = getattr(config, "workerinput", {})
     settings = replace(
         settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
@@ -163,6 +178,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         env = {
             "base seed": str(settings.seed),
+            "model": config.stash[MODEL_KEY].name,
             "budget": f"{settings.budget.name}: {settings.budget.description}",
             "dtype": "float64 unless a claim's regime says otherwise",
             "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
@@ -185,7 +201,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     s = config.stash[SETTINGS_KEY]
-    return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
+    return (
+        f"claimcheck: model {config.stash[MODEL_KEY].name}, base seed {s.seed}, budget {s.budget.name}, "
+        f"device {s.device}, data {s.data_dir}"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -214,6 +233,21 @@ def claim_settings(request: pytest.FixtureRequest) -> Settings:
 
 
 @pytest.fixture(scope="session")
+def claim_model(request: pytest.FixtureRequest) -> ModelSpec:
+    """The model under test: the paper's, or the one ``--claim-model`` names."""
+    return request.config.stash[MODEL_KEY]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("claim_needs")
+    if marker is not None:
+        model = item.config.stash[MODEL_KEY]
+        lacking = missing(model, marker.args)
+        if lacking:
+            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see claimcheck.protocol")
+
+
+@pytest.fixture(scope="session")
 def claim_budget(claim_settings: Settings) -> Budget:
     """The named budget this session runs under."""
     return claim_settings.budget
@@ -235,7 +269,7 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
 @pytest.fixture
 def claim_train(request: pytest.FixtureRequest, claim_settings: Settings) -> Trainer:
     """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
-    trainer = Trainer(request.config.stash[CACHE_KEY], claim_settings.device)
+    trainer = Trainer(request.config.stash[CACHE_KEY], claim_settings.device, request.config.stash[MODEL_KEY])
     request.node.stash[TRAINER_KEY] = trainer
     return trainer
 

@@ -33,11 +33,13 @@ class Settings:
     cache_dir: Path | None = None  # None: the user cache folder
     threads: int = 1  # torch intra-op threads per process; 0 means cores / xdist workers
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)  # claim -> (verdict, reason) at this budget
+    model: str = ""  # --claim-model package.module:factory; empty: the paper's model
 
     @property
     def rerun_options(self) -> str:
         """Return the options that make another session draw the same seeds and sizes."""
-        return f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
+        model = f" --claim-model {self.model}" if self.model else ""
+        return f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}{model}"
 
 
 def parse_seed(text: str, option: str) -> int:

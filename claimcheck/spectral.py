@@ -13,7 +13,8 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from claimcheck.model import ModelConfig, Params, forward, init_params
+from claimcheck.model import ModelConfig, Params
+from claimcheck.protocol import PAPER, ModelSpec
 
 
 def singular_values(a: ArrayLike) -> np.ndarray:
@@ -94,7 +95,7 @@ class AttentionSample:
     z: np.ndarray  # (N, n, d) Z = Attn(X) + beta X
 
 
-def attention_of(params: Params, x: torch.Tensor, cfg: ModelConfig) -> AttentionSample:
+def attention_of(params: Params, x: torch.Tensor, cfg: ModelConfig, model: ModelSpec = PAPER) -> AttentionSample:
     """Run the model's first block with ``params`` on ``x`` (N, n, d) and return X, S, Attn(X) and Z.
 
     Attn(X) is the block's Z computed with beta = 0, never Z - beta X, so that a collapsed
@@ -102,8 +103,8 @@ def attention_of(params: Params, x: torch.Tensor, cfg: ModelConfig) -> Attention
     """
     one = replace(cfg, n_layers=1)
     with torch.no_grad():
-        fwd = forward(params, x, one)
-        bare = forward(params, x, replace(one, beta=0.0))
+        fwd = model.forward(params, x, one)
+        bare = model.forward(params, x, replace(one, beta=0.0))
     return AttentionSample(
         x=x.detach().cpu().numpy(),
         s=fwd.attn[0].cpu().numpy(),
@@ -112,7 +113,7 @@ def attention_of(params: Params, x: torch.Tensor, cfg: ModelConfig) -> Attention
     )
 
 
-def sample_attention(cfg: ModelConfig, x: torch.Tensor, seed: int) -> AttentionSample:
-    """Draw the weights of ``cfg`` from ``seed`` as ``init_params`` does (the same draw ``train`` starts from)."""
-    params = init_params(cfg, torch.Generator().manual_seed(seed), x.dtype)
-    return attention_of(params, x, cfg)
+def sample_attention(cfg: ModelConfig, x: torch.Tensor, seed: int, model: ModelSpec = PAPER) -> AttentionSample:
+    """Draw the weights of ``cfg`` from ``seed`` as ``model.init_params`` does (the draw ``train`` starts from)."""
+    params = model.init_params(cfg, torch.Generator().manual_seed(seed), x.dtype)
+    return attention_of(params, x, cfg, model)

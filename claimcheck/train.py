@@ -15,7 +15,8 @@ import torch
 
 from claimcheck.data.synthetic import TensorData
 from claimcheck.errors import ConfigError
-from claimcheck.model import ModelConfig, Params, forward, init_params, loss_fn, squared_loss
+from claimcheck.model import ModelConfig, Params, squared_loss
+from claimcheck.protocol import PAPER, ModelSpec
 
 ENGINE_VERSION = "2"  # 2: no per-step gradient norm (it cost ~40 us a step and nothing read it)
 
@@ -132,6 +133,7 @@ def hessian_top_eigenvalue(
     iters: int = 200,
     tol: float = 1e-7,
     seed: int = 0,
+    model: ModelSpec = PAPER,
 ) -> float:
     """Return the largest eigenvalue of the loss Hessian at ``params`` by power iteration.
 
@@ -140,7 +142,7 @@ def hessian_top_eigenvalue(
     """
     names = list(params)
     leaves = [params[k].detach().clone().requires_grad_(True) for k in names]
-    loss = loss_fn(dict(zip(names, leaves, strict=True)), data.x, data.y, cfg)
+    loss = squared_loss(model.forward(dict(zip(names, leaves, strict=True)), data.x, cfg).out, data.y, cfg)
     grads = torch.autograd.grad(loss, leaves, create_graph=True)
     flat_grad = _flat(list(grads))
 
@@ -248,8 +250,10 @@ def gd_update(loss: torch.Tensor, leaves: list[torch.Tensor], lr: float) -> None
             leaf -= lr * g
 
 
-def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
-    """Initialise from ``seed`` and run full-batch GD on all weights; return the trajectory.
+def train(
+    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec = PAPER
+) -> Trajectory:
+    """Initialise ``model`` from ``seed`` and run full-batch GD on all weights; return the trajectory.
 
     A NaN or infinite loss stops the run and is recorded in ``diverged_at``; the run stops early
     (converged) once the loss falls below ``rel_floor`` times the initial loss.
@@ -257,21 +261,21 @@ def train(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed
     dtype = train_cfg.torch_dtype
     device = torch.device(train_cfg.device)
     gen = torch.Generator().manual_seed(seed)
-    params = {k: v.to(device) for k, v in init_params(model_cfg, gen, dtype).items()}
+    params = {k: v.to(device) for k, v in model.init_params(model_cfg, gen, dtype).items()}
     data = TensorData(data.x.to(device, dtype), data.y.to(device, dtype), data.name)
 
     lam = hessian_top_eigenvalue(
-        params, data, model_cfg, iters=train_cfg.power_iters, tol=train_cfg.power_tol, seed=seed
+        params, data, model_cfg, iters=train_cfg.power_iters, tol=train_cfg.power_tol, seed=seed, model=model
     )
     lr, rule = step_size(train_cfg, lam)
     names = list(params)
     leaves = [params[k].requires_grad_(True) for k in names]
     log = TrajectoryLog(train_cfg)
     for step in range(train_cfg.steps + 1):
-        fwd = forward(dict(zip(names, leaves, strict=True)), data.x, model_cfg)
+        fwd = model.forward(dict(zip(names, leaves, strict=True)), data.x, model_cfg)
         loss = squared_loss(fwd.out, data.y, model_cfg)
         wants_sigma, stop = log.observe(step, loss.item())
-        if wants_sigma:
+        if wants_sigma and fwd.z:  # a model without the attention capability exposes no Z
             log.sigma(step, sigma_extremes(fwd.z))
         if stop:
             break

@@ -20,6 +20,7 @@ import torch
 from claimcheck.budget import Budget
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig, QKInit, init_params
+from claimcheck.protocol import ModelSpec
 from claimcheck.record import ClaimRecorder
 from claimcheck.spectral import (
     AttentionSample,
@@ -36,6 +37,7 @@ CLAIM = pytest.mark.claim(
     "collapses towards rank one; without the residual (beta = 0) there is no such floor",
     "Sec. III.B (role of the residual connection)",
 )
+pytestmark = pytest.mark.claim_needs("attention", "beta")
 
 # Thresholds fixed before the first run.
 FLOOR = 0.1  # sigma_min(Z) >= 0.1 sigma_min(X): one order of magnitude under the residual's own floor at beta = 1
@@ -80,6 +82,7 @@ def _inputs(seed: int, n: int, d: int, rank: int | None = None) -> torch.Tensor:
 
 
 def _sweep(
+    model: ModelSpec,
     seed: int,
     shapes: list[tuple[int, int]],
     d_qks: list[int],
@@ -97,18 +100,21 @@ def _sweep(
                 w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
                 for beta in betas:
                     cfg = ModelConfig(d=d, d_qk=d_qk, beta=beta, qk_init=init)
-                    points.append(_point(init, n, d, d_qk, beta, sample_attention(cfg, x, w_seed)))
+                    points.append(_point(init, n, d, d_qk, beta, sample_attention(cfg, x, w_seed, model)))
     return points
 
 
-def _regime(init: str, budget: Budget, shapes: list[tuple[int, int]]) -> dict[str, object]:
+def _regime(init: str, budget: Budget, shapes: list[tuple[int, int]], model: ModelSpec) -> dict[str, object]:
+    qk = "N(0, 2/(d + d_qk))" if init == "xavier" else "N(0, 1/d)"
+    own = "qk_init" not in model.capabilities
     return {
+        "model": model.name,
         "X": "Gaussian N(0, 1), full row rank",
         "(n, d)": shapes,
         "d_qk": f"{D_QK[budget.scale][0]}..{D_QK[budget.scale][-1]} (x4)",
         "beta": list(BETAS),
-        "W_Q, W_K": "N(0, 2/(d + d_qk))" if init == "xavier" else "N(0, 1/d)",
-        "W_V": "N(0, 1/d)",
+        "W_Q, W_K": f"the model's own init (it ignores qk_init={init})" if own else qk,
+        "W_V": "the model's own init" if own else "N(0, 1/d)",
         "logit scale": "1/sqrt(d_qk)",
         "draws": f"1 weight draw x {SAMPLES} inputs per point",
         "dtype": "float64",
@@ -161,19 +167,21 @@ def _note_edge(rec: ClaimRecorder, points: list[Point]) -> None:
 
 
 @CLAIM
-def test_c3_residual_keeps_z_at_full_rank(claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget) -> None:
+def test_c3_residual_keeps_z_at_full_rank(
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_model: ModelSpec
+) -> None:
     shapes, d_qks = SHAPES[claim_budget.scale], D_QK[claim_budget.scale]
-    points = _sweep(claim_seed, shapes, d_qks, INITS)
+    points = _sweep(claim_model, claim_seed, shapes, d_qks, INITS)
     for init in INITS:
         mine = [p for p in points if p.init == init]
-        claim_record.set_regime(init, **_regime(init, claim_budget, shapes))
+        claim_record.set_regime(init, **_regime(init, claim_budget, shapes, claim_model))
         ratio = min(float(p.floor_z.min()) for p in mine)
         deficit = max(int(p.deficit.max()) for p in mine)
         claim_record.check("min over grid of sigma_min(Z)/sigma_min(X)", ratio, ">=", FLOOR, label=init)
         claim_record.check("max over grid of rank deficit of Z", deficit, "<=", MAX_DEFICIT, label=init)
         _note_grid(claim_record, init, mine, d_qks[-1])
     _record_curves(claim_record, points)
-    _note_edge(claim_record, _sweep(claim_seed, EDGE_SHAPES[claim_budget.scale], d_qks, INITS))
+    _note_edge(claim_record, _sweep(claim_model, claim_seed, EDGE_SHAPES[claim_budget.scale], d_qks, INITS))
 
 
 def _record_control(rec: ClaimRecorder, label: str, floor: float | None, deficit: int, control: str) -> None:
@@ -184,10 +192,10 @@ def _record_control(rec: ClaimRecorder, label: str, floor: float | None, deficit
 
 @CLAIM
 def test_c3_control_no_residual_in_the_collapsed_regime(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_model: ModelSpec
 ) -> None:
     top = D_QK[claim_budget.scale][-1]
-    points = _sweep(claim_seed, SHAPES[claim_budget.scale], [top], ("xavier",), betas=(0.0,))
+    points = _sweep(claim_model, claim_seed, SHAPES[claim_budget.scale], [top], ("xavier",), betas=(0.0,))
     for p in points:
         label = f"xavier n={p.n} d={p.d} d_qk={top} beta=0"
         claim_record.set_regime(label, W_Q_W_K="N(0, 2/(d + d_qk))", W_V="N(0, 1/d)", beta=0, d_qk=top)
@@ -197,9 +205,13 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
 
 
 @CLAIM
-def test_c3_control_rank_deficient_input(claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget) -> None:
+def test_c3_control_rank_deficient_input(
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_model: ModelSpec
+) -> None:
     # rank(X) = n/4 makes rank(Z) <= rank([S L, L]) <= n/2 for X = L R: the premise fails, so must the floor.
-    points = _sweep(claim_seed, SHAPES[claim_budget.scale], D_QK[claim_budget.scale], INITS, deficient=True)
+    points = _sweep(
+        claim_model, claim_seed, SHAPES[claim_budget.scale], D_QK[claim_budget.scale], INITS, deficient=True
+    )
     for init in INITS:
         mine = [p for p in points if p.init == init]
         label = f"{init}, rank(X) = n/4"
@@ -229,7 +241,9 @@ def test_c3_control_adversarial_value_weights(
     for n, d in SHAPES[claim_budget.scale]:
         samples = [_adversarial(claim_seed, n, d, beta) for beta in BETAS]
         label = f"n={n} d={d}, S = 11^T/n, W_V = -beta I"
-        claim_record.set_regime(label, W_Q="0", W_V="-beta I", beta=list(BETAS))
+        claim_record.set_regime(
+            label, model="claimcheck.model, weights set by hand", W_Q="0", W_V="-beta I", beta=list(BETAS)
+        )
         floor = max(float(floor_ratio(a.z, a.x).max()) for a in samples)
         deficit = min(int(rank_deficit(a.z).min()) for a in samples)
         _record_control(claim_record, label, floor, deficit, "adversarial W_V outside the theorem's init")

@@ -20,6 +20,7 @@ from claimcheck.cache import Trainer
 from claimcheck.checks import record_linear_rate
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig, QKInit
+from claimcheck.protocol import ModelSpec
 from claimcheck.record import ClaimRecorder
 from claimcheck.spectral import (
     derive_seed,
@@ -37,6 +38,7 @@ CLAIM = pytest.mark.claim(
     "a rank-one matrix, sigma_min(Attn(X)) -> 0, and GD without the residual stalls",
     "Sec. III.B (rank collapse of softmax attention)",
 )
+pytestmark = pytest.mark.claim_needs("attention", "beta", "qk_init")
 
 # Thresholds fixed before the first run.
 RANK_ONE_RATIO = 0.1  # sigma_2/sigma_1 of Attn(X) at the largest d_QK: rank one to within 10%
@@ -76,10 +78,10 @@ class Sweep:
     uniform: list[float]  # ||S - 11^T/n||_F
 
 
-def _medians(init: QKInit, n: int, d: int, d_qk: int, seed: int) -> tuple[float, float, float]:
+def _medians(model: ModelSpec, init: QKInit, n: int, d: int, d_qk: int, seed: int) -> tuple[float, float, float]:
     x = make_synthetic(SAMPLES, n, d, 1, derive_seed(seed, n, d)).x
     cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
-    draws = [sample_attention(cfg, x, derive_seed(seed, n, d, d_qk, k)) for k in range(WEIGHT_DRAWS)]
+    draws = [sample_attention(cfg, x, derive_seed(seed, n, d, d_qk, k), model) for k in range(WEIGHT_DRAWS)]
     attn = np.concatenate([a.attn for a in draws])
     s = np.concatenate([a.s for a in draws])
     return (
@@ -89,8 +91,8 @@ def _medians(init: QKInit, n: int, d: int, d_qk: int, seed: int) -> tuple[float,
     )
 
 
-def _sweep(init: QKInit, n: int, d: int, d_qks: list[int], seed: int) -> Sweep:
-    rows = [_medians(init, n, d, d_qk, seed) for d_qk in d_qks]
+def _sweep(model: ModelSpec, init: QKInit, n: int, d: int, d_qks: list[int], seed: int) -> Sweep:
+    rows = [_medians(model, init, n, d, d_qk, seed) for d_qk in d_qks]
     ratio, srank, uniform = (list(col) for col in zip(*rows, strict=True))
     return Sweep(init, d_qks, ratio, srank, uniform)
 
@@ -157,12 +159,12 @@ REGIMES_NOTE = (
 
 @CLAIM
 def test_c4_attention_tends_to_rank_one_as_d_qk_grows(
-    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget
+    claim_record: ClaimRecorder, claim_seed: int, claim_budget: Budget, claim_model: ModelSpec
 ) -> None:
     d_qks = D_QK[claim_budget.scale]
     claim_record.note(REGIMES_NOTE)
     for n, d in SHAPES[claim_budget.scale]:
-        sweeps = [_sweep(init, n, d, d_qks, claim_seed) for init in (COLLAPSING, CONSTANT)]
+        sweeps = [_sweep(claim_model, init, n, d, d_qks, claim_seed) for init in (COLLAPSING, CONSTANT)]
         for sw in sweeps:
             label = f"{sw.init} n={n} d={d}"
             claim_record.set_regime(label, **_regime(sw.init, n, d, d_qks))

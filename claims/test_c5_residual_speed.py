@@ -32,6 +32,7 @@ CLAIM = pytest.mark.claim(
     "larger the residual coefficient beta, and beta = 0 is clearly the slowest",
     "Sec. IV, Jena Climate experiment",
 )
+pytestmark = pytest.mark.claim_needs("beta")
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the residual coefficients compared (the grid)
 # (N windows, n tokens per window) by budget scale; one token = one hourly row, d = the file's features.

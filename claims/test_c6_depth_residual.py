@@ -43,6 +43,7 @@ CLAIM = pytest.mark.claim(
     "training loss with residual connections than without, and the advantage holds or grows with L",
     "Sec. IV, SST-2 experiment",
 )
+pytestmark = pytest.mark.claim_needs("paper-model")
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_reference.json"
 

@@ -35,6 +35,7 @@ CLAIM = pytest.mark.claim(
     "the better conditioned Z (sigma_min/sigma_max), the faster GD converges",
     "Theorem 1 and contribution 1 (Sec. III)",
 )
+pytestmark = pytest.mark.claim_needs("attention", "beta")
 
 # Threshold fixed before the first run: 0.503 is the one-sided 5% critical value of Spearman's rho
 # at n = 12 configurations (the minimum; at 16 it is 0.429, so 0.5 is conservative).

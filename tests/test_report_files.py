@@ -133,6 +133,18 @@ def test_baseline_fail_turns_a_moved_statistic_into_a_failed_session(pytester: p
     assert "No verdict changed." in (pytester.path / "again.md").read_text()
 
 
+def test_baseline_fail_holds_a_run_to_the_baselines_verdicts(pytester: pytest.Pytester) -> None:
+    _cheap(pytester, scale=3.0)
+    pytester.runpytest("--claim-report=base.md").assert_outcomes(passed=4, failed=2)  # T1 NOT REPRODUCED
+    same = pytester.runpytest("--claim-report=now.md", "--claim-baseline=base.json", "--claim-baseline-fail")
+    same.assert_outcomes(passed=4, xfailed=2)  # known from the trusted run: not a regression
+    assert same.ret == 0
+    _cheap(pytester, scale=0.5)
+    changed = pytester.runpytest("--claim-report=now.md", "--claim-baseline=base.json", "--claim-baseline-fail")
+    assert changed.ret == pytest.ExitCode.TESTS_FAILED  # a verdict that changes, either way, asks for a new baseline
+    changed.stdout.fnmatch_lines(["*unexpected verdict: T1 is REPRODUCED but expected NOT REPRODUCED*"])
+
+
 def test_baseline_of_the_wrong_schema_is_rejected_naming_the_file(pytester: pytest.Pytester) -> None:
     _cheap(pytester)
     pytester.makefile(".json", old='{"schema": "something-else/9"}')

@@ -1,0 +1,188 @@
+"""Bring your own model: the protocol, loading a factory, training it, and its cache identity."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from claimcheck.cache import ResultCache, Trainer, train_key
+from claimcheck.data import make_synthetic
+from claimcheck.errors import ConfigError
+from claimcheck.model import ModelConfig
+from claimcheck.protocol import PAPER, load_model, missing
+from claimcheck.spectral import sample_attention
+from claimcheck.train import TrainConfig, train
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "tinyformer"
+ADAPTER = f"{EXAMPLE / 'claim_adapter.py'}:build"
+CFG = ModelConfig(d=8, d_qk=4, d_out=1)
+DATA = make_synthetic(2, 3, 8, 1, seed=0)
+
+
+def _module_file(tmp_path: Path, body: str, name: str = "user_model.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return f"{path}:build"
+
+
+BARE = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)
+
+        def forward(self, x):
+            return self.w(torch.tanh(x))
+
+    def build(cfg):
+        return Net(cfg)
+"""
+
+
+def test_an_empty_spec_is_the_papers_model() -> None:
+    assert load_model("") is PAPER
+    assert missing(PAPER, ["attention", "beta", "n_layers", "qk_init", "paper-model"]) == []
+
+
+def test_the_example_offers_attention_beta_and_layers_but_not_qk_init() -> None:
+    model = load_model(ADAPTER)
+    assert sorted(model.capabilities) == ["attention", "beta", "n_layers"]
+    assert missing(model, ["attention", "qk_init", "paper-model"]) == ["qk_init", "paper-model"]
+    assert model.name == ADAPTER
+
+
+def test_a_model_returning_only_its_output_has_no_attention(tmp_path: Path) -> None:
+    model = load_model(_module_file(tmp_path, BARE))
+    assert model.capabilities == frozenset()
+    traj = train(CFG, TrainConfig(steps=5), DATA, seed=0, model=model)
+    assert traj.loss[-1] < traj.loss[0]
+    assert traj.sigma_steps.size == 0 and traj.sigma_min.shape == (0, 1)  # no Z to measure
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no_colon", "expected package.module:factory or path/to/file.py:factory"),
+        ("no_such_package_xyz:build", "cannot import 'no_such_package_xyz'"),
+        ("claimcheck.model:no_such_factory", "has no callable 'no_such_factory'"),
+        ("missing/file.py:build", "does not exist"),
+    ],
+)
+def test_a_bad_spec_is_rejected_naming_the_option(spec: str, message: str) -> None:
+    with pytest.raises(ConfigError, match="--claim-model") as e:
+        load_model(spec)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("def build(cfg):\n    return 3\n", "returned int, not a torch.nn.Module"),
+        (BARE.replace("cfg.d_out", "cfg.d"), "the output has shape (2, 4, 6), expected (2, 4, 2)"),
+        (BARE.replace("def build", "Net.claim_honours = ('beta', 'dropout')\n    def build"), "claim_honours names"),
+        ("raise RuntimeError('broken import')\n", "RuntimeError: broken import"),
+    ],
+)
+def test_a_model_that_breaks_the_protocol_is_rejected(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ConfigError, match="--claim-model") as e:
+        load_model(_module_file(tmp_path, body))
+    assert message in str(e.value)
+
+
+def test_training_a_user_model_is_reproducible_and_seeded() -> None:
+    model = load_model(ADAPTER)
+    tcfg = TrainConfig(steps=20, sigma_every=5)
+    a = train(CFG, tcfg, DATA, seed=3, model=model)
+    b = train(CFG, tcfg, DATA, seed=3, model=model)
+    c = train(CFG, tcfg, DATA, seed=4, model=model)
+    np.testing.assert_array_equal(a.loss, b.loss)
+    assert not np.array_equal(a.loss, c.loss)
+    assert a.loss[-1] < 0.5 * a.loss[0]
+    assert a.sigma_steps.tolist() == [0, 5, 10, 15, 20] and a.sigma_min.shape == (5, 1)
+
+
+def test_init_does_not_touch_the_global_random_state() -> None:
+    model = load_model(ADAPTER)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    model.init_params(CFG, torch.Generator().manual_seed(0), torch.float64)
+    torch.testing.assert_close(torch.rand(3), expected)
+
+
+def test_beta_reaches_the_example_and_attention_is_exposed() -> None:
+    model = load_model(ADAPTER)
+    x = make_synthetic(4, 5, 8, 1, seed=1).x
+    a = sample_attention(ModelConfig(d=8, d_qk=4, beta=1.0), x, seed=0, model=model)
+    np.testing.assert_allclose(a.s.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(a.z, a.attn + a.x, rtol=1e-10, atol=1e-12)
+
+
+def test_cache_keys_name_the_model_and_change_with_its_behaviour() -> None:
+    healthy = load_model(ADAPTER)
+    detached = load_model(f"{EXAMPLE / 'mutants.py'}:attention_detached")  # same forward values, other gradients
+    keys = {train_key(CFG, TrainConfig(), DATA, 0, m)["impl"] for m in (PAPER, healthy, detached)}
+    assert len(keys) == 3
+    assert load_model(ADAPTER).identity == healthy.identity  # stable across loads
+
+
+def test_the_trainer_trains_and_caches_the_user_model(tmp_path: Path) -> None:
+    model = load_model(ADAPTER)
+    trainer = Trainer(ResultCache(tmp_path), model=model)
+    first = trainer(CFG, TrainConfig(steps=5), DATA, 0)
+    again = trainer(CFG, TrainConfig(steps=5), DATA, 0)
+    np.testing.assert_array_equal(first.loss, again.loss)
+    assert (trainer.counts.computed, trainer.counts.cached) == (1, 1)
+    paper = Trainer(ResultCache(tmp_path))(CFG, TrainConfig(steps=5), DATA, 0)
+    assert not np.array_equal(paper.loss, first.loss)
+    assert trainer.lambda_max(CFG, DATA, 0) == pytest.approx(first.lambda_max, rel=1e-12)
+
+
+NEEDY_CLAIM = """
+import pytest
+
+pytestmark = pytest.mark.claim_needs("attention", "beta")
+
+
+@pytest.mark.claim("C9", "toy claim on the model under test", "Sec. 9")
+def test_claim(claim_record, claim_model):
+    claim_record.check("toy statistic", 2.0, "<=", 1.0, label=claim_model.name)
+"""
+
+
+def test_a_claim_whose_needs_the_model_lacks_is_skipped_naming_them(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_needy=NEEDY_CLAIM)
+    spec = _module_file(pytester.path, BARE, "bare_model.py")
+    result = pytester.runpytest(f"--claim-model={spec}", "--claim-report", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*lacks attention, beta*"])
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert "SKIPPED" in text and "| model " in text and "bare_model.py:build" in text
+
+
+def test_the_paper_model_meets_every_need_and_ini_expectations_do_not_apply_to_a_user_model(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_needy=NEEDY_CLAIM)
+    pytester.makefile(".toml", expected='[ci]\nC9 = "NOT REPRODUCED: known for the paper model"\n')
+    pytester.makeini("[pytest]\nclaim_expectations = expected.toml\n")
+    paper = pytester.runpytest()
+    paper.assert_outcomes(xfailed=1)  # the ini's known verdict describes the suite's own model
+    user = pytester.runpytest(f"--claim-model={ADAPTER}")
+    user.assert_outcomes(failed=1)  # a user's model is held to the claim, not to the paper model's record
+    explicit = pytester.runpytest(f"--claim-model={ADAPTER}", "--claim-expectations=expected.toml")
+    explicit.assert_outcomes(xfailed=1)
+
+
+def test_a_bad_model_option_is_a_usage_error_naming_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_needy=NEEDY_CLAIM)
+    result = pytester.runpytest("--claim-model=nowhere_pkg_q:build")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--claim-model: cannot import 'nowhere_pkg_q'*"])
