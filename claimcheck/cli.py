@@ -10,9 +10,11 @@ from pathlib import Path
 from claimcheck.errors import ClaimcheckError
 from claimcheck.figures import draw
 from claimcheck.files import write_atomic
+from claimcheck.mutation import render_mutants
 from claimcheck.report import figure_dir, md, render
 from claimcheck.results import ClaimResult
 from claimcheck.runfile import RunData, load
+from claimcheck.runs import run_many
 from claimcheck.stability import render_stability, run_seeds, stability
 
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
@@ -78,6 +80,15 @@ def _cmd_stability(args: argparse.Namespace) -> None:
     sys.stdout.write(text)
 
 
+def _cmd_mutants(args: argparse.Namespace) -> None:
+    specs = [args.reference, *args.mutants]
+    jobs = [(args.out / f"model-{i}.md", [f"--claim-model={spec}", *args.pytest_args]) for i, spec in enumerate(specs)]
+    runs = run_many(jobs, args.budget, args.targets.split(","), args.jobs)
+    text = render_mutants((specs[0], runs[0]), list(zip(specs[1:], runs[1:], strict=True)))
+    _write_or_print(text, args.out / "mutants.md")
+    sys.stdout.write(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (2 for bad input, with the reason on stderr)."""
     parser = argparse.ArgumentParser(prog="claimcheck", description=__doc__)
@@ -98,9 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
-    s.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
     s.set_defaults(func=_cmd_stability)
-    args = parser.parse_args(argv)
+    u = sub.add_parser("mutants", help="run the suite on a reference model and on broken ones; tabulate what broke")
+    u.add_argument("reference", help="the trusted model, package.module:factory or path/to/file.py:factory")
+    u.add_argument("mutants", nargs="+", help="the broken models, named the same way")
+    u.add_argument("--budget", default="ci", help="budget of every run (default ci)")
+    u.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
+    u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
+    u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
+    u.set_defaults(func=_cmd_mutants)
+    parser.epilog = "stability and mutants pass everything after -- to pytest"
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.pytest_args = argv[cut + 1 :]
     try:
         args.func(args)
     except ClaimcheckError as e:

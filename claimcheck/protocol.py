@@ -257,4 +257,5 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
     if unknown:
         raise ConfigError(f"{option}: {spec}: claim_honours names {unknown}; it may name only {list(HONOURABLE)}")
     caps, digest = _probe(model, honours)
-    return replace(model, capabilities=caps, identity=f"{spec}@{_source_digest(factory)[:16]}:{digest[:16]}")
+    # The identity is what the model does, not what it is called: the same file named two ways shares results.
+    return replace(model, capabilities=caps, identity=f"user-model@{_source_digest(factory)[:16]}:{digest[:16]}")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from claimcheck.report import md
-from claimcheck.runfile import RunData, load
+from claimcheck.runfile import RunData
+from claimcheck.runs import run_many
 
 
 @dataclass(frozen=True)
@@ -80,14 +79,5 @@ def run_seeds(
 
     The runs share the result cache, so seeds that two base seeds have in common train once.
     """
-    runs = []
-    for seed in seeds:
-        report = out / f"seed-{seed}.md"
-        cmd = [
-            sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider",
-            f"--claim-seed={seed}", f"--claim-budget={budget}", f"--claim-report={report}", *pytest_args,
-        ]  # fmt: skip
-        print(f"[stability] base seed {seed}: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
-        subprocess.run(cmd, check=False)
-        runs.append(load(report.with_suffix(".json")))
-    return runs
+    jobs = [(out / f"seed-{seed}.md", [f"--claim-seed={seed}", *pytest_args]) for seed in seeds]
+    return run_many(jobs, budget, targets)

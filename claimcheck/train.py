@@ -143,11 +143,13 @@ def hessian_top_eigenvalue(
     names = list(params)
     leaves = [params[k].detach().clone().requires_grad_(True) for k in names]
     loss = squared_loss(model.forward(dict(zip(names, leaves, strict=True)), data.x, cfg).out, data.y, cfg)
-    grads = torch.autograd.grad(loss, leaves, create_graph=True)
+    grads = torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True, materialize_grads=True)
     flat_grad = _flat(list(grads))
 
     def hvp(v: torch.Tensor) -> torch.Tensor:
-        hv = torch.autograd.grad(flat_grad, leaves, grad_outputs=v, retain_graph=True)
+        hv = torch.autograd.grad(
+            flat_grad, leaves, grad_outputs=v, retain_graph=True, allow_unused=True, materialize_grads=True
+        )
         return _flat(list(hv))
 
     gen = torch.Generator().manual_seed(seed)
@@ -243,8 +245,11 @@ class TrajectoryLog:
 
 
 def gd_update(loss: torch.Tensor, leaves: list[torch.Tensor], lr: float) -> None:
-    """Move ``leaves`` in place by ``-lr`` times the gradient of ``loss``."""
-    grads = torch.autograd.grad(loss, leaves)
+    """Move ``leaves`` in place by ``-lr`` times the gradient of ``loss``.
+
+    A leaf the loss does not depend on (a user's model may detach one) has gradient zero and stays.
+    """
+    grads = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
     with torch.no_grad():
         for leaf, g in zip(leaves, grads, strict=True):
             leaf -= lr * g

@@ -131,6 +131,8 @@ def test_cache_keys_name_the_model_and_change_with_its_behaviour() -> None:
     keys = {train_key(CFG, TrainConfig(), DATA, 0, m)["impl"] for m in (PAPER, healthy, detached)}
     assert len(keys) == 3
     assert load_model(ADAPTER).identity == healthy.identity  # stable across loads
+    relative = load_model("claim_adapter.py:build", root=EXAMPLE)
+    assert relative.identity == healthy.identity and relative.name != healthy.name  # named two ways, one model
 
 
 def test_the_trainer_trains_and_caches_the_user_model(tmp_path: Path) -> None:
@@ -186,3 +188,13 @@ def test_a_bad_model_option_is_a_usage_error_naming_it(pytester: pytest.Pytester
     result = pytester.runpytest("--claim-model=nowhere_pkg_q:build")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--claim-model: cannot import 'nowhere_pkg_q'*"])
+
+
+def test_a_parameter_the_loss_ignores_gets_zero_gradient_and_training_goes_on(tmp_path: Path) -> None:
+    body = BARE.replace(
+        "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)",
+        "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)\n            self.unused = nn.Parameter(torch.ones(3))",
+    )
+    model = load_model(_module_file(tmp_path, body))
+    traj = train(CFG, TrainConfig(steps=5), DATA, seed=0, model=model)
+    assert traj.diverged_at is None and traj.loss[-1] < traj.loss[0]

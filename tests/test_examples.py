@@ -1,0 +1,54 @@
+"""The example user model and its mutants, run through the whole claim suite at the CI budget.
+
+This is the slowest test (about 5 suite runs, two at a time). It writes the mutant table to the
+pytest temporary folder and prints it; docs/mutants.md holds the table from the reference machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from claimcheck.cli import main as cli_main
+from claimcheck.mutation import damage
+from claimcheck.results import Verdict
+from claimcheck.runfile import load
+
+ROOT = Path(__file__).parents[1]
+EXAMPLE = ROOT / "examples" / "tinyformer"
+REFERENCE = f"{EXAMPLE / 'claim_adapter.py'}:build"
+MUTANTS = ["no_residual", "softmax_wrong_axis", "attention_detached", "scaled_step"]
+
+
+@pytest.fixture(scope="module")
+def mutant_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("mutants")
+    specs = [f"{EXAMPLE / 'mutants.py'}:{m}" for m in MUTANTS]
+    args = ["mutants", REFERENCE, *specs, "--out", str(out), "--jobs", "2", "--targets", str(ROOT / "claims")]
+    assert cli_main([*args, "--", f"--rootdir={ROOT}"]) == 0
+    print((out / "mutants.md").read_text())
+    return out
+
+
+def test_the_example_model_runs_every_claim_it_can(mutant_runs: Path) -> None:
+    ref = {r.claim_id: r for r in load(mutant_runs / "model-0.json").results()}
+    for cid in ("C1", "C2", "C3", "C8"):
+        assert ref[cid].verdict is Verdict.REPRODUCED, f"{cid}: {ref[cid].reason}"
+    assert ref["C4"].verdict is Verdict.SKIPPED and "lacks qk_init" in ref["C4"].tests[0].message
+    assert ref["C6"].verdict is Verdict.SKIPPED and "lacks paper-model" in ref["C6"].tests[0].message
+    assert ref["C7"].verdict is not Verdict.ERROR
+
+
+def test_each_mutant_was_run_and_the_table_names_it(mutant_runs: Path) -> None:
+    table = (mutant_runs / "mutants.md").read_text()
+    for i, name in enumerate(MUTANTS, start=1):
+        assert f"mutants.py:{name}` |" in table
+        verdicts = {r.verdict for r in load(mutant_runs / f"model-{i}.json").results()}
+        assert Verdict.ERROR not in verdicts, f"{name}: a mutant should be judged, not crash the suite"
+
+
+def test_dropping_the_residual_breaks_the_residual_claims(mutant_runs: Path) -> None:
+    broken = {d.claim_id for d in damage(load(mutant_runs / "model-0.json"), load(mutant_runs / "model-1.json"))
+              if d.broken}  # fmt: skip
+    assert {"C1", "C3", "C8"} <= broken
