@@ -17,6 +17,7 @@ CLAIM = pytest.mark.claim(
     "The linear rate of GD also holds for L = 2-4 stacked Transformer blocks with residuals",
     "Multi-layer extension (v1 abstract)",
 )
+pytestmark = pytest.mark.claim_needs("n_layers")
 
 SIZE = (4, 8, 64, 16)  # N, n, d, d_qk: overparameterised as in C1
 UNDERPARAMETERISED = (32, 16, 8, 4)
