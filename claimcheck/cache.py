@@ -140,21 +140,25 @@ class ResultCache:
 
         ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
         repeated parts) and returns their results in that order. The entries' locks are taken one at
-        a time in key order, so processes whose batches overlap cannot deadlock, and held until the
-        missing results are stored: as with ``memo``, each result is computed once across processes.
-        A repeated part counts as read from the cache after its first.
+        a time in key order, so processes whose batches overlap cannot deadlock; an entry found is
+        released at once, a missing one is held until its result is stored: as with ``memo``, each
+        result is computed once across processes. A repeated part counts as read after its first.
         """
         if self.root is None:
             self.counts.computed += len(parts)
             return compute(list(range(len(parts))))
         keys = [cache_key(p) for p in parts]
         found: dict[str, tuple[Arrays, Meta]] = {}
-        with ExitStack() as locks:
+        with ExitStack() as held:
             for key in sorted(set(keys)):
-                locks.enter_context(self._locked(key))
+                lock = ExitStack()
+                lock.enter_context(self._locked(key))
                 hit = self._read(key)
-                if hit is not None:
+                if hit is None:
+                    held.push(lock)  # released once the result is stored
+                else:
                     found[key] = hit
+                    lock.close()
             missing = [keys.index(key) for key in dict.fromkeys(keys) if key not in found]
             if missing:
                 for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
