@@ -93,7 +93,9 @@ def test_gd_step(benchmark: BenchmarkFixture, loop: str, size: tuple[str, int, i
     label, n_samples, n_tokens, d, d_qk = size
     benchmark.group = f"gd step x{STEPS}, {threads} thread(s): {label} N={n_samples} n={n_tokens} d={d} d_qk={d_qk}"
     benchmark.pedantic(run, setup=hand_round, rounds=ROUNDS, warmup_rounds=3)
-    timed = benchmark.stats.stats.data  # type: ignore[union-attr]  # set once pedantic has run
+    if benchmark.stats is None:  # --benchmark-disable: the steps ran once, untimed
+        return
+    timed = benchmark.stats.stats.data
     ratio = statistics.median(t / h for t, h in zip(timed, hand_times[-len(timed) :], strict=True))
     info = {"loop": loop, "size": label, "steps_per_round": STEPS, "threads": threads}
     benchmark.extra_info.update(info, paired_ratio=round(ratio, 4))
