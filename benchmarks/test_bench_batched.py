@@ -1,11 +1,13 @@
 """Batched against one-at-a-time training for the C5 sweep: 5 betas x 5 seeds.
 
-Both follow C5's procedure (``claims/test_c5_residual_speed.py``): for each seed, measure
-lambda_max at initialisation for every beta, take mu = 0.5 * 2 / (the largest), and train every
-beta at that mu for the CI budget's steps, with one power step inside ``train``. One-at-a-time
-calls ``hessian_top_eigenvalue`` and ``train`` per run; batched calls ``initial_lambdas`` and
-``train_batch`` once for all 25 runs. The data has C5's CI shape (N=32 windows of n=8 tokens,
-d=14 features), drawn at random instead of read from the Jena file. Target: batched >= 3x faster.
+Both follow C5's procedure (``claims/test_c5_residual_speed.py``) through a ``Trainer`` without
+a cache: for each seed, measure lambda_max at initialisation for every beta, take mu = 0.5 * 2 /
+(the largest), and train every beta at that mu for the CI budget's steps, with one power step
+inside ``train``. Batched is what C5 does now: ``Trainer.lambda_maxes`` and ``Trainer.batch``
+once for all 25 runs. One at a time is what C5 did before: ``Trainer.lambda_max`` and the
+``Trainer`` call per run. The data has C5's CI shape (N=32 windows of n=8 tokens, d=14
+features), drawn at random instead of read from the Jena file. Target: batched >= 3x faster.
+(C5 itself runs 3 seeds at the CI budget, so its batches hold 15 runs.)
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-import torch
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from claimcheck.batched import Run, initial_lambdas, train_batch
+from claimcheck.batched import Run
+from claimcheck.cache import ResultCache, Trainer
 from claimcheck.data import make_synthetic
-from claimcheck.model import ModelConfig, init_params
-from claimcheck.train import TrainConfig, hessian_top_eigenvalue, train
+from claimcheck.model import ModelConfig
+from claimcheck.train import TrainConfig
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 SEEDS = (0, 1, 2, 3, 4)
@@ -48,19 +50,18 @@ def _at(run: Run, lr: float) -> Run:
 
 
 def one_at_a_time() -> list[np.ndarray]:
-    """Return every run's loss curve, training the runs one by one as C5 does."""
-    runs = _runs()
-    initial = [init_params(r.model, torch.Generator().manual_seed(r.seed)) for r in runs]
-    lambdas = [hessian_top_eigenvalue(p, r.data, r.model, seed=r.seed) for p, r in zip(initial, runs, strict=True)]
+    """Return every run's loss curve, measuring and training the runs one by one, as C5 did."""
+    trainer, runs = Trainer(ResultCache(None)), _runs()
+    lambdas = [trainer.lambda_max(r.model, r.data, r.seed) for r in runs]
     trained = [_at(r, lr) for r, lr in zip(runs, _step_sizes(lambdas), strict=True)]
-    return [train(r.model, r.train, r.data, r.seed).loss for r in trained]
+    return [trainer(r.model, r.train, r.data, r.seed).loss for r in trained]
 
 
 def batched() -> list[np.ndarray]:
-    """Return every run's loss curve, measuring and training all runs in one batch each."""
-    runs = _runs()
-    trained = [_at(r, lr) for r, lr in zip(runs, _step_sizes(initial_lambdas(runs)), strict=True)]
-    return [t.loss for t in train_batch(trained)]
+    """Return every run's loss curve, measuring and training all runs in one batch each, as C5 does."""
+    trainer, runs = Trainer(ResultCache(None)), _runs()
+    trained = [_at(r, lr) for r, lr in zip(runs, _step_sizes(trainer.lambda_maxes(runs)), strict=True)]
+    return [t.loss for t in trainer.batch(trained)]
 
 
 @pytest.mark.parametrize("threads", [1, None], ids=["1thread", "default-threads"], indirect=True)
@@ -75,4 +76,4 @@ def test_c5_sweep(benchmark: BenchmarkFixture, how: str, threads: int) -> None:
 def test_batched_sweep_gives_the_same_curves() -> None:
     """Check, outside the timing, that the two ways agree (run with ``pytest benchmarks``)."""
     for got, want in zip(batched(), one_at_a_time(), strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=0)
+        np.testing.assert_array_equal(got, want)  # C5's records depend on it

@@ -5,7 +5,8 @@ the result: configs, data fingerprint, seed, engine version, torch version, devi
 The file holds the result's arrays, its JSON metadata, and a checksum over both; an entry that
 fails the checksum is recomputed. A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers
 (or hosts sharing the folder over a POSIX file system) compute a result once: the first takes the
-lock and computes, the others wait and then read.
+lock and computes, the others wait and then read. A batch (``memo_many``) takes its entries' locks
+in key order, computes the missing results together, and stores one entry per result.
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ import json
 import shutil
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 
+from claimcheck.batched import Run, check_batchable, initial_lambdas, train_batch
 from claimcheck.data.synthetic import TensorData
 from claimcheck.files import write_atomic
 from claimcheck.model import ModelConfig
@@ -35,6 +37,7 @@ from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_to
 
 Arrays = dict[str, np.ndarray]
 Meta = dict[str, Any]
+T = TypeVar("T")
 FORMAT = "claimcheck-cache/1"
 
 
@@ -121,18 +124,60 @@ class ResultCache:
             self.counts.computed += 1
             return compute()
         key = cache_key(parts)
-        path = self.path(key)
         with self._locked(key):
-            if path.exists():
-                hit = decode(path.read_bytes())
-                if hit is not None:
-                    self.counts.cached += 1
-                    return hit
-                self.counts.corrupt += 1
+            hit = self._read(key)
+            if hit is not None:
+                self.counts.cached += 1
+                return hit
             arrays, meta = compute()
-            write_atomic(path, encode(arrays, meta))
+            write_atomic(self.path(key), encode(arrays, meta))
             self.counts.computed += 1
             return arrays, meta
+
+    def memo_many(
+        self, parts: Sequence[Mapping[str, Any]], compute: Callable[[list[int]], list[tuple[Arrays, Meta]]]
+    ) -> list[tuple[Arrays, Meta]]:
+        """Return ``memo``'s result for every ``parts[i]``, computing all missing ones in one call.
+
+        ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
+        repeated parts) and returns their results in that order. The entries' locks are taken one at
+        a time in key order, so processes whose batches overlap cannot deadlock; an entry found is
+        released at once, a missing one is held until its result is stored: as with ``memo``, each
+        result is computed once across processes. A repeated part counts as read after its first.
+        """
+        if self.root is None:
+            self.counts.computed += len(parts)
+            return compute(list(range(len(parts))))
+        keys = [cache_key(p) for p in parts]
+        found: dict[str, tuple[Arrays, Meta]] = {}
+        with ExitStack() as held:
+            for key in sorted(set(keys)):
+                lock = ExitStack()
+                lock.enter_context(self._locked(key))
+                hit = self._read(key)
+                if hit is None:
+                    held.push(lock)  # released once the result is stored
+                else:
+                    found[key] = hit
+                    lock.close()
+            missing = [keys.index(key) for key in dict.fromkeys(keys) if key not in found]
+            if missing:
+                for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
+                    write_atomic(self.path(keys[i]), encode(arrays, meta))
+                    found[keys[i]] = arrays, meta
+        self.counts.computed += len(missing)
+        self.counts.cached += len(keys) - len(missing)
+        return [found[key] for key in keys]
+
+    def _read(self, key: str) -> tuple[Arrays, Meta] | None:
+        """Return entry ``key`` if it is stored and intact; count it as corrupt if it fails to decode."""
+        path = self.path(key)
+        if not path.exists():
+            return None
+        hit = decode(path.read_bytes())
+        if hit is None:
+            self.counts.corrupt += 1
+        return hit
 
     def clear(self) -> int:
         """Delete every entry; return how many were removed."""
@@ -192,9 +237,7 @@ class Trainer:
 
     def lambda_max(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str = "float64") -> float:
         """Return the top Hessian eigenvalue at the initialisation ``train`` would draw from ``seed``."""
-        parts: dict[str, Any] = {"kind": "lambda_max", "impl": self.model.identity, "model": model_cfg.to_dict()}
-        parts |= {"data": data.fingerprint, "seed": seed}
-        parts |= {"device_type": torch.device(self.device).type, "dtype": dtype}
+        parts = _lambda_key(model_cfg, data, seed, dtype, self.device, self.model)
 
         def compute() -> tuple[Arrays, Meta]:
             torch_dtype = TrainConfig(dtype=dtype).torch_dtype
@@ -208,11 +251,62 @@ class Trainer:
 
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
+        return self._counted(lambda: self.cache.memo(parts, compute))
+
+    def batch(self, runs: Sequence[Run]) -> list[Trajectory]:
+        """Return ``self(run.model, run.train, run.data, run.seed)`` for every run, training the missing together.
+
+        Each run is read and stored under the key ``__call__`` uses, so a result trained here and
+        one trained alone are the same entry; the runs not in the cache are trained as one
+        ``train_batch``, which on CPU gives ``train``'s bits. The runs must share the shapes
+        ``check_batchable`` names (ConfigError otherwise, whatever the cache holds). A ``--claim-model``
+        model has no batched engine: its runs train one at a time, under the same keys.
+        """
+        if self.model is not PAPER:
+            return [self(r.model, r.train, r.data, r.seed) for r in runs]
+        runs = [replace(r, train=replace(r.train, device=self.device)) for r in runs]
+        check_batchable(runs)
+
+        def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
+            return [trajectory_to_entry(t) for t in train_batch([runs[i] for i in missing])]
+
+        parts = [train_key(r.model, r.train, r.data, r.seed, self.model) for r in runs]
+        return [trajectory_from_entry(*entry) for entry in self._counted(lambda: self.cache.memo_many(parts, compute))]
+
+    def lambda_maxes(self, runs: Sequence[Run]) -> list[float]:
+        """Return ``lambda_max(run.model, run.data, run.seed, run.train.dtype)`` for every run, as one batch.
+
+        Each value is read and stored under ``lambda_max``'s key; the missing ones are measured by
+        ``initial_lambdas`` with ``lambda_max``'s power iteration (200 steps, tolerance 1e-7), whatever
+        ``run.train`` says of steps, step size or power iteration. A ``--claim-model`` model measures one
+        run at a time.
+        """
+        if self.model is not PAPER:
+            return [self.lambda_max(r.model, r.data, r.seed, r.train.dtype) for r in runs]
+        runs = [Run(r.model, TrainConfig(dtype=r.train.dtype, device=self.device), r.data, r.seed) for r in runs]
+        check_batchable(runs)
+
+        def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
+            return [({}, {"lambda_max": lam}) for lam in initial_lambdas([runs[i] for i in missing])]
+
+        parts = [_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device, self.model) for r in runs]
+        return [float(meta["lambda_max"]) for _, meta in self._counted(lambda: self.cache.memo_many(parts, compute))]
+
+    def _counted(self, work: Callable[[], T]) -> T:
+        """Return ``work()``, adding what it computed and read through ``self.cache`` to ``self.counts``."""
         before = replace(self.cache.counts)
-        result = self.cache.memo(parts, compute)
+        result = work()
         self.counts.add(self.cache.counts)
         self.counts.add(before, sign=-1)
         return result
+
+
+def _lambda_key(
+    model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str, device: str, model: ModelSpec
+) -> dict[str, Any]:
+    """Return everything that decides ``Trainer.lambda_max``'s result."""
+    parts = {"kind": "lambda_max", "impl": model.identity, "model": model_cfg.to_dict(), "data": data.fingerprint}
+    return parts | {"seed": seed, "device_type": torch.device(device).type, "dtype": dtype}
 
 
 def _train_job(

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
 
+from claimcheck.batched import Run
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import Trainer
 from claimcheck.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
@@ -119,24 +120,40 @@ def _model(d: int, beta: float) -> ModelConfig:
     return ModelConfig(d=d, d_qk=D_QK, d_out=1, beta=beta)
 
 
-def _sweep(
+def _sweeps(
     data: TensorData,
     labels: Sequence[float],
-    betas: Sequence[float],
-    init_seeds: Sequence[int],
+    groups: Sequence[tuple[Sequence[float], Sequence[int]]],
     steps: int,
     train: Trainer,
-) -> Sweep:
-    """Train one run per label at mu = LR_FRACTION * min over the runs of 2/lambda_max."""
-    d = data.x.shape[-1]
-    lambdas = [train.lambda_max(_model(d, beta), data, s) for beta, s in zip(betas, init_seeds, strict=True)]
-    lr = LR_FRACTION * 2 / max(lambdas)
-    curves = []
-    for beta, s in zip(betas, init_seeds, strict=True):
-        tcfg = TrainConfig(steps=steps, lr=lr, lr_fraction=None, power_iters=TRAIN_POWER_ITERS)
-        traj = train(_model(d, beta), tcfg, data, s)
-        curves.append(traj.loss)
-    return Sweep(tuple(labels), tuple(curves), tuple(lambdas), lr, steps)
+) -> list[Sweep]:
+    """Train one run per label for every group of (betas, init seeds), each group at its own mu.
+
+    A group's mu is LR_FRACTION * min over its runs of 2/lambda_max. Every group's runs share
+    their shapes, so all lambda_max are measured in one batch and all runs trained in another
+    (``Trainer.lambda_maxes`` and ``Trainer.batch``: the numbers ``lambda_max`` and ``train``
+    give run by run, from the same cache entries).
+    """
+    d, k = data.x.shape[-1], len(labels)
+    runs = [
+        Run(_model(d, beta), TrainConfig(steps=steps), data, s)
+        for betas, seeds in groups
+        for beta, s in zip(betas, seeds, strict=True)
+    ]
+    lambdas = train.lambda_maxes(runs)
+    lrs = [LR_FRACTION * 2 / max(lambdas[i : i + k]) for i in range(0, len(runs), k)]
+    tcfgs = [TrainConfig(steps=steps, lr=lr, lr_fraction=None, power_iters=TRAIN_POWER_ITERS) for lr in lrs]
+    trained = train.batch([replace(run, train=tcfgs[i // k]) for i, run in enumerate(runs)])
+    return [
+        Sweep(
+            tuple(labels),
+            tuple(t.loss for t in trained[g * k : (g + 1) * k]),
+            tuple(lambdas[g * k : (g + 1) * k]),
+            lr,
+            steps,
+        )
+        for g, lr in enumerate(lrs)
+    ]
 
 
 def steps_to(curve: np.ndarray, target: float) -> float:
@@ -245,8 +262,8 @@ def test_c5_larger_beta_converges_faster(
         device=claim_settings.device,
     )
     rhos = []
-    for seed in seeds:
-        sweep = _sweep(jena.data, BETAS, BETAS, [seed] * len(BETAS), steps, claim_train)
+    sweeps = _sweeps(jena.data, BETAS, [(BETAS, [seed] * len(BETAS)) for seed in seeds], steps, claim_train)
+    for seed, sweep in zip(seeds, sweeps, strict=True):
         stats = measure(sweep)
         rhos.append(stats.rho_final)
         _record(claim_record, stats, jena.tag, f"seed={seed}", None)
@@ -282,9 +299,9 @@ def test_c5_control_seed_only_groups_show_no_effect(
         step_size="mu = 0.5 * min over the groups of 2/lambda_max at init",
     )
     rhos = []
-    for seed in seeds:
-        init = [seed + k * CONTROL_SEED_STRIDE for k in range(len(BETAS))]
-        sweep = _sweep(jena.data, BETAS, [CONTROL_BETA] * len(BETAS), init, steps, claim_train)
+    inits = [[seed + k * CONTROL_SEED_STRIDE for k in range(len(BETAS))] for seed in seeds]
+    groups = [([CONTROL_BETA] * len(BETAS), init) for init in inits]
+    for seed, sweep in zip(seeds, _sweeps(jena.data, BETAS, groups, steps, claim_train), strict=True):
         stats = measure(sweep)
         rhos.append(stats.rho_final)
         _record(claim_record, stats, jena.tag, f"seed={seed}", CONTROL)

@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from claimcheck.batched import Run
 from claimcheck.cache import ResultCache, Trainer, cache_key, decode, encode, train_key
 from claimcheck.data import make_synthetic
+from claimcheck.errors import ConfigError
 from claimcheck.model import ModelConfig
-from claimcheck.train import TrainConfig, train
+from claimcheck.train import TrainConfig, Trajectory, train
 
 MODEL = ModelConfig(d=8, d_qk=2)
 TRAIN = TrainConfig(steps=5, power_iters=20)
@@ -104,6 +106,124 @@ def test_disabled_cache_always_computes() -> None:
     cache.memo({"k": 1}, lambda: ({}, {}))
     cache.memo({"k": 1}, lambda: ({}, {}))
     assert cache.counts.computed == 2 and cache.clear() == 0
+
+
+def _runs(seeds: tuple[int, ...] = (0, 1, 2)) -> list[Run]:
+    data = make_synthetic(2, 3, 8, 1, seed=0)
+    return [Run(ModelConfig(d=8, d_qk=2, beta=0.5 * s), TRAIN, data, s) for s in seeds]
+
+
+def _assert_same(got: Trajectory, want: Trajectory) -> None:
+    for name in ("loss", "sigma_steps", "sigma_min", "sigma_max"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+    assert (got.lr, got.lambda_max, got.model, got.train, got.seed) == (
+        want.lr,
+        want.lambda_max,
+        want.model,
+        want.train,
+        want.seed,
+    )
+
+
+def test_a_batch_fills_the_entries_one_at_a_time_training_reads(tmp_path: Path) -> None:
+    runs = _runs()
+    batched = Trainer(ResultCache(tmp_path)).batch(runs)
+    alone = Trainer(ResultCache(tmp_path))
+    for run, got in zip(runs, batched, strict=True):
+        _assert_same(alone(run.model, run.train, run.data, run.seed), got)
+        want = train(run.model, run.train, run.data, run.seed)
+        np.testing.assert_allclose(got.loss, want.loss, rtol=1e-10, atol=0)  # bits at the claims' shapes
+    assert (alone.counts.computed, alone.counts.cached) == (0, len(runs))
+
+
+def test_a_batch_stores_each_run_under_the_key_a_single_call_uses(tmp_path: Path) -> None:
+    runs = _runs()
+    Trainer(ResultCache(tmp_path / "batch")).batch(runs)
+    for run in runs:
+        Trainer(ResultCache(tmp_path / "alone"))(run.model, run.train, run.data, run.seed)
+    names = [{p.name for p in (tmp_path / d).rglob("*.npz")} for d in ("batch", "alone")]
+    assert names[0] == names[1] and len(names[0]) == len(runs)
+
+
+def test_a_batch_trains_only_the_runs_missing_from_the_cache(tmp_path: Path) -> None:
+    runs = _runs((0, 1, 2, 3))
+    trainer = Trainer(ResultCache(tmp_path))
+    first = trainer(runs[1].model, runs[1].train, runs[1].data, runs[1].seed)
+    batched = trainer.batch(runs)
+    _assert_same(batched[1], first)
+    assert (trainer.counts.computed, trainer.counts.cached) == (1 + 3, 1)
+    again = Trainer(ResultCache(tmp_path))
+    for got, want in zip(again.batch(runs), batched, strict=True):
+        _assert_same(got, want)
+    assert (again.counts.computed, again.counts.cached, again.counts.corrupt) == (0, 4, 0)
+
+
+def test_a_run_repeated_in_a_batch_is_trained_once(tmp_path: Path) -> None:
+    run = _runs((0,))[0]
+    trainer = Trainer(ResultCache(tmp_path))
+    twice = trainer.batch([run, run])
+    _assert_same(twice[0], twice[1])
+    assert (trainer.counts.computed, trainer.counts.cached) == (1, 1)
+
+
+def test_a_corrupt_entry_in_a_batch_is_retrained(tmp_path: Path) -> None:
+    runs = _runs()
+    Trainer(ResultCache(tmp_path)).batch(runs)
+    path = ResultCache(tmp_path).path(cache_key(train_key(runs[2].model, runs[2].train, runs[2].data, 2)))
+    path.write_bytes(path.read_bytes()[:40])
+    trainer = Trainer(ResultCache(tmp_path))
+    assert np.isfinite(trainer.batch(runs)[2].loss).all()
+    assert (trainer.counts.computed, trainer.counts.cached, trainer.counts.corrupt) == (1, 2, 1)
+
+
+def test_a_batch_without_a_cache_trains_every_run() -> None:
+    trainer = Trainer(ResultCache(None))
+    trainer.batch(_runs())
+    assert (trainer.counts.computed, trainer.counts.cached) == (3, 0)
+
+
+def test_a_batch_of_different_shapes_is_refused_even_when_cached(tmp_path: Path) -> None:
+    runs = _runs((0,))
+    other = Run(ModelConfig(d=8, d_qk=4), TRAIN, runs[0].data, 1)
+    trainer = Trainer(ResultCache(tmp_path))
+    trainer.batch(runs)
+    trainer(other.model, other.train, other.data, other.seed)
+    with pytest.raises(ConfigError, match=r"ModelConfig\.d_qk"):
+        trainer.batch([*runs, other])
+
+
+def test_batched_lambda_max_shares_the_entries_of_lambda_max(tmp_path: Path) -> None:
+    runs = _runs()
+    trainer = Trainer(ResultCache(tmp_path))
+    alone = trainer.lambda_max(runs[0].model, runs[0].data, runs[0].seed)
+    lambdas = trainer.lambda_maxes(runs)
+    assert lambdas[0] == alone
+    assert lambdas == [Trainer(ResultCache(None)).lambda_max(r.model, r.data, r.seed) for r in runs]
+    assert (trainer.counts.computed, trainer.counts.cached) == (1 + 2, 1)
+
+
+def _slow_batch(root: str, out: str, names: list[str]) -> None:
+    def compute(missing: list[int]) -> list[tuple[dict[str, np.ndarray], dict[str, str]]]:
+        with open(out, "a") as f:
+            f.writelines(f"{names[i]}\n" for i in missing)
+        time.sleep(0.3)
+        return [({"v": np.ones(1)}, {"name": names[i]}) for i in missing]
+
+    results = ResultCache(Path(root)).memo_many([{"name": n} for n in names], compute)
+    assert [meta["name"] for _, meta in results] == names
+
+
+def test_concurrent_overlapping_batches_compute_each_result_once(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    ctx = multiprocessing.get_context("fork")
+    batches = [["a", "b"], ["b", "c"], ["c", "a"], ["c", "b", "a"]]
+    procs = [ctx.Process(target=_slow_batch, args=(str(tmp_path / "c"), str(log), b)) for b in batches]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+    assert [p.exitcode for p in procs] == [0] * len(batches)
+    assert sorted(log.read_text().split()) == ["a", "b", "c"]
 
 
 CLAIM = """

@@ -198,3 +198,18 @@ def test_a_parameter_the_loss_ignores_gets_zero_gradient_and_training_goes_on(tm
     model = load_model(_module_file(tmp_path, body))
     traj = train(CFG, TrainConfig(steps=5), DATA, seed=0, model=model)
     assert traj.diverged_at is None and traj.loss[-1] < traj.loss[0]
+
+
+def test_a_batch_of_user_model_runs_trains_one_at_a_time_under_the_same_keys(tmp_path: Path) -> None:
+    from claimcheck.batched import Run
+
+    model = load_model(ADAPTER)
+    trainer = Trainer(ResultCache(tmp_path), model=model)
+    runs = [Run(ModelConfig(d=8, d_qk=4, beta=b), TrainConfig(steps=5), DATA, s) for b in (0.0, 1.0) for s in (0, 1)]
+    batched = trainer.batch(runs)
+    lams = trainer.lambda_maxes(runs)
+    alone = Trainer(ResultCache(tmp_path), model=model)
+    for run, traj, lam in zip(runs, batched, lams, strict=True):
+        np.testing.assert_array_equal(alone(run.model, run.train, run.data, run.seed).loss, traj.loss)
+        assert alone.lambda_max(run.model, run.data, run.seed) == lam
+    assert (alone.counts.computed, alone.counts.cached) == (0, 8)  # all read back: the keys are shared
