@@ -20,7 +20,7 @@ import torch
 from claimcheck.budget import Budget
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig, QKInit, init_params
-from claimcheck.protocol import ModelSpec
+from claimcheck.protocol import PAPER, ModelSpec
 from claimcheck.record import ClaimRecorder
 from claimcheck.spectral import (
     AttentionSample,
@@ -104,18 +104,22 @@ def _sweep(
     return points
 
 
-def _regime(init: str, budget: Budget, shapes: list[tuple[int, int]], model: ModelSpec) -> dict[str, object]:
+def _weights(init: str, model: ModelSpec) -> dict[str, object]:
+    """Return how the weights were drawn: the paper's Gaussians, or what a --claim-model does itself."""
+    if model is not PAPER:
+        qk = f"qk_init={init}" if "qk_init" in model.capabilities else f"its own init (it ignores qk_init={init})"
+        return {"model": model.name, "W_Q, W_K": qk, "W_V, logit scale": "the model's own"}
     qk = "N(0, 2/(d + d_qk))" if init == "xavier" else "N(0, 1/d)"
-    own = "qk_init" not in model.capabilities
+    return {"model": model.name, "W_Q, W_K": qk, "W_V": "N(0, 1/d)", "logit scale": "1/sqrt(d_qk)"}
+
+
+def _regime(init: str, budget: Budget, shapes: list[tuple[int, int]], model: ModelSpec) -> dict[str, object]:
     return {
-        "model": model.name,
+        **_weights(init, model),
         "X": "Gaussian N(0, 1), full row rank",
         "(n, d)": shapes,
         "d_qk": f"{D_QK[budget.scale][0]}..{D_QK[budget.scale][-1]} (x4)",
         "beta": list(BETAS),
-        "W_Q, W_K": f"the model's own init (it ignores qk_init={init})" if own else qk,
-        "W_V": "the model's own init" if own else "N(0, 1/d)",
-        "logit scale": "1/sqrt(d_qk)",
         "draws": f"1 weight draw x {SAMPLES} inputs per point",
         "dtype": "float64",
     }
@@ -198,7 +202,7 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
     points = _sweep(claim_model, claim_seed, SHAPES[claim_budget.scale], [top], ("xavier",), betas=(0.0,))
     for p in points:
         label = f"xavier n={p.n} d={p.d} d_qk={top} beta=0"
-        claim_record.set_regime(label, W_Q_W_K="N(0, 2/(d + d_qk))", W_V="N(0, 1/d)", beta=0, d_qk=top)
+        claim_record.set_regime(label, **_weights("xavier", claim_model), beta=0, d_qk=top)
         # the most favourable draw must still miss the floor
         floor, deficit = float(p.floor_z.max()), int(p.deficit.min())
         _record_control(claim_record, label, floor, deficit, "beta = 0, xavier init at the largest d_QK")
@@ -215,7 +219,9 @@ def test_c3_control_rank_deficient_input(
     for init in INITS:
         mine = [p for p in points if p.init == init]
         label = f"{init}, rank(X) = n/4"
-        claim_record.set_regime(label, X="Gaussian factors of rank n/4", beta=list(BETAS))
+        claim_record.set_regime(
+            label, **_weights(init, claim_model), X="Gaussian factors of rank n/4", beta=list(BETAS)
+        )
         _record_control(claim_record, label, None, min(int(p.deficit.min()) for p in mine), "rank-deficient X")
 
 

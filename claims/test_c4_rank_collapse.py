@@ -20,7 +20,7 @@ from claimcheck.cache import Trainer
 from claimcheck.checks import record_linear_rate
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig, QKInit
-from claimcheck.protocol import ModelSpec
+from claimcheck.protocol import PAPER, ModelSpec
 from claimcheck.record import ClaimRecorder
 from claimcheck.spectral import (
     derive_seed,
@@ -109,14 +109,16 @@ def _record_sweep(rec: ClaimRecorder, sw: Sweep, label: str, control: str | None
         rec.check(f"{name} at the largest d_QK", values[-1], "<=", level, control=control, label=label)
 
 
-def _regime(init: QKInit, n: int, d: int, d_qks: list[int]) -> dict[str, object]:
+def _regime(init: QKInit, n: int, d: int, d_qks: list[int], model: ModelSpec) -> dict[str, object]:
+    paper = model is PAPER
     return {
+        "model": model.name,
         "n": n,
         "d": d,
         "d_qk": f"{d_qks[0]}..{d_qks[-1]} (x4)",
-        "W_Q, W_K": "N(0, 2/(d + d_qk))" if init == "xavier" else "N(0, 1/d)",
-        "W_V": "N(0, 1/d)",
-        "logit scale": "1/sqrt(d_qk)",
+        "W_Q, W_K": ("N(0, 2/(d + d_qk))" if init == "xavier" else "N(0, 1/d)") if paper else f"qk_init={init}",
+        "W_V": "N(0, 1/d)" if paper else "the model's own init",
+        "logit scale": "1/sqrt(d_qk)" if paper else "the model's own",
         "statistic per d_qk": f"median over {WEIGHT_DRAWS} weight draws x {SAMPLES} Gaussian inputs",
         "dtype": "float64",
     }
@@ -167,7 +169,7 @@ def test_c4_attention_tends_to_rank_one_as_d_qk_grows(
         sweeps = [_sweep(claim_model, init, n, d, d_qks, claim_seed) for init in (COLLAPSING, CONSTANT)]
         for sw in sweeps:
             label = f"{sw.init} n={n} d={d}"
-            claim_record.set_regime(label, **_regime(sw.init, n, d, d_qks))
+            claim_record.set_regime(label, **_regime(sw.init, n, d, d_qks, claim_model))
             control = None if sw.init == COLLAPSING else "variance-preserving init: logit variance constant in d_QK"
             _record_sweep(claim_record, sw, label, control)
             _note_ratios(claim_record, sw, n, d)
