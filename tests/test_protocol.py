@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from claimcheck.batched import Run
 from claimcheck.cache import ResultCache, Trainer, train_key
 from claimcheck.data import make_synthetic
 from claimcheck.errors import ConfigError
@@ -201,8 +202,6 @@ def test_a_parameter_the_loss_ignores_gets_zero_gradient_and_training_goes_on(tm
 
 
 def test_a_batch_of_user_model_runs_trains_one_at_a_time_under_the_same_keys(tmp_path: Path) -> None:
-    from claimcheck.batched import Run
-
     model = load_model(ADAPTER)
     trainer = Trainer(ResultCache(tmp_path), model=model)
     runs = [Run(ModelConfig(d=8, d_qk=4, beta=b), TrainConfig(steps=5), DATA, s) for b in (0.0, 1.0) for s in (0, 1)]
