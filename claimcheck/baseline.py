@@ -89,7 +89,9 @@ def _relative(before: float, after: float) -> float:
 
 
 def _stats(r: ClaimResult) -> dict[tuple[str | None, str], StatSummary]:
-    return {(s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+    return {
+        (s.control, f"{s.part}: {s.statistic}" if s.part else s.statistic): s for s in r.claim_stats + r.control_stats
+    }
 
 
 def compare(current: RunData, baseline: RunData, source: str, tolerance: Tolerance = DEFAULT_TOLERANCE) -> Comparison:

@@ -12,7 +12,7 @@ class Budget:
     """A named run size; claims scale their sweeps from it."""
 
     name: str
-    seeds: int  # seeds per claim configuration
+    seeds: int  # seeds per claim that declares no protocol (a protocol states its own units per budget)
     steps: int  # GD steps per training run (claims may scale this)
     scale: int  # 0 small (CI), 1 workstation, 2 paper-sized; claims pick grid sizes by it
     description: str
@@ -21,9 +21,11 @@ class Budget:
 BUDGETS: dict[str, Budget] = {
     b.name: b
     for b in (
-        Budget("ci", 3, 400, 0, "CI: 3 seeds, small sizes; whole suite in minutes on 2 CPU cores"),
-        Budget("standard", 10, 1000, 1, "workstation: 10 seeds per claim, larger grids"),
-        Budget("paper", 20, 3000, 2, "paper-sized: 20 seeds, the largest grids; meant for a GPU"),
+        Budget("ci", 3, 400, 0, "CI: small sizes; each claim's protocol sets its units (3 without a protocol)"),
+        Budget("standard", 10, 1000, 1, "workstation: larger grids; units per protocol (10 without one)"),
+        Budget(
+            "paper", 20, 3000, 2, "paper-sized: the largest grids, meant for a GPU; units per protocol (20 without)"
+        ),
     )
 }
 

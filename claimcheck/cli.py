@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
+from claimcheck.expectations import pins_of, render_pins
 from claimcheck.figures import draw
 from claimcheck.files import write_atomic
 from claimcheck.mutation import render_mutants
@@ -72,6 +73,17 @@ def _cmd_matrix(args: argparse.Namespace) -> None:
     _write_or_print(render_matrix([(str(p), load(p)) for p in args.runs]), args.output)
 
 
+def _cmd_expectations(args: argparse.Namespace) -> None:
+    run = load(args.run)
+    header = (
+        f"What this suite is known to give at budget {args.budget}, pinned check by check.\n"
+        f"Written by `claimcheck expectations {args.run.name} --budget {args.budget}` from the run of "
+        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')}, "
+        f"base seed {run.env.get('base seed', '?')})."
+    )
+    _write_or_print(render_pins(args.budget, pins_of(run.results()), header), args.output)
+
+
 def _cmd_stability(args: argparse.Namespace) -> None:
     seeds = [args.first + i * args.stride for i in range(args.base_seeds)]
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","))
@@ -102,6 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("runs", type=Path, nargs="+", help="run .json files")
     m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
     m.set_defaults(func=_cmd_matrix)
+    e = sub.add_parser("expectations", help="pin a run's verdicts, parts, controls and statistics as TOML")
+    e.add_argument("run", type=Path, help="the .json written next to a claim report")
+    e.add_argument("--budget", default="ci", help="the budget table to write (default ci)")
+    e.add_argument("-o", "--output", type=Path, help="write the TOML here (default: stdout)")
+    e.set_defaults(func=_cmd_expectations)
     s = sub.add_parser("stability", help="run the claim suite over K base seeds; count verdict flips and controls")
     s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
     s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")

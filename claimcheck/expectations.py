@@ -1,71 +1,220 @@
-"""Read the verdicts a suite is known to give per budget, and find claims that deviate from them.
+"""Pin what a suite is known to give, check by check, and find what deviates from it.
 
-A claim that does not reproduce under faithful conditions is a result, not a bug: the report says
-NOT REPRODUCED with its evidence. Listing it in the expectations file (with the reason) keeps the
-session green while the verdict stays as measured, and turns any change of that verdict (the claim
-starts to reproduce, or errors) into a failed session, so the suite still works as a regression test.
+A claim that does not reproduce under faithful conditions is a result, not a bug. The expectations
+file pins, per budget and claim, the verdict, each part's verdict, each control's status and, for
+every statistic, how many checks met it and its median within a stated relative tolerance. A run
+that deviates anywhere (a known NOT REPRODUCED claim whose stall test starts passing, a moved
+statistic) fails the session; the reason shown is always the current evidence. A claim that is not
+listed must be REPRODUCED. ``claimcheck expectations run.json`` writes the file from a run.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from claimcheck.errors import ConfigError
 from claimcheck.results import ClaimResult, Verdict
-from claimcheck.runfile import RunData
 
 _VERDICTS = {v.value for v in Verdict}
+DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
 
 
-def load_expectations(path: Path, option: str) -> dict[str, dict[str, tuple[str, str]]]:
-    """Return {budget: {claim id: (verdict, reason)}} from a TOML file, or raise ConfigError naming it.
+@dataclass(frozen=True)
+class StatPin:
+    """A statistic's pinned count of met checks and median."""
 
-    Each entry is ``C4 = "NOT REPRODUCED: why"`` under a ``[budget]`` table.
-    """
+    met: int
+    n: int
+    median: float
+    rtol: float = DEFAULT_RTOL
+
+
+@dataclass(frozen=True)
+class ClaimPin:
+    """What one claim is expected to give."""
+
+    verdict: str
+    parts: dict[str, str] = field(default_factory=dict)
+    controls: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, StatPin] = field(default_factory=dict)
+
+
+Expected = dict[str, ClaimPin]
+
+
+def stat_key(part: str, control: str | None, statistic: str) -> str:
+    """Return the key a statistic is pinned under: ``part / statistic`` or ``control: name / statistic``."""
+    head = f"control: {control}" if control is not None else (part or "claim")
+    return f"{head} / {statistic}"
+
+
+def _fail(option: str, path: Path | str, where: str, what: str) -> ConfigError:
+    return ConfigError(f"{option}: {path}: {where}: {what}")
+
+
+def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[str, Expected]:
+    """Return {budget: {claim: ClaimPin}} from parsed TOML; raise ConfigError naming the first bad field."""
+    out: dict[str, Expected] = {}
+    for budget, table in raw.items():
+        if not isinstance(table, dict):
+            raise _fail(option, path, f"[{budget}]", "must be a table of claims")
+        for claim, pin in table.items():
+            where = f"[{budget}.{claim}]"
+            if not isinstance(pin, dict):
+                raise _fail(option, path, where, 'must be a table with verdict = "..." (the old one-line form is gone)')
+            verdict = pin.get("verdict")
+            if verdict not in _VERDICTS:
+                raise _fail(option, path, where, f"verdict must be one of {sorted(_VERDICTS)}, got {verdict!r}")
+            parts = _strings(pin.get("parts", {}), option, path, f"{where} parts", _VERDICTS)
+            controls = _strings(
+                pin.get("controls", {}),
+                option,
+                path,
+                f"{where} controls",
+                {"fails as required", "passes too often", "undecided"},
+            )
+            stats = {}
+            for key, s in dict(pin.get("stats", {})).items():
+                if not isinstance(s, dict) or not {"met", "n", "median"} <= set(s):
+                    raise _fail(option, path, f"{where} stats {key!r}", "needs met, n and median")
+                try:
+                    stats[str(key)] = StatPin(
+                        int(s["met"]), int(s["n"]), float(s["median"]), float(s.get("rtol", DEFAULT_RTOL))
+                    )
+                except (TypeError, ValueError) as e:
+                    raise _fail(option, path, f"{where} stats {key!r}", f"not a number ({e})") from None
+            extra = set(pin) - {"verdict", "parts", "controls", "stats", "why"}
+            if extra:
+                raise _fail(option, path, where, f"unknown fields {sorted(extra)}")
+            out.setdefault(str(budget), {})[str(claim)] = ClaimPin(str(verdict), parts, controls, stats)
+    return out
+
+
+def _strings(raw: Any, option: str, path: Path | str, where: str, allowed: set[str]) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise _fail(option, path, where, "must be a table")
+    for k, v in raw.items():
+        if v not in allowed:
+            raise _fail(option, path, f"{where} {k!r}", f"must be one of {sorted(allowed)}, got {v!r}")
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def load_expectations(path: Path, option: str) -> dict[str, Expected]:
+    """Read an expectations file; raise ConfigError naming ``option``, the file and the first bad field."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError(f"{option}: cannot read {path} ({e.strerror}); fix the path or set it empty") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{option}: {path} is not valid TOML ({e})") from None
-    out: dict[str, dict[str, tuple[str, str]]] = {}
-    for budget, table in raw.items():
-        if not isinstance(table, dict):
-            raise ConfigError(f'{option}: {path}: [{budget}] must be a table of claim = "VERDICT: reason"')
-        for claim, text in table.items():
-            verdict, _, reason = str(text).partition(":")
-            if verdict.strip() not in _VERDICTS:
-                raise ConfigError(
-                    f"{option}: {path}: [{budget}] {claim} = {text!r} must start with one of "
-                    f"{', '.join(sorted(_VERDICTS))} and a colon"
-                )
-            out.setdefault(budget, {})[claim] = (verdict.strip(), reason.strip())
+    return parse_pins(raw, option, path)
+
+
+def pins_of(results: Sequence[ClaimResult]) -> Expected:
+    """Return the pins that describe ``results`` (skipped claims left out: they said nothing)."""
+    out: Expected = {}
+    for r in results:
+        if r.verdict is Verdict.SKIPPED:
+            continue
+        stats = {
+            stat_key(s.part, s.control, s.statistic): StatPin(s.met, s.values.n, s.values.median)
+            for s in r.claim_stats + r.control_stats
+        }
+        out[r.claim_id] = ClaimPin(
+            r.verdict.value,
+            {p.name or "claim": p.verdict.value for p in r.parts},
+            {c.name: c.status for c in r.controls},
+            stats,
+        )
     return out
 
 
-def deviations(results: Sequence[ClaimResult], expected: Mapping[str, tuple[str, str]]) -> list[str]:
-    """Return one sentence per listed claim whose verdict differs from the expected one.
+def _moved(before: float, after: float, rtol: float) -> bool:
+    if math.isnan(before) and math.isnan(after):
+        return False
+    if before == after:
+        return False
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return True
+    return abs(after - before) > rtol * max(abs(before), 1e-12)
 
-    A SKIPPED claim (its data or model is absent) is not a change of verdict.
+
+def deviations(results: Sequence[ClaimResult], expected: Expected, source: str) -> list[str]:
+    """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim.
+
+    A SKIPPED claim (its data or model is absent) is not a deviation. A claim not listed must be
+    REPRODUCED.
     """
     out = []
     for r in results:
         if r.verdict is Verdict.SKIPPED:
             continue
-        if r.claim_id in expected and r.verdict.value != expected[r.claim_id][0]:
-            out.append(f"{r.claim_id} is {r.verdict.value} but expected {expected[r.claim_id][0]}")
+        pin = expected.get(r.claim_id)
+        if pin is None:
+            if r.verdict is not Verdict.REPRODUCED:
+                listed = f"not listed in {source}" if source else "no expectations are set"
+                out.append(f"{r.claim_id} is {r.verdict.value} ({listed}, so it must reproduce)")
+            continue
+        if r.verdict.value != pin.verdict:
+            out.append(f"{r.claim_id} is {r.verdict.value}, {source} expects {pin.verdict}")
+        for p in r.parts if len(r.parts) > 1 or (r.parts[:1] and r.parts[0].name) else ():
+            want = pin.parts.get(p.name or "claim")
+            if want is not None and p.verdict.value != want:
+                out.append(f"{r.claim_id} part {p.name or 'claim'} is {p.verdict.value}, {source} expects {want}")
+        for c in r.controls:
+            want = pin.controls.get(c.name)
+            if want is not None and c.status != want:
+                out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
+        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        for key, sp in pin.stats.items():
+            s = now.get(key)
+            if s is None:
+                out.append(f"{r.claim_id} {key}: pinned in {source} but not recorded")
+                continue
+            if (s.met, s.values.n) != (sp.met, sp.n):
+                out.append(f"{r.claim_id} {key}: met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
+            if _moved(sp.median, s.values.median, sp.rtol):
+                out.append(
+                    f"{r.claim_id} {key}: median {s.values.median:.6g}, {source} pins {sp.median:.6g} "
+                    f"(rtol {sp.rtol:g})"
+                )
     return out
 
 
-def from_baseline(run: RunData, source: str) -> dict[str, tuple[str, str]]:
-    """Return the verdicts of a trusted run as expectations: what a regression run must keep.
+def _toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    Skipped claims are left out (they said nothing).
-    """
-    return {
-        r.claim_id: (r.verdict.value, f"the verdict of the baseline {source}")
-        for r in run.results()
-        if r.verdict is not Verdict.SKIPPED
-    }
+
+def _toml_float(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return repr(float(x))
+
+
+def render_pins(budget: str, pins: Expected, header: str = "") -> str:
+    """Return TOML text pinning ``pins`` under ``[budget]`` (readable by ``load_expectations``)."""
+    lines = [f"# {line}" for line in header.splitlines()] if header else []
+    for cid, pin in pins.items():
+        lines += ["", f"[{budget}.{cid}]", f"verdict = {_toml_str(pin.verdict)}"]
+        if pin.parts:
+            lines.append(
+                "parts = { " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.parts.items()) + " }"
+            )
+        if pin.controls:
+            items = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.controls.items())
+            lines.append(f"controls = {{ {items} }}")
+        if pin.stats:
+            lines += ["", f"[{budget}.{cid}.stats]"]
+            for key, sp in pin.stats.items():
+                lines.append(
+                    f"{_toml_str(key)} = {{ met = {sp.met}, n = {sp.n}, median = {_toml_float(sp.median)}, "
+                    f"rtol = {_toml_float(sp.rtol)} }}"
+                )
+    return "\n".join(lines).lstrip("\n") + "\n"

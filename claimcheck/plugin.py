@@ -18,13 +18,15 @@ import torch
 
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import ResultCache, Trainer, default_cache_dir
+from claimcheck.claimprotocol import ClaimProtocol
 from claimcheck.environment import fingerprint
-from claimcheck.errors import ClaimNotMet, ConfigError, ControlNotFailed
-from claimcheck.expectations import deviations, from_baseline, load_expectations
+from claimcheck.errors import ConfigError
+from claimcheck.expectations import Expected, deviations, load_expectations, pins_of
+from claimcheck.ledger import EMPTY, Ledger, load_ledger
 from claimcheck.protocol import CAPABILITIES, ModelSpec, load_model, missing
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
-from claimcheck.report import RERUN_KEY
-from claimcheck.results import Verdict
+from claimcheck.report import RERUN_KEY, terminal_lines
+from claimcheck.results import ClaimResult, Verdict
 from claimcheck.runfile import RunData, RunFileError, load
 from claimcheck.session import ClaimSession, Written
 from claimcheck.settings import (
@@ -37,6 +39,7 @@ from claimcheck.settings import (
     parse_device,
     parse_dir,
     parse_model_dir,
+    parse_pool,
     parse_report,
     parse_seed,
     parse_threads,
@@ -51,10 +54,11 @@ RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 CACHE_KEY = pytest.StashKey[ResultCache]()
 TRAINER_KEY = pytest.StashKey[Trainer]()
 MODEL_KEY = pytest.StashKey[ModelSpec]()
+LEDGER_KEY = pytest.StashKey[Ledger]()
 
 MARKER_HELP = (
-    "claim(id, title, source): the test checks claim `id` (e.g. C1), stated in plain words as "
-    "`title`, from `source` in the paper"
+    "claim(id, title, source, protocol=None): the test checks claim `id` (e.g. C1), stated in plain words as "
+    "`title`, from `source` in the paper, under `protocol` (a claimcheck.claimprotocol.ClaimProtocol)"
 )
 NEEDS_HELP = (
     "claim_needs(*capabilities): the claim needs these capabilities of the model under test "
@@ -74,6 +78,14 @@ _OPTIONS = [
     ("--claim-threads", "claim_threads", "N|auto", "torch threads per process (auto: cores / xdist workers)", "1"),
     ("--claim-expectations", "claim_expectations", "TOML", "verdicts known per budget, with reasons", ""),
     ("--claim-cache-dir", "claim_cache_dir", "DIR", "cache folder (default ~/.cache/claimcheck/results)", ""),
+    (
+        "--claim-pool",
+        "claim_pool",
+        "POOL",
+        "seed pool: confirmatory (the protocol's block) or exploratory",
+        "confirmatory",
+    ),
+    ("--claim-ledger", "claim_ledger", "TOML", "ledger of protocol versions (exploratory or confirmed)", ""),
 ]
 
 
@@ -123,6 +135,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
     fail, _ = _setting(config, "--claim-baseline-fail", "claim_baseline_fail")
     budget_name = parse_budget(*values["claim_budget"]).name
+    expected, source = _expected(values["claim_expectations"], budget_name, root, bool(values["claim_model"][0]))
     return Settings(
         report=parse_report(report, report_src, root),
         seed=parse_seed(*values["claim_seed"]),
@@ -136,18 +149,33 @@ def _read_settings(config: pytest.Config) -> Settings:
         tolerance=parse_tolerance(*values["claim_tolerance"]),
         cache=parse_cache_mode(*values["claim_cache"]),
         threads=parse_threads(*values["claim_threads"]),
-        expected=_expected(values["claim_expectations"], budget_name, root, bool(values["claim_model"][0])),
+        expected=expected,
+        expected_source=source,
         model=str(values["claim_model"][0] or "").strip(),
         cache_dir=parse_dir(values["claim_cache_dir"][0], root),
+        pool=parse_pool(*values["claim_pool"]),
     )
 
 
-def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> dict[str, tuple[str, str]]:
-    """Return the known verdicts at ``budget``; an ini file describes the suite's own model, not a user's."""
+def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> tuple[Expected, str]:
+    """Return the pins at ``budget`` and their file; an ini file describes the suite's own model, not a user's."""
     path = parse_dir(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
-        return {}
-    return load_expectations(path, value[1]).get(budget, {})
+        return {}, ""
+    return load_expectations(path, value[1]).get(budget, {}), _shown(path, root)
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _ledger(config: pytest.Config) -> Ledger:
+    value, source = _setting(config, "--claim-ledger", "claim_ledger")
+    path = parse_dir(str(value or "").strip() or None, config.rootpath)
+    return EMPTY if path is None else load_ledger(path, source)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -157,10 +185,15 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = _read_settings(config)
         baseline = load(settings.baseline) if settings.baseline else None
         config.stash[MODEL_KEY] = load_model(settings.model, root=config.rootpath)
+        config.stash[LEDGER_KEY] = _ledger(config)
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
-    if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the known ones
-        settings = replace(settings, expected=from_baseline(baseline, str(settings.baseline)))
+    if baseline is not None and settings.baseline and settings.baseline_fail:  # the trusted run's results are expected
+        settings = replace(
+            settings,
+            expected=pins_of(baseline.results()),
+            expected_source=f"the baseline {_shown(settings.baseline, config.rootpath)}",
+        )
     worker = getattr(config, "workerinput", {})
     settings = replace(
         settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
@@ -180,14 +213,15 @@ def pytest_configure(config: pytest.Config) -> None:
             "base seed": str(settings.seed),
             "model": config.stash[MODEL_KEY].name,
             "budget": f"{settings.budget.name}: {settings.budget.description}",
+            "seed pool": settings.pool,
             "dtype": "float64 unless a claim's regime says otherwise",
             "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
             **fingerprint(config.rootpath, settings.device),
             RERUN_KEY: settings.rerun_options,
         }
-        expected = {k: f"{v}: {why}" for k, (v, why) in settings.expected.items()}
+        expected = {k: asdict(v) for k, v in settings.expected.items()}
         run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
-        hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline)
+        hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline, config.stash[LEDGER_KEY])
         config.stash[HOOKS_KEY] = hooks
         config.pluginmanager.register(hooks, "claimcheck-report")
 
@@ -207,10 +241,31 @@ def pytest_report_header(config: pytest.Config) -> str:
     )
 
 
+def claim_protocol_of(node: Any) -> ClaimProtocol | None:
+    """Return the protocol the ``claim`` marker (or the module's ``PROTOCOL``) declares, if any."""
+    marker = node.get_closest_marker("claim")
+    if marker is None:
+        return None
+    proto = marker.kwargs.get("protocol")
+    if proto is None:
+        proto = getattr(getattr(node, "module", None), "PROTOCOL", None)
+    if proto is not None and not isinstance(proto, ClaimProtocol):
+        raise pytest.UsageError(f"{node.nodeid}: claim protocol must be a ClaimProtocol, got {type(proto).__name__}")
+    if proto is not None and marker.args and marker.args[0] != proto.claim_id:
+        raise pytest.UsageError(f"{node.nodeid}: claim {marker.args[0]!r} is given the protocol of {proto.claim_id!r}")
+    return proto
+
+
+def _seeds(config: pytest.Config, proto: ClaimProtocol | None) -> list[int]:
+    s = config.stash[SETTINGS_KEY]
+    if proto is None:
+        return seeds_for(s.seed, s.budget)
+    return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "claim_seed" in metafunc.fixturenames:
-        s = metafunc.config.stash[SETTINGS_KEY]
-        seeds = seeds_for(s.seed, s.budget)
+        seeds = _seeds(metafunc.config, claim_protocol_of(metafunc.definition))
         metafunc.parametrize("claim_seed", seeds, ids=[f"seed{x}" for x in seeds])
 
 
@@ -254,6 +309,12 @@ def claim_budget(claim_settings: Settings) -> Budget:
 
 
 @pytest.fixture
+def claim_seeds(request: pytest.FixtureRequest) -> list[int]:
+    """The seeds of every unit of this claim (for a test that runs all of its units itself)."""
+    return _seeds(request.config, claim_protocol_of(request.node))
+
+
+@pytest.fixture
 def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
     """Record the statistics this claim test checks; the plugin fails the test on a miss."""
     meta = _claim_meta(request.node)
@@ -261,7 +322,7 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
         raise pytest.UsageError(f"{request.node.nodeid}: claim_record needs @pytest.mark.claim(id, title, source)")
     callspec = getattr(request.node, "callspec", None)
     seed = callspec.params.get("claim_seed") if callspec is not None else None
-    rec = ClaimRecorder(claim_id=meta[0], seed=seed)
+    rec = ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(request.node))
     request.node.stash[RECORD_KEY] = rec
     return rec
 
@@ -279,31 +340,11 @@ def _rerun(item: pytest.Item) -> str:
     return f"pytest {shlex.quote(item.nodeid)} {options} --claim-report"
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    __tracebackhide__ = True
-    result = yield
-    rec = item.stash.get(RECORD_KEY, None)
-    if rec is not None:
-        unmet, leaky = rec.verdict_problems()
-        tail = f"\nseed {rec.seed}; rerun: {_rerun(item)}"
-        if leaky:
-            raise ControlNotFailed("; ".join(leaky) + tail)
-        if unmet:
-            raise ClaimNotMet(f"claim {rec.claim_id} not reproduced: " + "; ".join(unmet) + tail)
-    return result
-
-
-def _classify(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str | None:
+def _classify(report: pytest.TestReport) -> str | None:
     if report.skipped:
         return "skipped"
     if report.passed:
         return "passed" if report.when == "call" else None
-    if report.when == "call" and call.excinfo is not None:
-        if call.excinfo.errisinstance(ClaimNotMet):
-            return "not_met"
-        if call.excinfo.errisinstance(ControlNotFailed):
-            return "control_passed"
     return "error"
 
 
@@ -311,7 +352,7 @@ def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
     if report.skipped and isinstance(report.longrepr, tuple):
         return str(report.longrepr[2]).removeprefix("Skipped: ")
     if call.excinfo is not None:
-        return f"{call.excinfo.typename}: {call.excinfo.value}".split("\nseed ")[0]
+        return f"{call.excinfo.typename}: {call.excinfo.value}"
     return ""
 
 
@@ -319,7 +360,7 @@ def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     meta = _claim_meta(item)
-    outcome = _classify(report, call) if meta else None
+    outcome = _classify(report) if meta else None
     if meta is not None and outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
         payload: dict[str, Any] = {
@@ -331,31 +372,37 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "message": _message(report, call),
             "record": rec.to_json() if rec is not None and report.when == "call" else None,
         }
+        proto = claim_protocol_of(item)
+        if proto is not None:
+            payload["protocol"] = proto.to_dict()
         trainer = item.stash.get(TRAINER_KEY, None)
         if trainer is not None and report.when == "call":
             payload["counts"] = asdict(trainer.counts)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
-        known = item.config.stash[SETTINGS_KEY].expected.get(meta[0])
-        if outcome == "not_met" and known is not None and known[0] == Verdict.NOT_REPRODUCED.value:
-            report.outcome = "skipped"  # shown as xfailed, the way pytest's own xfail does it
-            report.wasxfail = f"claim {meta[0]} is known NOT REPRODUCED at this budget: {known[1]}"
     return report
 
 
 class ReportHooks:
-    """The report's hooks, registered on the controller only when a report is asked for."""
+    """The controller's hooks: collect outcomes, decide claims, write the report, set the exit status."""
 
-    def __init__(self, session: ClaimSession, settings: Settings, baseline: RunData | None) -> None:
+    def __init__(self, session: ClaimSession, settings: Settings, baseline: RunData | None, ledger: Ledger) -> None:
         self.session = session
         self.settings = settings
         self.baseline = baseline
+        self.ledger = ledger
         self.expected: list[str] = []
+        self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
         self.seen: set[str] = set()
         self.written: Written | None = None
         self.deviations: list[str] = []
+        self.results: list[ClaimResult] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expected = [i.nodeid for i in session.items]
+        for item in session.items:
+            meta = _claim_meta(item)
+            if meta is not None:
+                self.claim_of[item.nodeid] = meta[0]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -367,6 +414,16 @@ class ReportHooks:
             if key == PROPERTY_KEY:
                 self.session.add(str(value), report.duration)
 
+    def _not_run(self, missing: list[str]) -> dict[str, list[str]]:
+        """Map each claim to its tests that did not run (by collection, else by the file of its other tests)."""
+        by_file = {t.nodeid.split("::")[0]: t.claim_id for t in self.session.outcomes.values()}
+        out: dict[str, list[str]] = {}
+        for n in missing:
+            cid = self.claim_of.get(n) or by_file.get(n.split("::")[0])
+            if cid is not None:
+                out.setdefault(cid, []).append(n)
+        return out
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         missing = [n for n in self.expected if n not in self.seen]
         incomplete = []
@@ -374,22 +431,39 @@ class ReportHooks:
             incomplete.append("the session was interrupted (e.g. Ctrl-C)")
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run: {n}" for n in missing]
+        not_run = self._not_run(missing) if incomplete else {}
         s = self.settings
-        self.deviations = deviations(self.session.snapshot(incomplete).results(), s.expected)
-        if self.deviations and session.exitstatus == 0:
+        run = self.session.snapshot(incomplete, not_run)
+        run.ledger = {r.claim_id: self.ledger.status(r.protocol) for r in run.results() if r.protocol is not None}
+        self.results = run.results()
+        self.deviations = deviations(self.results, s.expected, s.expected_source)
+        failing = self.deviations or any(r.verdict is Verdict.ERROR for r in self.results)
+        if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is None:
             return
-        self.written = self.session.finish(incomplete, self.baseline, str(s.baseline or ""), s.tolerance)
+        self.written = self.session.finish(incomplete, not_run, self.baseline, str(s.baseline or ""), s.tolerance)
         comp = self.written.comparison
         if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for r in self.session.run.results():
-            terminalreporter.write_line(f"{r.claim_id}: {r.verdict.value}: {r.title}")
+        if not self.results:
+            return
+        terminalreporter.write_sep("=", "claim verdicts")
+        for line, red in terminal_lines(self.session.run, self.results):
+            terminalreporter.write_line(line, red=red, bold=not red)
+        s = self.settings
         for line in self.deviations:
-            terminalreporter.write_line(f"unexpected verdict: {line}; update the expectations file", red=True)
+            fix = (
+                f"if this change is intended, rewrite {s.expected_source} with `claimcheck expectations "
+                f"<this run's .json> --budget {s.budget.name}`"
+                if s.expected_source and not s.expected_source.startswith("the baseline")
+                else "compare with the baseline's report; rerun without --claim-baseline-fail to accept it"
+                if s.expected_source
+                else "pin the known results in an expectations file (--claim-expectations)"
+            )
+            terminalreporter.write_line(f"deviation: {line} ({fix})", red=True)
         w = self.written
         if w is None:
             return

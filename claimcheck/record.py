@@ -1,7 +1,9 @@
-"""Record what a claim test measured: checks with thresholds, the regime, notes and curves.
+"""Record what a claim test measured: checks with thresholds, the regime, exclusions, notes and curves.
 
 A ``ClaimRecorder`` lives for one test. It serialises to plain JSON so that the plugin can put it
-on the test report (``user_properties``) and pytest-xdist can carry it to the controller.
+on the test report (``user_properties``) and pytest-xdist can carry it to the controller. When the
+claim declares a protocol, the recorder takes each statistic's direction, threshold and tolerance
+from it and refuses a statistic the protocol does not state, or a threshold that differs from it.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Direction = Literal["<=", ">=", "<", ">"]
+from claimcheck.claimprotocol import ClaimProtocol, Direction, Stat
+from claimcheck.errors import ConfigError
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -23,6 +26,10 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 PROPERTY_KEY = "claimcheck"  # the user_properties key the plugin stores records under
+
+
+class ProtocolDrift(ConfigError):
+    """A test recorded a statistic or threshold its claim's protocol does not state."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +42,22 @@ class Check:
     threshold: float
     control: str | None = None  # None: the claim itself; else the control group it belongs to
     label: str = ""  # the configuration it was measured on, e.g. "n=8 d=64"
+    part: str = ""  # the sub-claim it belongs to ("" for a claim of one part)
+    unit: str = ""  # the independent unit (normally the seed) it was measured on
+    tol: float = 0.0  # the protocol's stated tolerance of the comparison
+    low: float | None = None  # estimate rule: the interval around ``value``
+    high: float | None = None
+    interval: str = ""  # what the interval is, e.g. "Student-t 90% over 10 seeds"
 
     @property
     def met(self) -> bool:
-        """Return True when ``value direction threshold`` holds (never for NaN)."""
-        return _OPS[self.direction](self.value, self.threshold)
+        """Return True when ``value direction threshold`` holds within ``tol`` (never for NaN)."""
+        return self.stat.met(self.value)
+
+    @property
+    def stat(self) -> Stat:
+        """Return the statistic this check compared against."""
+        return Stat(self.statistic, self.direction, self.threshold, self.tol)
 
     @property
     def defined(self) -> bool:
@@ -47,8 +65,10 @@ class Check:
         return not math.isnan(self.value)
 
     def describe(self) -> str:
-        """Return e.g. ``worst-step orders = -9.06 (needs <= -2)``."""
-        return f"{self.statistic} = {self.value:.4g} (needs {self.direction} {self.threshold:g})"
+        """Return e.g. ``worst-step orders = -9.06 (needs <= -2)``, with enough digits to show a near tie."""
+        value = _near(self.value, self.threshold)
+        interval = f" [{self.low:.4g}, {self.high:.4g}]" if self.low is not None and self.high is not None else ""
+        return f"{self.statistic} = {value}{interval} (needs {self.direction} {self.threshold:g})"
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,16 @@ class Curve:
     ylabel: str = ""
 
 
+@dataclass(frozen=True)
+class Exclusion:
+    """A unit taken out of a part's count because it left the claim's premise; never silently."""
+
+    unit: str
+    part: str
+    reason: str
+    control: str | None = None
+
+
 @dataclass
 class ClaimRecorder:
     """Collect the checks of one claim test; ``verdict_problems`` says what failed."""
@@ -73,23 +103,116 @@ class ClaimRecorder:
     regime: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> settings
     notes: list[str] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    protocol: ClaimProtocol | None = field(default=None, repr=False, compare=False)  # not serialised
+
+    def _unit(self, unit: object | None) -> str:
+        if unit is not None:
+            return str(unit)
+        return "" if self.seed is None else str(self.seed)
+
+    def _stat(
+        self, statistic: str, direction: Direction | None, threshold: float | None, part: str, control: str | None
+    ) -> Stat:
+        """Return the statistic as the protocol states it; refuse one it does not state."""
+        if self.protocol is None:
+            if direction is None or threshold is None:
+                raise ProtocolDrift(
+                    f"{self.claim_id}: {statistic!r} needs a direction and threshold, or a protocol that states them"
+                )
+            if direction not in _OPS:
+                raise ValueError(f"direction must be one of {sorted(_OPS)}, got {direction!r}")
+            return Stat(statistic, direction, float(threshold))
+        p = self.protocol
+        if control is not None:
+            part = p.control(control).part
+        stat = p.part(part).stat(statistic)
+        if stat is None:
+            known = [s.name for s in p.part(part).stats]
+            raise ProtocolDrift(
+                f"{self.claim_id} v{p.version}: statistic {statistic!r} is not in the protocol of part {part!r} "
+                f"(it states {known}); add it to the protocol as a new version, or record it as a note"
+            )
+        if (direction is not None and direction != stat.direction) or (
+            threshold is not None and float(threshold) != stat.threshold
+        ):
+            raise ProtocolDrift(
+                f"{self.claim_id} v{p.version}: {statistic!r} recorded with {direction} {threshold} but the protocol "
+                f"states {stat.direction} {stat.threshold:g}; change the protocol (a new version), not the test"
+            )
+        return stat
 
     def check(
         self,
         statistic: str,
         value: float,
-        direction: Direction,
-        threshold: float,
+        direction: Direction | None = None,
+        threshold: float | None = None,
         *,
         control: str | None = None,
         label: str = "",
+        part: str = "",
+        unit: object | None = None,
     ) -> bool:
-        """Record ``statistic`` and whether it meets ``direction threshold``; return that."""
-        if direction not in _OPS:
-            raise ValueError(f"direction must be one of {sorted(_OPS)}, got {direction!r}")
-        c = Check(statistic, float(value), direction, float(threshold), control, label)
+        """Record ``statistic`` on ``unit`` (default: the test's seed) and whether it is met; return that.
+
+        With a protocol, ``direction`` and ``threshold`` may be left out (the protocol's apply) and
+        must match it when given; a control's part is the one its protocol entry names.
+        """
+        stat = self._stat(statistic, direction, threshold, part, control)
+        if control is not None and self.protocol is not None:
+            part = self.protocol.control(control).part
+        c = Check(
+            statistic, float(value), stat.direction, stat.threshold, control, label, part, self._unit(unit), stat.tol
+        )
         self.checks.append(c)
         return c.met
+
+    def estimate(
+        self,
+        statistic: str,
+        value: float,
+        low: float,
+        high: float,
+        interval: str,
+        *,
+        control: str | None = None,
+        label: str = "",
+        part: str = "",
+    ) -> bool:
+        """Record an estimate with its interval (a part under the estimate rule); return whether all of it meets."""
+        if self.protocol is None:
+            raise ProtocolDrift(f"{self.claim_id}: an estimate needs a protocol with a part under the estimate rule")
+        stat = self._stat(statistic, None, None, part, control)
+        if control is not None:
+            part = self.protocol.control(control).part
+        c = Check(
+            statistic,
+            float(value),
+            stat.direction,
+            stat.threshold,
+            control,
+            label,
+            part,
+            "pooled",
+            stat.tol,
+            float(low),
+            float(high),
+            interval,
+        )
+        self.checks.append(c)
+        return stat.met(float(low) if stat.direction in (">=", ">") else float(high))
+
+    def exclude(self, reason: str, *, unit: object | None = None, part: str = "", control: str | None = None) -> None:
+        """Take ``unit`` out of ``part``'s count (it left the claim's premise), with the reason shown."""
+        if self.protocol is not None:
+            p = self.protocol.part(self.protocol.control(control).part if control else part)
+            if not p.premise:
+                raise ProtocolDrift(
+                    f"{self.claim_id} v{self.protocol.version}: part {p.name!r} states no premise, so no unit may be "
+                    "excluded from it; state the premise in the protocol (a new version)"
+                )
+        self.exclusions.append(Exclusion(self._unit(unit), part, reason, control))
 
     def set_regime(self, label: str = "", **items: Any) -> None:
         """Record the regime ``label`` ran in (init, scale, mu relative to the bound, dtype, ...)."""
@@ -132,16 +255,29 @@ class ClaimRecorder:
         return unmet, passed_controls
 
     def to_json(self) -> str:
-        """Return the record as a JSON string (NaN and inf kept as JSON extensions)."""
-        return json.dumps(asdict(self))
+        """Return the record as a JSON string (NaN and inf kept as JSON extensions); the protocol travels apart."""
+        d = asdict(self)
+        d.pop("protocol")
+        return json.dumps(d)
 
     @classmethod
     def from_json(cls, text: str) -> ClaimRecorder:
         """Rebuild a record from ``to_json`` output."""
         raw = json.loads(text)
+        raw.pop("protocol", None)
         raw["checks"] = [Check(**c) for c in raw["checks"]]
         raw["curves"] = [Curve(**c) for c in raw["curves"]]
+        raw["exclusions"] = [Exclusion(**e) for e in raw.get("exclusions", [])]
         return cls(**raw)
+
+
+def _near(value: float, threshold: float) -> str:
+    """Return ``value`` with 4 significant digits, or with as many as it takes to differ from ``threshold``."""
+    for digits in (4, 6, 9, 12, 17):
+        text = f"{value:.{digits}g}"
+        if value == threshold or float(text) != threshold:
+            return text
+    return repr(value)
 
 
 def _at(label: str) -> str:

@@ -1,4 +1,9 @@
-"""Render a run as markdown (the full report and a compact CI summary), and write files atomically."""
+"""Render a run as markdown: a first screen that answers what reproduced, how sure, why not and how to rerun,
+then one detail section per claim (protocol, parts, controls, statistics, regime, notes, figures).
+
+Per-unit rows live in the JSON sidecar; the markdown lists only the units that failed or were
+excluded, each with its rerun command. Ordering follows claim ids and seeds, never execution order.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +15,20 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from claimcheck.results import ClaimResult, StatSummary, TestOutcome, Verdict
+from claimcheck.claimprotocol import ClaimProtocol
+from claimcheck.results import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 from claimcheck.runfile import RunData
 
-_ESCAPES = str.maketrans({"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "\\`", "\n": " ", "\r": " "})
+_ESCAPES = str.maketrans(
+    {"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "\\`", "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
+)
 RERUN_KEY = "rerun options"  # env entry holding the options that reproduce this run
+RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes, so it never replaces the full report
+VERDICT_ORDER = tuple(Verdict)
 
 
 def md(text: object) -> str:
-    """Escape text for markdown: pipes, angle brackets, backticks and newlines cannot break a table."""
+    """Escape text for markdown: pipes, angle brackets, backticks, brackets and newlines cannot break out."""
     return str(text).translate(_ESCAPES)
 
 
@@ -34,9 +44,13 @@ def figure_dir(report: Path) -> Path:
 
 
 def rerun_command(run: RunData, targets: Sequence[str]) -> str:
-    """Return the command that reruns ``targets`` (node ids or files) with this run's settings."""
+    """Return the command that reruns ``targets`` (node ids or files) with this run's settings.
+
+    It writes its own report (``RERUN_REPORT``), so the full report it came from is kept.
+    """
     opts = run.env.get(RERUN_KEY, "")
-    return " ".join(["pytest", *(shlex.quote(t) for t in targets), opts, "--claim-report"]).replace("  ", " ")
+    parts = ["pytest", *(shlex.quote(t) for t in targets), opts, f"--claim-report={RERUN_REPORT}"]
+    return " ".join(p for p in parts if p)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -44,41 +58,192 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return str(tabulate(cells, headers=[md(h) for h in headers], tablefmt="github", disable_numparse=True))
 
 
-def _stat_cells(stats: Sequence[StatSummary]) -> tuple[str, str, str]:
-    names = "<br>".join(md(s.statistic) for s in stats) or "n/a"
-    thresholds = "<br>".join(md(f"{s.direction} {s.threshold:g}") for s in stats) or "n/a"
-    values = "<br>".join(f"{s.values.format()}, met {s.met}/{s.values.n}" for s in stats) or "n/a"
-    return names, thresholds, values
-
-
-def _control_cell(r: ClaimResult) -> str:
-    if r.controls_total == 0:
-        return "none ran"
-    names = sorted({md(s.control) for s in r.control_stats if s.control})
-    return f"failed as required {r.controls_failed}/{r.controls_total}: " + ", ".join(names)
-
-
-def _summary_table(results: Sequence[ClaimResult], expected: dict[str, str]) -> str:
-    header = "| id | claim | paper source | statistic | threshold | measured | verdict | negative control |"
-    lines = [header, "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        names, thresholds, values = _stat_cells(r.claim_stats)
-        lines.append(
-            f"| [{md(r.claim_id)}](#{_anchor(r)}) | {md(r.title)} | {md(r.source)} | {names} | {thresholds} | "
-            f"{values} | **{r.verdict.value}**{_known(r, expected)} | {_control_cell(r)} |"
-        )
-    return "\n".join(lines)
-
-
-def _known(r: ClaimResult, expected: dict[str, str]) -> str:
-    if r.claim_id not in expected or r.verdict is Verdict.SKIPPED:
-        return ""  # a skip (no data or model) says nothing about the known verdict
-    verdict = expected[r.claim_id].partition(":")[0]
-    return " (known)" if verdict == r.verdict.value else f" (expected {md(verdict)})"
-
-
 def _anchor(r: ClaimResult) -> str:
     return "claim-" + re.sub(r"[^a-z0-9]+", "-", r.claim_id.lower()).strip("-")
+
+
+def _files(tests: Sequence[TestOutcome]) -> list[str]:
+    return list(dict.fromkeys(t.nodeid.split("::")[0] for t in tests))
+
+
+def counts(results: Sequence[ClaimResult]) -> str:
+    """Return the headline: how many claims got each verdict value, every value named."""
+    c = Counter(r.verdict for r in results)
+    return ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
+
+
+def _short_status(status: str) -> str:
+    return status.split(":", 1)[0] if status else "n/a"
+
+
+def _rate_cell(p: PartResult) -> str:
+    if p.rate is not None:
+        return p.rate.format()
+    return "; ".join(f"{c.value:.3g} [{c.low:.3g}, {c.high:.3g}]" for c in p.estimates if c.low is not None) or "n/a"
+
+
+def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
+    if p.rule == "estimate":
+        stats = proto.part(p.name).stats if proto is not None else ()
+        return ", ".join(f"{s.direction} {s.threshold:g}" for s in stats) or "n/a"
+    return f"> {p.bar:g}" if p.bar < 1 else "every unit"
+
+
+def _excluded(p: PartResult) -> int:
+    return sum(bool(u.excluded) for u in p.units)
+
+
+def _controls_cell(r: ClaimResult) -> str:
+    if not r.controls:
+        return "none ran"
+    return f"{r.controls_failed}/{r.controls_total} fail as required"
+
+
+def _known(r: ClaimResult, expected: dict[str, object]) -> str:
+    pin = expected.get(r.claim_id)
+    if not isinstance(pin, dict) or r.verdict is Verdict.SKIPPED:
+        return ""
+    return " (known)" if pin.get("verdict") == r.verdict.value else f" (expected {md(pin.get('verdict'))})"
+
+
+def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
+    rows = []
+    for r in results:
+        proto = r.protocol
+        version = f"v{proto.version}, {_short_status(run.ledger.get(r.claim_id, ''))}" if proto else "n/a"
+        link = f"[{md(r.claim_id)}](#{_anchor(r)})"
+        if len(r.parts) <= 1:
+            p = r.parts[0] if r.parts else None
+            rows.append(
+                f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+                f"{_rate_cell(p) if p else 'n/a'} | {_bar_cell(p, proto) if p else 'n/a'} | "
+                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {md(version)} |"
+            )
+            continue
+        rows.append(
+            f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | | | | "
+            f"{_controls_cell(r)} | {md(version)} |"
+        )
+        for p in r.parts:
+            rows.append(
+                f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
+                f"{_bar_cell(p, proto)} | {_excluded(p)} | | |"
+            )
+    head = [
+        "| claim | what it says | verdict | units passed, rate [90% exact] | bar | excluded | controls | protocol |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    out = head + rows
+    why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
+    if why:
+        out += ["", "**Why not, and how to rerun**", ""]
+        for r in why:
+            out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
+            out.append(f"  rerun: `{rerun_command(run, _files(r.tests))}`")
+    skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
+    if skipped:
+        out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
+    return out
+
+
+def _trim(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + " ..."
+
+
+def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
+    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; fingerprint {proto.fingerprint()})", ""]
+    if not proto.declared:
+        return [
+            *lines,
+            "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
+            "",
+        ]
+    for p in proto.parts:
+        rule = (
+            f"pass rate of {md(p.unit)}s, exact {proto.level:.0%} interval vs bar {p.bar:g}"
+            if p.rule == "pass-rate" and p.bar < 1
+            else "every admissible unit must pass (a failure is a counterexample)"
+            if p.rule == "pass-rate"
+            else "estimate with its interval vs the threshold"
+        )
+        name = f"`{md(p.name)}`: " if p.name else ""
+        lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
+        for s in p.stats:
+            why = f" ({md(s.why)})" if s.why else ""
+            lines.append(f"  - {md(s.describe())}{why}")
+        if p.premise:
+            lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
+    for c in proto.controls:
+        lines.append(
+            f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; may pass at most "
+            f"{'no unit' if c.max_pass_rate <= 0 else f'{c.max_pass_rate:g} of units'}"
+        )
+    seeds = proto.seeds
+    units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
+    lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
+    if seeds.exploratory:
+        lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
+    if proto.regime:
+        lines.append(f"- regime: {md(proto.regime)}")
+    if proto.horizon:
+        lines.append(f"- horizon: {md(proto.horizon)}")
+    return [*lines, ""]
+
+
+def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str) -> list[str]:
+    if not units:
+        return []
+    out = [f"**{title}**", ""]
+    for u in units:
+        detail = u.excluded or "; ".join(u.misses)
+        rerun = f" rerun: `{rerun_command(run, list(u.nodeids))}`" if u.nodeids else ""
+        out.append(f"- {what} {md(u.unit)}: {md(_trim(detail, 300))}.{rerun}")
+    return [*out, ""]
+
+
+def _part_block(run: RunData, p: PartResult) -> list[str]:
+    name = f"Part `{md(p.name)}`" if p.name else "Claim"
+    out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
+    failed = [u for u in p.units if not u.passed and not u.excluded]
+    excluded = [u for u in p.units if u.excluded]
+    out += _unit_lines(run, "Units that failed", failed, p.unit_name)
+    out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
+    for c in p.estimates:
+        out.append(f"- estimate: {md(c.describe())} ({md(c.interval)})")
+    return out
+
+
+def _controls_table(controls: Sequence[ControlResult]) -> str:
+    rows = [
+        [
+            c.name,
+            c.why,
+            c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
+            "none" if c.max_pass_rate <= 0 else f"< {c.max_pass_rate:g}",
+            c.status,
+        ]
+        for c in controls
+    ]
+    return _table(
+        ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"], rows
+    )
+
+
+def _stats_table(stats: Sequence[StatSummary]) -> str:
+    rows = [
+        [
+            (f"control: {s.control}" if s.control else s.part or "claim"),
+            s.statistic,
+            f"{s.direction} {s.threshold:g}",
+            s.values.format(),
+            f"{s.met}/{s.values.n}",
+        ]
+        for s in stats
+    ]
+    return _table(["part", "statistic", "threshold", "median [min, max] (n)", "met"], rows)
 
 
 def _regimes(tests: Sequence[TestOutcome]) -> str:
@@ -89,24 +254,7 @@ def _regimes(tests: Sequence[TestOutcome]) -> str:
             seen[key] = seen.get(key, 0) + 1
     if not seen:
         return "_no regime recorded_"
-    return "\n".join(f"- {md(k)} (runs: {n})" for k, n in seen.items())
-
-
-def _per_run(tests: Sequence[TestOutcome]) -> str:
-    rows: list[list[str]] = []
-    for t in tests:
-        name = t.nodeid.split("::")[-1]
-        if t.record is None or not t.record.checks:
-            rows.append([name, "", "", "", t.outcome, "", "", t.message[:200]])
-            continue
-        seed = "" if t.record.seed is None else str(t.record.seed)
-        for c in t.record.checks:
-            role = "claim" if c.control is None else f"control: {c.control}"
-            met = "yes" if c.met else "no"
-            rows.append(
-                [name, seed, c.label, role, c.statistic, f"{c.value:.6g}", f"{c.direction} {c.threshold:g}", met]
-            )
-    return _table(["test", "seed", "configuration", "role", "statistic", "value", "threshold", "met"], rows)
+    return "\n".join(f"- {md(k)} (tests: {n})" for k, n in sorted(seen.items()))
 
 
 def _figures(r: ClaimResult, folder: str) -> list[str]:
@@ -114,97 +262,112 @@ def _figures(r: ClaimResult, folder: str) -> list[str]:
     return [f"![{md(g)}]({folder}/{figure_name(r.claim_id, g)})" for g in groups]
 
 
-def _files(tests: Sequence[TestOutcome]) -> list[str]:
-    return list(dict.fromkeys(t.nodeid.split("::")[0] for t in tests))
-
-
 def _section(run: RunData, r: ClaimResult, figure_folder: str) -> str:
     parts = [
         f'<a id="{_anchor(r)}"></a>',
         f"## {md(r.claim_id)}: {md(r.title)}",
         "",
-        f"**Verdict: {r.verdict.value}**: {md(r.reason)}",
+        f"**Verdict: {r.verdict.value}**. Paper source: {md(r.source)}",
         "",
-        f"Paper source: {md(r.source)}",
     ]
-    if r.claim_id in run.expected:
-        parts += ["", f"Known result at this budget: {md(run.expected[r.claim_id])}"]
-    if r.verdict in (Verdict.NOT_REPRODUCED, Verdict.ERROR):
-        parts += ["", f"Rerun this claim: `{rerun_command(run, _files(r.tests))}`"]
-    parts += ["", "**Regime tested**", "", _regimes(r.tests)]
+    if r.verdict is Verdict.SKIPPED:
+        return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
+    if r.protocol is not None:
+        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
+    for p in r.parts:
+        parts += _part_block(run, p)
+    if r.verdict is Verdict.ERROR:
+        parts += [f"Error: {md(_trim(r.reason, 600))}", ""]
+    errors = [t for t in r.tests if t.outcome == "error"]
+    if errors:
+        parts += ["**Tests that raised**", ""]
+        parts += [f"- `{md(t.nodeid)}`: {md(_trim(t.message, 300))}" for t in errors] + [""]
+    if r.controls:
+        parts += ["**Negative controls**", "", _controls_table(r.controls), ""]
+    stats = r.claim_stats + r.control_stats
+    if stats:
+        parts += ["**Statistics** (every check of every unit)", "", _stats_table(stats), ""]
+    parts += ["**Regime tested**", "", _regimes(r.tests), ""]
     notes = [n for t in r.tests if t.record for n in t.record.notes]
     if notes:
-        parts += ["", "**Notes**", ""] + [f"- {md(n)}" for n in dict.fromkeys(notes)]
-    if r.control_stats:
-        parts += ["", "**Negative controls** (each must miss the claim's threshold)", ""]
-        rows = [
-            [s.control, s.statistic, f"{s.direction} {s.threshold:g}", s.values.format(), f"{s.met}/{s.values.n}"]
-            for s in r.control_stats
-        ]
-        parts.append(_table(["control", "statistic", "threshold", "measured", "met (should not)"], rows))
+        parts += ["<details><summary>Notes</summary>", ""] + [f"- {md(n)}" for n in dict.fromkeys(notes)]
+        parts += ["", "</details>", ""]
     figures = _figures(r, figure_folder)
     if figures:
-        parts += ["", "**Figures**", "", *figures]
-    parts += ["", "**Per run**", "", _per_run(r.tests)]
-    failed = [t for t in r.tests if t.outcome not in ("passed", "skipped")]
-    if failed:
-        parts += ["", "**Rerun what failed**", ""]
-        parts += [f"- `{rerun_command(run, [t.nodeid])}`: {md(t.message[:300])}" for t in failed]
+        parts += ["**Figures**", "", *figures, ""]
     skipped = [t for t in r.tests if t.outcome == "skipped"]
     if skipped:
-        parts += ["", "**Skipped**", ""] + [f"- {md(t.nodeid)}: {md(t.message)}" for t in skipped]
-    return "\n".join(parts)
+        parts += ["**Skipped tests**", ""] + [f"- {md(t.nodeid)}: {md(t.message)}" for t in skipped]
+    return "\n".join(parts).rstrip() + "\n"
 
 
-def _counts(results: Sequence[ClaimResult]) -> str:
-    counts = Counter(r.verdict for r in results)
-    return ", ".join(f"{counts[v]} {v.value}" for v in Verdict if counts[v]) or "no claims ran"
+RULE_TEXT = (
+    "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
+    "threshold; units outside the claim's premise are excluded and listed. The exact (Clopper-Pearson) "
+    "90% interval of the pass rate is compared with the protocol's bar: REPRODUCED when its lower end "
+    "(a one-sided 95% bound) is above, NOT REPRODUCED when its upper end is below, INCONCLUSIVE when it "
+    "straddles. A control may pass at most at its stated rate; one that passes more makes the claim ERROR."
+)
 
 
 def render(run: RunData, *, figure_folder: str = "figures", extra: Sequence[str] = ()) -> str:
-    """Return the whole markdown report: header, one row per claim, one section per claim.
+    """Return the whole markdown report: the first screen, the environment, then one section per claim.
 
     ``figure_folder`` is the figures' folder relative to the report; ``extra`` are sections
-    (e.g. a baseline comparison) placed after the claims table.
+    (e.g. a baseline comparison) placed after the environment.
     """
     results = run.results()
-    parts = [f"# {md(run.title)}", "", f"**{_counts(results)}**", ""]
+    parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.incomplete:
-        parts += ["**INCOMPLETE RUN**: these did not finish:", ""]
+        parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
+    parts += _first_screen(run, results) if results else ["_no claim tests ran_"]
+    parts += ["", RULE_TEXT, ""]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
         parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
-    parts += ["## Claims", "", _summary_table(results, run.expected) if results else "_no claim tests ran_", ""]
-    if run.expected:
-        parts += [
-            "(known): the verdict this budget is known to give, listed with its reason in the expectations file.",
-            "",
-        ]
     parts += [*extra]
     for r in results:
-        parts += [_section(run, r, figure_folder), ""]
+        parts += [_section(run, r, figure_folder)]
     return "\n".join(parts)
+
+
+def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[str, bool]]:
+    """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
+    out: list[tuple[str, bool]] = []
+    for r in results:
+        pin = run.expected.get(r.claim_id)
+        known = isinstance(pin, dict) and pin.get("verdict") == r.verdict.value
+        tag = " (known, pinned in the expectations)" if known and r.verdict is not Verdict.REPRODUCED else ""
+        status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
+        version = f"v{r.protocol.version} {status}" if r.protocol else ""
+        line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"
+        if r.verdict is Verdict.SKIPPED:
+            line = f"{r.claim_id}: SKIPPED: {r.reason}"
+        out.append((line, r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)))
+        if r.verdict is Verdict.SKIPPED:
+            continue
+        for p in r.parts:
+            name = p.name or "claim"
+            out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
+        if r.verdict is Verdict.ERROR:
+            out.append((f"    {_trim(r.reason, 300)}", True))
+    not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
+    if not_holding:
+        out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))
+    return out
 
 
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit for one step summary
 
 
 def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:
-    """Return a short summary for a CI job page: verdict table, then folded details, under ``limit`` bytes."""
+    """Return a short summary for a CI job page: the first screen, under ``limit`` bytes."""
     results = run.results()
-    head = [f"### {md(run.title)}", "", f"**{_counts(results)}**", ""]
+    head = [f"### {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.incomplete:
         head += ["**INCOMPLETE RUN**", ""]
-    head += ["| id | verdict | claim |", "|---|---|---|"]
-    head += [f"| {md(r.claim_id)} | **{r.verdict.value}** | {md(r.title)} |" for r in results]
-    body = ["", "<details><summary>Why, and how to rerun</summary>", ""]
-    for r in results:
-        body.append(f"- **{md(r.claim_id)}** {r.verdict.value}: {md(r.reason)}")
-        if r.verdict in (Verdict.NOT_REPRODUCED, Verdict.ERROR):
-            body.append(f"  - rerun: `{rerun_command(run, _files(r.tests))}`")
-    tail = ["", "</details>", ""]
-    text = "\n".join(head + body + tail)
+    text = "\n".join(head + _first_screen(run, results)) + "\n"
     if len(text.encode()) <= limit:
         return text
     cut = "\n".join(head) + "\n\n_details left out: the summary would exceed its size limit_\n"

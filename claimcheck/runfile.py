@@ -15,7 +15,8 @@ from claimcheck.errors import DataError
 from claimcheck.record import ClaimRecorder
 from claimcheck.results import ClaimResult, TestOutcome, aggregate
 
-SCHEMA = "claimcheck-run/1"
+SCHEMA = "claimcheck-run/2"
+OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}
 
 
 class RunFileError(DataError):
@@ -31,31 +32,63 @@ class RunData:
     tests: list[TestOutcome] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)  # what did not run, when interrupted
     counters: dict[str, int] = field(default_factory=dict)  # e.g. training results computed / cached
-    expected: dict[str, str] = field(default_factory=dict)  # claim id -> "VERDICT: reason" known at this budget
+    expected: dict[str, Any] = field(default_factory=dict)  # claim id -> its pinned expectations at this budget
+    not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
+    ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
         """Return the per-claim verdicts."""
-        return aggregate(self.tests)
+        return aggregate(self.tests, self.not_run)
 
 
 def to_dict(run: RunData) -> dict[str, Any]:
     """Return the run as plain data, with the derived verdicts added for readers of the JSON."""
     out = asdict(run)
-    out["claims"] = [
-        {
-            "id": r.claim_id,
-            "title": r.title,
-            "source": r.source,
-            "verdict": r.verdict.value,
-            "reason": r.reason,
-            "statistics": [asdict(s) for s in r.claim_stats + r.control_stats],
-            "controls_failed": r.controls_failed,
-            "controls_total": r.controls_total,
-        }
-        for r in run.results()
-    ]
+    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, "")) for r in run.results()]
     return out
+
+
+def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
+    """Return one claim's verdict and evidence as plain data: parts, controls, statistics, protocol."""
+    proto = r.protocol
+    return {
+        "id": r.claim_id,
+        "title": r.title,
+        "source": r.source,
+        "verdict": r.verdict.value,
+        "reason": r.reason,
+        "protocol_version": proto.version if proto else None,
+        "protocol_fingerprint": proto.fingerprint() if proto else None,
+        "protocol_status": status,
+        "parts": [
+            {
+                "name": p.name,
+                "verdict": p.verdict.value,
+                "rule": p.rule,
+                "bar": p.bar,
+                "reason": p.reason,
+                "rate": asdict(p.rate) if p.rate else None,
+                "units": [asdict(u) for u in p.units],
+                "estimates": [asdict(c) for c in p.estimates],
+            }
+            for p in r.parts
+        ],
+        "controls": [
+            {
+                "name": c.name,
+                "part": c.part,
+                "status": c.status,
+                "max_pass_rate": c.max_pass_rate,
+                "rate": asdict(c.rate) if c.rate else None,
+                "units": [asdict(u) for u in c.units],
+            }
+            for c in r.controls
+        ],
+        "statistics": [asdict(s) for s in r.claim_stats + r.control_stats],
+        "controls_failed": r.controls_failed,
+        "controls_total": r.controls_total,
+    }
 
 
 def dumps(run: RunData) -> str:
@@ -65,6 +98,12 @@ def dumps(run: RunData) -> str:
 
 def from_dict(raw: Any, source: str) -> RunData:
     """Rebuild a run from ``to_dict`` output; raise RunFileError naming ``source`` if it is not one."""
+    if isinstance(raw, dict) and raw.get("schema") in OLD_SCHEMAS:
+        old = raw["schema"]
+        raise RunFileError(
+            f"{source}: a run file of the older schema {old!r} ({OLD_SCHEMAS[old]}); this claimcheck reads "
+            f"{SCHEMA!r}. Rerun the suite to get a current file, or read this one with the claimcheck that wrote it"
+        )
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         found = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
         raise RunFileError(
@@ -83,6 +122,8 @@ def from_dict(raw: Any, source: str) -> RunData:
             incomplete=list(raw.get("incomplete", [])),
             counters=dict(raw.get("counters", {})),
             expected=dict(raw.get("expected", {})),
+            not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
+            ledger=dict(raw.get("ledger", {})),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

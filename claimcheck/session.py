@@ -20,7 +20,7 @@ _COUNTER_NAMES = {
     "cached": "read from the cache",
     "corrupt": "corrupt cache entries recomputed",
 }
-_RANK: dict[str, int] = {"passed": 0, "skipped": 1, "not_met": 2, "control_passed": 3, "error": 4}
+_RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 
 
 @dataclass
@@ -61,29 +61,33 @@ class ClaimSession:
                 record=record,
                 message=p.get("message", ""),
                 duration=duration,
+                protocol=p.get("protocol"),
             )
             return
         prev.duration += duration
         prev.record = record or prev.record
+        prev.protocol = prev.protocol or p.get("protocol")
         if _RANK[outcome] > _RANK[prev.outcome]:
             prev.outcome = outcome
             prev.message = p.get("message", "")
 
-    def snapshot(self, incomplete: list[str]) -> RunData:
-        """Return the run as it stands, with ``incomplete`` noted."""
-        self.run.tests = list(self.outcomes.values())
+    def snapshot(self, incomplete: list[str], not_run: dict[str, list[str]] | None = None) -> RunData:
+        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run."""
+        self.run.tests = sorted(self.outcomes.values(), key=lambda t: t.nodeid)
         self.run.incomplete = incomplete
+        self.run.not_run = not_run or {}
         return self.run
 
     def finish(
         self,
         incomplete: list[str],
+        not_run: dict[str, list[str]] | None = None,
         baseline: RunData | None = None,
         baseline_source: str = "",
         tolerance: Tolerance = DEFAULT_TOLERANCE,
     ) -> Written:
         """Write the JSON sidecar, the figures, the markdown report, and the CI step summary."""
-        run = self.snapshot(incomplete)
+        run = self.snapshot(incomplete, not_run)
         if self.path is None:
             raise ValueError("ClaimSession.finish needs a report path")
         json_path = self.path.with_suffix(".json")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.budget import Budget, get_budget
 from claimcheck.errors import ConfigError
+from claimcheck.expectations import Expected
 
 DEFAULT_REPORT = "reports/claim-report.md"
 DATA_ENV = "CLAIMCHECK_DATA_DIR"
@@ -32,14 +34,19 @@ class Settings:
     cache: str = "on"  # on, off, or clear (empty the cache, then use it)
     cache_dir: Path | None = None  # None: the user cache folder
     threads: int = 1  # torch intra-op threads per process; 0 means cores / xdist workers
-    expected: dict[str, tuple[str, str]] = field(default_factory=dict)  # claim -> (verdict, reason) at this budget
+    expected: Expected = field(default_factory=dict)  # claim -> what it is pinned to give at this budget
+    expected_source: str = ""  # the file (or baseline) the expectations came from
     model: str = ""  # --claim-model package.module:factory; empty: the paper's model
+    pool: str = "confirmatory"  # which seed pool the units draw from: confirmatory or exploratory
 
     @property
     def rerun_options(self) -> str:
-        """Return the options that make another session draw the same seeds and sizes."""
+        """Return the options that make another session draw the same seeds, sizes and data."""
         model = f" --claim-model {self.model}" if self.model else ""
-        return f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}{model}"
+        pool = " --claim-pool exploratory" if self.pool == "exploratory" else ""
+        data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
+        head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
+        return f"{head}{model}{pool}{data}"
 
 
 def parse_seed(text: str, option: str) -> int:
@@ -153,6 +160,15 @@ def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
 
 
 CACHE_MODES = ("on", "off", "clear")
+POOLS = ("confirmatory", "exploratory")
+
+
+def parse_pool(text: str, option: str) -> str:
+    """Return confirmatory or exploratory, or raise ConfigError naming ``option``."""
+    pool = str(text).strip().lower()
+    if pool not in POOLS:
+        raise ConfigError(f"{option}: expected one of {', '.join(POOLS)}, got {text!r}")
+    return pool
 
 
 def parse_cache_mode(text: str, option: str) -> str:

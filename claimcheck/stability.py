@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claimcheck.report import md
+from claimcheck.results import Verdict
 from claimcheck.runfile import RunData
 from claimcheck.runs import run_many
+
+DECISIVE = (Verdict.REPRODUCED.value, Verdict.NOT_REPRODUCED.value)
 
 
 @dataclass(frozen=True)
@@ -19,10 +22,11 @@ class ClaimStability:
     claim_id: str
     verdicts: dict[str, int]  # verdict -> how many runs gave it
     runs: int
-    flips: int  # runs whose verdict differs from the most common one
-    controls_failed: int  # control groups that failed as required, over all runs
+    flips: int  # runs on the minority side of REPRODUCED vs NOT REPRODUCED (0 when only one side occurs)
+    inconclusive: int  # runs that said INCONCLUSIVE (a move, not a flip)
+    controls_failed: int  # controls that failed as required, over all runs
     controls_total: int
-    runs_with_every_control_failing: int  # runs in which every control group failed
+    runs_with_every_control_failing: int  # runs in which every control failed as required
 
     @property
     def majority(self) -> str:
@@ -30,8 +34,17 @@ class ClaimStability:
         return max(self.verdicts, key=lambda v: self.verdicts[v])
 
 
+def flips(verdicts: Sequence[str]) -> int:
+    """Return how many verdicts sit on the minority side of REPRODUCED vs NOT REPRODUCED.
+
+    INCONCLUSIVE, ERROR and SKIPPED are not flips: only a change between the two decisive values is.
+    """
+    c = Counter(v for v in verdicts if v in DECISIVE)
+    return min(c[DECISIVE[0]], c[DECISIVE[1]])
+
+
 def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
-    """Return, per claim, the verdict counts, flips and control failures over ``runs``."""
+    """Return, per claim, the verdict counts, flips, INCONCLUSIVE moves and control failures over ``runs``."""
     by_claim: dict[str, list[tuple[str, int, int]]] = {}
     for run in runs:
         for r in run.results():
@@ -39,14 +52,14 @@ def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
     out = []
     for cid in sorted(by_claim, key=lambda c: (len(c), c)):
         rows = by_claim[cid]
-        counts = Counter(v for v, _, _ in rows)
-        top = counts.most_common(1)[0][1]
+        verdicts = [v for v, _, _ in rows]
         out.append(
             ClaimStability(
                 claim_id=cid,
-                verdicts=dict(counts),
+                verdicts=dict(Counter(verdicts)),
                 runs=len(rows),
-                flips=len(rows) - top,
+                flips=flips(verdicts),
+                inconclusive=sum(v == Verdict.INCONCLUSIVE.value for v in verdicts),
                 controls_failed=sum(f for _, f, _ in rows),
                 controls_total=sum(t for _, _, t in rows),
                 runs_with_every_control_failing=sum(1 for _, f, t in rows if t > 0 and f == t),
@@ -56,17 +69,22 @@ def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
 
 
 def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budget: str) -> str:
-    """Return the markdown table: claim x (verdicts, flips, controls failed)."""
+    """Return the markdown table: claim x (verdicts, flips, INCONCLUSIVE, controls failed)."""
+    shown = (
+        f"{seeds[0]}-{seeds[-1]}" if list(seeds) == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+    )
     lines = [
-        f"# Verdict stability over {len(seeds)} base seeds ({', '.join(map(str, seeds))}), budget {md(budget)}",
+        f"# Verdict stability over {len(seeds)} base seeds ({shown}), budget {md(budget)}",
         "",
-        "| claim | verdicts | flips | runs with every control failing | control groups failed |",
-        "|---|---|---|---|---|",
+        "A flip is a change between REPRODUCED and NOT REPRODUCED; INCONCLUSIVE is counted apart.",
+        "",
+        "| claim | verdicts | flips R/NR | INCONCLUSIVE | runs with every control failing | controls failed |",
+        "|---|---|---|---|---|---|",
     ]
     for s in rows:
         verdicts = ", ".join(f"{v} x{n}" for v, n in sorted(s.verdicts.items()))
         lines.append(
-            f"| {md(s.claim_id)} | {verdicts} | {s.flips}/{s.runs} | "
+            f"| {md(s.claim_id)} | {verdicts} | {s.flips}/{s.runs} | {s.inconclusive}/{s.runs} | "
             f"{s.runs_with_every_control_failing}/{s.runs} | {s.controls_failed}/{s.controls_total} |"
         )
     return "\n".join(lines) + "\n"

@@ -167,3 +167,63 @@ def bootstrap_mean(values: ArrayLike, *, level: float = 0.95, resamples: int = 2
     alpha = (1 - level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return Interval(float(arr.mean()), float(low), float(high), level)
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """A pass rate k/n with an exact (Clopper-Pearson) two-sided interval at ``level``.
+
+    Each end of a two-sided interval at level 1 - 2a is a one-sided bound at level 1 - a: at the
+    default 0.90 the lower end is the exact one-sided 95% lower bound of the rate.
+    """
+
+    passed: int
+    n: int
+    low: float
+    high: float
+    level: float
+
+    @property
+    def rate(self) -> float:
+        """Return k/n (NaN when n is 0)."""
+        return self.passed / self.n if self.n else math.nan
+
+    def format(self) -> str:
+        """Return e.g. ``18/20 = 0.90 [0.72, 0.98]``."""
+        if self.n == 0:
+            return "0 units"
+        return f"{self.passed}/{self.n} = {self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+
+def clopper_pearson(passed: int, n: int, level: float = 0.90) -> Proportion:
+    """Return the exact binomial interval of ``passed`` successes in ``n`` trials.
+
+    The ends are Beta quantiles: low = B(a; k, n - k + 1), high = B(1 - a; k + 1, n - k) with
+    a = (1 - level) / 2, and low = 0 when k = 0, high = 1 when k = n. With every unit passing the
+    lower end is a^(1/n): at level 0.90, 0.05^(1/n) (0.37 for 3 units, 0.81 for 14, 0.90 for 29).
+    """
+    if n < 0 or not 0 <= passed <= n:
+        raise ValueError(f"clopper_pearson needs 0 <= passed <= n, got passed={passed}, n={n}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if n == 0:
+        return Proportion(0, 0, 0.0, 1.0, level)
+    a = (1 - level) / 2
+    low = 0.0 if passed == 0 else float(sps.beta.ppf(a, passed, n - passed + 1))
+    high = 1.0 if passed == n else float(sps.beta.ppf(1 - a, passed + 1, n - passed))
+    return Proportion(passed, n, low, high, level)
+
+
+def t_interval(values: ArrayLike, level: float = 0.90) -> Interval:
+    """Return the mean of ``values`` with a Student-t interval (assumes roughly normal values).
+
+    Needs at least two finite values; NaNs make every field NaN, since the mean is undefined.
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size < 2:
+        raise ValueError(f"t_interval needs at least two values, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        return Interval(math.nan, math.nan, math.nan, level)
+    mean = float(arr.mean())
+    half = float(sps.t.ppf(1 - (1 - level) / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size))
+    return Interval(mean, mean - half, mean + half, level)

@@ -71,7 +71,7 @@ def test_json_sidecar_and_figures_hold_every_value(pytester: pytest.Pytester) ->
     _toy(pytester)
     pytester.runpytest("--claim-report").assert_outcomes(passed=9)
     data = _json(pytester)
-    assert data["schema"] == "claimcheck-run/1"
+    assert data["schema"] == "claimcheck-run/2"
     for key in ("python", "torch", "numpy", "cpu", "torch threads", "cuda", "gpu", "git commit", "git tree dirty"):
         assert key in data["env"]
     assert data["claims"][0]["verdict"] == "REPRODUCED"
@@ -135,14 +135,16 @@ def test_baseline_fail_turns_a_moved_statistic_into_a_failed_session(pytester: p
 
 def test_baseline_fail_holds_a_run_to_the_baselines_verdicts(pytester: pytest.Pytester) -> None:
     _cheap(pytester, scale=3.0)
-    pytester.runpytest("--claim-report=base.md").assert_outcomes(passed=4, failed=2)  # T1 NOT REPRODUCED
+    base = pytester.runpytest("--claim-report=base.md")
+    base.assert_outcomes(passed=6)
+    assert base.ret == pytest.ExitCode.TESTS_FAILED  # T1 NOT REPRODUCED, and nothing says it is known
     same = pytester.runpytest("--claim-report=now.md", "--claim-baseline=base.json", "--claim-baseline-fail")
-    same.assert_outcomes(passed=4, xfailed=2)  # known from the trusted run: not a regression
+    same.assert_outcomes(passed=6)  # known from the trusted run: not a regression
     assert same.ret == 0
     _cheap(pytester, scale=0.5)
     changed = pytester.runpytest("--claim-report=now.md", "--claim-baseline=base.json", "--claim-baseline-fail")
     assert changed.ret == pytest.ExitCode.TESTS_FAILED  # a verdict that changes, either way, asks for a new baseline
-    changed.stdout.fnmatch_lines(["*unexpected verdict: T1 is REPRODUCED but expected NOT REPRODUCED*"])
+    changed.stdout.fnmatch_lines(["*deviation: T1 is REPRODUCED, the baseline base.json expects NOT REPRODUCED*"])
 
 
 def test_baseline_of_the_wrong_schema_is_rejected_naming_the_file(pytester: pytest.Pytester) -> None:
@@ -150,7 +152,7 @@ def test_baseline_of_the_wrong_schema_is_rejected_naming_the_file(pytester: pyte
     pytester.makefile(".json", old='{"schema": "something-else/9"}')
     result = pytester.runpytest("--claim-report", "--claim-baseline=old.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*old.json: not a claimcheck run file of schema 'claimcheck-run/1'*"])
+    result.stderr.fnmatch_lines(["*old.json: not a claimcheck run file of schema 'claimcheck-run/2'*"])
 
 
 def test_step_summary_is_appended_and_small(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,8 +163,8 @@ def test_step_summary_is_appended_and_small(pytester: pytest.Pytester, monkeypat
     pytester.runpytest("--claim-report")
     text = summary.read_text()
     assert text.startswith("earlier step\n")
-    assert "| T1 | **NOT REPRODUCED** |" in text
-    assert "<details>" in text and "rerun: `pytest test_tiny.py --claim-seed 0" in text
+    assert "| [T1](#claim-t1) |" in text and "| **NOT REPRODUCED** |" in text
+    assert "rerun: `pytest test_tiny.py --claim-seed 0" in text
     assert len(text.encode()) < 1024 * 1024
 
 

@@ -1,0 +1,220 @@
+"""Verdicts from protocols: pass rates with exact intervals, INCONCLUSIVE, exclusions, pinned checks, schemas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claimcheck.expectations import pins_of, render_pins
+from claimcheck.runfile import RunFileError, from_dict, load
+
+PROTOCOL_MODULE = """
+import pytest
+from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+
+PROTOCOL = ClaimProtocol(
+    "C9",
+    1,
+    parts=(
+        Part("a", "toy part a", (Stat("s", "<=", 1.0),), bar={bar}, premise="the toy premise"),
+        Part("b", "toy part b", (Stat("t", ">=", 0.0),), bar={bar}),
+    ),
+    controls=(Control("ctl", "a", "the toy claim should not hold here", max_pass_rate=0.3),),
+    seeds=Seeds("C9-v1", 1000, {{"ci": {units}}}),
+)
+CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9", protocol=PROTOCOL)
+FAIL_A = {fail_a}
+FAIL_B = {fail_b}
+EXCLUDE = {exclude}
+
+
+@CLAIM
+def test_claim(claim_record, claim_seed):
+    i = claim_seed - 1000
+    if i in EXCLUDE:
+        claim_record.exclude("left the toy premise", part="a")
+    claim_record.check("s", 2.0 if i in FAIL_A else 0.5, part="a")
+    claim_record.check("t", -1.0 if i in FAIL_B else 1.0, part="b")
+
+
+@CLAIM
+def test_control(claim_record, claim_seed):
+    claim_record.check("s", 2.0, control="ctl")
+"""
+
+
+def _protocol_claims(
+    pytester: pytest.Pytester,
+    *,
+    units: int = 10,
+    bar: float = 0.8,
+    fail_a: set[int] | None = None,
+    fail_b: set[int] | None = None,
+    exclude: set[int] | None = None,
+) -> None:
+    pytester.makepyfile(
+        test_toy=PROTOCOL_MODULE.format(
+            units=units, bar=bar, fail_a=fail_a or set(), fail_b=fail_b or set(), exclude=exclude or set()
+        )
+    )
+
+
+def _run_json(pytester: pytest.Pytester) -> dict[str, object]:
+    return json.loads((pytester.path / "reports" / "claim-report.json").read_text())  # type: ignore[no-any-return]
+
+
+def _part(data: dict[str, object], name: str) -> dict[str, object]:
+    claim = data["claims"][0]  # type: ignore[index]
+    return next(p for p in claim["parts"] if p["name"] == name)  # type: ignore[no-any-return]
+
+
+def test_the_protocol_sets_the_units_and_seeds_from_its_block(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=4)
+    result = pytester.runpytest("--claim-seed", "5", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_claim[[]seed1005]*", "*test_claim[[]seed1008]*"])
+    result = pytester.runpytest("--claim-pool", "exploratory", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_claim[[]seed0]*", "*test_claim[[]seed3]*"])
+
+
+def test_twenty_passing_units_reproduce_against_a_bar_of_0_8(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=20)
+    result = pytester.runpytest("--claim-report")
+    assert result.ret == 0
+    data = _run_json(pytester)
+    assert data["claims"][0]["verdict"] == "REPRODUCED"  # type: ignore[index]
+    rate = _part(data, "a")["rate"]
+    assert rate["passed"] == 20 and rate["n"] == 20 and rate["low"] == pytest.approx(0.05 ** (1 / 20))  # type: ignore[index]
+
+
+def test_one_failing_seed_in_ten_is_not_a_non_reproduction(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=10, fail_a={3})
+    pytester.runpytest("--claim-report")
+    data = _run_json(pytester)
+    part = _part(data, "a")
+    assert part["verdict"] == "INCONCLUSIVE"  # 9/10: [0.61, 0.99] straddles 0.8
+    assert data["claims"][0]["verdict"] == "INCONCLUSIVE"  # type: ignore[index]
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert "seed 1003: s = 2 (needs &lt;= 1)" in text and "test_claim\\[seed1003\\]" not in text
+    assert "pytest 'test_toy.py::test_claim[seed1003]'" in text  # the failing unit's rerun command
+
+
+def test_an_interval_below_the_bar_is_not_reproduced(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=10, fail_b={0, 1, 2, 3, 4})
+    pytester.runpytest("--claim-report")
+    data = _run_json(pytester)
+    assert _part(data, "a")["verdict"] == "REPRODUCED" or _part(data, "a")["verdict"] == "INCONCLUSIVE"
+    assert _part(data, "b")["verdict"] == "NOT REPRODUCED"  # 5/10: [0.22, 0.78], all below 0.8
+    assert data["claims"][0]["verdict"] == "NOT REPRODUCED"  # type: ignore[index]
+
+
+def test_excluded_units_are_listed_and_not_counted(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=10, fail_a={2}, exclude={2, 7})
+    pytester.runpytest("--claim-report")
+    part = _part(_run_json(pytester), "a")
+    assert part["rate"]["n"] == 8 and part["rate"]["passed"] == 8  # type: ignore[index]
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert "Units excluded (outside the premise; not counted)" in text
+    assert "- seed 1002: left the toy premise. rerun: `pytest 'test_toy.py::test_claim[seed1002]'" in text
+    assert "- seed 1007: left the toy premise." in text
+    assert "2 excluded (left the premise)" in text
+
+
+def test_a_unit_cannot_be_excluded_from_a_part_without_a_premise(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=3)
+    text = (pytester.path / "test_toy.py").read_text().replace('part="a")\n    claim', 'part="b")\n    claim', 1)
+    (pytester.path / "test_toy.py").write_text(text.replace("EXCLUDE = set()", "EXCLUDE = {0}"))
+    result = pytester.runpytest("--claim-report")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "states no premise" in (pytester.path / "reports" / "claim-report.md").read_text()
+
+
+def test_a_control_that_passes_too_often_is_an_error(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=10)
+    path = pytester.path / "test_toy.py"
+    path.write_text(path.read_text().replace('check("s", 2.0, control="ctl")', 'check("s", 0.1, control="ctl")'))
+    result = pytester.runpytest("--claim-report")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    data = _run_json(pytester)
+    assert data["claims"][0]["verdict"] == "ERROR"  # type: ignore[index]
+    assert data["claims"][0]["controls"][0]["status"] == "passes too often"  # type: ignore[index]
+
+
+def test_a_threshold_that_drifts_from_the_protocol_is_refused(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=3)
+    path = pytester.path / "test_toy.py"
+    path.write_text(path.read_text().replace('else 0.5, part="a")', 'else 0.5, "<=", 2.0, part="a")'))
+    result = pytester.runpytest("--claim-report")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*ProtocolDrift*the protocol states <= 1*"])
+
+
+def test_a_sub_check_regression_inside_a_known_non_reproduction_fails_the_session(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=20, fail_b=set(range(12)))  # part a holds, part b does not
+    pytester.runpytest("--claim-report")
+    run = load(pytester.path / "reports" / "claim-report.json")
+    (pytester.path / "expected.toml").write_text(render_pins("ci", pins_of(run.results())))
+    assert pytester.runpytest("--claim-expectations=expected.toml").ret == 0
+
+    _protocol_claims(pytester, units=20, fail_a={0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, fail_b=set(range(12)))
+    result = pytester.runpytest("--claim-expectations=expected.toml", "--claim-report")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # still NOT REPRODUCED, but part a regressed
+    result.stdout.fnmatch_lines(
+        [
+            "*C9: NOT REPRODUCED (known, pinned in the expectations)*",
+            "*deviation: C9 part a is NOT REPRODUCED, expected.toml expects REPRODUCED*",
+            "*deviation: C9 a / s: met 9/20, expected.toml pins 20/20*",
+        ]
+    )
+
+
+def test_an_old_schema_sidecar_is_refused_naming_its_version(tmp_path: Path) -> None:
+    with pytest.raises(RunFileError, match=r"older schema 'claimcheck-run/1'.*reads 'claimcheck-run/2'"):
+        from_dict({"schema": "claimcheck-run/1", "title": "t", "env": {}, "tests": []}, "old.json")
+
+
+def test_an_old_schema_baseline_stops_the_session_naming_the_file(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=3)
+    pytester.makefile(".json", old=json.dumps({"schema": "claimcheck-run/1", "title": "t", "env": {}, "tests": []}))
+    result = pytester.runpytest("--claim-baseline=old.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*old.json: a run file of the older schema 'claimcheck-run/1'*"])
+
+
+LEDGER = """
+[[version]]
+claim = "C9"
+version = 1
+fingerprint = "{fingerprint}"
+date = "2026-12-01"
+change = "first version"
+motivated_by = "nothing yet"
+block = "C9-v1"
+confirmed = "{confirmed}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("fingerprint", "confirmed", "shown"),
+    [
+        (None, "", "v1, exploratory"),
+        (None, "ci, seeds 1000-1009: REPRODUCED", "v1, confirmed"),
+        ("000000000000", "", "v1, unregistered"),
+    ],
+)
+def test_the_report_says_whether_a_protocol_version_is_confirmed(
+    pytester: pytest.Pytester, fingerprint: str | None, confirmed: str, shown: str
+) -> None:
+    _protocol_claims(pytester, units=10)
+    pytester.syspathinsert()
+    import importlib
+
+    module = importlib.import_module("test_toy")
+    module = importlib.reload(module)
+    fp = fingerprint or module.PROTOCOL.fingerprint()
+    pytester.makefile(".toml", ledger=LEDGER.format(fingerprint=fp, confirmed=confirmed))
+    pytester.runpytest("--claim-report", "--claim-ledger=ledger.toml")
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert f"| {shown} |" in text
+    assert _run_json(pytester)["claims"][0]["protocol_status"].startswith(shown.split(", ")[1])  # type: ignore[index]
