@@ -1,7 +1,7 @@
 """Read the ledger of protocol versions: what changed, why, and whether a confirmatory block was run.
 
-The ledger is a TOML file kept in the repository (this suite's is ``claims/ledger.toml``), one
-``[[version]]`` table per protocol version of a claim::
+The ledger is a TOML file, or a folder of them (this suite's is ``claims/ledger/``, one file per
+claim), kept in the repository, with one ``[[version]]`` table per protocol version of a claim::
 
     [[version]]
     claim = "C1"
@@ -75,7 +75,15 @@ EMPTY = Ledger(None, {})
 
 
 def load_ledger(path: Path, option: str) -> Ledger:
-    """Read a ledger file; raise ConfigError naming ``option`` and the first bad field."""
+    """Read a ledger file, or every ``*.toml`` in a ledger folder; raise ConfigError naming the first bad field."""
+    files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    entries: dict[tuple[str, int], Entry] = {}
+    for f in files:
+        _read(f, option, entries)
+    return Ledger(path, entries)
+
+
+def _read(path: Path, option: str, entries: dict[tuple[str, int], Entry]) -> None:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -87,7 +95,6 @@ def load_ledger(path: Path, option: str) -> Ledger:
     rows = raw.get("version", [])
     if not isinstance(rows, list):
         raise ConfigError(f"{option}: {path}: expected [[version]] tables")
-    entries: dict[tuple[str, int], Entry] = {}
     for i, row in enumerate(rows, 1):
         if not isinstance(row, dict):
             raise ConfigError(f"{option}: {path}: [[version]] #{i} is not a table")
@@ -102,4 +109,3 @@ def load_ledger(path: Path, option: str) -> Ledger:
         if key in entries:
             raise ConfigError(f"{option}: {path}: {entry.claim} v{entry.version} is recorded twice")
         entries[key] = entry
-    return Ledger(path, entries)
