@@ -6,15 +6,18 @@ test reports (``user_properties``), so the controller writes the report under py
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shlex
+import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from _pytest import junitxml
 
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import ResultCache, Trainer, default_cache_dir
@@ -28,7 +31,7 @@ from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.results import ClaimResult, Verdict
 from claimcheck.runfile import RunData, RunFileError, load
-from claimcheck.session import ClaimSession, Written
+from claimcheck.session import ClaimSession, Written, mark_superseded
 from claimcheck.settings import (
     DATA_ENV,
     DEFAULT_REPORT,
@@ -42,6 +45,7 @@ from claimcheck.settings import (
     parse_pool,
     parse_report,
     parse_seed,
+    parse_switch,
     parse_threads,
     parse_tolerance,
     resolve_data_dir,
@@ -86,6 +90,7 @@ _OPTIONS = [
         "confirmatory",
     ),
     ("--claim-ledger", "claim_ledger", "TOML", "ledger of protocol versions (exploratory or confirmed)", ""),
+    ("--claim-figures", "claim_figures", "on|off", "draw the report's figures", "on"),
 ]
 
 
@@ -154,6 +159,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         model=str(values["claim_model"][0] or "").strip(),
         cache_dir=parse_dir(values["claim_cache_dir"][0], root),
         pool=parse_pool(*values["claim_pool"]),
+        figures=parse_switch(*values["claim_figures"]),
     )
 
 
@@ -209,7 +215,9 @@ def pytest_configure(config: pytest.Config) -> None:
         cache.clear()
     config.stash[CACHE_KEY] = cache
     if not hasattr(config, "workerinput"):
+        run_id = uuid.uuid4().hex[:12]
         env = {
+            "run id": run_id,
             "base seed": str(settings.seed),
             "model": config.stash[MODEL_KEY].name,
             "budget": f"{settings.budget.name}: {settings.budget.description}",
@@ -221,6 +229,8 @@ def pytest_configure(config: pytest.Config) -> None:
         }
         expected = {k: asdict(v) for k, v in settings.expected.items()}
         run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
+        if settings.report is not None:
+            mark_superseded(settings.report, run_id, env.get("date", ""))
         hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline, config.stash[LEDGER_KEY])
         config.stash[HOOKS_KEY] = hooks
         config.pluginmanager.register(hooks, "claimcheck-report")
@@ -409,7 +419,8 @@ class ReportHooks:
         self.expected = list(ids)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seen.add(report.nodeid)
+        if report.when == "call" or not report.passed:  # a test cut off mid-call has only its setup report
+            self.seen.add(report.nodeid)
         for key, value in report.user_properties:
             if key == PROPERTY_KEY:
                 self.session.add(str(value), report.duration)
@@ -424,28 +435,76 @@ class ReportHooks:
                 out.setdefault(cid, []).append(n)
         return out
 
+    @pytest.hookimpl(tryfirst=True)  # before junitxml, pytest-html and pytest-json-report write their files
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         missing = [n for n in self.expected if n not in self.seen]
         incomplete = []
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             incomplete.append("the session was interrupted (e.g. Ctrl-C)")
         if missing and (incomplete or session.shouldfail or session.shouldstop):
-            incomplete += [f"did not run: {n}" for n in missing]
+            incomplete += [f"did not run or finish: {n}" for n in missing]
         not_run = self._not_run(missing) if incomplete else {}
         s = self.settings
         run = self.session.snapshot(incomplete, not_run)
         run.ledger = {r.claim_id: self.ledger.status(r.protocol) for r in run.results() if r.protocol is not None}
         self.results = run.results()
         self.deviations = deviations(self.results, s.expected, s.expected_source)
+        self._to_junitxml(session.config)
         failing = self.deviations or any(r.verdict is Verdict.ERROR for r in self.results)
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is None:
             return
-        self.written = self.session.finish(incomplete, not_run, self.baseline, str(s.baseline or ""), s.tolerance)
+        self.written = self.session.finish(
+            incomplete, not_run, self.baseline, str(s.baseline or ""), s.tolerance, figures=s.figures
+        )
         comp = self.written.comparison
         if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _verdicts(self) -> dict[str, dict[str, Any]]:
+        """Return each claim's verdict, known status, parts and protocol, for pytest's other channels."""
+        out = {}
+        for r in self.results:
+            pin = self.settings.expected.get(r.claim_id)
+            out[r.claim_id] = {
+                "verdict": r.verdict.value,
+                "known": pin is not None and pin.verdict == r.verdict.value,
+                "parts": {p.name or "claim": {"verdict": p.verdict.value, "evidence": p.reason} for p in r.parts},
+                "protocol": f"v{r.protocol.version}" if r.protocol else "",
+                "protocol status": self.session.run.ledger.get(r.claim_id, ""),
+            }
+        return out
+
+    def _to_junitxml(self, config: pytest.Config) -> None:
+        """Add each claim's verdict to the junit XML as testsuite properties (CI dashboards read those)."""
+        xml = config.stash.get(junitxml.xml_key, None)
+        if xml is None:
+            return
+        for cid, v in self._verdicts().items():
+            known = " (known)" if v["known"] and v["verdict"] != Verdict.REPRODUCED.value else ""
+            xml.add_global_property(f"claim {cid}", f"{v['verdict']}{known}")
+            for name, p in v["parts"].items():
+                xml.add_global_property(f"claim {cid} {name}", f"{p['verdict']}: {p['evidence']}")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
+        """Put the claim verdicts into pytest-json-report's report."""
+        json_report["claimcheck"] = self._verdicts()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
+        """Put the claim verdicts at the top of pytest-html's report."""
+        rows = []
+        for cid, v in self._verdicts().items():
+            evidence = "; ".join(f"{name}: {p['evidence']}" for name, p in v["parts"].items())
+            known = " (known)" if v["known"] else ""
+            rows.append(
+                f"<tr><td>{html.escape(cid)}</td><td><b>{html.escape(v['verdict'])}</b>{known}</td>"
+                f"<td>{html.escape(evidence)}</td></tr>"
+            )
+        head = "<tr><th>claim</th><th>verdict</th><th>evidence</th></tr>"
+        prefix.append(f"<h2>Claim verdicts</h2><table>{head}{''.join(rows)}</table>")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.results:

@@ -312,6 +312,13 @@ def decide(tests: list[TestOutcome], protocol: ClaimProtocol | None = None, miss
         checks = [(n, _in_part(c, "")) for n, c in checks]
     exclusions = [e for t in ran if t.record for e in t.record.exclusions]
     result.parts = [_part_result(p, proto.level, checks, exclusions) for p in proto.parts]
+    if missing:  # an incomplete run cannot show that a part holds
+        result.parts = [
+            replace(p, verdict=Verdict.INCONCLUSIVE, reason=f"{p.reason}; the run is incomplete")
+            if p.verdict is Verdict.REPRODUCED
+            else p
+            for p in result.parts
+        ]
     parts = {p.name: p for p in proto.parts}
     for ctl in proto.controls:
         cr = _control_result(

@@ -110,6 +110,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             f"{source}: not a claimcheck run file of schema {SCHEMA!r} (found {found!r}); "
             "give the .json written next to a claim report by --claim-report"
         )
+    _validate(raw, source)
     try:
         tests = []
         for t in raw["tests"]:
@@ -129,6 +130,65 @@ def from_dict(raw: Any, source: str) -> RunData:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None
 
 
+_OUTCOMES = {"passed", "error", "skipped"}
+_DIRECTIONS = {"<=", ">=", "<", ">"}
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _validate(raw: dict[str, Any], source: str) -> None:
+    """Check every field a report is built from, so that a bad file fails here, naming the first bad field."""
+
+    def bad(where: str, what: str) -> RunFileError:
+        return RunFileError(f"{source}: {where}: {what}; give the .json written next to a claim report")
+
+    if not isinstance(raw.get("title"), str):
+        raise bad("title", "must be a string")
+    if not isinstance(raw.get("env"), dict) or not all(isinstance(v, str) for v in raw["env"].values()):
+        raise bad("env", "must be an object of strings")
+    tests = raw.get("tests")
+    if not isinstance(tests, list):
+        raise bad("tests", "must be a list")
+    for i, t in enumerate(tests):
+        where = f"tests[{i}]"
+        if not isinstance(t, dict):
+            raise bad(where, "must be an object")
+        for name in ("nodeid", "claim_id", "title", "source", "message"):
+            if not isinstance(t.get(name, ""), str) or (name not in t and name != "message"):
+                raise bad(f"{where}.{name}", f"must be a string, got {t.get(name)!r}")
+        if t.get("outcome") not in _OUTCOMES:
+            raise bad(f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {t.get('outcome')!r}")
+        if not _number(t.get("duration", 0.0)):
+            raise bad(f"{where}.duration", "must be a number")
+        rec = t.get("record")
+        if rec is None:
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("checks", []), list):
+            raise bad(f"{where}.record", "must be an object with a list of checks")
+        for j, c in enumerate(rec.get("checks", [])):
+            cw = f"{where}.record.checks[{j}]"
+            if not isinstance(c, dict):
+                raise bad(cw, "must be an object")
+            if not isinstance(c.get("statistic"), str):
+                raise bad(f"{cw}.statistic", f"must be a string, got {c.get('statistic')!r}")
+            for name in ("value", "threshold"):
+                if not _number(c.get(name)):
+                    raise bad(f"{cw}.{name}", f"must be a number, got {c.get(name)!r}")
+            if c.get("direction") not in _DIRECTIONS:
+                raise bad(f"{cw}.direction", f"must be one of {sorted(_DIRECTIONS)}, got {c.get('direction')!r}")
+            if c.get("control") is not None and not isinstance(c["control"], str):
+                raise bad(f"{cw}.control", "must be a string or null")
+            for name in ("label", "part", "unit", "interval"):
+                if not isinstance(c.get(name, ""), str):
+                    raise bad(f"{cw}.{name}", "must be a string")
+        for j, cv in enumerate(rec.get("curves", [])):
+            ys = cv.get("y") if isinstance(cv, dict) else None
+            if not isinstance(ys, list) or not all(_number(y) for y in ys):
+                raise bad(f"{where}.record.curves[{j}].y", "must be a list of numbers")
+
+
 def load(path: Path) -> RunData:
     """Read a run JSON file; raise RunFileError naming the file on any problem."""
     try:
@@ -137,4 +197,11 @@ def load(path: Path) -> RunData:
         raise RunFileError(f"{path}: cannot read run file ({e.strerror})") from None
     except json.JSONDecodeError as e:
         raise RunFileError(f"{path}: not valid JSON at line {e.lineno} ({e.msg})") from None
-    return from_dict(raw, str(path))
+    except RecursionError:
+        raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
+    run = from_dict(raw, str(path))
+    try:
+        run.results()  # decide every claim now, so a file that cannot be reported on fails here
+    except Exception as e:
+        raise RunFileError(f"{path}: cannot be reported on ({type(e).__name__}: {e})") from None
+    return run

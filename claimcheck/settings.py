@@ -38,6 +38,7 @@ class Settings:
     expected_source: str = ""  # the file (or baseline) the expectations came from
     model: str = ""  # --claim-model package.module:factory; empty: the paper's model
     pool: str = "confirmatory"  # which seed pool the units draw from: confirmatory or exploratory
+    figures: bool = True  # draw the report's figures
 
     @property
     def rerun_options(self) -> str:
@@ -86,6 +87,11 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
         return None
     if path.is_dir():
         raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
+    if path.suffix.lower() == ".json":
+        raise ConfigError(
+            f"{option}: {path} ends in .json, the name of the report's JSON sidecar; give the markdown path "
+            f"(e.g. {path.with_suffix('.md').name}) and the sidecar is written beside it"
+        )
     parent = path.parent
     while not parent.exists():
         parent = parent.parent
@@ -161,6 +167,16 @@ def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
 
 CACHE_MODES = ("on", "off", "clear")
 POOLS = ("confirmatory", "exploratory")
+
+
+def parse_switch(text: str, option: str) -> bool:
+    """Return True for on/yes/true/1 and False for off/no/false/0, or raise ConfigError naming ``option``."""
+    value = str(text).strip().lower()
+    if value in ("on", "yes", "true", "1"):
+        return True
+    if value in ("off", "no", "false", "0"):
+        return False
+    raise ConfigError(f"{option}: expected on or off, got {text!r}")
 
 
 def parse_pool(text: str, option: str) -> str:

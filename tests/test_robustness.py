@@ -37,7 +37,7 @@ def test_ctrl_c_leaves_a_report_marked_incomplete_listing_what_did_not_run(pytes
     assert result.ret == pytest.ExitCode.INTERRUPTED
     text = _report(pytester)
     assert "**INCOMPLETE RUN**" in text
-    assert "did not run: test_stop.py::test_c" in text
+    assert "did not run or finish: test_stop.py::test_c" in text
     assert "| [T1](#claim-t1) |" in text
 
 
