@@ -33,6 +33,7 @@ from claimcheck.settings import (
     Settings,
     parse_baseline,
     parse_budget,
+    parse_cache_dir,
     parse_cache_mode,
     parse_device,
     parse_dir,
@@ -138,7 +139,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         threads=parse_threads(*values["claim_threads"]),
         expected=_expected(values["claim_expectations"], budget_name, root, bool(values["claim_model"][0])),
         model=str(values["claim_model"][0] or "").strip(),
-        cache_dir=parse_dir(values["claim_cache_dir"][0], root),
+        cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, parse_cache_mode(*values["claim_cache"])),
     )
 
 
