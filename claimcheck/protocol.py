@@ -272,7 +272,8 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
         raise
     except Exception as e:
         raise ConfigError(
-            f"{option}: {spec}: calling the factory with {PROBE} raised {type(e).__name__}: {e}; name a function "
+            f"{option}: {spec}: calling the factory with a ModelConfig (d={PROBE.d}, d_out={PROBE.d_out}) raised "
+            f"{type(e).__name__}: {e}; name a function "
             "that takes a claimcheck.model.ModelConfig and returns a torch.nn.Module"
         ) from None
     unknown = sorted(honours - set(HONOURABLE))

@@ -494,13 +494,13 @@ def _starts(record: JenaRecord, lo: int, hi: int, span: int, count: int) -> np.n
 def _irregular_cause(record: JenaRecord) -> str:
     """Return why a record long enough for the windows has no contiguous stretch that fits them."""
     back = sum("out of order" in b for b in record.breaks)
-    causes = [f"{len(record.breaks)} irregular time step(s) ({back} out of order)"] if record.breaks else []
+    causes = [f"{len(record.breaks):,} irregular time step(s) ({back:,} out of order)"] if record.breaks else []
     if record.dropped_conflicts:
         causes.append(f"{record.dropped_conflicts} repeated timestamp(s) with other values (dropped)")
     first = f" (first break: {record.breaks[0]})" if record.breaks else ""
     return (
         f": the file has {record.rows + record.dropped_conflicts:,} rows, but {' and '.join(causes)} leave "
-        f"{len(record.segments)} contiguous segment(s), the longest {usable_rows(record):,} rows{first}"
+        f"{len(record.segments):,} contiguous segment(s), the longest {usable_rows(record):,} rows{first}"
     )
 
 
