@@ -4,8 +4,8 @@ The engine is every module a stored result depends on: the modules that compute 
 (``ENGINE_ROOTS``: the cache, which trains and measures through ``train``, ``batched`` and the
 model protocol; the fine-tuning of C6; the spectral measurements; the data loaders) and every
 ``claimcheck`` module they import, found by reading their ``import`` statements (the import
-graph, not a hand-kept list). The walk stops at ``NOT_RESULTS``: modules the engine imports that
-decide where or how a result is stored, never its value. Editing any engine file, say
+graph, not a hand-kept list). The walk stops at ``NOT_RESULTS``: modules that decide where or how
+a result is stored, or whether data is accepted, never a result's value. Editing any engine file, say
 ``h = 3.0 * f + gamma * z`` in ``model.py``, changes the identity, and with it every cache key.
 """
 
@@ -22,6 +22,9 @@ ENGINE_ROOTS = ("claimcheck.cache", "claimcheck.finetune", "claimcheck.spectral"
 NOT_RESULTS = {
     "claimcheck.settings": "where the cache folder is, not what it holds",
     "claimcheck.files": "how an entry is written to disk, not its contents",
+    "claimcheck.data.known": "compares a file's sha256 with the published one; it changes no data",
+    "claimcheck.data.jena_sanity": "accepts or refuses a record; it changes no data",
+    "claimcheck.data.sst2_sanity": "accepts or refuses a split; it changes no data",
 }
 
 
