@@ -1,7 +1,8 @@
 """Keep training results in a content-addressed cache on disk: no pickle, atomic, safe across processes.
 
 An entry is one ``.npz`` file (``allow_pickle=False``) named by the sha256 of everything that decides
-the result: configs, data fingerprint, seed, engine version, torch version, device type and dtype.
+the result: configs, data fingerprint, seed, engine version, the engine's code identity (the sha256
+of its source files, ``claimcheck.codeid``), torch version, device type and dtype.
 The file holds the result's arrays, its JSON metadata, and a checksum over both; an entry that
 fails the checksum is recomputed. A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers
 (or hosts sharing the folder over a POSIX file system) compute a result once: the first takes the
@@ -28,6 +29,7 @@ import numpy as np
 import torch
 
 from claimcheck.batched import Run, check_batchable, initial_lambdas, train_batch
+from claimcheck.codeid import code_identity
 from claimcheck.data.synthetic import TensorData
 from claimcheck.files import write_atomic
 from claimcheck.model import ModelConfig
@@ -42,8 +44,14 @@ FORMAT = "claimcheck-cache/1"
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:
-    """Return the sha256 of ``parts`` as canonical JSON (sorted keys), plus the software identity."""
-    full = {"format": FORMAT, "engine": ENGINE_VERSION, "torch": torch.__version__, **parts}
+    """Return the sha256 of ``parts`` as canonical JSON (sorted keys), plus the software identity.
+
+    The software identity is the entry format, ``ENGINE_VERSION``, the sha256 of the engine's source
+    files (``code_identity``: an edit to any of them is a new key, so a run never reads a result that
+    other code computed) and torch's version.
+    """
+    software = {"format": FORMAT, "engine": ENGINE_VERSION, "code": code_identity().digest, "torch": torch.__version__}
+    full = {**software, **parts}
     return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from claimcheck.codeid import code_identity
+
 # The fingerprint keys that decide whether two runs count as the same hardware and software.
 HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device")
 
@@ -54,7 +56,11 @@ def _gpu() -> tuple[str, str]:
 
 
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
-    """Return versions, CPU, threads, accelerator, numerics flags and git state as strings."""
+    """Return versions, CPU, threads, accelerator, numerics flags, git state and code identity as strings.
+
+    ``code identity`` is the digest part of every cache key and the files it covers
+    (``claimcheck.codeid``), e.g. ``3f2a9c01b4de over 16 engine files in claimcheck/: batched, ...``.
+    """
     commit = _git(root, "rev-parse", "--short=12", "HEAD")
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
     gpu, driver = _gpu()
@@ -76,6 +82,7 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
         "tf32 (matmul, cudnn)": f"{torch.backends.cuda.matmul.allow_tf32}, {torch.backends.cudnn.allow_tf32}",
         "git commit": "unknown" if commit is None else commit,
         "git tree dirty": "unknown" if dirty is None else str(bool(dirty)),
+        "code identity": code_identity().describe(),
         "command": " ".join(["pytest", *sys.argv[1:]]),
     }
 

@@ -38,6 +38,7 @@ from claimcheck.settings import (
     Settings,
     parse_baseline,
     parse_budget,
+    parse_cache_dir,
     parse_cache_mode,
     parse_device,
     parse_dir,
@@ -157,7 +158,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         expected=expected,
         expected_source=source,
         model=str(values["claim_model"][0] or "").strip(),
-        cache_dir=parse_dir(values["claim_cache_dir"][0], root),
+        cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, parse_cache_mode(*values["claim_cache"])),
         pool=parse_pool(*values["claim_pool"]),
         figures=parse_switch(*values["claim_figures"]),
     )

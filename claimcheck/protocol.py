@@ -28,6 +28,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import math
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -166,10 +167,13 @@ def _source_digest(obj: object) -> str:
 
 
 def _probe(model: ModuleModel, honours: frozenset[str]) -> tuple[frozenset[str], str]:
-    """Run the model once on a small input; check the shapes and return (capabilities, behaviour digest).
+    """Run the model on a small input; check the shapes and return (capabilities, behaviour digest).
 
-    The digest covers the initial parameters, the output and the gradients, so an edit that only
-    changes the backward pass (say, a detached attention output) still changes the cache keys.
+    The model runs twice on the same parameters and input: outputs that differ mean hidden state (a
+    call counter, a cache, dropout), which would make every result depend on how often the model ran
+    before, so the model is refused. The digest covers the initial parameters, the output and the
+    gradients, so an edit that only changes the backward pass (say, a detached attention output)
+    still changes the cache keys.
     """
     cfg = PROBE
     params = model.init_params(cfg, torch.Generator().manual_seed(0), torch.float64)
@@ -178,6 +182,14 @@ def _probe(model: ModuleModel, honours: frozenset[str]) -> tuple[frozenset[str],
     if not leaves:
         raise ConfigError(f"--claim-model {model.name}: the module has no parameters to train")
     fwd = model.forward(leaves, x, cfg)
+    again = model.forward(leaves, x, cfg).out.detach()
+    if again.shape != fwd.out.shape or not torch.equal(again, fwd.out.detach()):
+        diff = (again - fwd.out.detach()).abs().max().item() if again.shape == fwd.out.shape else math.inf
+        raise ConfigError(
+            f"--claim-model {model.name}: two calls with the same parameters and input gave different outputs "
+            f"(max |difference| {diff:.3g}); the output must depend only on the parameters and the input: remove "
+            "hidden state such as call counters, caches or randomness (build dropout with p=0)"
+        )
     want = (2, 4, cfg.d_out)
     if tuple(fwd.out.shape) != want:
         raise ConfigError(
@@ -239,7 +251,9 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
     """Return ``PAPER`` for an empty ``spec``, else the named factory as a ``ModuleModel``.
 
     ``spec`` is ``package.module:factory`` or ``path/to/file.py:factory`` (relative to ``root``).
-    The model is built and run once on a small input to check the protocol and fingerprint it.
+    The model is built and run on a small input to check the protocol and fingerprint it. A factory
+    that raises, returns something other than a module, or builds a model whose output depends on
+    hidden state raises ConfigError naming ``option`` (with the factory's own message).
     """
     spec = spec.strip()
     if not spec:
@@ -252,10 +266,27 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
     if not callable(factory):
         raise ConfigError(f"{option}: {target!r} has no callable {attr!r}; name the function that builds a model")
     model = ModuleModel(factory, spec)
-    honours = frozenset(getattr(model._build(PROBE, 0), "claim_honours", ()))
+    try:
+        honours = frozenset(getattr(model._build(PROBE, 0), "claim_honours", ()))
+    except ConfigError:
+        raise
+    except Exception as e:
+        raise ConfigError(
+            f"{option}: {spec}: calling the factory with a ModelConfig (d={PROBE.d}, d_out={PROBE.d_out}) raised "
+            f"{type(e).__name__}: {e}; name a function "
+            "that takes a claimcheck.model.ModelConfig and returns a torch.nn.Module"
+        ) from None
     unknown = sorted(honours - set(HONOURABLE))
     if unknown:
         raise ConfigError(f"{option}: {spec}: claim_honours names {unknown}; it may name only {list(HONOURABLE)}")
-    caps, digest = _probe(model, honours)
+    try:
+        caps, digest = _probe(model, honours)
+    except ConfigError:
+        raise
+    except Exception as e:
+        raise ConfigError(
+            f"{option}: {spec}: running the model on a (2, 4, {PROBE.d}) float64 probe batch raised "
+            f"{type(e).__name__}: {e}; the module must map (N, n, cfg.d) inputs to (N, n, cfg.d_out) outputs"
+        ) from None
     # The identity is what the model does, not what it is called: the same file named two ways shares results.
     return replace(model, capabilities=caps, identity=f"user-model@{_source_digest(factory)[:16]}:{digest[:16]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,10 @@ from claimcheck.expectations import Expected
 
 DEFAULT_REPORT = "reports/claim-report.md"
 DATA_ENV = "CLAIMCHECK_DATA_DIR"
+# The largest base seed: claims add offsets (seed + i, seed + k * 1000) and hand the sums to torch
+# generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
+# to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
+MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,11 @@ def parse_seed(text: str, option: str) -> int:
         raise ConfigError(f"{option}: expected a non-negative integer seed, got {text!r}") from None
     if value < 0:
         raise ConfigError(f"{option}: expected a non-negative integer seed, got {value}")
+    if value > MAX_SEED:
+        raise ConfigError(
+            f"{option}: seed {value} is too large; use a seed from 0 to {MAX_SEED} (2**32 - 1), "
+            "since the claims derive further seeds from it"
+        )
     return value
 
 
@@ -193,6 +203,54 @@ def parse_cache_mode(text: str, option: str) -> str:
     if mode not in CACHE_MODES:
         raise ConfigError(f"{option}: expected one of {', '.join(CACHE_MODES)}, got {text!r}")
     return mode
+
+
+CACHE_DIR_FIX = (
+    "choose a writable folder with --claim-cache-dir (ini claim_cache_dir), or run without the cache "
+    "(--claim-cache off)"
+)
+
+
+def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on") -> Path | None:
+    """Return the cache folder named by ``option`` (None: the user cache folder), checked unless ``mode`` is off.
+
+    The folder the session will use (the one named, or the user cache folder) must be a folder this
+    process can create and write in: ``check_cache_dir`` raises ConfigError naming ``option`` and
+    the fix otherwise, so a bad cache folder stops the session before any claim runs.
+    """
+    path = parse_dir(str(text).strip() if text else None, root)
+    if mode != "off":
+        source = option if path is not None else "the default cache folder (--claim-cache-dir is not set)"
+        check_cache_dir(path or user_cache_dir("results"), source)
+    return path
+
+
+def check_cache_dir(path: Path, source: str) -> None:
+    """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails.
+
+    A read-only cache folder is refused, not read: the cache locks each entry (a ``.lock`` file beside
+    it) even to read it, so that concurrent sessions never read a half-computed result.
+    """
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{source}: {path} is a file, not a folder; remove it or {CACHE_DIR_FIX}")
+    parent = path
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(
+            f"{source}: {parent} is a file, so the cache folder {path} cannot be created; {CACHE_DIR_FIX}"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".claimcheck-write-probe.", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise ConfigError(
+            f"{source}: cannot write in the cache folder {path} ({reason}); the cache needs to write entries and "
+            f"their lock files even to read; make it writable or {CACHE_DIR_FIX}"
+        ) from None
 
 
 def parse_dir(text: str | None, root: Path) -> Path | None:

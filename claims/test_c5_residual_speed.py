@@ -20,6 +20,7 @@ from claimcheck.batched import Run
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import Trainer
 from claimcheck.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
+from claimcheck.data.jena_sanity import check_jena
 from claimcheck.data.synthetic import TensorData
 from claimcheck.model import ModelConfig
 from claimcheck.record import ClaimRecorder
@@ -97,6 +98,7 @@ def jena(claim_settings: Settings, claim_budget: Budget) -> Prepared:
     except JenaNotFound as e:
         pytest.skip(f"C5 needs the Jena Climate record (data dir {claim_settings.data_dir_source}): {e}")
     record = load_jena(choice.path, irregular="split")
+    check_jena(record)  # implausible weather raises JenaSanityError: C5 errors with the reason, never a verdict
     n_windows, n_tokens = SIZES[claim_budget.scale]
     windows = window_jena(record, WindowSpec(n_windows=n_windows, n_tokens=n_tokens))
     start, end = record.span()

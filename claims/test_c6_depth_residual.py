@@ -23,6 +23,7 @@ import torch
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import Trainer
 from claimcheck.data.sst2 import balanced_sample, find_sst2, load_sst2
+from claimcheck.data.sst2_sanity import check_sst2_data
 from claimcheck.encoder import (
     EncoderConfig,
     Pretrained,
@@ -108,12 +109,14 @@ def pretrained(claim_settings: Settings) -> Pretrained:
 
 
 @pytest.fixture(scope="module")
-def sst2_path(claim_settings: Settings) -> Path:
-    """Find SST-2's train split in the data directory or skip C6 with the fix."""
+def sst2_path(claim_settings: Settings, pretrained: Pretrained) -> Path:
+    """Find SST-2's train split in the data directory or skip C6 with the fix; check its labels carry sentiment."""
     try:
-        return find_sst2(claim_settings.data_dir, "train")
+        path = find_sst2(claim_settings.data_dir, "train")
     except DataUnavailable as e:
         pytest.skip(f"C6 needs SST-2 (data dir {claim_settings.data_dir}, from {claim_settings.data_dir_source}): {e}")
+    check_sst2_data(pretrained, claim_settings.data_dir, path)  # Sst2SanityError: C6 errors with the reason
+    return path
 
 
 def _final(run: FinetuneRun) -> float:

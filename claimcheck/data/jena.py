@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from claimcheck.data.choice import Rejected, passed_over, rejection
 from claimcheck.data.synthetic import TensorData
 from claimcheck.errors import DataError, DataUnavailable
 
@@ -407,10 +408,11 @@ def _timeline(
             what = f"leaves a gap of {gap // STEP_SECONDS - 1} missing 10-minute step(s)"
         sentence = f"line {lines[b]}: {_fmt(times[b])} {what} (previous row: line {lines[a]}, {_fmt(times[a])})"
         if irregular == "error":
+            fix = "Sort the rows by timestamp" if gap < 0 else "Use a contiguous file"
             raise JenaTimeError(
                 path,
                 f"{_fmt(times[b])} {what} after {_fmt(times[a])} (line {lines[a]})",
-                "Use a contiguous file, or load with irregular='split' to keep the contiguous segments",
+                f"{fix}, or load with irregular='split' to keep the contiguous segments",
                 line=int(lines[b]),
                 column=TIME_COLUMN,
             )
@@ -489,6 +491,26 @@ def _starts(record: JenaRecord, lo: int, hi: int, span: int, count: int) -> np.n
     return valid[np.round(np.linspace(0, valid.size - 1, count)).astype(np.int64)]
 
 
+def _irregular_cause(record: JenaRecord) -> str:
+    """Return why a record long enough for the windows has no contiguous stretch that fits them."""
+    back = sum("out of order" in b for b in record.breaks)
+    causes = [f"{len(record.breaks):,} irregular time step(s) ({back:,} out of order)"] if record.breaks else []
+    if record.dropped_conflicts:
+        causes.append(f"{record.dropped_conflicts} repeated timestamp(s) with other values (dropped)")
+    first = f" (first break: {record.breaks[0]})" if record.breaks else ""
+    return (
+        f": the file has {record.rows + record.dropped_conflicts:,} rows, but {' and '.join(causes)} leave "
+        f"{len(record.segments):,} contiguous segment(s), the longest {usable_rows(record):,} rows{first}"
+    )
+
+
+def _irregular_fix(record: JenaRecord) -> str:
+    """Return the fix for a record that irregular timestamps cut into short pieces."""
+    if record.dropped_conflicts or any("out of order" in b for b in record.breaks):
+        return "Sort the rows by timestamp and remove repeated ones, or choose another file with $" + JENA_FILE_ENV
+    return "Repair the timestamps (the 10-minute grid) or choose another file with $" + JENA_FILE_ENV
+
+
 def window_jena(record: JenaRecord, spec: WindowSpec) -> JenaWindows:
     """Cut ``record`` into normalised windows as ``spec`` says; raise JenaWindowError if it cannot.
 
@@ -510,11 +532,17 @@ def window_jena(record: JenaRecord, spec: WindowSpec) -> JenaWindows:
     cut = math.floor(record.rows * spec.train_fraction)
     starts = _starts(record, 0, cut, span, spec.n_windows)
     if starts.size < spec.n_windows:
-        raise JenaWindowError(
-            record.path,
+        problem = (
             f"only {starts.size} training window(s) of {span} contiguous rows fit in the first "
-            f"{cut:,} rows; {spec.n_windows} were asked for",
-            "Use a longer file (claimcheck-fetch jena) or ask for fewer or shorter windows",
+            f"{cut:,} rows; {spec.n_windows} were asked for"
+        )
+        whole = math.floor((record.rows + record.dropped_conflicts) * spec.train_fraction)
+        if (
+            record.breaks or record.dropped_conflicts
+        ) and whole - span + 1 >= spec.n_windows:  # long enough, if regular
+            raise JenaWindowError(record.path, problem + _irregular_cause(record), _irregular_fix(record))
+        raise JenaWindowError(
+            record.path, problem, "Use a longer file (claimcheck-fetch jena) or ask for fewer or shorter windows"
         )
     held = _starts(record, cut, record.rows, span, spec.n_windows)
     token = np.arange(spec.n_tokens) * spec.every  # (n,) row offsets of the tokens
@@ -557,10 +585,11 @@ def window_jena(record: JenaRecord, spec: WindowSpec) -> JenaWindows:
 
 @dataclass(frozen=True)
 class JenaChoice:
-    """The file a claim trains on and why it was chosen."""
+    """The file a claim trains on, why it was chosen, and the candidates passed over as invalid."""
 
     path: Path
-    reason: str
+    reason: str  # ends with the files passed over, if any, so a report that shows it lists them
+    rejected: tuple[Rejected, ...] = ()
 
 
 def _csvs(folder: Path) -> list[Path]:
@@ -574,6 +603,25 @@ def count_rows(path: Path) -> int:
     return max(read_text(path).rstrip("\r\n").count("\n"), 0)
 
 
+def usable_rows(record: JenaRecord) -> int:
+    """Return the rows of the record's longest contiguous segment: what windows can use."""
+    return max(b - a for a, b in record.segments)
+
+
+def _best_valid(paths: Sequence[Path], rejected: list[Rejected]) -> Path | None:
+    """Return the valid file with the longest contiguous stretch (ties: the first); add the invalid to ``rejected``."""
+    best: tuple[int, Path] | None = None
+    for path in paths:
+        try:
+            rows = usable_rows(load_jena(path, irregular="split"))
+        except DataError as e:  # JenaError, or a file that vanished (JenaNotFound)
+            rejected.append(rejection(path, e))
+            continue
+        if best is None or rows > best[0]:
+            best = rows, path
+    return None if best is None else best[1]
+
+
 def fix_message(data_dir: Path) -> str:
     """Return the sentence that says how to make a Jena file available in ``data_dir``."""
     return (
@@ -584,13 +632,17 @@ def fix_message(data_dir: Path) -> str:
 
 
 def locate_jena(data_dir: Path, choice: str | None = None) -> JenaChoice:
-    """Return the Jena file to train on: ``choice``, else the best file in ``data_dir``.
+    """Return the Jena file to train on: ``choice``, else the best valid file in ``data_dir``.
 
     Order: ``choice`` (a path, absolute or relative to ``data_dir``; ``$CLAIMCHECK_JENA_FILE``
-    when None); Keras' full 2009-2016 file (``jena/`` or the top level, plain or gz); the
-    longest other file in ``jena/`` (same station, later years); the longest fragment in
-    ``jena_partial/``. Raises ``JenaNotFound`` when none exists, and ``JenaError`` when a
-    chosen file is missing.
+    when None; used as given); Keras' full 2009-2016 file (``jena/`` or the top level, plain or
+    gz); the other files in ``jena/`` (same station, later years); the fragments in
+    ``jena_partial/``. Within the first group that holds a valid file, the one with the longest
+    contiguous stretch wins. A candidate is valid when ``load_jena(path, irregular="split")``
+    accepts it; the invalid ones tried (a stray empty file, a longer but broken one) are listed in
+    ``rejected`` and at the end of ``reason``, and never hide a valid file. Raises
+    ``JenaNotFound`` when no candidate exists, ``JenaError`` when a chosen file is missing or
+    every candidate is invalid (the message lists each file and its problem).
     """
     choice = choice if choice is not None else os.environ.get(JENA_FILE_ENV) or None
     if choice:
@@ -599,20 +651,27 @@ def locate_jena(data_dir: Path, choice: str | None = None) -> JenaChoice:
         if not path.is_file():
             raise JenaError(path, f"the file chosen by ${JENA_FILE_ENV} does not exist", "Fix or unset the variable")
         return JenaChoice(path, f"chosen by ${JENA_FILE_ENV}")
-    for folder in (data_dir / "jena", data_dir):
-        for name in (KERAS_NAME, KERAS_NAME + ".gz"):
-            if (folder / name).is_file():
-                return JenaChoice(folder / name, "Keras' full 2009-2016 record, the paper's dataset")
-    later = [p for p in _csvs(data_dir / "jena") if not p.name.startswith(KERAS_NAME)]
-    if later:
-        best = max(later, key=count_rows)
-        return JenaChoice(
-            best,
-            "the longest real record here: Keras' 2009-2016 file is absent, and this is the same station, "
-            "layout and 14 features from later years (the jena_partial/ fragments are shorter)",
+    keras = [
+        f / n for f in (data_dir / "jena", data_dir) for n in (KERAS_NAME, KERAS_NAME + ".gz") if (f / n).is_file()
+    ]
+    groups = (
+        (keras, "Keras' full 2009-2016 record, the paper's dataset"),
+        (
+            [p for p in _csvs(data_dir / "jena") if not p.name.startswith(KERAS_NAME)],
+            "the longest real record here: there is no valid copy of Keras' 2009-2016 file, and this is the same "
+            "station, layout and 14 features from later years (the jena_partial/ fragments are shorter)",
+        ),
+        (_csvs(data_dir / "jena_partial"), "only fragments of the 2009-2016 record are here; this is the longest"),
+    )
+    rejected: list[Rejected] = []
+    for paths, why in groups:
+        best = _best_valid(paths, rejected)
+        if best is not None:
+            return JenaChoice(best, why + passed_over(rejected), tuple(rejected))
+    if rejected:
+        raise JenaError(
+            data_dir,
+            f"no valid Jena Climate file: {'; '.join(f'{r.path.name}: {r.problem}' for r in rejected)}",
+            f"Fix or remove the files. {fix_message(data_dir)}",
         )
-    partial = _csvs(data_dir / "jena_partial")
-    if partial:
-        best = max(partial, key=count_rows)
-        return JenaChoice(best, "only fragments of the 2009-2016 record are here; this is the longest")
     raise JenaNotFound(f"no Jena Climate file under {data_dir}. {fix_message(data_dir)}")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from claimcheck.data.choice import Rejected, passed_over, rejection
 from claimcheck.errors import ConfigError, DataError, DataUnavailable
 
 SST2_DIR = "sst2"  # sub-folder of the data directory
@@ -61,20 +62,53 @@ class Sst2Sample:
         return 2.0 * self.labels.astype(np.float64) - 1.0
 
 
-def find_sst2(data_dir: Path, split: str = "train") -> Path:
-    """Return the path of ``split`` under ``data_dir``/sst2/ (``.tsv`` or ``.tsv.gz``).
+@dataclass(frozen=True)
+class Sst2Choice:
+    """The file of a split a claim reads, why, and the candidates passed over as invalid."""
 
-    Raise DataUnavailable, with the fix, when neither file exists.
+    path: Path
+    reason: str  # ends with the files passed over, if any
+    rejected: tuple[Rejected, ...] = ()
+
+
+def choose_sst2(data_dir: Path, split: str = "train") -> Sst2Choice:
+    """Return the valid file of ``split`` under ``data_dir``/sst2/ with the most rows (``.tsv`` on a tie).
+
+    Each candidate (``<split>.tsv``, ``<split>.tsv.gz``) is parsed (``load_sst2``, cached); one that
+    fails is listed in ``rejected`` and never hides a valid one. Raise DataUnavailable, with the
+    fix, when neither file exists, and Sst2FormatError listing each problem when none is valid.
     """
     if split not in SPLITS:
         raise ConfigError(f"SST-2 split must be one of {', '.join(SPLITS)}, got {split!r}")
     folder = Path(data_dir) / SST2_DIR
-    for name in (f"{split}.tsv", f"{split}.tsv.gz"):
-        if (folder / name).is_file():
-            return folder / name
-    raise DataUnavailable(
-        f"SST-2 {split} split not found: neither {folder}/{split}.tsv nor {split}.tsv.gz exists; {SOURCE_HINT}"
-    )
+    candidates = [folder / name for name in (f"{split}.tsv", f"{split}.tsv.gz") if (folder / name).is_file()]
+    if not candidates:
+        raise DataUnavailable(
+            f"SST-2 {split} split not found: neither {folder}/{split}.tsv nor {split}.tsv.gz exists; {SOURCE_HINT}"
+        )
+    rejected: list[Rejected] = []
+    best: tuple[int, Path] | None = None
+    for path in candidates:
+        try:
+            rows = len(load_sst2(path))
+        except DataError as e:
+            rejected.append(rejection(path, e))
+            continue
+        if best is None or rows > best[0]:
+            best = rows, path
+    if best is None:
+        problems = "; ".join(f"{r.path.name}: {r.problem}" for r in rejected)
+        raise Sst2FormatError(f"{folder}: no valid SST-2 {split} file: {problems}")
+    why = f"{best[1].name}: {best[0]:,} labelled rows, the valid {split} file with the most rows"
+    return Sst2Choice(best[1], why + passed_over(rejected), tuple(rejected))
+
+
+def find_sst2(data_dir: Path, split: str = "train") -> Path:
+    """Return the path ``choose_sst2`` picks for ``split``: a broken or stray file never hides a valid one.
+
+    Raise DataUnavailable, with the fix, when neither file exists.
+    """
+    return choose_sst2(data_dir, split).path
 
 
 def _read_bytes(path: Path) -> bytes:
