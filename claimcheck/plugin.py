@@ -22,6 +22,7 @@ from _pytest import junitxml
 from claimcheck.budget import Budget, seeds_for
 from claimcheck.cache import ResultCache, Trainer, default_cache_dir
 from claimcheck.claimprotocol import ClaimProtocol
+from claimcheck.data.known import folder_provenance
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ConfigError
 from claimcheck.expectations import Expected, deviations, load_expectations, pins_of
@@ -230,11 +231,31 @@ def pytest_configure(config: pytest.Config) -> None:
         }
         expected = {k: asdict(v) for k, v in settings.expected.items()}
         run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
+        run.data_files = _data_files(settings.data_dir)
         if settings.report is not None:
             mark_superseded(settings.report, run_id, env.get("date", ""))
         hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline, config.stash[LEDGER_KEY])
         config.stash[HOOKS_KEY] = hooks
         config.pluginmanager.register(hooks, "claimcheck-report")
+
+
+def _data_files(data_dir: Path) -> list[dict[str, str]]:
+    """Return every data file's size, sha256 and whether it is the published copy (empty when unreadable)."""
+    if not data_dir.is_dir():
+        return []
+    try:
+        found = folder_provenance(data_dir)
+    except OSError:
+        return []
+    return [
+        {
+            "file": str(p.path.relative_to(data_dir)),
+            "size": str(p.size),
+            "sha256": p.sha256,
+            "status": p.status if p.match is None else f"published ({p.match.name})",
+        }
+        for p in found
+    ]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -326,6 +326,10 @@ def render(run: RunData, *, figure_folder: str = "figures", extra: Sequence[str]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
         parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
+    if run.data_files:
+        rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
+        parts += ["**Data files** (sha256 against the published copies)", ""]
+        parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
     parts += [*extra]
     for r in results:
         parts += [_section(run, r, figure_folder)]

@@ -35,6 +35,7 @@ class RunData:
     expected: dict[str, Any] = field(default_factory=dict)  # claim id -> its pinned expectations at this budget
     not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
     ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
+    data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -125,6 +126,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             expected=dict(raw.get("expected", {})),
             not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
             ledger=dict(raw.get("ledger", {})),
+            data_files=[dict(d) for d in raw.get("data_files", [])],
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None
