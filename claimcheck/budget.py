@@ -30,12 +30,13 @@ BUDGETS: dict[str, Budget] = {
 }
 
 
-def get_budget(name: str) -> Budget:
-    """Return the budget called ``name`` or raise ConfigError listing the known names."""
+def get_budget(name: str, budgets: list[Budget] | None = None) -> Budget:
+    """Return the budget called ``name`` (among ``budgets``, else the core's) or raise ConfigError listing them."""
+    known = {b.name: b for b in budgets} if budgets else BUDGETS
     try:
-        return BUDGETS[name]
+        return known[name]
     except KeyError:
-        raise ConfigError(f"unknown budget {name!r}; choose one of {', '.join(BUDGETS)}") from None
+        raise ConfigError(f"unknown budget {name!r}; choose one of {', '.join(known)}") from None
 
 
 def seeds_for(base_seed: int, budget: Budget) -> list[int]:

@@ -27,6 +27,7 @@ from claimcheck.environment import fingerprint
 from claimcheck.errors import ConfigError
 from claimcheck.expectations import Expected, deviations, load_expectations, pins_of
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
+from claimcheck.memo import Memo
 from claimcheck.protocol import CAPABILITIES, ModelSpec, load_model, missing
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
@@ -96,6 +97,12 @@ _OPTIONS = [
 ]
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from claimcheck import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claimcheck", "claimcheck: check a paper's empirical claims")
     group.addoption(
@@ -141,12 +148,14 @@ def _read_settings(config: pytest.Config) -> Settings:
     report, report_src = _setting(config, "--claim-report", "claim_report")
     data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
     fail, _ = _setting(config, "--claim-baseline-fail", "claim_baseline_fail")
-    budget_name = parse_budget(*values["claim_budget"]).name
+    budgets = config.hook.pytest_claimcheck_budgets(config=config)
+    budget = parse_budget(*values["claim_budget"], budgets)
+    budget_name = budget.name
     expected, source = _expected(values["claim_expectations"], budget_name, root, bool(values["claim_model"][0]))
     return Settings(
         report=parse_report(report, report_src, root),
         seed=parse_seed(*values["claim_seed"]),
-        budget=parse_budget(*values["claim_budget"]),
+        budget=budget,
         device=parse_device(*values["claim_device"], torch.cuda.device_count()),
         data_dir=data_dir,
         data_dir_source=data_src,
@@ -221,11 +230,15 @@ def pytest_configure(config: pytest.Config) -> None:
         env = {
             "run id": run_id,
             "base seed": str(settings.seed),
-            "model": config.stash[MODEL_KEY].name,
+            **({"model": config.stash[MODEL_KEY].name} if settings.model else {}),
             "budget": f"{settings.budget.name}: {settings.budget.description}",
             "seed pool": settings.pool,
-            "dtype": "float64 unless a claim's regime says otherwise",
             "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
+            **{
+                k: v
+                for lines in config.hook.pytest_claimcheck_environment(config=config)
+                for k, v in (lines or {}).items()
+            },
             **fingerprint(config.rootpath, settings.device),
             RERUN_KEY: settings.rerun_options,
         }
@@ -267,10 +280,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     s = config.stash[SETTINGS_KEY]
-    return (
-        f"claimcheck: model {config.stash[MODEL_KEY].name}, base seed {s.seed}, budget {s.budget.name}, "
-        f"device {s.device}, data {s.data_dir}"
-    )
+    model = f"model {config.stash[MODEL_KEY].name}, " if s.model else ""
+    return f"claimcheck: {model}base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known = set(CAPABILITIES)
+    for names in config.hook.pytest_claimcheck_capabilities(config=config):
+        known.update(names or ())
+    for item in items:
+        for marker in item.iter_markers("claim_needs"):
+            unknown = [n for n in marker.args if n not in known]
+            if unknown:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: claim_needs names unknown capabilities {unknown}; known: {sorted(known)}"
+                )
 
 
 def claim_protocol_of(node: Any) -> ClaimProtocol | None:
@@ -357,6 +381,12 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
     rec = ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(request.node))
     request.node.stash[RECORD_KEY] = rec
     return rec
+
+
+@pytest.fixture(scope="session")
+def claim_cache(request: pytest.FixtureRequest) -> Memo:
+    """Memoise an expensive computation by its inputs and its code: ``claim_cache(fn, **inputs)``."""
+    return Memo(request.config.stash[CACHE_KEY])
 
 
 @pytest.fixture

@@ -143,10 +143,10 @@ def parse_model_dir(text: str | None, option: str, root: Path) -> Path | None:
     return path
 
 
-def parse_budget(text: str, option: str) -> Budget:
-    """Return the named budget or raise ConfigError naming ``option``."""
+def parse_budget(text: str, option: str, budgets: list[Budget] | None = None) -> Budget:
+    """Return the named budget (from the suite's ``budgets`` when it declares them) or raise ConfigError."""
     try:
-        return get_budget(str(text).strip())
+        return get_budget(str(text).strip(), budgets)
     except ConfigError as e:
         raise ConfigError(f"{option}: {e}") from None
 

@@ -1,0 +1,35 @@
+"""Hooks a claim suite implements (in its conftest.py or plugin) to describe itself to the core.
+
+The core knows no paper and no model: a suite declares its budgets, the lines its report header
+shows, and the capabilities its ``claim_needs`` markers may name. Each hook is optional.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+import pytest
+
+if TYPE_CHECKING:
+    from claimcheck.budget import Budget
+
+hookspec = pluggy.HookspecMarker("pytest")
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget] | None:
+    """Return the suite's named budgets (run sizes); the first implementation that answers wins.
+
+    Without one, the core's ``ci``, ``standard`` and ``paper`` budgets apply.
+    """
+
+
+@hookspec
+def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str] | None:
+    """Return lines for the report's environment table (e.g. the model under test, its dtype)."""
+
+
+@hookspec
+def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str] | None:
+    """Return every capability name a ``claim_needs`` marker of this suite may use (checked at collection)."""

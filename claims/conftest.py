@@ -1,0 +1,24 @@
+"""This suite describes itself to claimcheck's core: its budgets and its report header lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from claimcheck.budget import Budget
+
+
+def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget]:
+    """Return this suite's run sizes (grid scales and GD steps; each claim's protocol sets its units)."""
+    return [
+        Budget("ci", 3, 400, 0, "CI: the small grids, 400 GD steps; each claim's protocol sets its units"),
+        Budget("standard", 10, 1000, 1, "workstation: larger grids, 1,000 GD steps"),
+        Budget("paper", 20, 3000, 2, "paper-sized: the largest grids, 3,000 GD steps; meant for a GPU"),
+    ]
+
+
+def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
+    """Return the model under test and the default dtype of this suite."""
+    lines = {"dtype": "float64 unless a claim's regime says otherwise"}
+    if not config.getoption("claim_model") and not config.getini("claim_model"):
+        lines["model"] = "claimcheck.model (the paper's Transformer)"
+    return lines
