@@ -19,9 +19,10 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from claimcheck.batched import Run
-from claimcheck.cache import ResultCache, Trainer
+from claimcheck.cache import Trainer
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig
+from claimcheck.store import ResultCache
 from claimcheck.train import TrainConfig
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -1,199 +1,38 @@
-"""Keep training results in a content-addressed cache on disk: no pickle, atomic, safe across processes.
+"""Train and measure the paper's models through the content-addressed store (``claimcheck.store``).
 
-An entry is one ``.npz`` file (``allow_pickle=False``) named by the sha256 of everything that decides
-the result: configs, data fingerprint, seed, engine version, the engine's code identity (the sha256
-of its source files, ``claimcheck.codeid``), torch version, device type and dtype.
-The file holds the result's arrays, its JSON metadata, and a checksum over both; an entry that
-fails the checksum is recomputed. A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers
-(or hosts sharing the folder over a POSIX file system) compute a result once: the first takes the
-lock and computes, the others wait and then read. A batch (``memo_many``) takes its entries' locks
-in key order, computes the missing results together, and stores one entry per result.
+Every key holds what decides the result: configs, data fingerprint, seed, device type and dtype,
+plus the engine's identity: ``ENGINE_VERSION`` and the sha256 of the engine's source files
+(``claimcheck.codeid``), so an edit to any of them gives new keys and a run never reads a result
+that other code computed.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import io
-import json
-import shutil
-import zipfile
-import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import torch
 
 from claimcheck.batched import Run, check_batchable, initial_lambdas, train_batch
 from claimcheck.codeid import code_identity
 from claimcheck.data.synthetic import TensorData
-from claimcheck.files import write_atomic
 from claimcheck.model import ModelConfig
 from claimcheck.protocol import PAPER, ModelSpec
-from claimcheck.settings import user_cache_dir
+from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
 from claimcheck.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
 
-Arrays = dict[str, np.ndarray]
-Meta = dict[str, Any]
 T = TypeVar("T")
-FORMAT = "claimcheck-cache/1"
+
+
+def engine_identity() -> dict[str, Any]:
+    """Return the parts every key of the paper's engine carries: its version and its source files' sha256."""
+    return {"engine": ENGINE_VERSION, "code": code_identity().digest}
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:
-    """Return the sha256 of ``parts`` as canonical JSON (sorted keys), plus the software identity.
-
-    The software identity is the entry format, ``ENGINE_VERSION``, the sha256 of the engine's source
-    files (``code_identity``: an edit to any of them is a new key, so a run never reads a result that
-    other code computed) and torch's version.
-    """
-    software = {"format": FORMAT, "engine": ENGINE_VERSION, "code": code_identity().digest, "torch": torch.__version__}
-    full = {**software, **parts}
-    return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _checksum(arrays: Arrays, meta_json: str) -> str:
-    h = hashlib.sha256(meta_json.encode())
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(name.encode() + str((a.shape, a.dtype.str)).encode() + a.tobytes())
-    return h.hexdigest()
-
-
-def encode(arrays: Arrays, meta: Meta) -> bytes:
-    """Return the bytes of an entry: the arrays, the metadata as JSON, and their checksum."""
-    meta_json = json.dumps(meta, sort_keys=True)
-    buf = io.BytesIO()
-    payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
-    payload["meta"] = np.array(meta_json)
-    payload["checksum"] = np.array(_checksum(arrays, meta_json))
-    np.savez(buf, **payload)
-    return buf.getvalue()
-
-
-def decode(data: bytes) -> tuple[Arrays, Meta] | None:
-    """Return (arrays, meta) from an entry's bytes, or None if it is corrupt or of another format."""
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
-            meta_json = str(z["meta"])
-            checksum = str(z["checksum"])
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
-        return None
-    if _checksum(arrays, meta_json) != checksum:
-        return None
-    return arrays, json.loads(meta_json)
-
-
-@dataclass
-class Counts:
-    """How many results a process computed, read from the cache, or recomputed after corruption."""
-
-    computed: int = 0
-    cached: int = 0
-    corrupt: int = 0
-
-    def add(self, other: Counts, sign: int = 1) -> None:
-        """Add ``other`` (times ``sign``) into these counts."""
-        self.computed += sign * other.computed
-        self.cached += sign * other.cached
-        self.corrupt += sign * other.corrupt
-
-
-@dataclass
-class ResultCache:
-    """A folder of cache entries; ``root`` None disables caching (every call computes)."""
-
-    root: Path | None
-    counts: Counts = field(default_factory=Counts)
-
-    def path(self, key: str) -> Path:
-        """Return the file of entry ``key``."""
-        assert self.root is not None
-        return self.root / key[:2] / f"{key}.npz"
-
-    @contextmanager
-    def _locked(self, key: str) -> Iterator[None]:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path.with_suffix(".lock"), "a+b") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
-        """Return the cached result for ``parts``, computing and storing it once if absent or corrupt."""
-        if self.root is None:
-            self.counts.computed += 1
-            return compute()
-        key = cache_key(parts)
-        with self._locked(key):
-            hit = self._read(key)
-            if hit is not None:
-                self.counts.cached += 1
-                return hit
-            arrays, meta = compute()
-            write_atomic(self.path(key), encode(arrays, meta))
-            self.counts.computed += 1
-            return arrays, meta
-
-    def memo_many(
-        self, parts: Sequence[Mapping[str, Any]], compute: Callable[[list[int]], list[tuple[Arrays, Meta]]]
-    ) -> list[tuple[Arrays, Meta]]:
-        """Return ``memo``'s result for every ``parts[i]``, computing all missing ones in one call.
-
-        ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
-        repeated parts) and returns their results in that order. The entries' locks are taken one at
-        a time in key order, so processes whose batches overlap cannot deadlock; an entry found is
-        released at once, a missing one is held until its result is stored: as with ``memo``, each
-        result is computed once across processes. A repeated part counts as read after its first.
-        """
-        if self.root is None:
-            self.counts.computed += len(parts)
-            return compute(list(range(len(parts))))
-        keys = [cache_key(p) for p in parts]
-        found: dict[str, tuple[Arrays, Meta]] = {}
-        with ExitStack() as held:
-            for key in sorted(set(keys)):
-                lock = ExitStack()
-                lock.enter_context(self._locked(key))
-                hit = self._read(key)
-                if hit is None:
-                    held.push(lock)  # released once the result is stored
-                else:
-                    found[key] = hit
-                    lock.close()
-            missing = [keys.index(key) for key in dict.fromkeys(keys) if key not in found]
-            if missing:
-                for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
-                    write_atomic(self.path(keys[i]), encode(arrays, meta))
-                    found[keys[i]] = arrays, meta
-        self.counts.computed += len(missing)
-        self.counts.cached += len(keys) - len(missing)
-        return [found[key] for key in keys]
-
-    def _read(self, key: str) -> tuple[Arrays, Meta] | None:
-        """Return entry ``key`` if it is stored and intact; count it as corrupt if it fails to decode."""
-        path = self.path(key)
-        if not path.exists():
-            return None
-        hit = decode(path.read_bytes())
-        if hit is None:
-            self.counts.corrupt += 1
-        return hit
-
-    def clear(self) -> int:
-        """Delete every entry; return how many were removed."""
-        if self.root is None or not self.root.exists():
-            return 0
-        n = sum(1 for _ in self.root.rglob("*.npz"))
-        shutil.rmtree(self.root)
-        return n
+    """Return the store key of a result of the paper's engine (``parts`` plus ``engine_identity``)."""
+    return store_key({**engine_identity(), **parts})
 
 
 _ARRAYS = ("loss", "sigma_steps", "sigma_min", "sigma_max")
@@ -259,7 +98,7 @@ class Trainer:
 
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
-        return self._counted(lambda: self.cache.memo(parts, compute))
+        return self._counted(lambda: self.cache.memo({**engine_identity(), **parts}, compute))
 
     def batch(self, runs: Sequence[Run]) -> list[Trajectory]:
         """Return ``self(run.model, run.train, run.data, run.seed)`` for every run, training the missing together.
@@ -279,7 +118,12 @@ class Trainer:
             return [trajectory_to_entry(t) for t in train_batch([runs[i] for i in missing])]
 
         parts = [train_key(r.model, r.train, r.data, r.seed, self.model) for r in runs]
-        return [trajectory_from_entry(*entry) for entry in self._counted(lambda: self.cache.memo_many(parts, compute))]
+        return [
+            trajectory_from_entry(*entry)
+            for entry in self._counted(
+                lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
+            )
+        ]
 
     def lambda_maxes(self, runs: Sequence[Run]) -> list[float]:
         """Return ``lambda_max(run.model, run.data, run.seed, run.train.dtype)`` for every run, as one batch.
@@ -298,7 +142,12 @@ class Trainer:
             return [({}, {"lambda_max": lam}) for lam in initial_lambdas([runs[i] for i in missing])]
 
         parts = [_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device, self.model) for r in runs]
-        return [float(meta["lambda_max"]) for _, meta in self._counted(lambda: self.cache.memo_many(parts, compute))]
+        return [
+            float(meta["lambda_max"])
+            for _, meta in self._counted(
+                lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
+            )
+        ]
 
     def _counted(self, work: Callable[[], T]) -> T:
         """Return ``work()``, adding what it computed and read through ``self.cache`` to ``self.counts``."""
@@ -325,6 +174,6 @@ def _train_job(
     )
 
 
-def default_cache_dir() -> Path:
-    """Return the user cache folder for training results."""
-    return user_cache_dir("results")
+def _identified(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return ``parts`` with the engine's identity added to each."""
+    return [{**engine_identity(), **p} for p in parts]

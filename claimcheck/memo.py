@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.cache import ResultCache
+from claimcheck.store import ResultCache
 
 Arrays = dict[str, np.ndarray]
 

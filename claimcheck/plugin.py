@@ -20,7 +20,7 @@ import torch
 from _pytest import junitxml
 
 from claimcheck.budget import Budget, seeds_for
-from claimcheck.cache import ResultCache, Trainer, default_cache_dir
+from claimcheck.cache import Trainer
 from claimcheck.claimprotocol import ClaimProtocol
 from claimcheck.data.known import folder_provenance
 from claimcheck.environment import fingerprint
@@ -54,6 +54,7 @@ from claimcheck.settings import (
     resolve_data_dir,
     spread_device,
 )
+from claimcheck.store import ResultCache, default_cache_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 HOOKS_KEY = pytest.StashKey["ReportHooks"]()

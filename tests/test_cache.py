@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from claimcheck.batched import Run
-from claimcheck.cache import ResultCache, Trainer, cache_key, decode, encode, train_key
+from claimcheck.cache import Trainer, cache_key, train_key
 from claimcheck.data import make_synthetic
 from claimcheck.errors import ConfigError
 from claimcheck.model import ModelConfig
+from claimcheck.store import ResultCache, decode, encode
 from claimcheck.train import TrainConfig, Trajectory, train
 
 MODEL = ModelConfig(d=8, d_qk=2)

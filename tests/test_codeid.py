@@ -21,7 +21,8 @@ PROBE = """
 import json, sys
 from pathlib import Path
 import claimcheck
-from claimcheck.cache import ResultCache, Trainer, cache_key, train_key
+from claimcheck.cache import Trainer, cache_key, train_key
+from claimcheck.store import ResultCache
 from claimcheck.data import make_synthetic
 from claimcheck.model import ModelConfig
 from claimcheck.train import TrainConfig

@@ -10,12 +10,13 @@ import pytest
 import torch
 
 from claimcheck.batched import Run
-from claimcheck.cache import ResultCache, Trainer, train_key
+from claimcheck.cache import Trainer, train_key
 from claimcheck.data import make_synthetic
 from claimcheck.errors import ConfigError
 from claimcheck.model import ModelConfig
 from claimcheck.protocol import PAPER, load_model, missing
 from claimcheck.spectral import sample_attention
+from claimcheck.store import ResultCache
 from claimcheck.train import TrainConfig, train
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "tinyformer"
