@@ -44,7 +44,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     www.mkdir()
     handler = functools.partial(QuietHandler, directory=str(www))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", www
