@@ -393,6 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data-dir",
         type=Path,
         default=None,
+        metavar="DIR",
         help=(
             f"folder to fetch into (created if missing); default ${DATA_ENV}, else "
             "$XDG_CACHE_HOME/claimcheck/data (~/.cache/claimcheck/data when XDG_CACHE_HOME is unset)"
@@ -407,12 +408,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--base-url",
         default=None,
+        metavar="URL",
         help=f"a mirror holding the files in the data layout (default ${BASE_URL_ENV}, else the public homes)",
     )
     parser.add_argument("--force", action="store_true", help="download again even if a file is present")
-    parser.add_argument("--timeout", type=float, default=60.0, help="network timeout in seconds (default 60)")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="network timeout in seconds (default 60)"
+    )
     keras = parser.add_argument_group("--record 2009-2016 only")
-    keras.add_argument("--sha256", default=None, help="expected sha256 of Keras' zip; a mismatch is refused")
+    keras.add_argument(
+        "--sha256", default=None, metavar="HEX", help="expected sha256 of Keras' zip; a mismatch is refused"
+    )
     keras.add_argument("--url", default=JENA_URL, help="where to download Keras' zip from (a mirror, or file://)")
     args = parser.parse_args(argv)
     if args.dataset != "jena" and args.record != "2024":

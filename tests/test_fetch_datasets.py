@@ -228,3 +228,23 @@ def test_gzip_n9_matches_gnu_gzip_on_the_reference_files() -> None:
     for f in ("sst2/train.tsv.gz", sources.JENA_2024):
         raw = (real / f).read_bytes()
         assert sources.gzip_n9(gzip.decompress(raw)) == raw, f
+
+
+def test_the_default_data_folder_is_the_same_in_code_help_and_readme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("CLAIMCHECK_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert fetch.default_data_dir() == tmp_path / "xdg" / "claimcheck" / "data"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert fetch.default_data_dir() == tmp_path / "home" / ".cache" / "claimcheck" / "data"
+    monkeypatch.setenv("COLUMNS", "300")
+    with pytest.raises(SystemExit):
+        fetch.main(["--help"])
+    assert "$XDG_CACHE_HOME/claimcheck/data (~/.cache/claimcheck/data when XDG_CACHE_HOME is unset)" in (
+        capsys.readouterr().out
+    )
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`$XDG_CACHE_HOME/claimcheck/data` (`~/.cache/claimcheck/data` when `XDG_CACHE_HOME` is unset)" in readme
+    assert "../shared" not in readme
