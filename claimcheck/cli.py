@@ -1,4 +1,8 @@
-"""The ``claimcheck`` command: re-render a report from its JSON, or compare runs as a claim x run matrix."""
+"""The ``claimcheck`` command: re-render reports, compare runs, keep a run history, and run the suite many times.
+
+Every place that takes a run's JSON also takes an entry of the run history (``claimcheck
+history`` lists them): its number, or a prefix of its name (``claimcheck.history``).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from claimcheck.baseline import compare, render_comparison
 from claimcheck.errors import ClaimcheckError
 from claimcheck.expectations import pins_of, render_pins
-from claimcheck.figures import draw
+from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
+from claimcheck.history import list_entries, resolve, save_run
 from claimcheck.mutation import render_mutants
 from claimcheck.report import figure_dir, md, render
 from claimcheck.results import ClaimResult
 from claimcheck.runfile import RunData, load
 from claimcheck.runs import run_many
+from claimcheck.settings import parse_tolerance
 from claimcheck.stability import render_stability, run_seeds, stability
 
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
@@ -28,11 +35,32 @@ def _headline(r: ClaimResult) -> str:
     return f" ({md(s.statistic)} {s.values.format()})"
 
 
+def run_heading(env: dict[str, str]) -> str:
+    """Return a column head naming a run by what it ran: commit, machine and date."""
+    commit = env.get("git commit", "") or "unknown commit"
+    if env.get("git tree dirty") == "True":
+        commit += " (dirty)"
+    machine = env.get("cpu", "") or "unknown machine"
+    gpu = env.get("gpu", "none")
+    if gpu and gpu != "none":
+        machine += f", {gpu}"
+    date = env.get("date", "")[:16] or "no date"
+    return f"{commit}, {machine}, {date}"
+
+
 def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
-    """Return markdown: one row per claim, one column per run, each cell the verdict and headline statistic."""
+    """Return markdown: one row per claim, one column per run, each cell the verdict and headline statistic.
+
+    Each column is headed by its run (commit, machine, date); two runs that share a head are told
+    apart by their file names, and the table of settings below names every run's file.
+    """
     results = [{r.claim_id: r for r in run.results()} for _, run in runs]
     claims = sorted({cid for rs in results for cid in rs}, key=lambda c: (len(c), c))
-    names = [md(Path(name).name) for name, _ in runs]
+    heads = [run_heading(run.env) for _, run in runs]
+    names = [
+        md(h if heads.count(h) == 1 else f"{h}, {Path(source).name}")
+        for h, (source, _) in zip(heads, runs, strict=True)
+    ]
     lines = ["# Claim x run matrix", "", "| claim | " + " | ".join(names) + " | agree |"]
     lines.append("|---" * (len(runs) + 2) + "|")
     for cid in claims:
@@ -40,9 +68,15 @@ def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
         verdicts = {rs[cid].verdict for rs in results if cid in rs}
         lines.append(f"| {md(cid)} | " + " | ".join(cells) + f" | {'yes' if len(verdicts) == 1 else '**no**'} |")
     lines += ["", "## Runs", "", "| setting | " + " | ".join(names) + " |", "|---" * (len(runs) + 1) + "|"]
+    lines.append("| file | " + " | ".join(md(Path(source).name) for source, _ in runs) + " |")
     for key in _MATRIX_ENV:
         lines.append(f"| {md(key)} | " + " | ".join(md(run.env.get(key, "")) for _, run in runs) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _run_file(spec: str, args: argparse.Namespace) -> Path:
+    """Return the run file a command-line argument names: a path or a history entry."""
+    return resolve(spec, Path.cwd(), folder=args.history)
 
 
 def _positive(text: str) -> int:
@@ -61,16 +95,47 @@ def _write_or_print(text: str, out: Path | None) -> None:
 
 
 def _cmd_render(args: argparse.Namespace) -> None:
-    run = load(args.run)
+    source = _run_file(args.run, args)
+    run = load(source)
     out: Path | None = args.output
-    folder = figure_dir(out if out is not None else args.run.with_suffix(".md"))
-    if out is not None and not args.no_figures:
-        draw(run, folder)
+    folder = figure_dir(out if out is not None else source.with_suffix(".md"))
+    figures = draw_figures(run, folder, enabled=out is not None and not args.no_figures)
+    for text in figures.notes + figures.problems:
+        print(f"claimcheck: {text}", file=sys.stderr)
     _write_or_print(render(run, figure_folder=folder.name), out)
 
 
 def _cmd_matrix(args: argparse.Namespace) -> None:
-    _write_or_print(render_matrix([(str(p), load(p)) for p in args.runs]), args.output)
+    files = [_run_file(spec, args) for spec in args.runs]
+    _write_or_print(render_matrix([(str(p), load(p)) for p in files]), args.output)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    base, now = _run_file(args.baseline, args), _run_file(args.run, args)
+    comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
+    _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output)
+    changed = comp.verdicts or any(s.flagged for s in comp.stats)
+    return 1 if args.fail and changed else 0
+
+
+def _cmd_history(args: argparse.Namespace) -> None:
+    root = Path.cwd()
+    if args.save is not None:
+        run = load(args.save)
+        path = save_run(args.save.read_text(encoding="utf-8"), root, run.env, folder=args.history)
+        print(f"saved {args.save} as {path}")
+        return
+    entries = list_entries(root, folder=args.history)
+    if not entries:
+        where = root / (args.history or ".claimcheck/history")
+        print(f"no runs saved in {where}; save one with: claimcheck history --save reports/claim-report.json")
+        return
+    for e in entries:
+        run = load(e.path)
+        verdicts = [r.verdict.value for r in run.results()]
+        summary = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced"
+        budget = run.env.get("budget", "").split(":")[0]
+        print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
 
 
 def _cmd_expectations(args: argparse.Namespace) -> None:
@@ -101,25 +166,71 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     sys.stdout.write(text)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (2 for bad input, with the reason on stderr)."""
-    parser = argparse.ArgumentParser(prog="claimcheck", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("render", help="re-render the markdown report (and figures) from a run's JSON")
-    p.add_argument("run", type=Path, help="the .json written next to a claim report")
-    p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+class _Formatter(argparse.HelpFormatter):
+    """Keep each command's help on its name's line: argparse measures the commands without their indent."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog)
+        self._action_max_length = 16
+
+
+def _history_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the run history folder (default .claimcheck/history in the current folder)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claimcheck",
+        formatter_class=_Formatter,
+        description=(
+            "Re-render claim reports, compare runs, keep a history of runs, and run the claim suite many times. "
+            "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
+            "prefix of its name (see: claimcheck history)."
+        ),
+        epilog="stability and mutants pass everything after -- to pytest. claimcheck COMMAND --help: its options.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+
+    p = command("render", "re-render a report (and its figures) from a run's JSON")
+    p.add_argument("run", help="the .json written next to a claim report, or a history entry")
+    p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout, without figures)")
     p.add_argument("--no-figures", action="store_true", help="do not redraw the figures")
+    _history_option(p)
     p.set_defaults(func=_cmd_render)
-    m = sub.add_parser("matrix", help="claim x run matrix of several runs' JSON (e.g. one per machine)")
-    m.add_argument("runs", type=Path, nargs="+", help="run .json files")
+    m = command("matrix", "tabulate claims x runs, e.g. one run per machine")
+    m.add_argument("runs", nargs="+", help="run .json files or history entries")
     m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    _history_option(m)
     m.set_defaults(func=_cmd_matrix)
-    e = sub.add_parser("expectations", help="pin a run's verdicts, parts, controls and statistics as TOML")
+    e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
     e.add_argument("--budget", default="ci", help="the budget table to write (default ci)")
     e.add_argument("-o", "--output", type=Path, help="write the TOML here (default: stdout)")
     e.set_defaults(func=_cmd_expectations)
-    s = sub.add_parser("stability", help="run the claim suite over K base seeds; count verdict flips and controls")
+    c = command("compare", "compare a run with a baseline: verdicts, then statistics")
+    c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
+    c.add_argument("run", help="the run to check: a .json file or a history entry")
+    c.add_argument(
+        "--tolerance", default="1e-6,0.05", help="relative tolerance SAME[,CROSS] on medians (default 1e-6,0.05)"
+    )
+    c.add_argument("--fail", action="store_true", help="exit 1 when a verdict changed or a statistic moved")
+    c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    _history_option(c)
+    c.set_defaults(func=_cmd_compare)
+    h = command("history", "list the saved runs, or save one")
+    h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
+    _history_option(h)
+    h.set_defaults(func=_cmd_history)
+    s = command("stability", "run the suite over K base seeds; count verdict flips")
     s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
     s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
     s.add_argument("--stride", type=_positive, default=1, help="distance between base seeds (default 1)")
@@ -127,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
     s.set_defaults(func=_cmd_stability)
-    u = sub.add_parser("mutants", help="run the suite on a reference model and on broken ones; tabulate what broke")
+    u = command("mutants", "run the suite on a model and its mutants; show what broke")
     u.add_argument("reference", help="the trusted model, package.module:factory or path/to/file.py:factory")
     u.add_argument("mutants", nargs="+", help="the broken models, named the same way")
     u.add_argument("--budget", default="ci", help="budget of every run (default ci)")
@@ -135,17 +246,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
     u.set_defaults(func=_cmd_mutants)
-    parser.epilog = "stability and mutants pass everything after -- to pytest"
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (1 for a failed --fail comparison, 2 for bad input)."""
+    parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:cut])
     args.pytest_args = argv[cut + 1 :]
     try:
-        args.func(args)
+        status = args.func(args)
     except ClaimcheckError as e:
         print(f"claimcheck: {e}", file=sys.stderr)
         return 2
-    return 0
+    return int(status or 0)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""Fetch a dataset from its public home into the data directory and check its sha256.
+"""Fetch a dataset from its public home (or a mirror) into the data directory and check its sha256.
 
-``claimcheck-fetch jena [--data-dir DIR] [--sha256 HEX] [--url URL] [--force]`` downloads Keras'
-``jena_climate_2009_2016.csv.zip``, checks it, extracts ``jena_climate_2009_2016.csv`` next to it
-in ``DIR/jena/`` and validates it with the loader.
+``claimcheck-fetch sst2`` and ``claimcheck-fetch jena`` put the files the known results were
+measured on where the loaders look (``<data dir>/sst2/``, ``<data dir>/jena/``). The table of
+files, hashes and public homes is ``claimcheck.sources``. Every file is written to a temporary
+file beside its place and renamed only once its sha256 matches, so a failed fetch leaves nothing
+half-written.
 
-No sha256 of the Keras zip is published (Keras' own ``get_file`` calls for it pass none), so
-claimcheck ships no expected hash. The download is checked against the hash given with
-``--sha256`` when there is one, and against the hash recorded in ``DIR/jena/SHA256SUMS`` at the
+``claimcheck-fetch jena --record 2009-2016 [--sha256 HEX] [--url URL]`` downloads Keras'
+``jena_climate_2009_2016.csv.zip`` instead and extracts ``jena_climate_2009_2016.csv`` next to it.
+No sha256 of that zip is published (Keras' own ``get_file`` calls pass none), so it is checked
+against ``--sha256`` when given, and against the hash recorded in ``DIR/jena/SHA256SUMS`` at the
 first download (trust on first use): a later download or copy that differs is refused.
 """
 
@@ -27,7 +30,8 @@ from typing import IO, Any
 
 from claimcheck.data.jena import KERAS_NAME, load_jena
 from claimcheck.errors import ClaimcheckError, ConfigError, DataError
-from claimcheck.settings import DATA_ENV, resolve_data_dir
+from claimcheck.settings import DATA_ENV, user_cache_dir
+from claimcheck.sources import DATASETS, Asset, ConversionError, gzip_n9
 
 JENA_URL = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/jena_climate_2009_2016.csv.zip"
 JENA_ZIP = "jena_climate_2009_2016.csv.zip"
@@ -36,6 +40,7 @@ JENA_ZIP = "jena_climate_2009_2016.csv.zip"
 JENA_ZIP_BYTES = 13_568_290
 SUMS = "SHA256SUMS"  # sha256sum format: "<hex>  <file name>", one line per file
 CHUNK = 1 << 20
+BASE_URL_ENV = "CLAIMCHECK_DATA_URL"  # a mirror laid out like the data directory
 
 Opener = Callable[..., Any]
 urlopen: Opener = urllib.request.urlopen  # the network seam; tests replace it
@@ -90,14 +95,22 @@ def _atomic(path: Path, write: Callable[[IO[bytes]], object]) -> None:
         raise
 
 
-def download(url: str, dest: Path, *, timeout: float, say: Callable[[str], None], copy_to: Path | None = None) -> str:
+def download(
+    url: str,
+    dest: Path,
+    *,
+    timeout: float,
+    say: Callable[[str], None],
+    copy_to: Path | None = None,
+    again: str = "claimcheck-fetch jena --record 2009-2016",
+) -> str:
     """Stream ``url`` into ``dest`` (via a temporary file in its folder); return the sha256.
 
     Raises OfflineError when the host cannot be reached or answers with an error; its message
-    says to copy the file to ``copy_to`` (default ``dest``) by other means.
+    says to copy the file to ``copy_to`` (default ``dest``) by other means and to run ``again``.
     """
     h = hashlib.sha256()
-    fallback = f"Download {url} by other means and copy it to {copy_to or dest}, then run claimcheck-fetch jena again"
+    fallback = f"Download {url} by other means and copy it to {copy_to or dest}, then run {again}"
 
     def write(f: IO[bytes]) -> None:
         try:
@@ -134,7 +147,7 @@ def _check(digest: str, expected: str | None, recorded: str | None, what: Path) 
         )
 
 
-def fetch_jena(
+def fetch_keras_jena(
     data_dir: Path,
     *,
     url: str = JENA_URL,
@@ -214,9 +227,157 @@ def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
         dst.write(block)
 
 
+def _fetch_bytes(url: str, *, timeout: float, say: Callable[[str], None], copy_to: Path, again: str) -> bytes:
+    """Return what ``url`` serves, read through a temporary file beside ``copy_to`` that is removed after."""
+    staged = copy_to.parent / f".{copy_to.name}.download"
+    try:
+        download(url, staged, timeout=timeout, say=say, copy_to=copy_to, again=again)
+        return staged.read_bytes()
+    finally:
+        staged.unlink(missing_ok=True)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _mismatch(what: str, url: str, got: str, asset: Asset, want: str, source: str) -> HashMismatch:
+    return HashMismatch(
+        f"{what} from {url}: sha256 {got} differs from the expected {want} ({source}). Nothing was written to "
+        f"{asset.path}. The download is corrupt, or the server holds another file; fetch again, or use another "
+        f"mirror (--base-url / ${BASE_URL_ENV})"
+    )
+
+
+def fetch_asset(
+    asset: Asset,
+    data_dir: Path,
+    *,
+    base_url: str | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+    say: Callable[[str], None] = print,
+) -> Path | None:
+    """Put ``asset`` at ``data_dir/asset.path`` with its sha256 checked; return the path.
+
+    From a mirror (``base_url``), ``<base_url>/<asset.path>`` is taken as is. From the public
+    home, what it serves is checked, converted, checked again and compressed. Nothing lands
+    unless its sha256 is the expected one; a file already there with the right sha256 is kept
+    (``force`` fetches it again). Return None, saying why, for an asset with no public home when
+    there is no mirror. Raise HashMismatch on a wrong hash, FetchError or OfflineError otherwise.
+    """
+    dest = data_dir / asset.path
+    _writable(dest.parent)
+    again = f"claimcheck-fetch {asset.path.split('/')[0]}"
+    if dest.is_file() and not force:
+        digest = sha256_of(dest)
+        if digest == asset.sha256:
+            say(f"{dest}: already there, sha256 matches")
+            return dest
+        raise HashMismatch(
+            f"{dest}: sha256 {digest} differs from the expected {asset.sha256}. It is corrupt or another file; "
+            f"delete it, or run {again} --force to replace it"
+        )
+    if base_url:
+        url = f"{base_url.rstrip('/')}/{asset.path}"
+        data = _fetch_bytes(url, timeout=timeout, say=say, copy_to=dest, again=again)
+        got = _digest(data)
+        if got != asset.sha256:
+            raise _mismatch(asset.path, url, got, asset, asset.sha256, "SOURCES.md")
+    elif asset.url is None:
+        say(f"{asset.path}: skipped: {asset.note}. A mirror that has it serves it with --base-url / ${BASE_URL_ENV}")
+        return None
+    else:
+        data = _fetch_bytes(asset.url, timeout=timeout, say=say, copy_to=dest, again=again)
+        data = _from_public_home(asset, asset.url, data, say)
+    _atomic(dest, lambda f: f.write(data))
+    say(f"{dest}: sha256 {asset.sha256} verified")
+    return dest
+
+
+def _from_public_home(asset: Asset, url: str, data: bytes, say: Callable[[str], None]) -> bytes:
+    """Return the file's bytes from what the public home served, checking every hash on the way."""
+    if asset.convert is None:
+        got = _digest(data)
+        if got != asset.sha256:
+            raise _mismatch(asset.path, url, got, asset, asset.sha256, "SOURCES.md")
+        return data
+    got = _digest(data)
+    if asset.source_sha256 is not None and got != asset.source_sha256:
+        raise _mismatch("the source file", url, got, asset, asset.source_sha256, "SOURCES.md")
+    try:
+        content = asset.convert(data)
+    except ConversionError as e:
+        raise FetchError(f"{url}: cannot convert it to {asset.path}: {e}; use a mirror (--base-url)") from None
+    got = _digest(content)
+    if asset.content_sha256 is not None and got != asset.content_sha256:
+        raise _mismatch(f"{asset.path} (uncompressed)", url, got, asset, asset.content_sha256, "SOURCES.md")
+    if not asset.path.endswith(".gz"):
+        return content
+    packed = gzip_n9(content)
+    if _digest(packed) != asset.sha256:
+        # The content is verified; only this zlib's deflate stream differs from GNU gzip's.
+        say(
+            f"note: {asset.path}: its uncompressed content matches sha256 {asset.content_sha256}, but this "
+            f"Python's zlib compresses it differently from the reference file ({asset.sha256})"
+        )
+    return packed
+
+
+def _writable(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FetchError(f"cannot create {folder}: {e.strerror}; pass --data-dir with a writable folder") from None
+    if not os.access(folder, os.W_OK):
+        raise FetchError(f"cannot write to {folder}; pass --data-dir with a writable folder")
+
+
+def fetch_dataset(
+    name: str,
+    data_dir: Path,
+    *,
+    base_url: str | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+    say: Callable[[str], None] = print,
+) -> list[Path]:
+    """Fetch every file of dataset ``name`` (``sst2`` or ``jena``) into ``data_dir``; return the paths written.
+
+    Each file is verified and written on its own, so a failure leaves the files before it in
+    place (they are verified) and nothing of the file that failed.
+    """
+    if name not in DATASETS:
+        raise ConfigError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+    paths = []
+    for asset in DATASETS[name]:
+        path = fetch_asset(asset, data_dir, base_url=base_url, force=force, timeout=timeout, say=say)
+        if path is not None:
+            paths.append(path)
+    return paths
+
+
 def default_data_dir() -> Path:
-    """Return where claims look for data without options: $CLAIMCHECK_DATA_DIR, else the user cache."""
-    return resolve_data_dir(None, None, Path.cwd())[0]
+    """Return where claims look for data without options: $CLAIMCHECK_DATA_DIR, else the user cache.
+
+    The user cache is ``$XDG_CACHE_HOME/claimcheck/data``, or ``~/.cache/claimcheck/data`` when
+    XDG_CACHE_HOME is unset or empty. Unlike a pytest session, fetching creates the folder.
+    """
+    env = os.environ.get(DATA_ENV, "").strip()
+    return Path(env).expanduser().resolve() if env else user_cache_dir("data")
+
+
+DATASET_HELP = """\
+datasets:
+  sst2   GLUE's SST-2: sst2/train.tsv.gz, sst2/dev.tsv (C6); sst2/test.tsv from a mirror only
+  jena   Jena Climate for C5: by default the 2024 roof-station record the known result was
+         measured on (jena/jena_climate_2024-01-01_to_2024-05-15.csv.gz, converted from
+         MPI-BGC's mpi_roof.csv); --record 2009-2016 fetches Keras' 2009-2016 compilation
+
+Every file is checked against the sha256 the known results were measured with, and written
+only when it matches. A mirror (--base-url or $CLAIMCHECK_DATA_URL) serves the files as they
+land: <base url>/sst2/dev.tsv, <base url>/jena/jena_climate_2024-01-01_to_2024-05-15.csv.gz.
+"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,22 +385,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="claimcheck-fetch",
         description="Fetch a dataset into the claimcheck data directory and verify its sha256.",
+        epilog=DATASET_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("dataset", choices=["jena"], help="jena: Keras' Jena Climate 2009-2016 record (13 MB zip)")
+    parser.add_argument("dataset", choices=sorted(DATASETS), help="the dataset to fetch (see below)")
     parser.add_argument(
         "--data-dir",
         type=Path,
         default=None,
-        help=f"folder to fetch into (created if missing); default ${DATA_ENV}, else ~/.cache/claimcheck/data",
+        metavar="DIR",
+        help=(
+            f"folder to fetch into (created if missing); default ${DATA_ENV}, else "
+            "$XDG_CACHE_HOME/claimcheck/data (~/.cache/claimcheck/data when XDG_CACHE_HOME is unset)"
+        ),
     )
-    parser.add_argument("--sha256", default=None, help="expected sha256 of the zip; a mismatch is refused")
-    parser.add_argument("--url", default=JENA_URL, help="where to download from (a mirror, or a file:// URL)")
-    parser.add_argument("--force", action="store_true", help="download again even if the zip is present")
-    parser.add_argument("--timeout", type=float, default=60.0, help="network timeout in seconds (default 60)")
+    parser.add_argument(
+        "--record",
+        choices=["2024", "2009-2016"],
+        default="2024",
+        help="jena only: 2024 (default, the record C5's known result used) or 2009-2016 (Keras' 13 MB zip)",
+    )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help=f"a mirror holding the files in the data layout (default ${BASE_URL_ENV}, else the public homes)",
+    )
+    parser.add_argument("--force", action="store_true", help="download again even if a file is present")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="network timeout in seconds (default 60)"
+    )
+    keras = parser.add_argument_group("--record 2009-2016 only")
+    keras.add_argument(
+        "--sha256", default=None, metavar="HEX", help="expected sha256 of Keras' zip; a mismatch is refused"
+    )
+    keras.add_argument("--url", default=JENA_URL, help="where to download Keras' zip from (a mirror, or file://)")
     args = parser.parse_args(argv)
+    if args.dataset != "jena" and args.record != "2024":
+        parser.error("--record applies to jena only")
+    base_url = args.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None
     try:
         data_dir = args.data_dir.expanduser().resolve() if args.data_dir else default_data_dir()
-        fetch_jena(data_dir, url=args.url, sha256=args.sha256, force=args.force, timeout=args.timeout)
+        if args.dataset == "jena" and args.record == "2009-2016":
+            url = f"{base_url.rstrip('/')}/jena/{JENA_ZIP}" if base_url and args.url == JENA_URL else args.url
+            fetch_keras_jena(data_dir, url=url, sha256=args.sha256, force=args.force, timeout=args.timeout)
+        else:
+            fetch_dataset(args.dataset, data_dir, base_url=base_url, force=args.force, timeout=args.timeout)
     except ClaimcheckError as e:
         print(f"claimcheck-fetch: {e}", file=sys.stderr)
         return 1

@@ -26,13 +26,14 @@ from claimcheck.data.known import folder_provenance
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ConfigError
 from claimcheck.expectations import Expected, deviations, load_expectations, pins_of
+from claimcheck.history import save_run
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
 from claimcheck.memo import Memo
 from claimcheck.protocol import CAPABILITIES, ModelSpec, load_model, missing
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.results import ClaimResult, Verdict
-from claimcheck.runfile import RunData, RunFileError, load
+from claimcheck.runfile import RunData, RunFileError, dumps, load
 from claimcheck.session import ClaimSession, Written, mark_superseded
 from claimcheck.settings import (
     DATA_ENV,
@@ -133,6 +134,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="exit non-zero when a claim regresses against --claim-baseline; ini: claim_baseline_fail",
     )
     parser.addini("claim_baseline_fail", "fail the session on regressions against the baseline", type="bool")
+    group.addoption(
+        "--claim-autosave",
+        action="store_true",
+        default=None,
+        help="keep this run's JSON in .claimcheck/history/<machine>/ (see claimcheck history); ini: claim_autosave",
+    )
+    parser.addini("claim_autosave", "keep every run's JSON in the history folder", type="bool")
     parser.addini("claim_title", "title of the claim report", default="Claim report")
 
 
@@ -459,6 +467,7 @@ class ReportHooks:
         self.written: Written | None = None
         self.deviations: list[str] = []
         self.results: list[ClaimResult] = []
+        self.saved: Path | None = None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expected = [i.nodeid for i in session.items]
@@ -507,10 +516,14 @@ class ReportHooks:
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is None:
+            if _setting(session.config, "--claim-autosave", "claim_autosave")[0]:
+                self.saved = save_run(dumps(run), session.config.rootpath, run.env)
             return
         self.written = self.session.finish(
             incomplete, not_run, self.baseline, str(s.baseline or ""), s.tolerance, figures=s.figures
         )
+        if _setting(session.config, "--claim-autosave", "claim_autosave")[0]:
+            self.saved = save_run(dumps(run), session.config.rootpath, run.env)
         comp = self.written.comparison
         if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -576,6 +589,8 @@ class ReportHooks:
                 else "pin the known results in an expectations file (--claim-expectations)"
             )
             terminalreporter.write_line(f"deviation: {line} ({fix})", red=True)
+        if self.saved is not None:
+            terminalreporter.write_line(f"run saved to the history: {self.saved}")
         w = self.written
         if w is None:
             return

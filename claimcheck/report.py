@@ -257,12 +257,14 @@ def _regimes(tests: Sequence[TestOutcome]) -> str:
     return "\n".join(f"- {md(k)} (tests: {n})" for k, n in sorted(seen.items()))
 
 
-def _figures(r: ClaimResult, folder: str) -> list[str]:
+def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
+    """Return image links for the claim's figures (only those in ``shown``, when it is given)."""
     groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
-    return [f"![{md(g)}]({folder}/{figure_name(r.claim_id, g)})" for g in groups]
+    names = {g: figure_name(r.claim_id, g) for g in groups}
+    return [f"![{md(g)}]({folder}/{n})" for g, n in names.items() if shown is None or n in shown]
 
 
-def _section(run: RunData, r: ClaimResult, figure_folder: str) -> str:
+def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
     parts = [
         f'<a id="{_anchor(r)}"></a>',
         f"## {md(r.claim_id)}: {md(r.title)}",
@@ -292,7 +294,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str) -> str:
     if notes:
         parts += ["<details><summary>Notes</summary>", ""] + [f"- {md(n)}" for n in dict.fromkeys(notes)]
         parts += ["", "</details>", ""]
-    figures = _figures(r, figure_folder)
+    figures = _figures(r, figure_folder, shown)
     if figures:
         parts += ["**Figures**", "", *figures, ""]
     skipped = [t for t in r.tests if t.outcome == "skipped"]
@@ -310,11 +312,14 @@ RULE_TEXT = (
 )
 
 
-def render(run: RunData, *, figure_folder: str = "figures", extra: Sequence[str] = ()) -> str:
+def render(
+    run: RunData, *, figure_folder: str = "figures", extra: Sequence[str] = (), figures: set[str] | None = None
+) -> str:
     """Return the whole markdown report: the first screen, the environment, then one section per claim.
 
     ``figure_folder`` is the figures' folder relative to the report; ``extra`` are sections
-    (e.g. a baseline comparison) placed after the environment.
+    (e.g. a baseline comparison) placed after the environment; ``figures`` names the figure files
+    that exist (None: link every figure the run recorded).
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
@@ -332,7 +337,7 @@ def render(run: RunData, *, figure_folder: str = "figures", extra: Sequence[str]
         parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
     parts += [*extra]
     for r in results:
-        parts += [_section(run, r, figure_folder)]
+        parts += [_section(run, r, figure_folder, figures)]
     return "\n".join(parts)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
-from claimcheck.figures import draw
+from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import figure_dir, md, render, render_compact
@@ -144,19 +144,21 @@ class ClaimSession:
         folder = figure_dir(self.path)
         with _report_lock(self.path):
             write_atomic(json_path, dumps(run))
-            if figures:
-                _clear_figures(folder)
-                try:
-                    written.figures = draw(run, folder)
-                except Exception as e:
-                    written.problems.append(f"drawing the figures failed: {type(e).__name__}: {e}")
+            _clear_figures(folder)
+            try:  # figures never decide the outcome
+                drawn = draw_figures(run, folder, enabled=figures)
+                written.figures = drawn.written
+                written.problems += drawn.problems + drawn.notes
+            except Exception as e:
+                written.problems.append(f"drawing the figures failed: {type(e).__name__}: {e}")
             if written.problems:
                 extra.append(
                     "## Problems while writing this report\n\n"
                     + "\n".join(f"- {md(p)}" for p in written.problems)
                     + "\n"
                 )
-            write_atomic(self.path, render(run, figure_folder=folder.name, extra=extra))
+            shown = {p.name for p in written.figures}
+            write_atomic(self.path, render(run, figure_folder=folder.name, extra=extra, figures=shown))
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as f:

@@ -50,3 +50,13 @@ def test_html_report_shows_the_verdicts(pytester: pytest.Pytester) -> None:
     pytester.runpytest("--html=r.html", "--self-contained-html")
     text = (pytester.path / "r.html").read_text()
     assert "Claim verdicts" in text and "<b>REPRODUCED</b>" in text
+
+
+def test_autosave_keeps_each_run_in_the_history_headed_by_commit_and_machine(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY.format(value=0.5))
+    first = pytester.runpytest("--claim-autosave")
+    second = pytester.runpytest("--claim-autosave", "--claim-report")
+    first.stdout.fnmatch_lines(["*run saved to the history: *.claimcheck/history/*/0001_*.json"])
+    second.stdout.fnmatch_lines(["*run saved to the history: *.claimcheck/history/*/0002_*.json"])
+    saved = sorted((pytester.path / ".claimcheck" / "history").rglob("*.json"))
+    assert len(saved) == 2 and json.loads(saved[0].read_text())["schema"] == "claimcheck-run/2"

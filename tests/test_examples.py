@@ -1,7 +1,9 @@
 """The example user model and its mutants, run through the whole claim suite at the CI budget.
 
-This is the slowest test (about 5 suite runs, two at a time). It writes the mutant table to the
-pytest temporary folder and prints it; docs/mutants.md holds the table from the reference machine.
+This is the slowest test (about 5 suite runs, two at a time, some 5 minutes on 2 cores), so it is
+marked ``slow`` and left out of the default ``pytest tests``; ``pytest tests -m slow`` runs it, and
+CI runs it after the fast tests. It writes the mutant table to the pytest temporary folder and
+prints it; docs/mutants.md holds the table from the reference machine.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ ROOT = Path(__file__).parents[1]
 EXAMPLE = ROOT / "examples" / "tinyformer"
 REFERENCE = f"{EXAMPLE / 'claim_adapter.py'}:build"
 MUTANTS = ["no_residual", "softmax_wrong_axis", "attention_detached", "scaled_step"]
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

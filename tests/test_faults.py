@@ -102,7 +102,7 @@ def test_a_figure_that_cannot_be_drawn_does_not_cost_the_report(pytester: pytest
         raise OverflowError("cannot convert float infinity to integer")
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(session, "draw", broken)
+    mp.setattr(session, "draw_figures", broken)
     try:
         result = pytester.runpytest("--claim-report")
     finally:

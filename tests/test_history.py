@@ -1,0 +1,141 @@
+"""The run history (``claimcheck.history``) and the commands that read it: history, compare, matrix, --help."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claimcheck import history
+from claimcheck.cli import _parser, main
+from claimcheck.history import HistoryError, list_entries, machine_id, resolve, save_run
+
+REFERENCE = Path(__file__).parents[1] / "reports" / "reference" / "claim-report.json"
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, Any]:
+    return json.loads(REFERENCE.read_text())  # type: ignore[no-any-return]
+
+
+def _variant(raw: dict[str, Any], **env: str) -> tuple[str, dict[str, str]]:
+    """Return a run's JSON text with ``env`` changed, and that environment."""
+    changed = {**raw, "env": {**raw["env"], **{k.replace("_", " "): v for k, v in env.items()}}}
+    return json.dumps(changed), changed["env"]
+
+
+def test_runs_are_saved_per_machine_and_numbered(tmp_path: Path, reference: dict[str, Any]) -> None:
+    text, env = _variant(reference)
+    first = save_run(text, tmp_path, env)
+    second = save_run(text, tmp_path, {**env, "git commit": "0123456789ab", "git tree dirty": "True"})
+    gpu_text, gpu_env = _variant(reference, gpu="NVIDIA H200 (x1)", device="cuda")
+    other = save_run(gpu_text, tmp_path, gpu_env)
+    machine = tmp_path / ".claimcheck" / "history" / machine_id(env)
+    assert machine.name.startswith("Linux-py3.11-cpu-")
+    assert first == machine / "0001_4ea79e73116b_20261130-100005.json"
+    assert second.name == "0002_0123456789ab-dirty_20261130-100005.json"
+    assert other.parent.name.startswith("Linux-py3.11-cuda-") and other.name.startswith("0001_")
+    assert first.read_text() == text
+    assert [e.name for e in list_entries(tmp_path)] == sorted(
+        [f"{machine.name}/{first.name}", f"{machine.name}/{second.name}", f"{other.parent.name}/{other.name}"]
+    )
+    assert not list(machine.glob(".entry.*"))  # no temporary file left
+
+
+def test_a_taken_number_is_skipped_not_overwritten(
+    tmp_path: Path, reference: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, env = _variant(reference)
+    first = save_run(text, tmp_path, env)
+    monkeypatch.setattr(history, "_entries", lambda machine: [])  # as if another session had not seen it
+    second = save_run(text, tmp_path, env)
+    assert (first.name[:4], second.name[:4]) == ("0001", "0002")
+
+
+def test_entries_resolve_by_number_prefix_or_path(tmp_path: Path, reference: dict[str, Any]) -> None:
+    text, env = _variant(reference)
+    first = save_run(text, tmp_path, env)
+    second = save_run(text, tmp_path, {**env, "git commit": "0123456789ab"})
+    assert resolve("1", tmp_path) == resolve("0001", tmp_path) == first
+    assert resolve("0002_0123", tmp_path) == second
+    assert resolve(f"{first.parent.name}/0002", tmp_path) == second
+    assert resolve(str(REFERENCE), tmp_path) == REFERENCE
+    with pytest.raises(HistoryError, match=r"'Linux' names 2 history entries .*give a longer prefix"):
+        resolve("Linux", tmp_path)
+    with pytest.raises(HistoryError, match=r"'7' is neither a file nor an entry .*\(2 entries\); `claimcheck history`"):
+        resolve("7", tmp_path)
+
+
+def test_the_same_number_on_two_machines_must_be_told_apart(tmp_path: Path, reference: dict[str, Any]) -> None:
+    text, env = _variant(reference)
+    save_run(text, tmp_path, env)
+    gpu_text, gpu_env = _variant(reference, device="cuda", gpu="H200")
+    gpu = save_run(gpu_text, tmp_path, gpu_env)
+    with pytest.raises(HistoryError, match="names 2 history entries"):
+        resolve("1", tmp_path)
+    assert resolve("1", tmp_path, machine=gpu.parent.name) == gpu
+
+
+def test_history_command_saves_and_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["history"]) == 0
+    assert "no runs saved in" in capsys.readouterr().out
+    assert main(["history", "--save", str(REFERENCE)]) == 0
+    assert "as " + str(tmp_path / ".claimcheck" / "history") in capsys.readouterr().out
+    assert main(["history"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert re.fullmatch(
+        r"Linux-py3\.11-cpu-\w{8}/0001_4ea79e73116b_20261130-100005\.json  commit 4ea79e73116b  "
+        r"2026-11-30 10:00:05 UTC  ci  \d/8 reproduced",
+        line,
+    ), line
+
+
+def test_compare_and_matrix_take_history_entries(
+    tmp_path: Path, reference: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text, env = _variant(reference)
+    save_run(text, tmp_path, env)
+    moved = json.loads(text)
+    moved["env"]["git commit"] = "fedcba987654"
+    for t in moved["tests"]:
+        for c in (t.get("record") or {}).get("checks", []):
+            c["value"] *= 1.5
+    save_run(json.dumps(moved), tmp_path, moved["env"])
+    assert main(["compare", "1", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "## Comparison with baseline" in out and "**moved**" in out
+    assert main(["compare", "1", "2", "--fail"]) == 1
+    capsys.readouterr()
+    assert main(["compare", "1", "1", "--fail"]) == 0
+    capsys.readouterr()
+    assert main(["matrix", "1", "2"]) == 0
+    head = capsys.readouterr().out.splitlines()[2]
+    cpu, date = reference["env"]["cpu"], "2026-11-30 10:00"
+    assert head == f"| claim | 4ea79e73116b, {cpu}, {date} | fedcba987654, {cpu}, {date} | agree |"
+    assert main(["compare", "9", "1"]) == 2
+    assert "'9' is neither a file nor an entry" in capsys.readouterr().err
+
+
+def test_matrix_columns_with_the_same_run_head_are_told_apart_by_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["matrix", str(REFERENCE), str(REFERENCE)]) == 0
+    head = capsys.readouterr().out.splitlines()[2]
+    assert head.count(", claim-report.json |") == 2
+
+
+def test_help_lists_every_command_with_a_plain_one_line_description(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(commands) == {"render", "matrix", "compare", "history", "expectations", "stability", "mutants"}
+    for name in commands:
+        (line,) = [x for x in text.splitlines() if x.startswith(f"    {name} ")]
+        assert len(line.split(name, 1)[1].strip()) > 10, line
+    assert "``" not in text and ":func:" not in text
