@@ -16,7 +16,7 @@ from claimcheck.train import TrainConfig
 
 PROTOCOL = ClaimProtocol(
     "C2",
-    2,
+    3,
     parts=(
         Part(
             "",
@@ -43,9 +43,9 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        "C2-v2",
-        220000,
-        {"ci": 14, "standard": 29, "paper": 29},
+        "C2-v3",
+        221000,
+        {"ci": 29, "standard": 29, "paper": 59},
         exploratory="seeds 0-21 and 100-121 at mu = 0.5, 1.25, 1.5 and 2 x 2/lambda_max(0)",
     ),
     regime="one block N=4 n=8 d=64 d_QK=16, beta = 1, Gaussian init, float64, CPU; mu = 0.5 x 2/lambda_max(0) "

@@ -25,7 +25,7 @@ from claimcheck.train import TrainConfig
 STATS = (
     Stat(WORST_RATIO, "<", 1.0, why="Theorem 1's inequality at every step, as in C1"),
     Stat(RATE_PER_SHARPNESS, ">=", 1e-5, why="not a stall, as in C1 (explored at L = 4: >= 1.6e-3)"),
-    Stat(PERSISTENCE, ">=", 0.5, why="above every power law t^-p (1/2), as in C1"),
+    Stat(PERSISTENCE, ">=", 0.6, why="a margin above every power law t^-p (exactly 1/2), as in C1"),
 )
 PREMISE = (
     "mu below the local stability bound 2/lambda_max(t) at step 0, steps 5, 20, 100 and 300, and the "
@@ -33,7 +33,7 @@ PREMISE = (
 )
 PROTOCOL = ClaimProtocol(
     "C8",
-    2,
+    3,
     parts=tuple(
         Part(f"L{layers}", f"{layers} stacked blocks converge at a linear rate", STATS, bar=0.8, premise=PREMISE)
         for layers in (2, 3, 4)
@@ -48,8 +48,8 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        "C8-v2",
-        280000,
+        "C8-v3",
+        281000,
         {"ci": 6, "standard": 14, "paper": 29},
         exploratory="seeds 0-21 and 100-121 at L = 2, 3, 4 (3,000 steps at L = 4, lambda_max at 13 checkpoints), "
         "beta = 0 at L = 3 with normal and Xavier Q/K; earlier, the v1 runs of docs/claim-c8.md",
