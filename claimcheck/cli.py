@@ -151,7 +151,7 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
 
 def _cmd_stability(args: argparse.Namespace) -> None:
     seeds = [args.first + i * args.stride for i in range(args.base_seeds)]
-    runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","))
+    runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
     text = render_stability(stability(runs), seeds, args.budget)
     _write_or_print(text, args.out / "stability.md")
     sys.stdout.write(text)
@@ -237,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
+    s.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     s.set_defaults(func=_cmd_stability)
     u = command("mutants", "run the suite on a model and its mutants; show what broke")
     u.add_argument("reference", help="the trusted model, package.module:factory or path/to/file.py:factory")

@@ -91,11 +91,16 @@ def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budge
 
 
 def run_seeds(
-    seeds: Sequence[int], out: Path, budget: str, pytest_args: Sequence[str], targets: Sequence[str] = ("claims",)
+    seeds: Sequence[int],
+    out: Path,
+    budget: str,
+    pytest_args: Sequence[str],
+    targets: Sequence[str] = ("claims",),
+    jobs: int = 1,
 ) -> list[RunData]:
     """Run the claim suite once per base seed (a pytest subprocess each) and load every run's JSON.
 
     The runs share the result cache, so seeds that two base seeds have in common train once.
     """
-    jobs = [(out / f"seed-{seed}.md", [f"--claim-seed={seed}", *pytest_args]) for seed in seeds]
-    return run_many(jobs, budget, targets)
+    runs = [(out / f"seed-{seed}.md", [f"--claim-seed={seed}", *pytest_args]) for seed in seeds]
+    return run_many(runs, budget, targets, jobs)
