@@ -16,8 +16,12 @@ from claimcheck.spectral import (
     distance_from_uniform,
     floor_ratio,
     inverse_condition,
+    loglog_slope,
+    mean_rate,
+    partial_rank_correlation,
     rank_deficit,
     sample_attention,
+    sample_attention_betas,
     sigma_min,
     sigma_ratio,
     singular_values,
@@ -122,3 +126,54 @@ def test_uniform_attention_with_value_minus_beta_cancels_the_mean_free_part() ->
     assert rank_deficit(a.z).tolist() == [1, 1]
     assert rank_deficit(a.x).tolist() == [0, 0]
     assert math.isclose(float(floor_ratio(a.z, a.x).max()), 0.0, abs_tol=1e-12)
+
+
+def test_sample_attention_betas_is_sample_attention_at_each_beta() -> None:
+    x = make_synthetic(3, 4, 8, 1, 5).x
+    cfg = ModelConfig(d=8, d_qk=4, qk_init="xavier")
+    betas = (0.0, 0.5, 2.0)
+    for beta, got in zip(betas, sample_attention_betas(cfg, x, 11, betas), strict=True):
+        want = sample_attention(ModelConfig(d=8, d_qk=4, qk_init="xavier", beta=beta), x, 11)
+        np.testing.assert_allclose(got.z, want.z, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(got.attn, want.attn, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(got.s, want.s, rtol=0, atol=1e-14)
+
+
+def test_mean_rate_of_a_geometric_loss_is_its_orders_per_step() -> None:
+    assert mean_rate([1.0, 0.1, 0.01, 0.001]) == pytest.approx(1.0)
+    assert mean_rate([8.0, 4.0, 2.0]) == pytest.approx(math.log10(2))
+
+
+def test_mean_rate_stops_at_the_first_non_finite_loss() -> None:
+    assert mean_rate([1.0, 0.1, math.inf, 1e-9]) == pytest.approx(1.0)
+    assert math.isnan(mean_rate([1.0, math.nan]))
+    assert mean_rate([1.0, 10.0]) == pytest.approx(-1.0)  # a rising loss has a negative rate
+
+
+def test_loglog_slope_recovers_a_power_law_exponent() -> None:
+    x = [1.0, 10.0, 100.0]
+    assert loglog_slope(x, [5.0, 0.5, 0.05]) == pytest.approx(-1.0)
+    assert loglog_slope([4.0, 16.0], [2.0, 4.0]) == pytest.approx(0.5)
+    assert math.isnan(loglog_slope(x, [1.0, 0.0, 1.0]))
+
+
+def test_partial_rank_correlation_by_hand() -> None:
+    # x = (1, 2, 3, 4), y = (1, 3, 2, 4), z = (1, 2, 4, 3): r_xy = 0.8, r_xz = 0.8, r_yz = 0.4,
+    # so the partial is (0.8 - 0.32) / sqrt(0.36 * 0.84) = 0.48 / 0.5499 = 0.8729.
+    got = partial_rank_correlation([1, 2, 3, 4], [1, 3, 2, 4], [1, 2, 4, 3])
+    assert got == pytest.approx(0.48 / math.sqrt(0.36 * 0.84))
+
+
+def test_partial_rank_correlation_is_undefined_when_x_is_monotone_in_z() -> None:
+    z = np.arange(8.0)
+    x = 10 * z + np.array([1, -1, 1, -1, 1, -1, 1, -1])  # same ranks as z: nothing is left once z is held
+    y = np.array([3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0, 6.0])
+    assert math.isnan(partial_rank_correlation(x, y, z))
+
+
+def test_partial_rank_correlation_is_invariant_to_monotone_transforms() -> None:
+    rng = np.random.default_rng(0)
+    x, y, z = rng.standard_normal((3, 12))
+    base = partial_rank_correlation(x, y, z)
+    assert partial_rank_correlation(np.exp(x), y**3, 2 * z + 1) == pytest.approx(base)
+    assert partial_rank_correlation(x, -y, z) == pytest.approx(-base)
