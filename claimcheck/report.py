@@ -176,11 +176,15 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             lines.append(f"  - {md(s.describe())}{why}")
         if p.premise:
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
+    rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
-        lines.append(
-            f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; may pass at most "
-            f"{'no unit' if c.max_pass_rate <= 0 else f'{c.max_pass_rate:g} of units'}"
-        )
+        if rules.get(c.part) == "estimate":
+            limit = "its interval must not show the claimed effect"
+        else:
+            limit = (
+                "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
+            )
+        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
@@ -222,7 +226,11 @@ def _controls_table(controls: Sequence[ControlResult]) -> str:
             c.name,
             c.why,
             c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
-            "none" if c.max_pass_rate <= 0 else f"< {c.max_pass_rate:g}",
+            "interval must not meet"
+            if c.rate is None
+            else "none"
+            if c.max_pass_rate <= 0
+            else f"< {c.max_pass_rate:g}",
             c.status,
         ]
         for c in controls

@@ -208,7 +208,12 @@ def _part_result(
         verdicts = [decide_estimate(c) for c in ests]
         verdict = _combine(verdicts)
         reason = "; ".join(f"{c.describe()} ({c.interval}): {v.value}" for c, v in zip(ests, verdicts, strict=True))
-        return PartResult(part.name, part.statement, part.rule, part.bar, verdict, reason, None, estimates=ests)
+        left = tuple(
+            UnitScore(e.unit, False, e.reason) for e in exclusions if e.part == part.name and e.control is None
+        )
+        if left:
+            reason += f"; {len(left)} unit(s) excluded (left the premise)"
+        return PartResult(part.name, part.statement, part.rule, part.bar, verdict, reason, None, left, ests, part.unit)
     units = _score_units(mine, [e for e in exclusions if e.part == part.name and e.control is None])
     rate = _rate(units, level)
     verdict = decide_rate(rate, part.bar)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ def _protocol(path: Path) -> ClaimProtocol:
     spec = importlib.util.spec_from_file_location(f"_ledger_check_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # module-level dataclasses look their module up there
     spec.loader.exec_module(module)
     proto = getattr(module, "PROTOCOL", None)
     assert isinstance(proto, ClaimProtocol), f"{path.name} declares no PROTOCOL (a ClaimProtocol)"
