@@ -48,7 +48,27 @@ class StatChange:
     before: float
     after: float
     relative: float  # |after - before| / max(|before|, ABS_FLOOR); inf if one side is not finite
-    flagged: bool
+    flagged: bool  # moved by more than the tolerance
+    direction: str = "<="  # the claim's direction for this statistic
+
+    @property
+    def worse(self) -> bool:
+        """Return True when the move goes against the claim: away from its threshold, or a control towards it.
+
+        A claim statistic gets worse when it moves away from where the claim wants it; a control's
+        gets worse when it moves towards passing (the check discriminates less). NaN or inf count as worse.
+        """
+        if not (math.isfinite(self.before) and math.isfinite(self.after)):
+            return True
+        up = self.after > self.before
+        wants_low = self.direction in ("<=", "<")
+        claim_worse = up if wants_low else not up
+        return claim_worse if self.control is None else not claim_worse
+
+    def describe(self) -> str:
+        """Return e.g. ``C1 s: 0.5 -> 0.5005 (got worse)``."""
+        how = "got worse" if self.worse else "moved, in the claim's favour"
+        return f"{self.claim_id} {self.statistic}{_ctl(self.control)}: {self.before:.6g} -> {self.after:.6g} ({how})"
 
 
 @dataclass
@@ -64,13 +84,13 @@ class Comparison:
 
     @property
     def regressions(self) -> list[str]:
-        """Return one sentence per regression: a lost verdict or a flagged statistic."""
+        """Return one sentence per change that fails ``--claim-baseline-fail``: a lost verdict, a moved statistic.
+
+        Each statistic says whether it got worse (against the claim's direction) or moved in its favour.
+        """
         out = [f"{v.claim_id}: {v.before} -> {v.after}" for v in self.verdicts if v.regression]
-        out += [
-            f"{s.claim_id} {s.statistic}{_ctl(s.control)}: {s.before:.6g} -> {s.after:.6g}"
-            for s in self.stats
-            if s.flagged
-        ]
+        out += [s.describe() for s in self.stats if s.flagged and s.worse]
+        out += [s.describe() for s in self.stats if s.flagged and not s.worse]
         return out
 
 
@@ -116,7 +136,7 @@ def compare(current: RunData, baseline: RunData, source: str, tolerance: Toleran
                 continue
             x, y = b[key].values.median, a[key].values.median
             rel = _relative(x, y)
-            comp.stats.append(StatChange(cid, key[1], key[0], x, y, rel, rel > tol))
+            comp.stats.append(StatChange(cid, key[1], key[0], x, y, rel, rel > tol, b[key].direction))
     return comp
 
 
@@ -141,7 +161,7 @@ def render_comparison(comp: Comparison) -> str:
     moved = sorted(comp.stats, key=lambda s: (not s.flagged, -s.relative if math.isfinite(s.relative) else -1e300))
     rows = [
         f"| {md(s.claim_id)} | {md(s.statistic)}{md(_ctl(s.control))} | {s.before:.6g} | {s.after:.6g} | "
-        f"{s.relative:.3g} | {'**moved**' if s.flagged else 'ok'} |"
+        f"{s.relative:.3g} | {('**got worse**' if s.worse else 'moved (better)') if s.flagged else 'ok'} |"
         for s in moved
     ]
     parts += ["| claim | statistic | baseline | now | relative change | flag |", "|---|---|---|---|---|---|", *rows]

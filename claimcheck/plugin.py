@@ -596,7 +596,7 @@ class ReportHooks:
             return
         if w.comparison is not None:
             for line in w.comparison.regressions:
-                terminalreporter.write_line(f"regression against baseline: {line}", red=True)
+                terminalreporter.write_line(f"changed against the baseline: {line}", red=True)
         terminalreporter.write_sep(
             "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures)"
         )

@@ -14,8 +14,7 @@ def _run(value: float, cpu: str = "cpu A", control: float = 5.0, claim: str = "C
     rec = ClaimRecorder(claim, seed=0)
     rec.check("s", value, "<=", 1.0)
     rec.check("s", control, "<=", 1.0, control="ctl")
-    outcome = "passed" if value <= 1.0 else "not_met"
-    test = TestOutcome(f"t.py::test_{claim}", claim, "title", "src", outcome, rec)  # type: ignore[arg-type]
+    test = TestOutcome(f"t.py::test_{claim}", claim, "title", "src", "passed", rec)
     return RunData("r", {"cpu": cpu, "torch": "2.13"}, [test])
 
 
@@ -23,7 +22,19 @@ def test_same_hardware_uses_the_tight_tolerance() -> None:
     comp = compare(_run(0.5 * (1 + 1e-3)), _run(0.5), "base.json", Tolerance(same=1e-6, cross=0.05))
     assert comp.same_hardware and comp.tolerance == 1e-6
     assert [s.flagged for s in comp.stats] == [True, False]
-    assert comp.regressions == ["C1 s: 0.5 -> 0.5005"]
+    assert comp.regressions == ["C1 s: 0.5 -> 0.5005 (got worse)"]
+
+
+def test_a_move_in_the_claims_favour_is_not_called_worse() -> None:
+    comp = compare(_run(0.4), _run(0.5), "base.json", Tolerance(same=1e-6, cross=0.05))
+    assert comp.regressions == ["C1 s: 0.5 -> 0.4 (moved, in the claim's favour)"]
+    assert "moved (better)" in render_comparison(comp)
+
+
+def test_a_control_moving_towards_passing_is_worse() -> None:
+    comp = compare(_run(0.5, control=2.0), _run(0.5, control=5.0), "base.json")
+    (change,) = [s for s in comp.stats if s.control]
+    assert change.worse and "got worse" in change.describe()
 
 
 def test_other_hardware_uses_the_wide_tolerance() -> None:

@@ -116,8 +116,8 @@ def test_baseline_flags_a_moved_statistic_and_a_changed_verdict(pytester: pytest
     text = (pytester.path / "now.md").read_text()
     assert "## Comparison with baseline" in text
     assert "T1: REPRODUCED -> **NOT REPRODUCED** (regression)" in text
-    assert "**moved**" in text
-    result.stdout.fnmatch_lines(["*regression against baseline: T1: REPRODUCED -> NOT REPRODUCED*"])
+    assert "**got worse**" in text
+    result.stdout.fnmatch_lines(["*changed against the baseline: T1: REPRODUCED -> NOT REPRODUCED*"])
 
 
 def test_baseline_fail_turns_a_moved_statistic_into_a_failed_session(pytester: pytest.Pytester) -> None:
