@@ -153,9 +153,10 @@ def user_regime(
         out["d_qk"] = f"{OWN} (it does not read ModelConfig.d_qk)"
     if "qk_init" in honoured:
         out["qk_init"] = f"{cfg.qk_init if cfg else 'ModelConfig.qk_init'}, as the model reads it"
-    if "beta" in honoured:
-        out["residual"] = f"beta = {f'{cfg.beta:g}' if cfg else 'ModelConfig.beta'}, as the model reads it"
     out.update(facts)
+    if "beta" in honoured:
+        beta = f"beta = {f'{cfg.beta:g}' if cfg else 'ModelConfig.beta'}, as the model reads it"
+        out["residual"] = f"{facts['residual']}; {beta}" if "residual" in facts else beta
     if sdpa_math:
         out["attention_kernel"] = SDPA_MATH
     return out
