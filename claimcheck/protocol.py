@@ -3,7 +3,7 @@
 The engine trains a model through two functions: ``init_params(cfg, generator, dtype) -> Params``
 and ``forward(params, x, cfg) -> Forward``. ``PAPER`` is the paper's model (``claimcheck.model``);
 ``ModuleModel`` wraps a factory ``build(cfg: ModelConfig) -> torch.nn.Module`` that a user names
-with ``--claim-model package.module:factory``.
+with ``--claim-model package.module:factory``; ``load_model`` loads and probes it.
 
 What a user's module must do (the protocol):
 
@@ -13,6 +13,13 @@ What a user's module must do (the protocol):
   such as ``claimcheck.model.Forward``.
 - ``claim_honours`` (an attribute, optional): the ``ModelConfig`` fields beyond the shape
   (d, d_qk, d_out) that the factory honours, from ``HONOURABLE``. ``beta`` is the residual knob.
+  The probe builds the model with a second value of each and refuses one whose output does not move.
+- ``claim_facts`` (an attribute, optional): what the model is where it is not the paper's, keyed
+  from ``claimcheck.facts.FACTS``, e.g. ``{"layernorm": "post", "biases": True, "d_qk": "tied to
+  d"}``. Declaring ``d_qk`` (or ``qk_init``) declines that field.
+- Its output and gradients have second derivatives (the step size comes from Hessian-vector
+  products). A module on PyTorch's fused CPU attention kernel, which has none, is run on the SDPA
+  math backend (``sdpa_kernel(SDPBackend.MATH)``) for every forward; ``claimcheck.probe`` says how.
 
 Each claim names what it needs (``@pytest.mark.claim_needs(...)``); a claim whose needs the model
 does not meet is SKIPPED with a message naming what is missing. The capabilities are:
@@ -20,31 +27,45 @@ does not meet is SKIPPED with a message naming what is missing. The capabilities
 - ``attention``: the forward pass exposes S and Z (C3, C4, C7 measure their spectra);
 - ``beta``, ``n_layers``, ``qk_init``: the factory honours that ``ModelConfig`` field;
 - ``paper-model``: the claim runs the suite's own pretrained encoder (C6), not a ``--claim-model``.
+
+What a claim asks of any ``ModelSpec`` to label its regime:
+
+- ``model.regime(cfg) -> dict[str, str]``: one value per key of ``claimcheck.facts.FACTS``
+  (layernorm, heads, d_qk, qk_init, logit_scale, init, biases, output_projection, residual, ffn,
+  attention_kernel). ``PAPER`` gives the paper's under ``cfg``; a user model gives its declared
+  facts, the fields it honours as ``cfg`` sets them, and "the model's own" for the rest.
+- ``model.honours(field) -> bool``: whether the model reads that ``ModelConfig`` field; a claim
+  prints no d_qk values for a model where ``honours("d_qk")`` is False.
+- ``model.premises_broken() -> list[str]``: the premises of Theorem 1 the model breaks, e.g.
+  ``["LayerNorm (post; Theorem 1 assumes none)"]``; empty for ``PAPER``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import inspect
-import math
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
 import torch
 from torch.func import functional_call
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from claimcheck.errors import ConfigError
+from claimcheck.facts import found_facts, paper_regime, premises_broken, read_facts, user_regime
 from claimcheck.model import Forward, ModelConfig, Params, forward, init_params
+from claimcheck.probe import PROBE, probe
 
 HONOURABLE = ("beta", "n_layers", "qk_init")
 CAPABILITIES = ("attention", *HONOURABLE, "paper-model")
-PROBE = ModelConfig(d=6, d_qk=3, d_out=2, n_layers=2, beta=0.5)  # small config for the load-time probe
+SHAPE = ("d", "d_out")  # the fields every model must read
 
 
 class ModelSpec(Protocol):
@@ -73,6 +94,18 @@ class ModelSpec(Protocol):
         """Run the model with ``params`` on ``x`` (N, n, d); expose S and Z when it has ``attention``."""
         ...
 
+    def honours(self, knob: str) -> bool:
+        """Return whether the model reads the ``ModelConfig`` field ``knob`` (d_qk, beta, qk_init, ...)."""
+        ...
+
+    def regime(self, cfg: ModelConfig | None = None) -> dict[str, str]:
+        """Return what the model is under ``cfg``, one value per key of ``claimcheck.facts.FACTS``."""
+        ...
+
+    def premises_broken(self) -> list[str]:
+        """Return the premises of Theorem 1 the model breaks, each with its reason (empty if none)."""
+        ...
+
 
 def missing(model: ModelSpec, needs: Iterable[str]) -> list[str]:
     """Return the needs ``model`` does not meet, in the order given."""
@@ -95,7 +128,20 @@ class PaperModel:
         """Return ``model.forward``."""
         return forward(params, x, cfg)
 
+    def honours(self, knob: str) -> bool:
+        """Return True for every ``ModelConfig`` field: the paper's model reads them all."""
+        return knob in _CONFIG_FIELDS
 
+    def regime(self, cfg: ModelConfig | None = None) -> dict[str, str]:
+        """Return the paper's facts under ``cfg`` (``claimcheck.facts.paper_regime``)."""
+        return paper_regime(cfg)
+
+    def premises_broken(self) -> list[str]:
+        """Return no premise: the paper's model is the theorem's."""
+        return []
+
+
+_CONFIG_FIELDS = frozenset(f.name for f in fields(ModelConfig))
 PAPER = PaperModel()
 
 Factory = Callable[[ModelConfig], torch.nn.Module]
@@ -107,13 +153,18 @@ class ModuleModel:
 
     ``init_params`` seeds torch's global generator from ``generator`` (inside ``fork_rng``, so the
     caller's random state is untouched), calls the factory and copies the module's parameters;
-    ``forward`` substitutes ``params`` into the module the factory built for ``cfg``.
+    ``forward`` substitutes ``params`` into the module the factory built for ``cfg``, under
+    ``sdpa_kernel(SDPBackend.MATH)`` when ``sdpa_math`` is set (the probe sets it when the fused
+    attention kernel has no second derivative and the math backend has).
     """
 
     factory: Factory
     name: str
     capabilities: frozenset[str] = frozenset()
     identity: str = ""
+    facts: dict[str, str] = field(default_factory=dict)  # declared claim_facts, then what the probe found
+    reads_d_qk: bool = True  # the model reads ModelConfig.d_qk (False: declined, or the probe saw no effect)
+    sdpa_math: bool = False  # every forward runs under sdpa_kernel(SDPBackend.MATH)
     _modules: dict[tuple[ModelConfig, torch.dtype, str], torch.nn.Module] = field(default_factory=dict, repr=False)
 
     def _build(self, cfg: ModelConfig, seed: int) -> torch.nn.Module:
@@ -140,7 +191,30 @@ class ModuleModel:
     def forward(self, params: Params, x: torch.Tensor, cfg: ModelConfig) -> Forward:
         """Run the module built for ``cfg`` with ``params`` substituted for its parameters."""
         module = self._module(cfg, x.dtype, x.device)
-        return as_forward(functional_call(module, params, (x,)), self.name)
+        with sdpa_kernel(SDPBackend.MATH) if self.sdpa_math else contextlib.nullcontext():
+            result = functional_call(module, params, (x,))
+        return as_forward(result, self.name)
+
+    def honours(self, knob: str) -> bool:
+        """Return whether the model reads the ``ModelConfig`` field ``knob``.
+
+        d and d_out always; d_qk unless the model declines it or the probe saw it change nothing;
+        a ``HONOURABLE`` field when ``claim_honours`` names it; any other field never (unknown).
+        """
+        if knob in SHAPE:
+            return True
+        if knob == "d_qk":
+            return self.reads_d_qk
+        return knob in HONOURABLE and knob in self.capabilities
+
+    def regime(self, cfg: ModelConfig | None = None) -> dict[str, str]:
+        """Return the declared facts, the fields the model honours as ``cfg`` sets them, else "the model's own"."""
+        honoured = frozenset(f for f in ("d_qk", *HONOURABLE) if self.honours(f))
+        return user_regime(self.facts, honoured, cfg, sdpa_math=self.sdpa_math)
+
+    def premises_broken(self) -> list[str]:
+        """Return the premises of Theorem 1 that the declared (or found) facts break."""
+        return premises_broken(self.facts)
 
 
 def as_forward(result: object, name: str) -> Forward:
@@ -164,61 +238,6 @@ def _source_digest(obj: object) -> str:
         except (OSError, TypeError):
             h.update(repr(target).encode())
     return h.hexdigest()
-
-
-def _probe(model: ModuleModel, honours: frozenset[str]) -> tuple[frozenset[str], str]:
-    """Run the model on a small input; check the shapes and return (capabilities, behaviour digest).
-
-    The model runs twice on the same parameters and input: outputs that differ mean hidden state (a
-    call counter, a cache, dropout), which would make every result depend on how often the model ran
-    before, so the model is refused. The digest covers the initial parameters, the output and the
-    gradients, so an edit that only changes the backward pass (say, a detached attention output)
-    still changes the cache keys.
-    """
-    cfg = PROBE
-    params = model.init_params(cfg, torch.Generator().manual_seed(0), torch.float64)
-    x = torch.randn(2, 4, cfg.d, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    leaves = {k: v.requires_grad_(True) for k, v in params.items()}
-    if not leaves:
-        raise ConfigError(f"--claim-model {model.name}: the module has no parameters to train")
-    fwd = model.forward(leaves, x, cfg)
-    again = model.forward(leaves, x, cfg).out.detach()
-    if again.shape != fwd.out.shape or not torch.equal(again, fwd.out.detach()):
-        diff = (again - fwd.out.detach()).abs().max().item() if again.shape == fwd.out.shape else math.inf
-        raise ConfigError(
-            f"--claim-model {model.name}: two calls with the same parameters and input gave different outputs "
-            f"(max |difference| {diff:.3g}); the output must depend only on the parameters and the input: remove "
-            "hidden state such as call counters, caches or randomness (build dropout with p=0)"
-        )
-    want = (2, 4, cfg.d_out)
-    if tuple(fwd.out.shape) != want:
-        raise ConfigError(
-            f"--claim-model {model.name}: for ModelConfig(d={cfg.d}, d_out={cfg.d_out}) and x of shape "
-            f"{tuple(x.shape)} the output has shape {tuple(fwd.out.shape)}, expected {want}; the factory "
-            "must build its model from the ModelConfig it is given"
-        )
-    caps = set(honours)
-    if fwd.attn or fwd.z:
-        layers = cfg.n_layers if "n_layers" in honours else len(fwd.z)
-        shapes = [(tuple(s.shape), tuple(z.shape)) for s, z in zip(fwd.attn, fwd.z, strict=False)]
-        if (
-            len(fwd.attn) != layers
-            or len(fwd.z) != layers
-            or any(s != (2, 4, 4) or z != (2, 4, cfg.d) for s, z in shapes)
-        ):
-            raise ConfigError(
-                f"--claim-model {model.name}: attn and z must hold one (N, n, n) and one (N, n, d) tensor per "
-                f"block; got {len(fwd.attn)} attn and {len(fwd.z)} z with shapes {shapes}"
-            )
-        caps.add("attention")
-    loss = (fwd.out**2).sum()
-    grads = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
-    h = hashlib.sha256()
-    for name, p in sorted(params.items()):
-        h.update(name.encode() + p.detach().numpy().tobytes())
-    for t in (fwd.out, *fwd.attn, *fwd.z, *(g for g in grads if g is not None)):
-        h.update(t.detach().numpy().tobytes())
-    return frozenset(caps), h.hexdigest()
 
 
 def _import(target: str, option: str, root: Path) -> ModuleType:
@@ -251,9 +270,12 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
     """Return ``PAPER`` for an empty ``spec``, else the named factory as a ``ModuleModel``.
 
     ``spec`` is ``package.module:factory`` or ``path/to/file.py:factory`` (relative to ``root``).
-    The model is built and run on a small input to check the protocol and fingerprint it. A factory
-    that raises, returns something other than a module, or builds a model whose output depends on
-    hidden state raises ConfigError naming ``option`` (with the factory's own message).
+    The model is built and run on a small input to check the protocol and fingerprint it
+    (``claimcheck.probe``). A factory that raises, returns something other than a module, or builds
+    a model whose output depends on hidden state, that has no second derivatives even on the SDPA
+    math backend, whose S is not row-stochastic, or for which a knob it claims to honour changes
+    nothing raises ConfigError naming ``option`` (with the factory's own message). Its
+    ``claim_facts`` are read and checked (``claimcheck.facts.read_facts``).
     """
     spec = spec.strip()
     if not spec:
@@ -267,7 +289,8 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
         raise ConfigError(f"{option}: {target!r} has no callable {attr!r}; name the function that builds a model")
     model = ModuleModel(factory, spec)
     try:
-        honours = frozenset(getattr(model._build(PROBE, 0), "claim_honours", ()))
+        built = model._build(PROBE, 0)
+        honours = frozenset(getattr(built, "claim_honours", ()))
     except ConfigError:
         raise
     except Exception as e:
@@ -279,8 +302,9 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
     unknown = sorted(honours - set(HONOURABLE))
     if unknown:
         raise ConfigError(f"{option}: {spec}: claim_honours names {unknown}; it may name only {list(HONOURABLE)}")
+    facts = {**found_facts(built), **read_facts(getattr(built, "claim_facts", None), honours, spec)}
     try:
-        caps, digest = _probe(model, honours)
+        model, found = probe(model, honours, declines_d_qk="d_qk" in facts)
     except ConfigError:
         raise
     except Exception as e:
@@ -288,5 +312,7 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
             f"{option}: {spec}: running the model on a (2, 4, {PROBE.d}) float64 probe batch raised "
             f"{type(e).__name__}: {e}; the module must map (N, n, cfg.d) inputs to (N, n, cfg.d_out) outputs"
         ) from None
+    kernel = "+sdpa-math" if found.sdpa_math else ""
     # The identity is what the model does, not what it is called: the same file named two ways shares results.
-    return replace(model, capabilities=caps, identity=f"user-model@{_source_digest(factory)[:16]}:{digest[:16]}")
+    identity = f"user-model@{_source_digest(factory)[:16]}:{found.digest[:16]}{kernel}"
+    return replace(model, capabilities=found.capabilities, identity=identity, facts=facts, reads_d_qk=found.d_qk_read)

@@ -13,8 +13,9 @@ from claimcheck.batched import Run
 from claimcheck.cache import Trainer, train_key
 from claimcheck.data import make_synthetic
 from claimcheck.errors import ConfigError
+from claimcheck.facts import FACTS, OWN
 from claimcheck.model import ModelConfig
-from claimcheck.protocol import PAPER, load_model, missing
+from claimcheck.protocol import PAPER, ModuleModel, load_model, missing
 from claimcheck.spectral import sample_attention
 from claimcheck.store import ResultCache
 from claimcheck.train import TrainConfig, train
@@ -214,3 +215,159 @@ def test_a_batch_of_user_model_runs_trains_one_at_a_time_under_the_same_keys(tmp
         np.testing.assert_array_equal(alone(run.model, run.train, run.data, run.seed).loss, traj.loss)
         assert alone.lambda_max(run.model, run.data, run.seed) == lam
     assert (alone.counts.computed, alone.counts.cached) == (0, 8)  # all read back: the keys are shared
+
+
+# --- the start-up probe: second derivatives, knobs, row sums; facts and regime labels ------------
+
+ENCODER = """
+    import torch
+    from torch import nn
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    class Encoder(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.layer = nn.TransformerEncoderLayer(cfg.d, 1, cfg.d, dropout=0.0, batch_first=True)
+            self.out = nn.Linear(cfg.d, cfg.d_out)
+
+        def forward(self, x):
+            with KERNEL:
+                return self.out(self.layer(x))
+
+    def build(cfg):
+        return Encoder(cfg)
+"""
+
+
+def _encoder(tmp_path: Path, kernel: str) -> str:
+    return _module_file(tmp_path, ENCODER.replace("KERNEL", kernel), "encoder.py")
+
+
+def test_an_encoder_layer_on_the_fused_cpu_kernel_runs_on_the_sdpa_math_backend(tmp_path: Path) -> None:
+    model = load_model(_encoder(tmp_path, "torch.enable_grad()"))  # the layer's own SDPA call
+    assert isinstance(model, ModuleModel) and model.sdpa_math and model.identity.endswith("+sdpa-math")
+    assert "sdpa_kernel(SDPBackend.MATH)" in model.regime()["attention_kernel"]
+    traj = train(CFG, TrainConfig(steps=3), DATA, seed=0, model=model)  # lambda_max needs Hessian-vector products
+    assert traj.lambda_max > 0 and traj.loss[-1] < traj.loss[0]
+
+
+def test_an_encoder_layer_that_forces_the_fused_kernel_is_refused_naming_it_and_the_remedy(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--claim-model") as e:
+        load_model(_encoder(tmp_path, "sdpa_kernel(SDPBackend.FLASH_ATTENTION)"))
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu_backward" in str(e.value)
+    assert "second derivatives" in str(e.value) and "sdpa_kernel(SDPBackend.MATH)" in str(e.value)
+
+
+def test_a_model_with_second_derivatives_stays_off_the_math_backend() -> None:
+    model = load_model(ADAPTER)
+    assert isinstance(model, ModuleModel) and not model.sdpa_math
+    assert model.regime()["attention_kernel"] == OWN
+
+
+@pytest.mark.parametrize("knob", ["beta", "n_layers", "qk_init"])
+def test_a_declared_knob_that_changes_nothing_is_refused_naming_the_knob(tmp_path: Path, knob: str) -> None:
+    body = BARE.replace("def build", f"Net.claim_honours = ({knob!r},)\n    def build")
+    with pytest.raises(ConfigError, match=f"--claim-model .*claim_honours names '{knob}', but the output did not"):
+        load_model(_module_file(tmp_path, body))
+
+
+def test_a_knob_that_changes_the_output_is_honoured(tmp_path: Path) -> None:
+    body = BARE.replace("self.w(torch.tanh(x))", "self.w(torch.tanh(self.beta * x))").replace(
+        "super().__init__()", "super().__init__()\n            self.beta = cfg.beta"
+    )
+    model = load_model(
+        _module_file(tmp_path, body.replace("def build", "Net.claim_honours = ('beta',)\n    def build"))
+    )
+    assert model.capabilities == {"beta"} and model.honours("beta") and not model.honours("qk_init")
+
+
+def test_the_probe_catches_the_mutants_that_drop_the_residual_or_normalise_the_wrong_axis() -> None:
+    with pytest.raises(ConfigError, match="claim_honours names 'beta', but the output did not change"):
+        load_model(f"{EXAMPLE / 'mutants.py'}:no_residual")
+    with pytest.raises(ConfigError, match=r"block 0's attention S is not row-stochastic .*sums to one"):
+        load_model(f"{EXAMPLE / 'mutants.py'}:softmax_wrong_axis")
+
+
+FACTFUL = BARE.replace(
+    "def build",
+    "Net.claim_facts = {'layernorm': 'post', 'logit_scale': '1/sqrt(d)', 'biases': True, 'd_qk': 'tied to d'}\n"
+    "    def build",
+)
+
+
+def test_declared_facts_appear_in_the_regime_and_the_rest_is_the_models_own(tmp_path: Path) -> None:
+    model = load_model(_module_file(tmp_path, FACTFUL))
+    regime = model.regime(CFG)
+    assert set(regime) == set(FACTS)
+    assert (regime["layernorm"], regime["logit_scale"], regime["biases"]) == ("post", "1/sqrt(d)", "yes")
+    assert regime["d_qk"] == "tied to d" and not model.honours("d_qk")
+    assert regime["qk_init"] == regime["init"] == OWN
+
+
+def test_premises_broken_names_layernorm_declared_or_found(tmp_path: Path) -> None:
+    assert load_model(_module_file(tmp_path, FACTFUL)).premises_broken() == ["LayerNorm (post; Theorem 1 assumes none)"]
+    found = load_model(
+        _module_file(
+            tmp_path,
+            BARE.replace("torch.tanh(x)", "self.norm(x)").replace(
+                "super().__init__()", "super().__init__()\n            self.norm = nn.LayerNorm(cfg.d)"
+            ),
+            "normed.py",
+        )
+    )
+    assert found.premises_broken() == [
+        "LayerNorm (LayerNorm found by the probe, placement not declared; Theorem 1 assumes none)"
+    ]
+    assert load_model(ADAPTER).premises_broken() == []
+
+
+def test_the_papers_model_labels_its_own_regime() -> None:
+    regime = PAPER.regime(ModelConfig(d=8, d_qk=4, qk_init="xavier", beta=0.5))
+    assert set(regime) == set(FACTS) and PAPER.premises_broken() == []
+    assert (regime["layernorm"], regime["logit_scale"], regime["d_qk"]) == ("none", "1/sqrt(d_qk)", "4")
+    assert regime["qk_init"] == "xavier N(0, 2/(d + d_qk))" and regime["residual"].endswith("beta = 0.5")
+    assert all(PAPER.honours(f) for f in ("d_qk", "beta", "n_layers", "qk_init", "logit_scale"))
+
+
+def test_a_model_that_ignores_d_qk_is_not_labelled_with_it(tmp_path: Path) -> None:
+    bare = load_model(_module_file(tmp_path, BARE))  # reads d and d_out only, declares nothing
+    assert not bare.honours("d_qk") and "does not read ModelConfig.d_qk" in bare.regime(CFG)["d_qk"]
+    example = load_model(ADAPTER)
+    assert example.honours("d_qk") and example.regime(CFG)["d_qk"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("facts", "message"),
+    [
+        ("{'dropout': 'none'}", "claim_facts names ['dropout']"),
+        ("['layernorm']", "claim_facts is a list"),
+        ("{'layernorm': [1]}", "claim_facts['layernorm'] is a list"),
+    ],
+)
+def test_bad_claim_facts_are_refused(tmp_path: Path, facts: str, message: str) -> None:
+    body = BARE.replace("def build", f"Net.claim_facts = {facts}\n    def build")
+    with pytest.raises(ConfigError, match="--claim-model") as e:
+        load_model(_module_file(tmp_path, body))
+    assert message in str(e.value)
+
+
+def test_declining_a_field_the_model_reads_is_refused(tmp_path: Path) -> None:
+    body = (
+        BARE.replace(
+            "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)",
+            "self.q = nn.Linear(cfg.d, cfg.d_qk, bias=False)\n"
+            "            self.w = nn.Linear(cfg.d_qk, cfg.d_out, bias=False)",
+        )
+        .replace("self.w(torch.tanh(x))", "self.w(torch.tanh(self.q(x)))")
+        .replace("def build", "Net.claim_facts = {'d_qk': 'tied to d'}\n    def build")
+    )
+    with pytest.raises(ConfigError, match=r"declares 'd_qk' .* but the model changed when d_qk went from 3 to 5"):
+        load_model(_module_file(tmp_path, body))
+
+
+def test_declaring_and_honouring_qk_init_is_refused(tmp_path: Path) -> None:
+    body = BARE.replace(
+        "def build", "Net.claim_honours = ('qk_init',)\n    Net.claim_facts = {'qk_init': 'x'}\n    def build"
+    )
+    with pytest.raises(ConfigError, match=r"claim_facts declares \['qk_init'\].*claim_honours names it too"):
+        load_model(_module_file(tmp_path, body))
