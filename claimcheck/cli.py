@@ -21,7 +21,7 @@ from claimcheck.mutation import render_mutants
 from claimcheck.report import figure_dir, md, render
 from claimcheck.results import ClaimResult
 from claimcheck.runfile import RunData, load
-from claimcheck.runs import run_many
+from claimcheck.runs import run_many_or_refused
 from claimcheck.settings import parse_tolerance
 from claimcheck.stability import render_stability, run_seeds, stability
 
@@ -160,7 +160,9 @@ def _cmd_stability(args: argparse.Namespace) -> None:
 def _cmd_mutants(args: argparse.Namespace) -> None:
     specs = [args.reference, *args.mutants]
     jobs = [(args.out / f"model-{i}.md", [f"--claim-model={spec}", *args.pytest_args]) for i, spec in enumerate(specs)]
-    runs = run_many(jobs, args.budget, args.targets.split(","), args.jobs)
+    runs = run_many_or_refused(jobs, args.budget, args.targets.split(","), args.jobs)
+    if not isinstance(runs[0], RunData):
+        raise runs[0]  # the reference model itself was refused
     text = render_mutants((specs[0], runs[0]), list(zip(specs[1:], runs[1:], strict=True)))
     _write_or_print(text, args.out / "mutants.md")
     sys.stdout.write(text)

@@ -57,11 +57,16 @@ def damage(reference: RunData, mutant: RunData) -> list[Damage]:
     return out
 
 
-def render_mutants(reference: tuple[str, RunData], mutants: Sequence[tuple[str, RunData]]) -> str:
-    """Return markdown: the reference's verdicts, then one row per mutant with the claims it broke."""
+def render_mutants(reference: tuple[str, RunData], mutants: Sequence[tuple[str, RunData | Exception]]) -> str:
+    """Return markdown: the reference's verdicts, then one row per mutant with the claims it broke.
+
+    A mutant whose run was refused at start (an ``Exception`` in place of its run: the probe caught
+    it) gets a row saying so; every claim counts as guarded for it.
+    """
     name, ref = reference
     claims = [r.claim_id for r in ref.results()]
-    rows = [(m, damage(ref, run)) for m, run in mutants]
+    rows = [(m, damage(ref, run)) for m, run in mutants if isinstance(run, RunData)]
+    refused = [(m, run) for m, run in mutants if not isinstance(run, RunData)]
     lines = [
         "# Mutants: which claims each broken model breaks",
         "",
@@ -76,6 +81,8 @@ def render_mutants(reference: tuple[str, RunData], mutants: Sequence[tuple[str, 
     for m, dmg in rows:
         broke = ", ".join(d.claim_id for d in dmg if d.broken) or "**none**"
         lines.append(f"| `{md(m)}` | " + " | ".join(d.cell() for d in dmg) + f" | {broke} |")
+    for m, err in refused:
+        lines.append(f"| `{md(m)}` | " + " | ".join("refused" for _ in claims) + f" | refused at start: {md(err)} |")
     never = [c for c in claims if not any(d.broken for _, dmg in rows for d in dmg if d.claim_id == c)]
     if never:
         lines += ["", f"No mutant broke: {', '.join(never)}."]

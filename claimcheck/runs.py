@@ -8,9 +8,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from claimcheck.errors import ClaimcheckError
 from claimcheck.runfile import RunData, load
 
 Job = tuple[Path, Sequence[str]]  # (report path, extra pytest arguments)
+
+
+class RunRefused(ClaimcheckError):
+    """A suite run stopped before any claim ran (a usage error, e.g. a model the probe refused)."""
 
 
 def run_suite(report: Path, budget: str, targets: Sequence[str], args: Sequence[str]) -> RunData:
@@ -27,12 +32,37 @@ def run_suite(report: Path, budget: str, targets: Sequence[str], args: Sequence[
     log.parent.mkdir(parents=True, exist_ok=True)
     print(f"[claimcheck] {' '.join(cmd[2:])} > {log}", file=sys.stderr, flush=True)
     with open(log, "w", encoding="utf-8") as out:
-        subprocess.run(cmd, check=False, stdout=out, stderr=subprocess.STDOUT)
+        done = subprocess.run(cmd, check=False, stdout=out, stderr=subprocess.STDOUT)
+    if not report.with_suffix(".json").is_file():
+        lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("ERROR")]
+        why = lines[-1] if lines else f"pytest exited {done.returncode} and wrote no report (see {log})"
+        raise RunRefused(why)
     return load(report.with_suffix(".json"))
 
 
 def run_many(jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1) -> list[RunData]:
-    """Run the suite once per job, ``workers`` at a time (one torch thread each by default); keep the order."""
+    """Run the suite once per job, ``workers`` at a time (one torch thread each by default); keep the order.
+
+    Raises ``RunRefused`` for the first run that stopped before any claim ran.
+    """
+    return [r if isinstance(r, RunData) else _raise(r) for r in run_many_or_refused(jobs, budget, targets, workers)]
+
+
+def run_many_or_refused(
+    jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1
+) -> list[RunData | RunRefused]:
+    """Run the suite once per job as ``run_many`` does; a run that was refused at start is returned as its error."""
+
+    def one(report: Path, args: Sequence[str]) -> RunData | RunRefused:
+        try:
+            return run_suite(report, budget, targets, args)
+        except RunRefused as e:
+            return e
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(run_suite, report, budget, targets, args) for report, args in jobs]
+        futures = [pool.submit(one, report, args) for report, args in jobs]
         return [f.result() for f in futures]
+
+
+def _raise(error: RunRefused) -> RunData:
+    raise error
