@@ -411,6 +411,22 @@ def _rerun(item: pytest.Item) -> str:
     return f"pytest {shlex.quote(item.nodeid)} {options} --claim-report"
 
 
+_MODEL_KEYS = ("d_qk", "qk_init", "logit_scale")  # regime entries a user model may decline or set itself
+
+
+def _label_user_model(rec: ClaimRecorder, model: ModelSpec) -> None:
+    """Say in the claim's regime what the user's model is, instead of the paper's defaults."""
+    facts = model.regime()
+    for items in rec.regime.values():
+        for key in _MODEL_KEYS:
+            if key in items and not model.honours(key):
+                items[key] = facts.get(key, "the model's own")
+    rec.set_regime("model under test", name=model.name, **facts)
+    broken = model.premises_broken()
+    if broken:
+        rec.note(f"the model under test is outside Theorem 1's premises: {'; '.join(broken)}")
+
+
 def _classify(report: pytest.TestReport) -> str | None:
     if report.skipped:
         return "skipped"
@@ -434,6 +450,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = _classify(report) if meta else None
     if meta is not None and outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
+        if rec is not None and report.when == "call" and item.config.stash[SETTINGS_KEY].model:
+            _label_user_model(rec, item.config.stash[MODEL_KEY])
         payload: dict[str, Any] = {
             "nodeid": item.nodeid,
             "claim_id": meta[0],

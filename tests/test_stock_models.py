@@ -119,3 +119,22 @@ def test_the_stock_layer_alone_has_no_second_derivative_on_cpu() -> None:
         assert "_scaled_dot_product_flash_attention_for_cpu_backward is not implemented" in str(e)
     else:
         pytest.skip(f"torch {torch.__version__} has this second derivative; the probe then keeps the fused kernel")
+
+
+def test_a_claim_run_on_a_layernorm_model_says_it_is_outside_theorem_1(pytester: pytest.Pytester) -> None:
+    stock = Path(__file__).resolve().parents[1] / "examples" / "stock" / "encoder_layer.py"
+    pytester.makepyfile(
+        test_toy="""
+        import pytest
+
+        @pytest.mark.claim("C9", "toy", "Sec. 9")
+        def test_claim(claim_record, claim_seed):
+            claim_record.set_regime("toy", qk_init="normal", logit_scale="1/sqrt(d_qk)")
+            claim_record.check("s", 0.5, "<=", 1.0)
+            claim_record.check("s", 2.0, "<=", 1.0, control="c")
+        """
+    )
+    pytester.runpytest(f"--claim-model={stock}:build", "--claim-report")
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert "outside Theorem 1's premises: LayerNorm" in text
+    assert "qk_init=normal" not in text  # the paper's defaults are not printed for a model that declines them
