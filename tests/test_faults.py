@@ -157,3 +157,30 @@ def test_the_report_names_each_data_file_with_its_hash_and_whether_it_is_publish
     pytester.runpytest("--claim-report", f"--claim-data-dir={data.parent}")
     text = (pytester.path / "reports" / "claim-report.md").read_text()
     assert "**Data files**" in text and "sst2/dev.tsv" in text and "differs from published" in text
+
+
+def test_the_rerun_command_keeps_the_full_report_and_names_the_data_folder(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_toy="""
+        import pytest
+
+        @pytest.mark.claim("C9", "toy", "Sec. 9")
+        def test_claim(claim_record, claim_seed):
+            claim_record.check("s", 2.0, "<=", 1.0)
+            claim_record.check("s", 3.0, "<=", 1.0, control="c")
+        """
+    )
+    data = pytester.mkdir("data")
+    pytester.runpytest("--claim-report", f"--claim-data-dir={data}")
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    rerun = next(line for line in text.splitlines() if "rerun: `pytest" in line)
+    assert f"--claim-data-dir {data}" in rerun and "--claim-report=reports/claim-rerun.md" in rerun
+
+
+def test_figures_of_an_earlier_run_are_removed(pytester: pytest.Pytester) -> None:
+    _toy(pytester)
+    stale = pytester.path / "reports" / "claim-report-figures" / "C9-old-figure.png"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"not this run's")
+    pytester.runpytest("--claim-report")
+    assert not stale.exists() and (stale.parent / "C9-toy-curve.png").exists()
