@@ -1,0 +1,52 @@
+"""The layer contract: the generic claim core never imports this paper's engine.
+
+The core (protocols, recording, verdicts, ledger, expectations, report, figures, run files, store,
+history) must serve any suite, so none of its modules may import, directly or through another
+module, the paper's model, training, data or model protocol. The plugin and the command line are
+where the two meet, and are left out until the engine moves into a package of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = (
+    "claimprotocol", "record", "results", "ledger", "expectations", "report", "figures", "runfile",
+    "session", "baseline", "stability", "history", "store", "memo", "hookspecs", "settings", "budget",
+    "files", "stats", "runs", "errors",
+)  # fmt: skip
+ENGINE = (
+    "model", "train", "batched", "matrixwise", "cache", "spectral", "checks", "encoder", "finetune",
+    "protocol", "probe", "facts", "data", "fetch", "sources", "mutation",
+)  # fmt: skip
+
+
+def _imports(module: str) -> set[str]:
+    path = ROOT / "claimcheck" / f"{module}.py"
+    if not path.exists():
+        path = ROOT / "claimcheck" / module / "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("claimcheck."):
+            found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("claimcheck."))
+    return found
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_a_core_module_does_not_reach_the_papers_engine(module: str) -> None:
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += sorted(_imports(name))
+    reached = sorted(seen & set(ENGINE))
+    assert not reached, f"claimcheck.{module} imports the paper's engine through {reached}"
