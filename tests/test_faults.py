@@ -184,3 +184,16 @@ def test_figures_of_an_earlier_run_are_removed(pytester: pytest.Pytester) -> Non
     stale.write_bytes(b"not this run's")
     pytester.runpytest("--claim-report")
     assert not stale.exists() and (stale.parent / "C9-toy-curve.png").exists()
+
+
+def test_a_hostile_baseline_cannot_put_links_or_images_into_the_report(pytester: pytest.Pytester) -> None:
+    data = _baseline(pytester)
+    test = data["tests"][0]  # type: ignore[index]
+    test["claim_id"] = "![x](http://evil.example/x.png)"
+    test["record"]["checks"][0]["statistic"] = "[click](http://evil.example)"
+    test["message"] = "<script>alert(1)</script>"
+    (pytester.path / "evil.json").write_text(json.dumps(data))
+    pytester.runpytest("--claim-baseline=evil.json", "--claim-report")
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert "Comparison with baseline" in text
+    assert "![x](" not in text and "[click](" not in text and "<script>" not in text
