@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from claimcheck.batched import Run
-from claimcheck.cache import Trainer
-from claimcheck.data import make_synthetic
-from claimcheck.model import ModelConfig
 from claimcheck.store import ResultCache
-from claimcheck.train import TrainConfig
+from qin2025.batched import Run
+from qin2025.cache import Trainer
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 SEEDS = (0, 1, 2, 3, 4)

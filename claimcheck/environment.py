@@ -12,8 +12,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from claimcheck.codeid import code_identity
-
 # The fingerprint keys that decide whether two runs count as the same hardware and software.
 HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device")
 
@@ -56,10 +54,9 @@ def _gpu() -> tuple[str, str]:
 
 
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
-    """Return versions, CPU, threads, accelerator, numerics flags, git state and code identity as strings.
+    """Return versions, CPU, threads, accelerator, numerics flags and git state as strings.
 
-    ``code identity`` is the digest part of every cache key and the files it covers
-    (``claimcheck.codeid``), e.g. ``3f2a9c01b4de over 16 engine files in claimcheck/: batched, ...``.
+    A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``.
     """
     commit = _git(root, "rev-parse", "--short=12", "HEAD")
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
@@ -82,7 +79,6 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
         "tf32 (matmul, cudnn)": f"{torch.backends.cuda.matmul.allow_tf32}, {torch.backends.cudnn.allow_tf32}",
         "git commit": "unknown" if commit is None else commit,
         "git tree dirty": "unknown" if dirty is None else str(bool(dirty)),
-        "code identity": code_identity().describe(),
         "command": " ".join(["pytest", *sys.argv[1:]]),
     }
 

@@ -33,3 +33,21 @@ def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str] | Non
 @hookspec
 def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str] | None:
     """Return every capability name a ``claim_needs`` marker of this suite may use (checked at collection)."""
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_own_subject(config: pytest.Config) -> bool | None:
+    """Return False when the session checks a user's subject (say ``--claim-model``), not the suite's own.
+
+    The expectations an ini file names describe the suite's own subject, so they are then not applied.
+    """
+
+
+@hookspec
+def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str] | None:
+    """Return options that a rerun command must repeat beyond the core's (seed, budget, device, data)."""
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_data_files(config: pytest.Config) -> list[dict[str, str]] | None:
+    """Return the data files the report lists: each a dict with file, size, sha256 and status."""

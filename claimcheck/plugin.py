@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -20,16 +21,13 @@ import torch
 from _pytest import junitxml
 
 from claimcheck.budget import Budget, seeds_for
-from claimcheck.cache import Trainer
 from claimcheck.claimprotocol import ClaimProtocol
-from claimcheck.data.known import folder_provenance
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ConfigError
 from claimcheck.expectations import Expected, deviations, load_expectations, pins_of
 from claimcheck.history import save_run
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
 from claimcheck.memo import Memo
-from claimcheck.protocol import CAPABILITIES, ModelSpec, load_model, missing
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.results import ClaimResult, Verdict
@@ -61,8 +59,7 @@ SETTINGS_KEY = pytest.StashKey[Settings]()
 HOOKS_KEY = pytest.StashKey["ReportHooks"]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 CACHE_KEY = pytest.StashKey[ResultCache]()
-TRAINER_KEY = pytest.StashKey[Trainer]()
-MODEL_KEY = pytest.StashKey[ModelSpec]()
+COUNTS_KEY = pytest.StashKey[Callable[[], dict[str, int]]]()  # a fixture's result counters, read after the call
 LEDGER_KEY = pytest.StashKey[Ledger]()
 
 MARKER_HELP = (
@@ -70,14 +67,13 @@ MARKER_HELP = (
     "`title`, from `source` in the paper, under `protocol` (a claimcheck.claimprotocol.ClaimProtocol)"
 )
 NEEDS_HELP = (
-    "claim_needs(*capabilities): the claim needs these capabilities of the model under test "
-    f"({', '.join(CAPABILITIES)}); it is SKIPPED when --claim-model lacks one"
+    "claim_needs(*capabilities): the claim needs these capabilities of what the suite tests (the suite "
+    "names them with pytest_claimcheck_capabilities); it is SKIPPED when they are lacking"
 )
 
 # (option, ini name, metavar, help, ini default)
 _OPTIONS = [
     ("--claim-seed", "claim_seed", "INT", "base seed; claims run seeds base, base+1, ...", "0"),
-    ("--claim-model", "claim_model", "MOD:FACTORY", "check your model: package.module:factory building it", ""),
     ("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
     ("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
     ("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + tokenizer.json)", ""),
@@ -160,7 +156,8 @@ def _read_settings(config: pytest.Config) -> Settings:
     budgets = config.hook.pytest_claimcheck_budgets(config=config)
     budget = parse_budget(*values["claim_budget"], budgets)
     budget_name = budget.name
-    expected, source = _expected(values["claim_expectations"], budget_name, root, bool(values["claim_model"][0]))
+    own = config.hook.pytest_claimcheck_own_subject(config=config)
+    expected, source = _expected(values["claim_expectations"], budget_name, root, own is False)
     return Settings(
         report=parse_report(report, report_src, root),
         seed=parse_seed(*values["claim_seed"]),
@@ -176,7 +173,6 @@ def _read_settings(config: pytest.Config) -> Settings:
         threads=parse_threads(*values["claim_threads"]),
         expected=expected,
         expected_source=source,
-        model=str(values["claim_model"][0] or "").strip(),
         cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, parse_cache_mode(*values["claim_cache"])),
         pool=parse_pool(*values["claim_pool"]),
         figures=parse_switch(*values["claim_figures"]),
@@ -184,7 +180,7 @@ def _read_settings(config: pytest.Config) -> Settings:
 
 
 def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> tuple[Expected, str]:
-    """Return the pins at ``budget`` and their file; an ini file describes the suite's own model, not a user's."""
+    """Return the pins at ``budget`` and their file; an ini file describes the suite's own subject, not a user's."""
     path = parse_dir(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
         return {}, ""
@@ -210,7 +206,6 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = _read_settings(config)
         baseline = load(settings.baseline) if settings.baseline else None
-        config.stash[MODEL_KEY] = load_model(settings.model, root=config.rootpath)
         config.stash[LEDGER_KEY] = _ledger(config)
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
@@ -239,7 +234,6 @@ def pytest_configure(config: pytest.Config) -> None:
         env = {
             "run id": run_id,
             "base seed": str(settings.seed),
-            **({"model": config.stash[MODEL_KEY].name} if settings.model else {}),
             "budget": f"{settings.budget.name}: {settings.budget.description}",
             "seed pool": settings.pool,
             "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
@@ -249,11 +243,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 for k, v in (lines or {}).items()
             },
             **fingerprint(config.rootpath, settings.device),
-            RERUN_KEY: settings.rerun_options,
+            RERUN_KEY: _rerun_options(config, settings),
         }
         expected = {k: asdict(v) for k, v in settings.expected.items()}
         run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
-        run.data_files = _data_files(settings.data_dir)
+        run.data_files = config.hook.pytest_claimcheck_data_files(config=config) or []
         if settings.report is not None:
             mark_superseded(settings.report, run_id, env.get("date", ""))
         hooks = ReportHooks(ClaimSession(settings.report, run), settings, baseline, config.stash[LEDGER_KEY])
@@ -261,23 +255,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(hooks, "claimcheck-report")
 
 
-def _data_files(data_dir: Path) -> list[dict[str, str]]:
-    """Return every data file's size, sha256 and whether it is the published copy (empty when unreadable)."""
-    if not data_dir.is_dir():
-        return []
-    try:
-        found = folder_provenance(data_dir)
-    except OSError:
-        return []
-    return [
-        {
-            "file": str(p.path.relative_to(data_dir)),
-            "size": str(p.size),
-            "sha256": p.sha256,
-            "status": p.status if p.match is None else f"published ({p.match.name})",
-        }
-        for p in found
-    ]
+def _rerun_options(config: pytest.Config, settings: Settings) -> str:
+    """Return the options that make another session draw the same seeds, sizes, data and subject."""
+    extra = [opt for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for opt in opts or ()]
+    return " ".join([settings.rerun_options, *extra])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -289,12 +270,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     s = config.stash[SETTINGS_KEY]
-    model = f"model {config.stash[MODEL_KEY].name}, " if s.model else ""
-    return f"claimcheck: {model}base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
+    return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    known = set(CAPABILITIES)
+    known: set[str] = set()
     for names in config.hook.pytest_claimcheck_capabilities(config=config):
         known.update(names or ())
     for item in items:
@@ -353,21 +333,6 @@ def claim_settings(request: pytest.FixtureRequest) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def claim_model(request: pytest.FixtureRequest) -> ModelSpec:
-    """The model under test: the paper's, or the one ``--claim-model`` names."""
-    return request.config.stash[MODEL_KEY]
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    marker = item.get_closest_marker("claim_needs")
-    if marker is not None:
-        model = item.config.stash[MODEL_KEY]
-        lacking = missing(model, marker.args)
-        if lacking:
-            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see claimcheck.protocol")
-
-
-@pytest.fixture(scope="session")
 def claim_budget(claim_settings: Settings) -> Budget:
     """The named budget this session runs under."""
     return claim_settings.budget
@@ -398,33 +363,9 @@ def claim_cache(request: pytest.FixtureRequest) -> Memo:
     return Memo(request.config.stash[CACHE_KEY])
 
 
-@pytest.fixture
-def claim_train(request: pytest.FixtureRequest, claim_settings: Settings) -> Trainer:
-    """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
-    trainer = Trainer(request.config.stash[CACHE_KEY], claim_settings.device, request.config.stash[MODEL_KEY])
-    request.node.stash[TRAINER_KEY] = trainer
-    return trainer
-
-
 def _rerun(item: pytest.Item) -> str:
     options = item.config.stash[SETTINGS_KEY].rerun_options
     return f"pytest {shlex.quote(item.nodeid)} {options} --claim-report"
-
-
-_MODEL_KEYS = ("d_qk", "qk_init", "logit_scale")  # regime entries a user model may decline or set itself
-
-
-def _label_user_model(rec: ClaimRecorder, model: ModelSpec) -> None:
-    """Say in the claim's regime what the user's model is, instead of the paper's defaults."""
-    facts = model.regime()
-    for items in rec.regime.values():
-        for key in _MODEL_KEYS:
-            if key in items and not model.honours(key):
-                items[key] = facts.get(key, "the model's own")
-    rec.set_regime("model under test", name=model.name, **facts)
-    broken = model.premises_broken()
-    if broken:
-        rec.note(f"the model under test is outside Theorem 1's premises: {'; '.join(broken)}")
 
 
 def _classify(report: pytest.TestReport) -> str | None:
@@ -450,8 +391,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = _classify(report) if meta else None
     if meta is not None and outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
-        if rec is not None and report.when == "call" and item.config.stash[SETTINGS_KEY].model:
-            _label_user_model(rec, item.config.stash[MODEL_KEY])
         payload: dict[str, Any] = {
             "nodeid": item.nodeid,
             "claim_id": meta[0],
@@ -464,9 +403,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         proto = claim_protocol_of(item)
         if proto is not None:
             payload["protocol"] = proto.to_dict()
-        trainer = item.stash.get(TRAINER_KEY, None)
-        if trainer is not None and report.when == "call":
-            payload["counts"] = asdict(trainer.counts)
+        counts = item.stash.get(COUNTS_KEY, None)
+        if counts is not None and report.when == "call":
+            payload["counts"] = counts()
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
     return report
 

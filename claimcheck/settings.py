@@ -41,18 +41,16 @@ class Settings:
     threads: int = 1  # torch intra-op threads per process; 0 means cores / xdist workers
     expected: Expected = field(default_factory=dict)  # claim -> what it is pinned to give at this budget
     expected_source: str = ""  # the file (or baseline) the expectations came from
-    model: str = ""  # --claim-model package.module:factory; empty: the paper's model
     pool: str = "confirmatory"  # which seed pool the units draw from: confirmatory or exploratory
     figures: bool = True  # draw the report's figures
 
     @property
     def rerun_options(self) -> str:
-        """Return the options that make another session draw the same seeds, sizes and data."""
-        model = f" --claim-model {self.model}" if self.model else ""
+        """Return the core's options that make another session draw the same seeds, sizes and data."""
         pool = " --claim-pool exploratory" if self.pool == "exploratory" else ""
         data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
         head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
-        return f"{head}{model}{pool}{data}"
+        return f"{head}{pool}{data}"
 
 
 def parse_seed(text: str, option: str) -> int:

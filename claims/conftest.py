@@ -1,4 +1,4 @@
-"""This suite describes itself to claimcheck's core: its budgets and its report header lines."""
+"""This suite's run sizes; the model, the engine and their report lines come from ``qin2025.plugin``."""
 
 from __future__ import annotations
 
@@ -14,11 +14,3 @@ def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget]:
         Budget("standard", 10, 1000, 1, "workstation: larger grids, 1,000 GD steps"),
         Budget("paper", 20, 3000, 2, "paper-sized: the largest grids, 3,000 GD steps; meant for a GPU"),
     ]
-
-
-def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
-    """Return the model under test and the default dtype of this suite."""
-    lines = {"dtype": "float64 unless a claim's regime says otherwise"}
-    if not config.getoption("claim_model") and not config.getini("claim_model"):
-        lines["model"] = "claimcheck.model (the paper's Transformer)"
-    return lines

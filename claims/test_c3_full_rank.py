@@ -21,11 +21,11 @@ import pytest
 import torch
 
 from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.data import make_synthetic
-from claimcheck.model import ModelConfig, QKInit, init_params
-from claimcheck.protocol import PAPER, ModelSpec
 from claimcheck.record import ClaimRecorder
-from claimcheck.spectral import (
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig, QKInit, init_params
+from qin2025.protocol import PAPER, ModelSpec
+from qin2025.spectral import (
     AttentionSample,
     attention_of,
     derive_seed,
@@ -80,7 +80,7 @@ PROTOCOL = ClaimProtocol(
         exploratory="v1 at ci on seeds 0-2, 3-5 and 10-12 (floor min 0.395-0.446, never rank deficient); "
         "v2 at ci on seeds 0-29 (floor min 0.36-0.454, never rank deficient; every control failed on every seed)",
     ),
-    regime="claimcheck.model (or a --claim-model's own weights), W_V ~ N(0, 1/d), W_Q, W_K Xavier N(0, 2/(d + d_qk)) "
+    regime="qin2025.model (or a --claim-model's own weights), W_V ~ N(0, 1/d), W_Q, W_K Xavier N(0, 2/(d + d_qk)) "
     "and N(0, 1/d), logits 1/sqrt(d_qk), X ~ N(0, 1) of full row rank with n <= d/2, float64",
     horizon="no training: one weight draw x 8 inputs per grid point; (n, d) in {(8, 32), (16, 64)}, "
     "d_qk = 1, 4, ..., 4096, beta in {0.5, 1, 2}, both W_Q, W_K inits (336 draws per init and unit)",
@@ -263,6 +263,6 @@ def _adversarial(seed: int, n: int, d: int, beta: float) -> AttentionSample:
 def test_c3_control_adversarial_value_weights(claim_record: ClaimRecorder, claim_seed: int) -> None:
     samples = [_adversarial(claim_seed, n, d, beta) for n, d in SHAPES for beta in BETAS]
     label = "S = 11^T/n, W_V = -beta I"
-    claim_record.set_regime(label, model="claimcheck.model, weights set by hand", W_Q="0", W_V="-beta I")
+    claim_record.set_regime(label, model="qin2025.model, weights set by hand", W_Q="0", W_V="-beta I")
     deficit = max(int(rank_deficit(a.z).max()) for a in samples)
     claim_record.check(DEFICIT, deficit, control="adversarial W_V", label=label)

@@ -25,15 +25,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from claimcheck.batched import Run
 from claimcheck.budget import Budget
-from claimcheck.cache import Trainer
 from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.data import make_synthetic
-from claimcheck.model import ModelConfig, QKInit
-from claimcheck.protocol import PAPER, ModelSpec
 from claimcheck.record import ClaimRecorder
-from claimcheck.spectral import (
+from claimcheck.stats import spearman, t_interval
+from qin2025.batched import Run
+from qin2025.cache import Trainer
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig, QKInit
+from qin2025.protocol import PAPER, ModelSpec
+from qin2025.spectral import (
     derive_seed,
     distance_from_uniform,
     floor_ratio,
@@ -42,8 +43,7 @@ from claimcheck.spectral import (
     sample_attention,
     sigma_ratio,
 )
-from claimcheck.stats import spearman, t_interval
-from claimcheck.train import TrainConfig, Trajectory
+from qin2025.train import TrainConfig, Trajectory
 
 RHO_RATIO = "Spearman rho(d_QK, sigma_2/sigma_1 of Attn(X)) over d_QK = d .. 256 d"
 RHO_FLOOR = "Spearman rho(d_QK, sigma_min(Attn(X))/sigma_min(X)) over d_QK = d .. 256 d"
@@ -94,7 +94,7 @@ PROTOCOL = ClaimProtocol(
         exploratory="v1 at ci on seeds 0-2, 3-5, 10-12; v2's grids on seeds 0-13 (collapse 14/14, 1/d init 0/14; "
         "slowdown mean slope -0.37 [-0.46, -0.29], 1/d init -0.017 [-0.050, 0.017]); 4-draw sweeps to 1024 d on 0-3",
     ),
-    regime="claimcheck.model (or a --claim-model honouring qk_init), Xavier W_Q, W_K N(0, 2/(d + d_qk)) against "
+    regime="qin2025.model (or a --claim-model honouring qk_init), Xavier W_Q, W_K N(0, 2/(d + d_qk)) against "
     "N(0, 1/d), logits 1/sqrt(d_qk), W_V ~ N(0, 1/d), float64; training on synthetic data N = 2, n = 8, d = 32 "
     "(N n <= d), mu = 0.5 * min(2/lambda_max(beta=0), 2/lambda_max(beta=1)) at init per pair: a proxy for "
     "the theorem's step-size bound, not the bound",

@@ -16,17 +16,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from claimcheck.batched import Run
 from claimcheck.budget import Budget, seeds_for
-from claimcheck.cache import Trainer
-from claimcheck.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
-from claimcheck.data.jena_sanity import check_jena
-from claimcheck.data.synthetic import TensorData
-from claimcheck.model import ModelConfig
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 from claimcheck.stats import bootstrap_mean, increases, spearman
-from claimcheck.train import TrainConfig
+from qin2025.batched import Run
+from qin2025.cache import Trainer
+from qin2025.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
+from qin2025.data.jena_sanity import check_jena
+from qin2025.data.synthetic import TensorData
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig
 
 CLAIM = pytest.mark.claim(
     "C5",

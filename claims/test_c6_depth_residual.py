@@ -21,10 +21,14 @@ import pytest
 import torch
 
 from claimcheck.budget import Budget, seeds_for
-from claimcheck.cache import Trainer
-from claimcheck.data.sst2 import balanced_sample, find_sst2, load_sst2
-from claimcheck.data.sst2_sanity import check_sst2_data
-from claimcheck.encoder import (
+from claimcheck.errors import DataUnavailable
+from claimcheck.record import ClaimRecorder
+from claimcheck.settings import Settings
+from claimcheck.stats import bootstrap_mean, spearman
+from qin2025.cache import Trainer
+from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
+from qin2025.data.sst2_sanity import check_sst2_data
+from qin2025.encoder import (
     EncoderConfig,
     Pretrained,
     load_pretrained,
@@ -32,11 +36,7 @@ from claimcheck.encoder import (
     reference_max_abs_diff,
     sha256_file,
 )
-from claimcheck.errors import DataUnavailable
-from claimcheck.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepare
-from claimcheck.record import ClaimRecorder
-from claimcheck.settings import Settings
-from claimcheck.stats import bootstrap_mean, spearman
+from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepare
 
 CLAIM = pytest.mark.claim(
     "C6",

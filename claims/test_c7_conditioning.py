@@ -26,18 +26,18 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from claimcheck.batched import Run
 from claimcheck.budget import Budget
-from claimcheck.cache import Trainer
 from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.data import make_synthetic
-from claimcheck.data.synthetic import TensorData
-from claimcheck.model import ModelConfig
-from claimcheck.protocol import PAPER
 from claimcheck.record import ClaimRecorder
-from claimcheck.spectral import derive_seed, mean_rate, partial_rank_correlation
 from claimcheck.stats import spearman, t_interval
-from claimcheck.train import TrainConfig, Trajectory
+from qin2025.batched import Run
+from qin2025.cache import Trainer
+from qin2025.data import make_synthetic
+from qin2025.data.synthetic import TensorData
+from qin2025.model import ModelConfig
+from qin2025.protocol import PAPER
+from qin2025.spectral import derive_seed, mean_rate, partial_rank_correlation
+from qin2025.train import TrainConfig, Trajectory
 
 WITHIN = "mean over seeds of the within-stratum Spearman rho(rate, sigma_min/sigma_max of Z)"
 PARTIAL = "mean over seeds of the partial Spearman rho(rate, sigma_min/sigma_max of Z | lambda_max)"
@@ -83,7 +83,7 @@ PROTOCOL = ClaimProtocol(
         "(0.43 [0.32, 0.53], 0.51 [0.45, 0.57]), both over 100 steps; v2 as committed at ci on seeds 0-19 "
         "(0.48 [0.41, 0.56], 0.57 [0.51, 0.63]; one run of seed 1 diverged and was dropped)",
     ),
-    regime="claimcheck.model (or a --claim-model honouring beta), Xavier W_Q, W_K N(0, 2/(d + d_qk)), "
+    regime="qin2025.model (or a --claim-model honouring beta), Xavier W_Q, W_K N(0, 2/(d + d_qk)), "
     "logits 1/sqrt(d_qk), synthetic N = 2, n = 8, d = 32 (N n <= d), float64; every run at "
     "mu = 0.5 * 2/lambda_max of its own configuration at init (a proxy for the theorem's bound)",
     horizon="budget steps / 4 GD steps per run (100 at ci, 250 standard, 750 paper); 16 configurations per seed: "

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.batched import Run
-from claimcheck.cache import Trainer
-from claimcheck.checks import (
+from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.record import ClaimRecorder
+from claimcheck.stats import increases
+from qin2025.batched import Run
+from qin2025.cache import Trainer
+from qin2025.checks import (
     PERSISTENCE,
     RATE_PER_SHARPNESS,
     WORST_RATIO,
@@ -14,12 +17,9 @@ from claimcheck.checks import (
     record_rate,
     sharpness_along,
 )
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.data import make_synthetic
-from claimcheck.model import ModelConfig
-from claimcheck.record import ClaimRecorder
-from claimcheck.stats import increases
-from claimcheck.train import TrainConfig
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig
 
 # The same statistics and thresholds as C1 (claims/test_c1_linear_rate.py), so the two claims read alike.
 STATS = (

@@ -11,7 +11,7 @@ import torch
 from tinyformer import TinyTransformer
 from torch import nn
 
-from claimcheck.model import Forward, ModelConfig
+from qin2025.model import Forward, ModelConfig
 
 
 class ClaimTinyTransformer(nn.Module):

@@ -1,7 +1,0 @@
-"""Datasets the claims train on: synthetic token matrices and real-data loaders."""
-
-from __future__ import annotations
-
-from claimcheck.data.synthetic import TensorData, make_synthetic
-
-__all__ = ["TensorData", "make_synthetic"]

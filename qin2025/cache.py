@@ -1,0 +1,179 @@
+"""Train and measure the paper's models through the content-addressed store (``claimcheck.store``).
+
+Every key holds what decides the result: configs, data fingerprint, seed, device type and dtype,
+plus the engine's identity: ``ENGINE_VERSION`` and the sha256 of the engine's source files
+(``qin2025.codeid``), so an edit to any of them gives new keys and a run never reads a result
+that other code computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
+
+import torch
+
+from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
+from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
+from qin2025.codeid import code_identity
+from qin2025.data.synthetic import TensorData
+from qin2025.model import ModelConfig
+from qin2025.protocol import PAPER, ModelSpec
+from qin2025.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
+
+T = TypeVar("T")
+
+
+def engine_identity() -> dict[str, Any]:
+    """Return the parts every key of the paper's engine carries: its version and its source files' sha256."""
+    return {"engine": ENGINE_VERSION, "code": code_identity().digest}
+
+
+def cache_key(parts: Mapping[str, Any]) -> str:
+    """Return the store key of a result of the paper's engine (``parts`` plus ``engine_identity``)."""
+    return store_key({**engine_identity(), **parts})
+
+
+_ARRAYS = ("loss", "sigma_steps", "sigma_min", "sigma_max")
+
+
+def trajectory_to_entry(traj: Trajectory) -> tuple[Arrays, Meta]:
+    """Split a trajectory into arrays and JSON metadata."""
+    arrays = {k: getattr(traj, k) for k in _ARRAYS}
+    meta = {f.name: getattr(traj, f.name) for f in fields(traj) if f.name not in _ARRAYS}
+    return arrays, meta
+
+
+def trajectory_from_entry(arrays: Arrays, meta: Meta) -> Trajectory:
+    """Rebuild a trajectory from ``trajectory_to_entry`` output."""
+    values: dict[str, Any] = {k: arrays[k] for k in _ARRAYS} | meta
+    return Trajectory(**values)
+
+
+def train_key(
+    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec = PAPER
+) -> dict[str, Any]:
+    """Return everything that decides a training result."""
+    return {
+        "kind": "train",
+        "impl": model.identity,
+        "model": model_cfg.to_dict(),
+        "train": train_cfg.to_dict(),
+        "device_type": torch.device(train_cfg.device).type,
+        "dtype": train_cfg.dtype,
+        "data": data.fingerprint,
+        "seed": seed,
+    }
+
+
+@dataclass
+class Trainer:
+    """Train through the cache on the session's device, counting what this test computed and reused."""
+
+    cache: ResultCache
+    device: str = "cpu"
+    model: ModelSpec = PAPER
+    counts: Counts = field(default_factory=Counts)
+
+    def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
+        """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
+        return trajectory_from_entry(
+            *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed, self.model))
+        )
+
+    def lambda_max(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str = "float64") -> float:
+        """Return the top Hessian eigenvalue at the initialisation ``train`` would draw from ``seed``."""
+        parts = _lambda_key(model_cfg, data, seed, dtype, self.device, self.model)
+
+        def compute() -> tuple[Arrays, Meta]:
+            torch_dtype = TrainConfig(dtype=dtype).torch_dtype
+            params = self.model.init_params(model_cfg, torch.Generator().manual_seed(seed), torch_dtype)
+            params = {k: v.to(self.device) for k, v in params.items()}
+            on_device = TensorData(data.x.to(self.device, torch_dtype), data.y.to(self.device, torch_dtype), data.name)
+            lam = hessian_top_eigenvalue(params, on_device, model_cfg, seed=seed, model=self.model)
+            return {}, {"lambda_max": lam}
+
+        return float(self.memo(parts, compute)[1]["lambda_max"])
+
+    def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
+        """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
+        return self._counted(lambda: self.cache.memo({**engine_identity(), **parts}, compute))
+
+    def batch(self, runs: Sequence[Run]) -> list[Trajectory]:
+        """Return ``self(run.model, run.train, run.data, run.seed)`` for every run, training the missing together.
+
+        Each run is read and stored under the key ``__call__`` uses, so a result trained here and
+        one trained alone are the same entry; the runs not in the cache are trained as one
+        ``train_batch``, which on CPU gives ``train``'s bits. The runs must share the shapes
+        ``check_batchable`` names (ConfigError otherwise, whatever the cache holds). A ``--claim-model``
+        model has no batched engine: its runs train one at a time, under the same keys.
+        """
+        if self.model is not PAPER:
+            return [self(r.model, r.train, r.data, r.seed) for r in runs]
+        runs = [replace(r, train=replace(r.train, device=self.device)) for r in runs]
+        check_batchable(runs)
+
+        def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
+            return [trajectory_to_entry(t) for t in train_batch([runs[i] for i in missing])]
+
+        parts = [train_key(r.model, r.train, r.data, r.seed, self.model) for r in runs]
+        return [
+            trajectory_from_entry(*entry)
+            for entry in self._counted(
+                lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
+            )
+        ]
+
+    def lambda_maxes(self, runs: Sequence[Run]) -> list[float]:
+        """Return ``lambda_max(run.model, run.data, run.seed, run.train.dtype)`` for every run, as one batch.
+
+        Each value is read and stored under ``lambda_max``'s key; the missing ones are measured by
+        ``initial_lambdas`` with ``lambda_max``'s power iteration (200 steps, tolerance 1e-7), whatever
+        ``run.train`` says of steps, step size or power iteration. A ``--claim-model`` model measures one
+        run at a time.
+        """
+        if self.model is not PAPER:
+            return [self.lambda_max(r.model, r.data, r.seed, r.train.dtype) for r in runs]
+        runs = [Run(r.model, TrainConfig(dtype=r.train.dtype, device=self.device), r.data, r.seed) for r in runs]
+        check_batchable(runs)
+
+        def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
+            return [({}, {"lambda_max": lam}) for lam in initial_lambdas([runs[i] for i in missing])]
+
+        parts = [_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device, self.model) for r in runs]
+        return [
+            float(meta["lambda_max"])
+            for _, meta in self._counted(
+                lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
+            )
+        ]
+
+    def _counted(self, work: Callable[[], T]) -> T:
+        """Return ``work()``, adding what it computed and read through ``self.cache`` to ``self.counts``."""
+        before = replace(self.cache.counts)
+        result = work()
+        self.counts.add(self.cache.counts)
+        self.counts.add(before, sign=-1)
+        return result
+
+
+def _lambda_key(
+    model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str, device: str, model: ModelSpec
+) -> dict[str, Any]:
+    """Return everything that decides ``Trainer.lambda_max``'s result."""
+    parts = {"kind": "lambda_max", "impl": model.identity, "model": model_cfg.to_dict(), "data": data.fingerprint}
+    return parts | {"seed": seed, "device_type": torch.device(device).type, "dtype": dtype}
+
+
+def _train_job(
+    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec
+) -> tuple[dict[str, Any], Callable[[], tuple[Arrays, Meta]]]:
+    return train_key(model_cfg, train_cfg, data, seed, model), lambda: trajectory_to_entry(
+        train(model_cfg, train_cfg, data, seed, model)
+    )
+
+
+def _identified(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return ``parts`` with the engine's identity added to each."""
+    return [{**engine_identity(), **p} for p in parts]

@@ -1,0 +1,141 @@
+"""This paper's suite on claimcheck's core: the model under test, the cached GD engine, its capabilities.
+
+Loaded by the repository's ``conftest.py`` when the package is installed. It adds ``--claim-model``
+(check your own Transformer), the ``claim_model`` and ``claim_train`` fixtures, skips a claim whose
+``claim_needs`` the model lacks, labels a user model's regime with its own facts, and tells the
+core's report the model, the engine's code identity and the data files' provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from claimcheck.plugin import CACHE_KEY, COUNTS_KEY, RECORD_KEY, SETTINGS_KEY
+from claimcheck.record import ClaimRecorder
+from claimcheck.settings import Settings
+from qin2025.cache import Trainer
+from qin2025.codeid import code_identity
+from qin2025.data.known import folder_provenance
+from qin2025.protocol import CAPABILITIES, ModelSpec, load_model, missing
+
+MODEL_KEY = pytest.StashKey[ModelSpec]()
+USER_MODEL_KEY = pytest.StashKey[str]()
+_MODEL_KEYS = ("d_qk", "qk_init", "logit_scale")  # regime entries a user model may decline or set itself
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("claimcheck")
+    group.addoption(
+        "--claim-model",
+        default=None,
+        metavar="MOD:FACTORY",
+        help="check your model: package.module:factory or path/to/file.py:factory building it; ini: claim_model",
+    )
+    parser.addini("claim_model", "check your model: package.module:factory building it", default="")
+
+
+def _user_model(config: pytest.Config) -> str:
+    value = config.getoption("claim_model")
+    return str(value if value is not None else config.getini("claim_model") or "").strip()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        config.stash[MODEL_KEY] = load_model(_user_model(config), root=config.rootpath)
+    except Exception as e:  # load_model raises ConfigError with the fix; keep its message
+        raise pytest.UsageError(str(e)) from None
+    config.stash[USER_MODEL_KEY] = _user_model(config)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"qin2025: model {config.stash[MODEL_KEY].name}"
+
+
+def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str]:
+    return list(CAPABILITIES)
+
+
+def pytest_claimcheck_own_subject(config: pytest.Config) -> bool:
+    return not config.stash[USER_MODEL_KEY]
+
+
+def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
+    model = config.stash[USER_MODEL_KEY]
+    return [f"--claim-model {model}"] if model else []
+
+
+def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
+    return {
+        "model": config.stash[MODEL_KEY].name,
+        "dtype": "float64 unless a claim's regime says otherwise",
+        "code identity": code_identity().describe(),
+    }
+
+
+def pytest_claimcheck_data_files(config: pytest.Config) -> list[dict[str, str]]:
+    data_dir = config.stash[SETTINGS_KEY].data_dir
+    if not data_dir.is_dir():
+        return []
+    try:
+        found = folder_provenance(data_dir)
+    except OSError:
+        return []
+    return [
+        {
+            "file": str(p.path.relative_to(data_dir)),
+            "size": str(p.size),
+            "sha256": p.sha256,
+            "status": p.status if p.match is None else f"published ({p.match.name})",
+        }
+        for p in found
+    ]
+
+
+@pytest.fixture(scope="session")
+def claim_model(request: pytest.FixtureRequest) -> ModelSpec:
+    """The model under test: the paper's, or the one ``--claim-model`` names."""
+    return request.config.stash[MODEL_KEY]
+
+
+@pytest.fixture
+def claim_train(request: pytest.FixtureRequest, claim_settings: Settings) -> Trainer:
+    """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
+    trainer = Trainer(request.config.stash[CACHE_KEY], claim_settings.device, request.config.stash[MODEL_KEY])
+    request.node.stash[COUNTS_KEY] = lambda: asdict(trainer.counts)
+    return trainer
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("claim_needs")
+    if marker is not None:
+        model = item.config.stash[MODEL_KEY]
+        lacking = missing(model, marker.args)
+        if lacking:
+            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.protocol")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    result = yield
+    rec = item.stash.get(RECORD_KEY, None)
+    if rec is not None and item.config.stash[USER_MODEL_KEY]:
+        _label_user_model(rec, item.config.stash[MODEL_KEY])
+    return result
+
+
+def _label_user_model(rec: ClaimRecorder, model: ModelSpec) -> None:
+    """Say in the claim's regime what the user's model is, instead of the paper's defaults."""
+    facts = model.regime()
+    for items in rec.regime.values():
+        for key in _MODEL_KEYS:
+            if key in items and not model.honours(key):
+                items[key] = facts.get(key, "the model's own")
+    rec.set_regime("model under test", name=model.name, **facts)
+    broken = model.premises_broken()
+    if broken:
+        rec.note(f"the model under test is outside Theorem 1's premises: {'; '.join(broken)}")

@@ -1,0 +1,261 @@
+"""The result cache: keys, round trips, corruption, concurrency, and the plugin's counts."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claimcheck.errors import ConfigError
+from claimcheck.store import ResultCache, decode, encode
+from qin2025.batched import Run
+from qin2025.cache import Trainer, cache_key, train_key
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig, Trajectory, train
+
+MODEL = ModelConfig(d=8, d_qk=2)
+TRAIN = TrainConfig(steps=5, power_iters=20)
+
+
+def test_key_changes_with_everything_that_decides_the_result() -> None:
+    data = make_synthetic(2, 3, 8, 1, seed=0)
+    base = cache_key(train_key(MODEL, TRAIN, data, 0))
+    variants = [
+        train_key(ModelConfig(d=8, d_qk=2, beta=0.5), TRAIN, data, 0),
+        train_key(MODEL, TrainConfig(steps=6, power_iters=20), data, 0),
+        train_key(MODEL, TrainConfig(steps=5, power_iters=20, dtype="float32"), data, 0),
+        train_key(MODEL, TRAIN, make_synthetic(2, 3, 8, 1, seed=1), 0),
+        train_key(MODEL, TRAIN, data, 1),
+    ]
+    keys = {cache_key(v) for v in variants}
+    assert len(keys) == len(variants) and base not in keys
+    assert cache_key(train_key(MODEL, TRAIN, data, 0)) == base
+
+
+def test_a_cached_trajectory_equals_the_computed_one(tmp_path: Path) -> None:
+    data = make_synthetic(2, 3, 8, 1, seed=0)
+    trainer = Trainer(ResultCache(tmp_path))
+    first = trainer(MODEL, TRAIN, data, 3)
+    second = trainer(MODEL, TRAIN, data, 3)
+    direct = train(MODEL, TRAIN, data, 3)
+    for t in (first, second):
+        np.testing.assert_array_equal(t.loss, direct.loss)
+        np.testing.assert_array_equal(t.sigma_min, direct.sigma_min)
+        assert (t.lr, t.lambda_max, t.model, t.diverged_at) == (direct.lr, direct.lambda_max, direct.model, None)
+    assert (trainer.counts.computed, trainer.counts.cached) == (1, 1)
+
+
+def test_entries_round_trip_and_reject_tampering() -> None:
+    blob = encode({"a": np.arange(3.0)}, {"x": 1})
+    arrays, meta = decode(blob)  # type: ignore[misc]
+    assert meta == {"x": 1} and arrays["a"].tolist() == [0.0, 1.0, 2.0]
+    assert decode(blob.replace(b"\x00\x00\x00\x00\x00\x00\xf0?", b"\x00\x00\x00\x00\x00\x00\x00@")) is None
+    assert decode(b"not an npz") is None
+
+
+def test_an_entry_holding_pickled_objects_is_not_loaded() -> None:
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, a_x=np.array([{"evil": 1}], dtype=object), meta=np.array("{}"), checksum=np.array(""))
+    assert decode(buf.getvalue()) is None
+
+
+def test_a_corrupt_entry_is_recomputed(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    calls = []
+
+    def compute() -> tuple[dict[str, np.ndarray], dict[str, int]]:
+        calls.append(1)
+        return {"v": np.ones(2)}, {"n": len(calls)}
+
+    cache.memo({"k": 1}, compute)
+    path = next(tmp_path.rglob("*.npz"))
+    path.write_bytes(path.read_bytes()[:40])
+    _, meta = cache.memo({"k": 1}, compute)
+    assert meta == {"n": 2} and cache.counts.corrupt == 1 and cache.counts.computed == 2
+
+
+def _slow_memo(root: str, out: str) -> None:
+    def compute() -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        with open(out, "a") as f:
+            f.write("computed\n")
+        time.sleep(0.5)
+        return {"v": np.ones(1)}, {}
+
+    ResultCache(Path(root)).memo({"shared": True}, compute)
+
+
+def test_concurrent_processes_compute_a_result_once(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_slow_memo, args=(str(tmp_path / "c"), str(log))) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    assert log.read_text() == "computed\n"
+
+
+def test_disabled_cache_always_computes() -> None:
+    cache = ResultCache(None)
+    cache.memo({"k": 1}, lambda: ({}, {}))
+    cache.memo({"k": 1}, lambda: ({}, {}))
+    assert cache.counts.computed == 2 and cache.clear() == 0
+
+
+def _runs(seeds: tuple[int, ...] = (0, 1, 2)) -> list[Run]:
+    data = make_synthetic(2, 3, 8, 1, seed=0)
+    return [Run(ModelConfig(d=8, d_qk=2, beta=0.5 * s), TRAIN, data, s) for s in seeds]
+
+
+def _assert_same(got: Trajectory, want: Trajectory) -> None:
+    for name in ("loss", "sigma_steps", "sigma_min", "sigma_max"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+    assert (got.lr, got.lambda_max, got.model, got.train, got.seed) == (
+        want.lr,
+        want.lambda_max,
+        want.model,
+        want.train,
+        want.seed,
+    )
+
+
+def test_a_batch_fills_the_entries_one_at_a_time_training_reads(tmp_path: Path) -> None:
+    runs = _runs()
+    batched = Trainer(ResultCache(tmp_path)).batch(runs)
+    alone = Trainer(ResultCache(tmp_path))
+    for run, got in zip(runs, batched, strict=True):
+        _assert_same(alone(run.model, run.train, run.data, run.seed), got)
+        want = train(run.model, run.train, run.data, run.seed)
+        np.testing.assert_allclose(got.loss, want.loss, rtol=1e-10, atol=0)  # bits at the claims' shapes
+    assert (alone.counts.computed, alone.counts.cached) == (0, len(runs))
+
+
+def test_a_batch_stores_each_run_under_the_key_a_single_call_uses(tmp_path: Path) -> None:
+    runs = _runs()
+    Trainer(ResultCache(tmp_path / "batch")).batch(runs)
+    for run in runs:
+        Trainer(ResultCache(tmp_path / "alone"))(run.model, run.train, run.data, run.seed)
+    names = [{p.name for p in (tmp_path / d).rglob("*.npz")} for d in ("batch", "alone")]
+    assert names[0] == names[1] and len(names[0]) == len(runs)
+
+
+def test_a_batch_trains_only_the_runs_missing_from_the_cache(tmp_path: Path) -> None:
+    runs = _runs((0, 1, 2, 3))
+    trainer = Trainer(ResultCache(tmp_path))
+    first = trainer(runs[1].model, runs[1].train, runs[1].data, runs[1].seed)
+    batched = trainer.batch(runs)
+    _assert_same(batched[1], first)
+    assert (trainer.counts.computed, trainer.counts.cached) == (1 + 3, 1)
+    again = Trainer(ResultCache(tmp_path))
+    for got, want in zip(again.batch(runs), batched, strict=True):
+        _assert_same(got, want)
+    assert (again.counts.computed, again.counts.cached, again.counts.corrupt) == (0, 4, 0)
+
+
+def test_a_run_repeated_in_a_batch_is_trained_once(tmp_path: Path) -> None:
+    run = _runs((0,))[0]
+    trainer = Trainer(ResultCache(tmp_path))
+    twice = trainer.batch([run, run])
+    _assert_same(twice[0], twice[1])
+    assert (trainer.counts.computed, trainer.counts.cached) == (1, 1)
+
+
+def test_a_corrupt_entry_in_a_batch_is_retrained(tmp_path: Path) -> None:
+    runs = _runs()
+    Trainer(ResultCache(tmp_path)).batch(runs)
+    path = ResultCache(tmp_path).path(cache_key(train_key(runs[2].model, runs[2].train, runs[2].data, 2)))
+    path.write_bytes(path.read_bytes()[:40])
+    trainer = Trainer(ResultCache(tmp_path))
+    assert np.isfinite(trainer.batch(runs)[2].loss).all()
+    assert (trainer.counts.computed, trainer.counts.cached, trainer.counts.corrupt) == (1, 2, 1)
+
+
+def test_a_batch_without_a_cache_trains_every_run() -> None:
+    trainer = Trainer(ResultCache(None))
+    trainer.batch(_runs())
+    assert (trainer.counts.computed, trainer.counts.cached) == (3, 0)
+
+
+def test_a_batch_of_different_shapes_is_refused_even_when_cached(tmp_path: Path) -> None:
+    runs = _runs((0,))
+    other = Run(ModelConfig(d=8, d_qk=4), TRAIN, runs[0].data, 1)
+    trainer = Trainer(ResultCache(tmp_path))
+    trainer.batch(runs)
+    trainer(other.model, other.train, other.data, other.seed)
+    with pytest.raises(ConfigError, match=r"ModelConfig\.d_qk"):
+        trainer.batch([*runs, other])
+
+
+def test_batched_lambda_max_shares_the_entries_of_lambda_max(tmp_path: Path) -> None:
+    runs = _runs()
+    trainer = Trainer(ResultCache(tmp_path))
+    alone = trainer.lambda_max(runs[0].model, runs[0].data, runs[0].seed)
+    lambdas = trainer.lambda_maxes(runs)
+    assert lambdas[0] == alone
+    assert lambdas == [Trainer(ResultCache(None)).lambda_max(r.model, r.data, r.seed) for r in runs]
+    assert (trainer.counts.computed, trainer.counts.cached) == (1 + 2, 1)
+
+
+def _slow_batch(root: str, out: str, names: list[str]) -> None:
+    def compute(missing: list[int]) -> list[tuple[dict[str, np.ndarray], dict[str, str]]]:
+        with open(out, "a") as f:
+            f.writelines(f"{names[i]}\n" for i in missing)
+        time.sleep(0.3)
+        return [({"v": np.ones(1)}, {"name": names[i]}) for i in missing]
+
+    results = ResultCache(Path(root)).memo_many([{"name": n} for n in names], compute)
+    assert [meta["name"] for _, meta in results] == names
+
+
+def test_concurrent_overlapping_batches_compute_each_result_once(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    ctx = multiprocessing.get_context("fork")
+    batches = [["a", "b"], ["b", "c"], ["c", "a"], ["c", "b", "a"]]
+    procs = [ctx.Process(target=_slow_batch, args=(str(tmp_path / "c"), str(log), b)) for b in batches]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+    assert [p.exitcode for p in procs] == [0] * len(batches)
+    assert sorted(log.read_text().split()) == ["a", "b", "c"]
+
+
+CLAIM = """
+import pytest
+from qin2025.checks import record_linear_rate
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig
+
+
+@pytest.mark.claim("T1", "toy", "toy")
+def test_rate(claim_record, claim_seed, claim_train):
+    data = make_synthetic(2, 4, 16, 1, 0)
+    traj = claim_train(ModelConfig(d=16, d_qk=4), TrainConfig(steps=20, power_iters=20), data, claim_seed)
+    claim_record.check("final loss", traj.loss[-1], ">=", 0.0)
+"""
+
+
+def test_report_counts_computed_and_cached_results(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_t=CLAIM)
+    pytester.runpytest("--claim-report", "--claim-cache-dir=cc")
+    assert "training results computed: 3" in (pytester.path / "reports" / "claim-report.md").read_text()
+    pytester.runpytest("--claim-report", "--claim-cache-dir=cc")
+    assert "read from the cache: 3" in (pytester.path / "reports" / "claim-report.md").read_text()
+    pytester.runpytest("--claim-report", "--claim-cache-dir=cc", "--claim-cache=off")
+    assert "training results computed: 3" in (pytester.path / "reports" / "claim-report.md").read_text()
+    pytester.runpytest("--claim-report", "--claim-cache-dir=cc", "--claim-cache=clear")
+    assert "training results computed: 3" in (pytester.path / "reports" / "claim-report.md").read_text()
+
+
+def test_bad_cache_mode_names_the_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_t=CLAIM)
+    result = pytester.runpytest("--claim-cache=maybe")
+    result.stderr.fnmatch_lines(["*--claim-cache: expected one of on, off, clear, got 'maybe'*"])

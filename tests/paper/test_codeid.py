@@ -1,0 +1,111 @@
+"""The code identity in every cache key: which files it covers, and that editing one recomputes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import claimcheck
+from claimcheck.environment import fingerprint
+from qin2025.cache import cache_key
+from qin2025.codeid import NOT_RESULTS, code_identity, engine_modules, identity_of, import_closure
+
+ROOT = Path(claimcheck.__file__).resolve().parent.parent  # the folder above the package
+
+# Trains a tiny model and reads a memo entry through the cache in ``argv[1]``; prints keys and counts.
+PROBE = """
+import json, sys
+from pathlib import Path
+import claimcheck
+from qin2025.cache import Trainer, cache_key, train_key
+from claimcheck.store import ResultCache
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig
+
+model, train = ModelConfig(d=4, d_qk=2), TrainConfig(steps=3, power_iters=5)
+data = make_synthetic(2, 3, 4, 1, seed=0)
+trainer = Trainer(ResultCache(Path(sys.argv[1])))
+loss = trainer(model, train, data, 0).loss.tolist()
+trainer.memo({"kind": "other"}, lambda: ({}, {"x": 1}))
+print(json.dumps({"package": claimcheck.__file__, "key": cache_key(train_key(model, train, data, 0)),
+                  "computed": trainer.counts.computed, "cached": trainer.counts.cached, "loss": loss}))
+"""
+
+
+def _copy_package(dest: Path) -> Path:
+    shutil.copytree(ROOT / "claimcheck", dest / "claimcheck", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _probe(package_root: Path, cache: Path) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(package_root), "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, str(cache)],
+        cwd=package_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert str(result["package"]).startswith(str(package_root))  # the copy ran, not the installed package
+    return result
+
+
+def test_editing_the_model_changes_every_cache_key_so_the_result_is_recomputed(tmp_path: Path) -> None:
+    original = _copy_package(tmp_path / "original")
+    edited = _copy_package(tmp_path / "edited")
+    model_py = edited / "claimcheck" / "model.py"
+    source = model_py.read_text()
+    assert "        h = f + gamma * z\n" in source
+    model_py.write_text(source.replace("        h = f + gamma * z\n", "        h = 3.0 * f + gamma * z\n"))
+    cache = tmp_path / "cache"
+
+    first = _probe(original, cache)
+    again = _probe(original, cache)
+    after_edit = _probe(edited, cache)
+
+    assert (first["computed"], first["cached"]) == (2, 0)
+    assert (again["computed"], again["cached"]) == (0, 2) and again["key"] == first["key"]
+    assert (after_edit["computed"], after_edit["cached"]) == (2, 0)  # nothing stale was read
+    assert after_edit["key"] != first["key"] and after_edit["loss"] != first["loss"]
+
+
+def test_the_identity_covers_the_engine_and_not_the_report(tmp_path: Path) -> None:
+    files = set(code_identity().files)
+    engine = ("model", "train", "batched", "matrixwise", "spectral", "encoder", "finetune", "protocol", "cache")
+    assert {f"claimcheck/{name}.py" for name in engine} <= files
+    assert {"qin2025/data/jena.py", "qin2025/data/sst2.py", "qin2025/data/synthetic.py"} <= files
+    assert not files & {f"claimcheck/{name}.py" for name in ("report", "plugin", "record", "settings")}
+
+    copy = _copy_package(tmp_path)
+    before = identity_of(copy)
+    (copy / "claimcheck" / "report.py").write_text("# a report edit decides no result\n")
+    assert identity_of(copy) == before
+    with (copy / "claimcheck" / "data" / "jena.py").open("a") as f:
+        f.write("\n# any engine edit is a new identity\n")
+    assert identity_of(copy).digest != before.digest
+
+
+def test_every_module_the_engine_loads_is_covered_or_decides_no_result() -> None:
+    """Fail when an engine module starts importing a claimcheck module the identity does not cover."""
+    code = "import json, sys; import qin2025.cache, qin2025.finetune, qin2025.spectral, qin2025.data;"
+    code += "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'claimcheck')))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code, ""], env=env, capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout))
+    covered = set(engine_modules(ROOT)) | set(import_closure(ROOT, tuple(NOT_RESULTS)))
+    assert loaded - covered == set()
+
+
+def test_the_fingerprint_says_what_the_code_identity_covers() -> None:
+    line = fingerprint(ROOT)["code identity"]
+    identity = code_identity()
+    assert line.startswith(f"{identity.digest[:12]} over {len(identity.files)} engine files in claimcheck/: ")
+    assert "model" in line and cache_key({}) != cache_key({"code": "x"})
