@@ -8,6 +8,12 @@ of every layer on (beta = gamma = 1) and off (beta = gamma = 0, the post-LNs sta
 What trains: every weight of the L kept layers and a linear head on the mean-pooled output; the
 embeddings are frozen. Loss: 1/(2N) sum (f_i - y_i)^2 on y = +-1. Full-batch GD, T steps, step
 size 0.5 * 2/rho with rho = max |eigenvalue| of each model's own Hessian at its start.
+
+The metric is the training error (the fraction of sentences with sign(f) != y), measured after
+every step and averaged over steps 1..T: the area under the training-error curve, divided by T.
+Both variants reach zero training error within the horizon on the exploratory seeds, so the error
+at T alone would be a tie at zero; the mean over the run says which fit the sample sooner and
+with fewer errors on the way. The loss is reported beside it.
 """
 
 from __future__ import annotations
@@ -20,11 +26,11 @@ import numpy as np
 import pytest
 import torch
 
-from claimcheck.budget import Budget, seeds_for
+from claimcheck.budget import Budget
+from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.errors import DataUnavailable
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from claimcheck.stats import bootstrap_mean, spearman
 from qin2025.cache import Trainer
 from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
@@ -38,11 +44,80 @@ from qin2025.encoder import (
 )
 from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepare
 
+DEPTHS = (1, 2, 3, 4, 5, 6)  # every depth any budget runs; a budget's grid picks some
+
+
+def advantage_name(depth: int) -> str:
+    """Return the name of the per-seed advantage at depth ``depth``."""
+    return f"mean training error over steps 1..T, without minus with residual, L={depth}"
+
+
+SLOPE = "least-squares slope of the advantage over L (per layer)"
+ADVANTAGE = Part(
+    "advantage per L",
+    "with residual connections the training error is lower than without, at every depth L of the grid: "
+    "per seed, the training error averaged over steps 1..T is lower with residuals at each L",
+    tuple(
+        Stat(
+            advantage_name(L),
+            ">",
+            0.0,
+            why="'lower' read literally: a tie (equal mean error, e.g. both fit from the first step) is no advantage",
+        )
+        for L in DEPTHS
+    ),
+    bar=0.8,  # "consistently": the typical seed, a pass rate shown above 0.8
+)
+TREND = Part(
+    "trend",
+    "the advantage holds or grows as L increases: per seed, the least-squares slope of the advantage "
+    "over the grid's depths is not negative",
+    (Stat(SLOPE, ">=", 0.0, why="'holds or grows': the advantage does not fall with L"),),
+    bar=0.8,
+)
+CONTROL = "residual vs residual, other head seed"
+TREND_CONTROL = "residual vs residual, other head seed: trend"
+PROTOCOL = ClaimProtocol(
+    "C6",
+    2,
+    (ADVANTAGE, TREND),
+    (
+        Control(
+            CONTROL,
+            ADVANTAGE.name,
+            "both runs keep every residual and differ only in the head's seed, so neither should fit better: "
+            "an 'advantage' of one over the other comes about half the time, and must come less often than "
+            "the claim's bar 0.8 asks of the real comparison",
+            max_pass_rate=0.8,
+        ),
+        Control(
+            TREND_CONTROL,
+            TREND.name,
+            "the same residual-vs-residual pairs at the control's depths (two or more: standard and paper "
+            "budgets only); a slope of a null advantage is as often negative as not",
+            max_pass_rate=0.8,
+        ),
+    ),
+    Seeds(
+        "C6-v2",
+        260000,
+        {"ci": 3, "standard": 20, "paper": 20},
+        exploratory="v1 runs (base seeds 0, 3, 10 at ci, L = 2..5 on seeds 0-2); seeds 0-2 at N=24, 12 tokens, "
+        "T=60, L = 1 and 6 on CPU; seeds 0, 2, 4, 6 at N=64 and 128, 8 tokens, T=300, L = 1..6 on a GPU "
+        "(error and loss curves), 2026-12-01",
+    ),
+    regime="all-MiniLM-L6-v2 truncated to L layers, residual adds all on (1) or all off (0), post-LN kept; "
+    "all layer weights + linear head train, embeddings frozen; float32 (the checkpoint's precision); "
+    "mu = 0.5 * 2/rho, rho = max |eig| of each model's own Hessian at its start (a proxy for a step-size bound)",
+    horizon="ci: N=24 sentences, 8 tokens, L in (1, 6), T=60; standard: N=64, 16 tokens, L = 1..6, T=200; "
+    "paper: N=128, 32 tokens, L = 1..6, T=300",
+)
 CLAIM = pytest.mark.claim(
     "C6",
     "Pretrained Transformers truncated to their first L layers and trained on SST-2 reach a lower "
-    "training loss with residual connections than without, and the advantage holds or grows with L",
+    "training error with residual connections than without, and the advantage holds or grows with L",
     "Sec. IV, SST-2 experiment",
+    protocol=PROTOCOL,
 )
 pytestmark = pytest.mark.claim_needs("paper-model")
 
@@ -60,33 +135,22 @@ class Grid:
     control_depths: tuple[int, ...]  # L values at which residual is compared with residual
 
 
+# The horizon runs past the start-up: on the exploratory seeds at ci, 17 of 18 runs reached zero
+# training error before T = 60 (residual runs by step 18; L = 6 without residuals at 32 and 49, and
+# seed 2 ends at 1/24); at N = 64 every run was at zero by step 200.
 GRIDS = {
-    0: Grid(24, 12, (1, 6), 20, (1,)),  # CI: about 2 minutes on 2 CPU cores
-    1: Grid(64, 16, (1, 2, 3, 4, 5, 6), 100, (1, 3, 6)),
-    2: Grid(128, 32, (1, 2, 3, 4, 5, 6), 300, (1, 2, 3, 4, 5, 6)),
+    0: Grid(24, 8, (1, 6), 60, (1,)),  # ci: about 77 s cold on one core (3 seeds)
+    1: Grid(64, 16, DEPTHS, 200, (1, 6)),
+    2: Grid(128, 32, DEPTHS, 300, DEPTHS),
 }
 LR_FRACTION = 0.5  # mu = 0.5 * 2 / rho(Hessian at the start), each model its own rho
 DTYPE = "float32"  # the checkpoint's precision; the reference check below holds to 1e-4 in it
-
-# Thresholds, fixed before C6 was first run on SST-2:
-# Per L, the lower end of the 95% bootstrap interval of the mean paired gap
-# Phi_without(T) - Phi_with(T) over seeds must reach GAP_MIN. A misclassified sentence costs at
-# least 1/2 (|f - y| >= 1), so a gap of 0.025 is the loss of 5% of the sample on the wrong side of
-# the boundary: a difference in fit, not in rounding. With 3 seeds the lower end is about the
-# smallest seed's gap, so "consistently lower" must hold for every seed.
-GAP_MIN = 0.025
-BOOTSTRAP_LEVEL = 0.95
-# "holds or grows as L increases": the gaps of all (seed, L) runs must not fall with L, i.e.
-# Spearman's rho between L and the gap is >= 0.
-TREND_MIN_RHO = 0.0
-# The compact encoder must reproduce the reference mean-pooled embeddings (float32 rounding only).
+# The compact encoder must reproduce the reference mean-pooled embeddings (float32 rounding only);
+# a miss is an error of the test (the premise that this is BERT fails), not a verdict.
 ENCODER_TOL = 1e-4
-
 CONTROL_HEAD_OFFSET = 1000  # the control's second residual run draws its head from seed + 1000
-CONTROL = "residual vs residual, other head seed"
-ENCODER_CONTROL = "encoder with residuals off vs reference"
-FIGURE = "C6 final training loss vs L"
-ERROR_FIGURE = "C6 final training error vs L"
+FIGURE = "C6 mean training error over the run vs L"
+LOSS_FIGURE = "C6 final training loss vs L"
 
 
 @dataclass(frozen=True)
@@ -119,6 +183,18 @@ def sst2_path(claim_settings: Settings, pretrained: Pretrained) -> Path:
     return path
 
 
+def mean_error(run: FinetuneRun) -> float:
+    """Return the training error averaged over steps 1..T (NaN when the run diverged)."""
+    return math.nan if run.diverged_at is not None else float(np.mean(run.error[1:]))
+
+
+def slope(depths: tuple[int, ...], values: list[float]) -> float:
+    """Return the least-squares slope of ``values`` on ``depths`` (NaN with fewer than 2 depths or a NaN)."""
+    if len(depths) < 2 or not all(math.isfinite(v) for v in values):
+        return math.nan
+    return float(np.polyfit(np.asarray(depths, dtype=np.float64), np.asarray(values), 1)[0])
+
+
 def _final(run: FinetuneRun) -> float:
     return math.nan if run.diverged_at is not None else float(run.loss[-1])
 
@@ -138,20 +214,31 @@ def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, trainer: Train
 
 
 def _check_encoder(rec: ClaimRecorder, pre: Pretrained) -> None:
+    """Hold the compact encoder to the reference embeddings; a miss raises (the premise fails)."""
     ref = read_reference(REFERENCE)
-    label = "6 layers, mean-pooled, vs transformers.BertModel"
-    rec.check("max |embedding - reference|", reference_max_abs_diff(pre, ref, 6, 1.0), "<=", ENCODER_TOL, label=label)
+    on = reference_max_abs_diff(pre, ref, 6, 1.0)
     off = reference_max_abs_diff(pre, ref, 6, 0.0)
-    rec.check("max |embedding - reference|", off, "<=", ENCODER_TOL, control=ENCODER_CONTROL, label=label)
+    rec.note(
+        f"encoder: max |embedding - reference| at 6 layers, mean-pooled, vs transformers.BertModel: {on:.3g} "
+        f"(tolerance {ENCODER_TOL:g}); with residuals off it misses by {off:.3g}, so the comparison can fail"
+    )
+    if not on <= ENCODER_TOL:
+        raise AssertionError(f"the compact encoder misses the reference by {on:.3g} > {ENCODER_TOL:g}: not BERT")
     if sha256_file(pre.directory / "model.safetensors") != ref.model_sha256:
         rec.note(f"model.safetensors in {pre.directory} is not the file the reference was made from")
 
 
-def _gap_check(rec: ClaimRecorder, gaps: list[float], label: str, control: str | None, seed: int) -> str:
-    ci = bootstrap_mean(gaps, level=BOOTSTRAP_LEVEL, seed=seed)
-    stat = f"{BOOTSTRAP_LEVEL:.0%} lower bound of mean gap loss_T(compared) - loss_T(residual)"
-    rec.check(stat, ci.low, ">=", GAP_MIN, control=control, label=label)
-    return ci.format(4)
+def _record_pairs(
+    rec: ClaimRecorder, better: dict[int, FinetuneRun], worse: dict[int, FinetuneRun], seed: int, control: str | None
+) -> None:
+    """Record the advantage at each depth of ``better`` over ``worse``, and its slope over L."""
+    depths = tuple(sorted(worse))
+    adv = [mean_error(worse[L]) - mean_error(better[L]) for L in depths]
+    for L, a in zip(depths, adv, strict=True):
+        rec.check(advantage_name(L), a, part=ADVANTAGE.name, control=control, unit=seed, label=f"L={L}")
+    if len(depths) >= 2:
+        trend_control = None if control is None else TREND_CONTROL
+        rec.check(SLOPE, slope(depths, adv), part=TREND.name, control=trend_control, unit=seed, label=str(depths))
 
 
 @CLAIM
@@ -160,11 +247,11 @@ def test_c6_residuals_win_as_depth_grows(
     claim_budget: Budget,
     claim_settings: Settings,
     claim_train: Trainer,
+    claim_seeds: list[int],
     pretrained: Pretrained,
     sst2_path: Path,
 ) -> None:
-    rec, grid = claim_record, GRIDS[claim_budget.scale]
-    seeds = seeds_for(claim_settings.seed, claim_budget)
+    rec, grid, seeds = claim_record, GRIDS[claim_budget.scale], claim_seeds
     _check_encoder(rec, pretrained)
     all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_train) for s in seeds]
     rec.set_regime(
@@ -176,58 +263,56 @@ def test_c6_residuals_win_as_depth_grows(
         depths=list(grid.depths),
         seeds=seeds,
         steps=grid.steps,
+        metric="training error (sign(f) != y) after every step, averaged over steps 1..T; loss reported beside it",
         trains="all weights of the kept layers (Q/K/V/output, both LayerNorms, FFN) + linear head; embeddings frozen",
         residual_off="beta = gamma = 0 in every kept layer: x = LN(Attn(x)), x = LN(FFN(x))",
         loss="1/(2N) sum (f_i - y_i)^2, y = +-1; f = head(mean-pooled output)",
         step_size=f"mu = {LR_FRACTION} * 2/rho, rho = max |eig| of each model's Hessian at its start",
         head_init="w ~ N(0, 1/d) from the seed, b = 0; the same head for both variants",
+        control=f"residual with head seed s + {CONTROL_HEAD_OFFSET} vs residual with head seed s at L in "
+        f"{list(grid.control_depths)}",
         dtype=DTYPE,
         device=claim_settings.device,
         cpu_threads=torch.get_num_threads(),
     )
-
-    gaps_by_depth: dict[int, list[float]] = {}
+    for r in all_runs:
+        _record_pairs(rec, r.with_res, r.without_res, r.seed, None)
+        _record_pairs(rec, r.with_res, r.control, r.seed, CONTROL)  # the advantage of head s over head s + 1000
     for L in grid.depths:
-        w = [_final(r.with_res[L]) for r in all_runs]
-        wo = [_final(r.without_res[L]) for r in all_runs]
-        gaps_by_depth[L] = [a - b for a, b in zip(wo, w, strict=True)]
-        interval = _gap_check(rec, gaps_by_depth[L], f"L={L}, without residual", None, claim_settings.seed)
-        err_w = [r.with_res[L].final_error for r in all_runs]
-        err_wo = [r.without_res[L].final_error for r in all_runs]
-        rho_w = [r.with_res[L].hessian_radius for r in all_runs]
-        rho_wo = [r.without_res[L].hessian_radius for r in all_runs]
+        w = [r.with_res[L] for r in all_runs]
+        wo = [r.without_res[L] for r in all_runs]
         rec.note(
-            f"L={L}: loss_T with residual {_fmt(w)}, without {_fmt(wo)}; gap mean [95% CI] {interval}; "
-            f"training error with {_fmt(err_w, 3)}, without {_fmt(err_wo, 3)}; "
-            f"Hessian radius at start with {_fmt(rho_w, 4)}, without {_fmt(rho_wo, 4)} (per seed {seeds})"
+            f"L={L} (per seed {seeds}): mean training error over steps 1..T with residual "
+            f"{_fmt([mean_error(x) for x in w])}, without {_fmt([mean_error(x) for x in wo])}; "
+            f"training error at T with {_fmt([x.final_error for x in w], 3)}, without "
+            f"{_fmt([x.final_error for x in wo], 3)}; first step at zero error with {_firsts(w)}, without "
+            f"{_firsts(wo)}; loss at T with {_fmt([_final(x) for x in w])}, without {_fmt([_final(x) for x in wo])}; "
+            f"Hessian radius at start with {_fmt([x.hessian_radius for x in w], 4)}, without "
+            f"{_fmt([x.hessian_radius for x in wo], 4)}"
         )
         for r in all_runs:
             for variant, run in (("with residual", r.with_res[L]), ("without residual", r.without_res[L])):
+                rec.curve(variant, run.error.tolist(), group=f"C6 training error, L={L}")
                 rec.curve(variant, run.loss.tolist(), group=f"C6 training loss, L={L}")
                 if run.diverged_at is not None:
                     rec.note(f"seed {r.seed}, L={L}, {variant}: loss not finite at step {run.diverged_at}")
-
-    xs = [float(L) for L in grid.depths for _ in seeds]
-    ys = [g for L in grid.depths for g in gaps_by_depth[L]]
-    trend = spearman(xs, ys) if all(math.isfinite(y) for y in ys) else None
-    rho = math.nan if trend is None else trend.rho
-    rec.check("Spearman rho(L, gap) over all seeds and L", rho, ">=", TREND_MIN_RHO, label="trend in L")
-
     for L in grid.control_depths:
-        ctl = [_final(r.control[L]) - _final(r.with_res[L]) for r in all_runs]
-        interval = _gap_check(
-            rec, ctl, f"L={L}, residual with head seed + {CONTROL_HEAD_OFFSET}", CONTROL, claim_settings.seed
-        )
+        ctl = [r.control[L] for r in all_runs]
         rec.note(
-            f"control L={L}: loss_T residual (head seed + {CONTROL_HEAD_OFFSET}) minus residual {_fmt(ctl)}, "
-            f"mean [95% CI] {interval}"
+            f"control L={L}: mean training error over steps 1..T, residual with head seed + {CONTROL_HEAD_OFFSET} "
+            f"{_fmt([mean_error(x) for x in ctl])}, loss at T {_fmt([_final(x) for x in ctl])}"
         )
 
     depths = [float(L) for L in grid.depths]
     for r in all_runs:
         for variant, runs in (("with residual", r.with_res), ("without residual", r.without_res)):
-            rec.curve(variant, [_final(runs[L]) for L in grid.depths], x=depths, group=FIGURE)
-            rec.curve(variant, [runs[L].final_error for L in grid.depths], x=depths, group=ERROR_FIGURE)
+            rec.curve(variant, [mean_error(runs[L]) for L in grid.depths], x=depths, group=FIGURE)
+            rec.curve(variant, [_final(runs[L]) for L in grid.depths], x=depths, group=LOSS_FIGURE)
+
+
+def _firsts(runs: list[FinetuneRun]) -> str:
+    hits = [np.flatnonzero(r.error == 0) for r in runs]
+    return "[" + ", ".join(str(int(h[0])) if h.size else "never" for h in hits) + "]"
 
 
 def _fmt(values: list[float], digits: int = 4) -> str:
