@@ -189,10 +189,32 @@ class ClaimProtocol:
         return out
 
     def fingerprint(self) -> str:
-        """Return a short sha256 of everything that decides the verdict (not of the prose)."""
-        d = self.to_dict()
-        d.pop("declared")
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+        """Return a short sha256 of everything that decides the verdict, and of nothing else.
+
+        It covers the claim, the version, each part's statistics (name, direction, threshold,
+        tolerance), rule, bar and unit, each control's part and cap, the seed block's start and units,
+        and the interval's level. Prose (statements, reasons, regime, horizon) is left out, so
+        rewording it is not a new version; changing a number or a name is.
+        """
+        decides = {
+            "claim": self.claim_id,
+            "version": self.version,
+            "level": self.level,
+            "parts": [
+                {
+                    "name": p.name,
+                    "rule": p.rule,
+                    "bar": p.bar,
+                    "unit": p.unit,
+                    "stats": [[s.name, s.direction, s.threshold, s.tol] for s in p.stats],
+                    "has_premise": bool(p.premise),
+                }
+                for p in self.parts
+            ],
+            "controls": [[c.name, c.part, c.max_pass_rate] for c in self.controls],
+            "seeds": {"start": self.seeds.start, "units": dict(sorted(self.seeds.units.items()))},
+        }
+        return hashlib.sha256(json.dumps(decides, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def from_dict(raw: Mapping[str, Any]) -> ClaimProtocol:

@@ -149,16 +149,6 @@ def test_an_interrupted_run_is_never_reproduced(pytester: pytest.Pytester) -> No
     assert "did not run or finish: test_toy.py::test_claim\\[seed2\\]" in text
 
 
-def test_the_report_names_each_data_file_with_its_hash_and_whether_it_is_published(pytester: pytest.Pytester) -> None:
-    _toy(pytester)
-    data = pytester.path / "data" / "sst2"
-    data.mkdir(parents=True)
-    (data / "dev.tsv").write_text("sentence\tlabel\nnot the real file \t1\n")
-    pytester.runpytest("--claim-report", f"--claim-data-dir={data.parent}")
-    text = (pytester.path / "reports" / "claim-report.md").read_text()
-    assert "**Data files**" in text and "sst2/dev.tsv" in text and "differs from published" in text
-
-
 def test_the_rerun_command_keeps_the_full_report_and_names_the_data_folder(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_toy="""

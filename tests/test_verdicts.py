@@ -218,3 +218,19 @@ def test_the_report_says_whether_a_protocol_version_is_confirmed(
     text = (pytester.path / "reports" / "claim-report.md").read_text()
     assert f"| {shown} |" in text
     assert _run_json(pytester)["claims"][0]["protocol_status"].startswith(shown.split(", ")[1])  # type: ignore[index]
+
+
+def test_the_fingerprint_follows_what_decides_a_verdict_not_the_prose() -> None:
+    from dataclasses import replace
+
+    from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+
+    base = ClaimProtocol(
+        "C9", 1, (Part("", "toy", (Stat("s", "<=", 1.0, why="one reason"),)),), (Control("c", "", "why"),),
+        Seeds("C9-v1", 1000, {"ci": 10}), regime="one regime",
+    )  # fmt: skip
+    reworded = replace(base, regime="another wording", parts=(Part("", "reworded", (Stat("s", "<=", 1.0, why="x"),)),))
+    moved = replace(base, parts=(Part("", "toy", (Stat("s", "<=", 1.5),)),))
+    assert reworded.fingerprint() == base.fingerprint()
+    assert moved.fingerprint() != base.fingerprint()
+    assert replace(base, seeds=Seeds("C9-v1", 2000, {"ci": 10})).fingerprint() != base.fingerprint()

@@ -58,3 +58,23 @@ def test_report_json_figures_cache_entries_and_locks_are_readable_by_others(
     kinds = {p.suffix for p in written}
     assert kinds == {".md", ".json", ".png", ".npz", ".lock"}, kinds
     assert {str(p.relative_to(pytester.path)): oct(_mode(p)) for p in written if _mode(p) != 0o644} == {}
+
+
+TOY_CLAIM = """
+import pytest
+
+@pytest.mark.claim("C9", "toy", "Sec. 9")
+def test_claim(claim_record, claim_seed):
+    claim_record.check("toy statistic", 0.5, "<=", 1.0)
+    claim_record.check("toy statistic", 2.0, "<=", 1.0, control="toy control")
+"""
+
+
+def test_the_report_names_each_data_file_with_its_hash_and_whether_it_is_published(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY_CLAIM)
+    data = pytester.path / "data" / "sst2"
+    data.mkdir(parents=True)
+    (data / "dev.tsv").write_text("sentence\tlabel\nnot the real file \t1\n")
+    pytester.runpytest("--claim-report", f"--claim-data-dir={data.parent}")
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert "**Data files**" in text and "sst2/dev.tsv" in text and "differs from published" in text
