@@ -625,9 +625,10 @@ def _best_valid(paths: Sequence[Path], rejected: list[Rejected]) -> Path | None:
 def fix_message(data_dir: Path) -> str:
     """Return the sentence that says how to make a Jena file available in ``data_dir``."""
     return (
-        f"Run `claimcheck-fetch jena --data-dir {data_dir}` (downloads Keras' {KERAS_NAME}), or point "
-        "--claim-data-dir / ini claim_data_dir / $CLAIMCHECK_DATA_DIR at a folder holding "
-        f"jena/{KERAS_NAME}, or set ${JENA_FILE_ENV} to a Jena CSV file"
+        f"Run `claimcheck-fetch jena --data-dir {data_dir}` (the 2024 roof-station record the known result "
+        f"used; `--record 2009-2016` fetches Keras' {KERAS_NAME}), or point --claim-data-dir / ini "
+        "claim_data_dir / $CLAIMCHECK_DATA_DIR at a folder holding jena/<a Jena CSV>, or set "
+        f"${JENA_FILE_ENV} to a Jena CSV file"
     )
 
 

@@ -24,9 +24,9 @@ SST2_DIR = "sst2"  # sub-folder of the data directory
 HEADER = "sentence\tlabel"
 SPLITS = ("train", "dev")
 SOURCE_HINT = (
-    "put GLUE's SST-2 train.tsv (or train.tsv.gz) and dev.tsv under <data dir>/sst2/ and point "
-    "--claim-data-dir (ini claim_data_dir, or $CLAIMCHECK_DATA_DIR) at <data dir>; "
-    "SOURCES.md beside the shared data lists the files and their sha256"
+    "run `claimcheck-fetch sst2` (it checks each file's sha256), or put GLUE's SST-2 train.tsv (or "
+    "train.tsv.gz) and dev.tsv under <data dir>/sst2/ and point --claim-data-dir (ini "
+    "claim_data_dir, or $CLAIMCHECK_DATA_DIR) at <data dir>"
 )
 _SAMPLE_TAG = 0x5572  # mixed into the sample's seed so it differs from other streams of the same seed
 
