@@ -13,8 +13,6 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from tabulate import tabulate
-
 from claimcheck.claimprotocol import ClaimProtocol
 from claimcheck.results import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 from claimcheck.runfile import RunData
@@ -54,8 +52,10 @@ def rerun_command(run: RunData, targets: Sequence[str]) -> str:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[md(c) for c in row] for row in rows]
-    return str(tabulate(cells, headers=[md(h) for h in headers], tablefmt="github", disable_numparse=True))
+    """Return a markdown table, cells escaped and not padded (padding to the widest cell only adds bytes)."""
+    lines = ["| " + " | ".join(md(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def _anchor(r: ClaimResult) -> str:
@@ -254,6 +254,16 @@ def _stats_table(stats: Sequence[StatSummary]) -> str:
     return _table(["part", "statistic", "threshold", "median [min, max] (n)", "met"], rows)
 
 
+SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
+SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
+
+
+def _capped(rows: list[str], what: str) -> list[str]:
+    if len(rows) <= SHOWN_ROWS:
+        return rows
+    return [*rows[:SHOWN_ROWS], f"- ... and {len(rows) - SHOWN_ROWS} more {what} in the JSON sidecar"]
+
+
 def _regimes(tests: Sequence[TestOutcome]) -> str:
     seen: dict[str, int] = {}
     for t in tests:
@@ -262,7 +272,8 @@ def _regimes(tests: Sequence[TestOutcome]) -> str:
             seen[key] = seen.get(key, 0) + 1
     if not seen:
         return "_no regime recorded_"
-    return "\n".join(f"- {md(k)} (tests: {n})" for k, n in sorted(seen.items()))
+    rows = [f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())]
+    return "\n".join(_capped(rows, "regimes"))
 
 
 def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
@@ -300,8 +311,8 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     parts += ["**Regime tested**", "", _regimes(r.tests), ""]
     notes = [n for t in r.tests if t.record for n in t.record.notes]
     if notes:
-        parts += ["<details><summary>Notes</summary>", ""] + [f"- {md(n)}" for n in dict.fromkeys(notes)]
-        parts += ["", "</details>", ""]
+        listed = _capped([f"- {md(_trim(n, SHOWN_CHARS))}" for n in dict.fromkeys(notes)], "notes")
+        parts += ["<details><summary>Notes</summary>", "", *listed, "", "</details>", ""]
     figures = _figures(r, figure_folder, shown)
     if figures:
         parts += ["**Figures**", "", *figures, ""]
