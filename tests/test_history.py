@@ -27,6 +27,15 @@ def _variant(raw: dict[str, Any], **env: str) -> tuple[str, dict[str, str]]:
     return json.dumps(changed), changed["env"]
 
 
+def _commit(raw: dict[str, Any]) -> str:
+    env = raw["env"]
+    return str(env["git commit"]) + ("-dirty" if env.get("git tree dirty") == "True" else "")
+
+
+def _stamp(raw: dict[str, Any]) -> str:
+    return str(raw["env"]["date"])[:16].replace("-", "").replace(" ", "-").replace(":", "") + str(raw["env"]["date"])[17:19]
+
+
 def test_runs_are_saved_per_machine_and_numbered(tmp_path: Path, reference: dict[str, Any]) -> None:
     text, env = _variant(reference)
     first = save_run(text, tmp_path, env)
@@ -35,8 +44,9 @@ def test_runs_are_saved_per_machine_and_numbered(tmp_path: Path, reference: dict
     other = save_run(gpu_text, tmp_path, gpu_env)
     machine = tmp_path / ".claimcheck" / "history" / machine_id(env)
     assert machine.name.startswith("Linux-py3.11-cpu-")
-    assert first == machine / "0001_4ea79e73116b_20261130-100005.json"
-    assert second.name == "0002_0123456789ab-dirty_20261130-100005.json"
+    stamp = _stamp(reference)
+    assert first == machine / f"0001_{_commit(reference)}_{stamp}.json"
+    assert second.name == f"0002_0123456789ab-dirty_{stamp}.json"
     assert other.parent.name.startswith("Linux-py3.11-cuda-") and other.name.startswith("0001_")
     assert first.read_text() == text
     assert [e.name for e in list_entries(tmp_path)] == sorted(
@@ -89,11 +99,10 @@ def test_history_command_saves_and_lists(
     assert "as " + str(tmp_path / ".claimcheck" / "history") in capsys.readouterr().out
     assert main(["history"]) == 0
     line = capsys.readouterr().out.strip()
-    assert re.fullmatch(
-        r"Linux-py3\.11-cpu-\w{8}/0001_4ea79e73116b_20261130-100005\.json  commit 4ea79e73116b  "
-        r"2026-11-30 10:00:05 UTC  ci  \d/8 reproduced",
-        line,
-    ), line
+    raw = json.loads(REFERENCE.read_text())
+    commit, stamp, date = _commit(raw), _stamp(raw), raw["env"]["date"]
+    pattern = rf"Linux-py3\.11-cpu-\w{{8}}/0001_{re.escape(commit)}_{stamp}\.json  commit {re.escape(commit)}  "
+    assert re.fullmatch(pattern + rf"{re.escape(date)}  ci  \d/8 reproduced", line), line
 
 
 def test_compare_and_matrix_take_history_entries(
@@ -110,15 +119,16 @@ def test_compare_and_matrix_take_history_entries(
     save_run(json.dumps(moved), tmp_path, moved["env"])
     assert main(["compare", "1", "2"]) == 0
     out = capsys.readouterr().out
-    assert "## Comparison with baseline" in out and "**moved**" in out
+    assert "## Comparison with baseline" in out and ("**got worse**" in out or "moved (better)" in out)
     assert main(["compare", "1", "2", "--fail"]) == 1
     capsys.readouterr()
     assert main(["compare", "1", "1", "--fail"]) == 0
     capsys.readouterr()
     assert main(["matrix", "1", "2"]) == 0
     head = capsys.readouterr().out.splitlines()[2]
-    cpu, date = reference["env"]["cpu"], "2026-11-30 10:00"
-    assert head == f"| claim | 4ea79e73116b, {cpu}, {date} | fedcba987654, {cpu}, {date} | agree |"
+    cpu, date, commit = reference["env"]["cpu"], reference["env"]["date"][:16], reference["env"]["git commit"]
+    dirty = " (dirty)" if reference["env"].get("git tree dirty") == "True" else ""
+    assert head == f"| claim | {commit}{dirty}, {cpu}, {date} | fedcba987654{dirty}, {cpu}, {date} | agree |"
     assert main(["compare", "9", "1"]) == 2
     assert "'9' is neither a file nor an entry" in capsys.readouterr().err
 
