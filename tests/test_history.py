@@ -33,7 +33,10 @@ def _commit(raw: dict[str, Any]) -> str:
 
 
 def _stamp(raw: dict[str, Any]) -> str:
-    return str(raw["env"]["date"])[:16].replace("-", "").replace(" ", "-").replace(":", "") + str(raw["env"]["date"])[17:19]
+    return (
+        str(raw["env"]["date"])[:16].replace("-", "").replace(" ", "-").replace(":", "")
+        + str(raw["env"]["date"])[17:19]
+    )
 
 
 def test_runs_are_saved_per_machine_and_numbered(tmp_path: Path, reference: dict[str, Any]) -> None:
