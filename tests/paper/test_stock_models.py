@@ -138,3 +138,32 @@ def test_a_claim_run_on_a_layernorm_model_says_it_is_outside_theorem_1(pytester:
     text = (pytester.path / "reports" / "claim-report.md").read_text()
     assert "outside Theorem 1's premises: LayerNorm" in text
     assert "qk_init=normal" not in text  # the paper's defaults are not printed for a model that declines them
+
+
+ROOT_DIR = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("spec", "claims", "skipped"),
+    [
+        ("encoder_layer.py:build", ("C1", "C2"), ("C3",)),
+        ("mha_block.py:build", ("C1", "C2", "C3"), ()),
+    ],
+)
+def test_stock_models_run_through_the_claims(
+    tmp_path: Path, spec: str, claims: tuple[str, ...], skipped: tuple[str, ...]
+) -> None:
+    """Run C1-C3 at ci on a stock PyTorch model through --claim-model: judged, never an ERROR."""
+    import json
+    import subprocess
+
+    report = tmp_path / "stock.md"
+    targets = ["claims/test_c1_linear_rate.py", "claims/test_c2_monotone.py", "claims/test_c3_full_rank.py"]
+    cmd = [sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:randomly", "--claim-budget=ci"]
+    cmd += [f"--claim-model={STOCK / spec}", f"--claim-report={report}", f"--claim-cache-dir={tmp_path / 'cache'}"]
+    subprocess.run(cmd, cwd=ROOT_DIR, capture_output=True, text=True, timeout=1200, check=False)
+    data = json.loads(report.with_suffix(".json").read_text())
+    verdicts = {c["id"]: c["verdict"] for c in data["claims"]}
+    assert all(verdicts[c] not in ("ERROR", "SKIPPED") for c in claims), verdicts
+    assert all(verdicts[c] == "SKIPPED" for c in skipped), verdicts
