@@ -22,6 +22,7 @@ ENGINE_ROOTS = ("claimcheck.cache", "claimcheck.finetune", "claimcheck.spectral"
 NOT_RESULTS = {
     "claimcheck.settings": "where the cache folder is, not what it holds",
     "claimcheck.files": "how an entry is written to disk, not its contents",
+    "claimcheck.executor": "where a result is computed (this process or a Ray cluster), not its value",
     "claimcheck.data.known": "compares a file's sha256 with the published one; it changes no data",
     "claimcheck.data.jena_sanity": "accepts or refuses a record; it changes no data",
     "claimcheck.data.sst2_sanity": "accepts or refuses a split; it changes no data",
