@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import platform
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,18 @@ def run_task(setup: WorkerSetup, task: Callable[[], T]) -> T:
     return task()
 
 
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Raise OSError unless ``host:port`` (or ``ray://host:port``) accepts a TCP connection within ``timeout`` s.
+
+    Ray itself retries an unreachable address for minutes; ``auto`` and other forms are left to it.
+    """
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+        pass
+
+
 class RayExecutor(Executor):
     """Run tasks on a Ray cluster: the one at ``address``, or an embedded local one sized to this machine.
 
@@ -160,7 +173,14 @@ class RayExecutor(Executor):
             if address:
                 if ship_code if ship_code is not None else True:
                     options["runtime_env"] = {"py_modules": [str(Path(__file__).resolve().parent)]}
-                ray.init(address=address, **options)
+                try:
+                    _check_reachable(address)
+                    ray.init(address=address, **options)
+                except Exception as e:  # ConnectionError, AuthenticationError, a bad address: all say why
+                    raise ConfigError(
+                        f"--claim-ray-address {address}: cannot join the Ray cluster there ({type(e).__name__}: {e}); "
+                        "start it with `ray start --head` or give the address `ray status` shows"
+                    ) from None
             else:
                 ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **options)
             self._owner = True
@@ -232,7 +252,7 @@ class RayExecutor(Executor):
         except ray.exceptions.RayTaskError as e:
             cause = e.cause if isinstance(e.cause, BaseException) else e
             if cause is not e:
-                cause.add_note(f"raised in Ray task {name!r} (worker pid {e.pid} on {e.ip})")
+                cause.add_note(f"raised in Ray task {name!r} on the cluster at {self._gcs}")
             raise cause from e
         except ray.exceptions.RayError as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
