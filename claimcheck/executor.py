@@ -147,9 +147,10 @@ class RayExecutor(Executor):
 
     ``threads`` is the torch thread count of this process (each task declares as many CPUs);
     ``gpu`` makes each task declare one GPU. ``identity`` is called here and in every worker, and a
-    task refuses to run where the two differ. With an address, this package's source is shipped to
-    the cluster (Ray's ``py_modules``) so the workers run what this process runs. ``max_retries``
-    is how often a task whose worker died is run again.
+    task refuses to run where the two differ. With an address and ``ship_code``, this package's
+    source goes to the cluster (Ray's ``py_modules``), so the workers run what this process runs.
+    ``max_retries`` is how often a task whose worker died is run again. ``source`` names the setting
+    that gave the address, for errors.
     """
 
     def __init__(
@@ -159,7 +160,8 @@ class RayExecutor(Executor):
         gpu: bool = False,
         identity: Callable[[], Mapping[str, str]] | None = None,
         max_retries: int = MAX_RETRIES,
-        ship_code: bool | None = None,
+        ship_code: bool = True,
+        source: str = "--claim-ray-address",
     ) -> None:
         why = ray_missing()
         if why is not None:
@@ -171,14 +173,14 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
             if address:
-                if ship_code if ship_code is not None else True:
+                if ship_code:
                     options["runtime_env"] = {"py_modules": [str(Path(__file__).resolve().parent)]}
                 try:
                     _check_reachable(address)
                     ray.init(address=address, **options)
                 except Exception as e:  # ConnectionError, AuthenticationError, a bad address: all say why
                     raise ConfigError(
-                        f"--claim-ray-address {address}: cannot join the Ray cluster there ({type(e).__name__}: {e}); "
+                        f"{source} {address}: cannot join the Ray cluster there ({type(e).__name__}: {e}); "
                         "start it with `ray start --head` or give the address `ray status` shows"
                     ) from None
             else:
@@ -195,6 +197,7 @@ class RayExecutor(Executor):
         self._task: Any = ray.remote(run_task)
         self._options = {"num_cpus": self.threads, "num_gpus": 1 if gpu else 0, "max_retries": max_retries}
         if gpu and not self._resources().get("GPU"):
+            self.close()
             raise ConfigError(
                 f"--claim-device cuda: the Ray cluster ({self._address}) has no GPU; add GPU nodes or use "
                 "--claim-device cpu"

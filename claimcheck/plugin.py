@@ -311,6 +311,8 @@ def _executor(settings: Settings, controller_address: str) -> Executor:
         threads=torch.get_num_threads(),
         gpu=settings.device.startswith("cuda"),
         identity=engine_identity,
+        ship_code=bool(settings.ray_address),  # a named cluster gets this checkout; the embedded one has it
+        source=settings.ray_address_source or "the controller's cluster",
     )
 
 
