@@ -11,6 +11,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,13 +119,21 @@ def test_a_worker_that_runs_other_code_refuses_to_compute(cluster: RayExecutor) 
 CLAIMS = ["claims/test_c1_linear_rate.py", "claims/test_c2_monotone.py"]
 
 
-def _claims(report: Path, *options: str) -> dict[str, Any]:
-    """Run C1 and C2 at ci without the cache; return the JSON sidecar."""
+def _command(report: Path, *options: str) -> list[str]:
+    """Return the command that runs C1 and C2 at ci without the cache, writing ``report``."""
     cmd = [sys.executable, "-m", "pytest", *CLAIMS, "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
-    cmd += ["--claim-budget=ci", "--claim-cache=off", "--claim-figures=off", f"--claim-report={report}", *options]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return [*cmd, "--claim-budget=ci", "--claim-cache=off", "--claim-figures=off", f"--claim-report={report}", *options]
+
+
+def _sidecar(report: Path, done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     return dict(json.loads(report.with_suffix(".json").read_text()))
+
+
+def _claims(report: Path, *options: str) -> dict[str, Any]:
+    """Run C1 and C2 at ci without the cache; return the JSON sidecar."""
+    done = subprocess.run(_command(report, *options), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return _sidecar(report, done)
 
 
 def _per_unit(run: dict[str, Any]) -> dict[tuple[str, ...], Any]:
@@ -139,8 +149,15 @@ def _per_unit(run: dict[str, Any]) -> dict[tuple[str, ...], Any]:
     return out
 
 
-def test_c1_and_c2_through_local_ray_and_xdist_give_the_serial_runs_numbers(tmp_path: Path) -> None:
-    serial = _per_unit(_claims(tmp_path / "serial.md"))
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, ...], Any]:
+    """C1 and C2 at ci, run serially in one process: the numbers every other way must give."""
+    return _per_unit(_claims(tmp_path_factory.mktemp("serial") / "serial.md"))
+
+
+def test_c1_and_c2_through_local_ray_and_xdist_give_the_serial_runs_numbers(
+    serial: dict[tuple[str, ...], Any], tmp_path: Path
+) -> None:
     ray = _claims(tmp_path / "ray.md", "--claim-executor=ray")
     both = _per_unit(_claims(tmp_path / "xdist.md", "-n", "2", "--claim-executor=ray"))
     assert len([k for k in serial if len(k) == 6]) >= 4 * 29  # every unit of C1, C2 and their controls
@@ -148,6 +165,62 @@ def test_c1_and_c2_through_local_ray_and_xdist_give_the_serial_runs_numbers(tmp_
     assert both == serial
     assert ray["env"]["executor"].startswith("ray: embedded local Ray")
     assert ray["counters"]["training results computed"] > 0
+
+
+def _descendants(root: int) -> list[int]:
+    """Return the ids of every process below ``root`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def _kill_first_busy_worker(root: int, title: str, killed: list[int], stop: threading.Event) -> None:
+    """SIGKILL the first process below ``root`` whose title starts with ``title`` (a Ray worker mid-task)."""
+    while not stop.is_set():
+        for pid in _descendants(root):
+            try:
+                busy = Path(f"/proc/{pid}/cmdline").read_bytes().startswith(title.encode())
+            except OSError:
+                continue
+            if busy:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the Ray workers through /proc")
+def test_a_worker_killed_from_outside_mid_run_changes_no_number(
+    serial: dict[tuple[str, ...], Any], tmp_path: Path
+) -> None:
+    report = tmp_path / "killed.md"
+    proc = subprocess.Popen(
+        _command(report, "--claim-executor=ray"), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_first_busy_worker, args=(proc.pid, "ray::train_batch", killed, stop))
+    killer.start()
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "no Ray worker was seen training, so none was killed"
+    run = _sidecar(report, subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    assert _per_unit(run) == serial
 
 
 TASK_FAILS = """
