@@ -238,7 +238,18 @@ def test_value(claim_record, claim_seed, claim_train):
 
 def test_a_failing_task_makes_its_claim_error_with_the_tasks_error(cluster: RayExecutor, tmp_path: Path) -> None:
     (tmp_path / "test_toy.py").write_text(TASK_FAILS)
-    cmd = [sys.executable, "-m", "pytest", "test_toy.py", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "test_toy.py",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "qin2025.plugin",
+    ]
     cmd += ["--claim-report=r.md", "--claim-executor=ray", f"--claim-ray-address={cluster.address}"]
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     run = json.loads((tmp_path / "r.json").read_text())
