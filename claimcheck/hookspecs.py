@@ -6,6 +6,8 @@ shows, and the capabilities its ``claim_needs`` markers may name. Each hook is o
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -51,3 +53,12 @@ def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str] | None:
 @hookspec(firstresult=True)
 def pytest_claimcheck_data_files(config: pytest.Config) -> list[dict[str, str]] | None:
     """Return the data files the report lists: each a dict with file, size, sha256 and status."""
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mapping[str, str]], list[Path]] | None:
+    """Return what a remote executor needs: the identity a worker's code must match, and the packages to ship.
+
+    ``--claim-executor ray`` checks in every task that the worker imports the same engine code
+    (the identity), and ships the suite's packages with the core to a named cluster.
+    """

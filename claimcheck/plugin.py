@@ -24,6 +24,7 @@ from claimcheck.budget import Budget, seeds_for
 from claimcheck.claimprotocol import ClaimProtocol
 from claimcheck.environment import fingerprint
 from claimcheck.errors import ConfigError
+from claimcheck.executor import INSTALL, LOCAL, Executor, RayExecutor
 from claimcheck.expectations import Expected, deviations, load_expectations, pins_of
 from claimcheck.history import save_run
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
@@ -43,6 +44,7 @@ from claimcheck.settings import (
     parse_cache_mode,
     parse_device,
     parse_dir,
+    parse_executor,
     parse_model_dir,
     parse_pool,
     parse_report,
@@ -51,6 +53,7 @@ from claimcheck.settings import (
     parse_threads,
     parse_tolerance,
     resolve_data_dir,
+    resolve_ray_address,
     spread_device,
 )
 from claimcheck.store import ResultCache, default_cache_dir
@@ -61,6 +64,8 @@ RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 CACHE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Callable[[], dict[str, int]]]()  # a fixture's result counters, read after the call
 LEDGER_KEY = pytest.StashKey[Ledger]()
+EXECUTOR_KEY = pytest.StashKey[Executor]()
+RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
 MARKER_HELP = (
     "claim(id, title, source, protocol=None): the test checks claim `id` (e.g. C1), stated in plain words as "
@@ -92,6 +97,14 @@ _OPTIONS = [
     ),
     ("--claim-ledger", "claim_ledger", "TOML", "ledger of protocol versions (exploratory or confirmed)", ""),
     ("--claim-figures", "claim_figures", "on|off", "draw the report's figures", "on"),
+    (
+        "--claim-executor",
+        "claim_executor",
+        "local|ray",
+        f"where training runs missing from the cache run: this process, or Ray tasks (needs {INSTALL})",
+        "local",
+    ),
+    ("--claim-ray-address", "claim_ray_address", "ADDR", "Ray cluster (else $RAY_ADDRESS, else a local Ray)", ""),
 ]
 
 
@@ -158,6 +171,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     budget_name = budget.name
     own = config.hook.pytest_claimcheck_own_subject(config=config)
     expected, source = _expected(values["claim_expectations"], budget_name, root, own is False)
+    ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
     return Settings(
         report=parse_report(report, report_src, root),
         seed=parse_seed(*values["claim_seed"]),
@@ -176,6 +190,9 @@ def _read_settings(config: pytest.Config) -> Settings:
         cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, parse_cache_mode(*values["claim_cache"])),
         pool=parse_pool(*values["claim_pool"]),
         figures=parse_switch(*values["claim_figures"]),
+        executor=parse_executor(*values["claim_executor"]),
+        ray_address=ray_address,
+        ray_address_source=ray_source,
     )
 
 
@@ -229,6 +246,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.cache == "clear" and not hasattr(config, "workerinput"):
         cache.clear()
     config.stash[CACHE_KEY] = cache
+    try:
+        config.stash[EXECUTOR_KEY] = _executor(config, settings, worker.get(RAY_ADDRESS_INPUT, ""))
+    except ConfigError as e:
+        raise pytest.UsageError(str(e)) from None
     if not hasattr(config, "workerinput"):
         run_id = uuid.uuid4().hex[:12]
         env = {
@@ -243,6 +264,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 for k, v in (lines or {}).items()
             },
             **fingerprint(config.rootpath, settings.device),
+            **({"executor": config.stash[EXECUTOR_KEY].describe()} if settings.executor != "local" else {}),
             RERUN_KEY: _rerun_options(config, settings),
         }
         expected = {k: asdict(v) for k, v in settings.expected.items()}
@@ -261,7 +283,35 @@ def _rerun_options(config: pytest.Config, settings: Settings) -> str:
     return " ".join([settings.rerun_options, *extra])
 
 
+def _executor(config: pytest.Config, settings: Settings, controller_address: str) -> Executor:
+    """Return where this process computes what the cache lacks; an xdist worker joins its controller's cluster."""
+    if settings.executor == "local":
+        return LOCAL
+    identity, packages = config.hook.pytest_claimcheck_remote(config=config) or (None, [])
+    return RayExecutor(
+        controller_address or settings.ray_address,
+        threads=torch.get_num_threads(),
+        gpu=settings.device.startswith("cuda"),
+        identity=identity,
+        ship_code=bool(settings.ray_address),  # a named cluster gets this checkout; the embedded one has it
+        source=settings.ray_address_source or "the controller's cluster",
+        packages=packages,
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand the controller's Ray cluster to a pytest-xdist worker, so an embedded local Ray is started once."""
+    executor = node.config.stash.get(EXECUTOR_KEY, LOCAL)
+    if executor.address:
+        node.workerinput[RAY_ADDRESS_INPUT] = executor.address
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    executor = config.stash.get(EXECUTOR_KEY, None)
+    if executor is not None:
+        del config.stash[EXECUTOR_KEY]
+        executor.close()
     hooks = config.stash.get(HOOKS_KEY, None)
     if hooks is not None:
         del config.stash[HOOKS_KEY]

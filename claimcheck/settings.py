@@ -12,6 +12,7 @@ from pathlib import Path
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.budget import Budget, get_budget
 from claimcheck.errors import ConfigError
+from claimcheck.executor import ray_missing
 from claimcheck.expectations import Expected
 
 DEFAULT_REPORT = "reports/claim-report.md"
@@ -43,6 +44,9 @@ class Settings:
     expected_source: str = ""  # the file (or baseline) the expectations came from
     pool: str = "confirmatory"  # which seed pool the units draw from: confirmatory or exploratory
     figures: bool = True  # draw the report's figures
+    executor: str = "local"  # where training runs that miss the cache run: local or ray
+    ray_address: str = ""  # the Ray cluster to run on; empty: an embedded local Ray
+    ray_address_source: str = ""  # which setting chose ray_address
 
     @property
     def rerun_options(self) -> str:
@@ -171,6 +175,33 @@ def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
             f"{option}: baseline {path} does not exist; give the .json written next to an earlier claim report"
         )
     return path
+
+
+EXECUTORS = ("local", "ray")
+RAY_ENV = "RAY_ADDRESS"
+
+
+def parse_executor(text: str, option: str) -> str:
+    """Return local or ray, or raise ConfigError naming ``option`` (and the install command when Ray is missing)."""
+    name = str(text).strip().lower()
+    if name not in EXECUTORS:
+        raise ConfigError(f"{option}: expected one of {', '.join(EXECUTORS)}, got {text!r}")
+    if name == "ray":
+        why = ray_missing()
+        if why is not None:
+            raise ConfigError(f"{option} ray: {why}")
+    return name
+
+
+def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
+    """Return the Ray cluster named by ``source`` (the option or its ini key), else by $RAY_ADDRESS, with its source.
+
+    ("", "") means neither names one: the session starts an embedded local Ray.
+    """
+    if value and str(value).strip():
+        return str(value).strip(), source
+    env = os.environ.get(RAY_ENV, "").strip()
+    return (env, f"${RAY_ENV}") if env else ("", "")
 
 
 CACHE_MODES = ("on", "off", "clear")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any, TypeVar
 
 import torch
 
+from claimcheck.executor import LOCAL, Executor, split
 from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
 from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
 from qin2025.codeid import code_identity
@@ -69,12 +71,17 @@ def train_key(
 
 @dataclass
 class Trainer:
-    """Train through the cache on the session's device, counting what this test computed and reused."""
+    """Train through the cache on the session's device, counting what this test computed and reused.
+
+    What the cache lacks is computed by ``executor``: in this process, or as tasks on a Ray cluster
+    (``claimcheck.executor``), whose results come back here and are stored under the same keys.
+    """
 
     cache: ResultCache
     device: str = "cpu"
     model: ModelSpec = PAPER
     counts: Counts = field(default_factory=Counts)
+    executor: Executor = LOCAL
 
     def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
         """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
@@ -98,7 +105,10 @@ class Trainer:
 
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
-        return self._counted(lambda: self.cache.memo({**engine_identity(), **parts}, compute))
+        name = str(parts.get("kind", "memo"))
+        return self._counted(
+            lambda: self.cache.memo({**engine_identity(), **parts}, lambda: self.executor.run(compute, name))
+        )
 
     def batch(self, runs: Sequence[Run]) -> list[Trajectory]:
         """Return ``self(run.model, run.train, run.data, run.seed)`` for every run, training the missing together.
@@ -115,7 +125,7 @@ class Trainer:
         check_batchable(runs)
 
         def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
-            return [trajectory_to_entry(t) for t in train_batch([runs[i] for i in missing])]
+            return [trajectory_to_entry(t) for t in self._spread(train_batch, [runs[i] for i in missing])]
 
         parts = [train_key(r.model, r.train, r.data, r.seed, self.model) for r in runs]
         return [
@@ -139,7 +149,7 @@ class Trainer:
         check_batchable(runs)
 
         def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
-            return [({}, {"lambda_max": lam}) for lam in initial_lambdas([runs[i] for i in missing])]
+            return [({}, {"lambda_max": lam}) for lam in self._spread(initial_lambdas, [runs[i] for i in missing])]
 
         parts = [_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device, self.model) for r in runs]
         return [
@@ -148,6 +158,12 @@ class Trainer:
                 lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
             )
         ]
+
+    def _spread(self, fn: Callable[[Sequence[Run]], list[T]], runs: list[Run]) -> list[T]:
+        """Return ``fn(runs)``, run as one batch per slot of the executor (the results are the same bits)."""
+        chunks = split(range(len(runs)), self.executor.slots)
+        done = self.executor.map([partial(fn, runs[c[0] : c[-1] + 1]) for c in chunks], fn.__name__)
+        return [value for part in done for value in part]
 
     def _counted(self, work: Callable[[], T]) -> T:
         """Return ``work()``, adding what it computed and read through ``self.cache`` to ``self.counts``."""

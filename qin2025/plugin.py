@@ -8,16 +8,19 @@ core's report the model, the engine's code identity and the data files' provenan
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from claimcheck.plugin import CACHE_KEY, COUNTS_KEY, RECORD_KEY, SETTINGS_KEY
+import qin2025
+from claimcheck.executor import LOCAL
+from claimcheck.plugin import CACHE_KEY, COUNTS_KEY, EXECUTOR_KEY, RECORD_KEY, SETTINGS_KEY
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from qin2025.cache import Trainer
+from qin2025.cache import Trainer, engine_identity
 from qin2025.codeid import code_identity
 from qin2025.data.known import folder_provenance
 from qin2025.protocol import CAPABILITIES, ModelSpec, load_model, missing
@@ -54,6 +57,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"qin2025: model {config.stash[MODEL_KEY].name}"
+
+
+def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mapping[str, str]], list[Path]]:
+    """Ray workers must import this engine's code; a named cluster gets this package shipped."""
+    return _engine_identity, [Path(qin2025.__file__).resolve().parent]
+
+
+def _engine_identity() -> dict[str, str]:
+    return {k: str(v) for k, v in engine_identity().items()}
 
 
 def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str]:
@@ -105,7 +117,10 @@ def claim_model(request: pytest.FixtureRequest) -> ModelSpec:
 @pytest.fixture
 def claim_train(request: pytest.FixtureRequest, claim_settings: Settings) -> Trainer:
     """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
-    trainer = Trainer(request.config.stash[CACHE_KEY], claim_settings.device, request.config.stash[MODEL_KEY])
+    executor = request.config.stash[EXECUTOR_KEY]
+    # a Ray task sees only the GPU it was given, as cuda:0
+    device = "cuda" if executor is not LOCAL and claim_settings.device.startswith("cuda") else claim_settings.device
+    trainer = Trainer(request.config.stash[CACHE_KEY], device, request.config.stash[MODEL_KEY], executor=executor)
     request.node.stash[COUNTS_KEY] = lambda: asdict(trainer.counts)
     return trainer
 

@@ -43,7 +43,7 @@ def run_ci(tmp_path: Path, fail: dict[str, int] | None = None) -> tuple[int, lis
     return done.returncode, calls, done.stderr
 
 
-def test_ci_runs_the_fast_tests_then_the_slow_ones_then_the_claims(tmp_path: Path) -> None:
+def test_ci_runs_the_fast_tests_then_the_slow_ones_then_rays_then_the_claims(tmp_path: Path) -> None:
     rc, calls, _ = run_ci(tmp_path)
     assert rc == 0
     assert [c for c in calls if c.startswith(("pytest", "ruff", "mypy"))] == [
@@ -51,9 +51,11 @@ def test_ci_runs_the_fast_tests_then_the_slow_ones_then_the_claims(tmp_path: Pat
         "mypy",
         "pytest tests",
         "pytest tests -m slow",
+        "pytest tests -m ray",
         "pytest claims --claim-budget ci",
     ]
     assert calls[1] == "pip install -q torch==2.13.0"  # torch first, before anything that needs it
+    assert "pip install -q -e .[dev,ray]" in calls  # the Ray tests need the extra
 
 
 def test_a_failed_step_fails_ci_and_the_later_steps_still_run(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = (
     "claimprotocol", "record", "results", "ledger", "expectations", "report", "figures", "runfile",
     "session", "baseline", "stability", "history", "store", "memo", "hookspecs", "settings", "budget",
-    "files", "stats", "runs", "errors",
+    "files", "stats", "runs", "errors", "executor",
 )  # fmt: skip
 ENGINE = (
     "model", "train", "batched", "matrixwise", "cache", "spectral", "checks", "encoder", "finetune",

@@ -113,7 +113,14 @@ def test_every_module_the_engine_loads_is_covered_or_decides_no_result() -> None
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("claimcheck")
     }
-    assert direct <= {"claimcheck.errors", "claimcheck.store", "claimcheck.settings", "claimcheck.files"}, direct
+    allowed = {
+        "claimcheck.errors",
+        "claimcheck.store",
+        "claimcheck.settings",
+        "claimcheck.files",
+        "claimcheck.executor",
+    }
+    assert direct <= allowed, direct  # the executor decides where a result is computed, not its value
 
 
 def test_the_report_says_what_the_code_identity_covers() -> None:
