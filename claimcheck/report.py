@@ -101,8 +101,8 @@ def _controls_cell(r: ClaimResult) -> str:
 
 def _known(r: ClaimResult, expected: dict[str, object]) -> str:
     pin = expected.get(r.claim_id)
-    if not isinstance(pin, dict) or r.verdict is Verdict.SKIPPED:
-        return ""
+    if not isinstance(pin, dict) or r.verdict in (Verdict.SKIPPED, Verdict.REPRODUCED):
+        return ""  # "known" is said of results that are not REPRODUCED; a skip says nothing
     return " (known)" if pin.get("verdict") == r.verdict.value else f" (expected {md(pin.get('verdict'))})"
 
 
