@@ -52,27 +52,43 @@ def test_a_core_module_does_not_reach_the_papers_engine(module: str) -> None:
     assert not reached, f"claimcheck.{module} imports the paper's engine through {reached}"
 
 
-BLOCKER = "raise ImportError('qin2025 is deleted for this test')\n"
+BLOCKER = """
+import sys
+
+
+class _HideTheSuite:
+    \"\"\"Make qin2025 unimportable, wherever it lies on sys.path: as if its package were deleted.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "qin2025" or name.startswith("qin2025."):
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by the layer contract test)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _HideTheSuite())
+"""
 
 
 @pytest.mark.slow
 def test_without_the_papers_package_the_core_tests_and_the_example_suite_pass(tmp_path: Path) -> None:
-    """Delete the paper's package (a stub that cannot be imported shadows it) and run the core alone."""
+    """Delete the paper's package (a sitecustomize hides it from every import) and run the core alone."""
     import os
     import subprocess
     import sys
 
-    stub = tmp_path / "stub" / "qin2025"
-    stub.mkdir(parents=True)
-    (stub / "__init__.py").write_text(BLOCKER)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stub.parent), os.environ.get("PYTHONPATH", "")])}
-    core = [m for m in CORE]
-    imports = "; ".join(f"import claimcheck.{m}" for m in core) + "; import claimcheck.plugin, claimcheck.cli"
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(BLOCKER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hide), os.environ.get("PYTHONPATH", "")])}
+    hidden = subprocess.run([sys.executable, "-c", "import qin2025"], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert hidden.returncode != 0 and "hidden by the layer contract test" in hidden.stderr
+    imports = "; ".join(f"import claimcheck.{m}" for m in CORE) + "; import claimcheck.plugin, claimcheck.cli"
     done = subprocess.run([sys.executable, "-c", imports], env=env, capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     tests = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/paper", "-q", "-p", "no:randomly", "-x"]
     done = subprocess.run([*tests, "-m", "not slow"], env=env, capture_output=True, text=True, cwd=ROOT, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:]
+    assert "qin2025" not in done.stdout.splitlines()[0]  # the header names no suite plugin
     suite = [sys.executable, "-m", "pytest", "-c", "examples/gdfacts/pytest.ini", "examples/gdfacts", "-q"]
     done = subprocess.run([*suite, "--claim-cache=off"], env=env, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
