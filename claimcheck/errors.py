@@ -21,11 +21,3 @@ class DataUnavailable(ClaimcheckError):
 
 class TrainingDiverged(ClaimcheckError):
     """The loss became NaN or infinite during training."""
-
-
-class ClaimNotMet(ClaimcheckError, AssertionError):
-    """A claim statistic missed its threshold: the claim did not reproduce in this test."""
-
-
-class ControlNotFailed(ClaimcheckError, AssertionError):
-    """A negative control met the claim's threshold: the check cannot tell the claim from its absence."""

@@ -95,7 +95,7 @@ class Exclusion:
 
 @dataclass
 class ClaimRecorder:
-    """Collect the checks of one claim test; ``verdict_problems`` says what failed."""
+    """Collect the checks, exclusions, regime, notes and curves of one claim test."""
 
     claim_id: str
     seed: int | None = None
@@ -235,24 +235,6 @@ class ClaimRecorder:
         """Keep a series for figures and the JSON sidecar (x defaults to 0, 1, 2, ...)."""
         xs = None if x is None else [float(v) for v in x]
         self.curves.append(Curve(name, [float(v) for v in y], xs, group or self.claim_id, xlabel, ylabel))
-
-    def verdict_problems(self) -> tuple[list[str], list[str]]:
-        """Return (claim checks not met, control groups that did not fail), as sentences.
-
-        A control group fails as required when at least one of its checks is not met; a control
-        with an undefined (NaN) statistic counts as not having failed, since it showed nothing.
-        """
-        unmet = [c.describe() + _at(c.label) for c in self.checks if c.control is None and not c.met]
-        groups: dict[tuple[str, str], list[Check]] = {}
-        for c in self.checks:
-            if c.control is not None:
-                groups.setdefault((c.control, c.label), []).append(c)
-        passed_controls = []
-        for (name, label), cs in groups.items():
-            if not any(c.defined and not c.met for c in cs):
-                what = "; ".join(c.describe() for c in cs)
-                passed_controls.append(f"negative control '{name}'{_at(label)} did not fail: {what}")
-        return unmet, passed_controls
 
     def to_json(self) -> str:
         """Return the record as a JSON string (NaN and inf kept as JSON extensions); the protocol travels apart."""

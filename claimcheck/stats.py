@@ -156,19 +156,6 @@ class Interval:
         return f"{self.estimate:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
 
 
-def bootstrap_mean(values: ArrayLike, *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> Interval:
-    """Return the mean of ``values`` with a percentile bootstrap interval (seeded, reproducible)."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        raise ValueError("bootstrap_mean needs at least one value")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.size, size=(resamples, arr.size))
-    means = arr[idx].mean(axis=1)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return Interval(float(arr.mean()), float(low), float(high), level)
-
-
 @dataclass(frozen=True)
 class Proportion:
     """A pass rate k/n with an exact (Clopper-Pearson) two-sided interval at ``level``.

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from claimcheck.stats import bootstrap_mean, contraction, increases, log_linear_fit, spearman, spread
+from claimcheck.stats import contraction, increases, log_linear_fit, spearman, spread
 from qin2025.checks import linear_rate, rate_per_sharpness
 
 
@@ -76,19 +76,6 @@ def test_spearman_of_a_monotone_relation_is_one() -> None:
 
 def test_spearman_of_a_constant_is_nan() -> None:
     assert math.isnan(spearman([1, 2, 3], [5, 5, 5]).rho)
-
-
-def test_bootstrap_mean_brackets_the_mean_and_is_reproducible() -> None:
-    values = np.arange(10, dtype=float)
-    a = bootstrap_mean(values, seed=3)
-    assert a.estimate == pytest.approx(4.5)
-    assert a.low < 4.5 < a.high
-    assert a == bootstrap_mean(values, seed=3)
-
-
-def test_bootstrap_mean_of_identical_values_has_no_width() -> None:
-    iv = bootstrap_mean([2.0, 2.0, 2.0])
-    assert (iv.low, iv.estimate, iv.high) == (2.0, 2.0, 2.0)
 
 
 def test_linear_rate_of_a_straight_log_line_is_its_ratio_and_persists_fully() -> None:
