@@ -43,9 +43,33 @@ class RunData:
         return aggregate(self.tests, self.not_run)
 
 
+TYPED_ENV: dict[str, type] = {
+    "base seed": int,
+    "torch threads": int,
+    "git tree dirty": bool,
+    "deterministic algorithms": bool,
+}  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
+
+
+def _typed(key: str, value: str) -> Any:
+    """Return ``value`` as its JSON type when ``key`` is one of ``TYPED_ENV`` and it parses; else the text."""
+    kind = TYPED_ENV.get(key)
+    if kind is bool and value in ("True", "False"):
+        return value == "True"
+    if kind is int and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def _text(value: Any) -> str:
+    """Return an env value read from JSON as the text the report shows (True, 3, ...)."""
+    return value if isinstance(value, str) else str(value)
+
+
 def to_dict(run: RunData) -> dict[str, Any]:
-    """Return the run as plain data, with the derived verdicts added for readers of the JSON."""
+    """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
     out = asdict(run)
+    out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
     out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, "")) for r in run.results()]
     return out
 
@@ -119,7 +143,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             tests.append(TestOutcome(**{**t, "record": ClaimRecorder.from_json(json.dumps(rec)) if rec else None}))
         return RunData(
             title=raw["title"],
-            env=dict(raw["env"]),
+            env={str(k): _text(v) for k, v in raw["env"].items()},
             tests=tests,
             incomplete=list(raw.get("incomplete", [])),
             counters=dict(raw.get("counters", {})),
@@ -148,8 +172,10 @@ def _validate(raw: dict[str, Any], source: str) -> None:
 
     if not isinstance(raw.get("title"), str):
         raise bad("title", "must be a string")
-    if not isinstance(raw.get("env"), dict) or not all(isinstance(v, str) for v in raw["env"].values()):
-        raise bad("env", "must be an object of strings")
+    if not isinstance(raw.get("env"), dict) or not all(
+        isinstance(v, str | int | float | bool) for v in raw["env"].values()
+    ):
+        raise bad("env", "must be an object of strings, numbers and booleans")
     tests = raw.get("tests")
     if not isinstance(tests, list):
         raise bad("tests", "must be a list")

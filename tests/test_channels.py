@@ -60,3 +60,29 @@ def test_autosave_keeps_each_run_in_the_history_headed_by_commit_and_machine(pyt
     second.stdout.fnmatch_lines(["*run saved to the history: *.claimcheck/history/*/0002_*.json"])
     saved = sorted((pytester.path / ".claimcheck" / "history").rglob("*.json"))
     assert len(saved) == 2 and json.loads(saved[0].read_text())["schema"] == "claimcheck-run/2"
+
+
+def test_the_json_sidecar_types_its_env_values_and_reads_them_back(pytester: pytest.Pytester) -> None:
+    from claimcheck.runfile import load
+
+    pytester.makepyfile(test_toy=TOY.format(value=0.5))
+    pytester.runpytest("--claim-report", "--claim-seed=7")
+    path = pytester.path / "reports" / "claim-report.json"
+    env = json.loads(path.read_text())["env"]
+    assert env["base seed"] == 7 and env["torch threads"] == 1
+    assert isinstance(env["git tree dirty"], str) or isinstance(env["git tree dirty"], bool)
+    assert isinstance(env["deterministic algorithms"], bool) and isinstance(env["cpu"], str)
+    assert load(path).env["base seed"] == "7"  # the report shows text
+
+
+def test_the_report_does_not_depend_on_the_order_the_tests_ran_in(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY.format(value=0.5))
+    pytester.runpytest("--claim-report=forward.md")
+    pytester.makeconftest("def pytest_collection_modifyitems(items):\n    items.reverse()\n")
+    pytester.runpytest("--claim-report=backward.md")
+
+    def stable(name: str) -> list[str]:
+        volatile = ("| run id ", "| date ", "| command ")
+        return [line for line in (pytester.path / name).read_text().splitlines() if not line.startswith(volatile)]
+
+    assert stable("forward.md") == stable("backward.md")

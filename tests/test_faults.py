@@ -47,7 +47,7 @@ def _baseline(pytester: pytest.Pytester) -> dict[str, object]:
         (lambda d: d["tests"][0]["record"]["checks"][0].update(direction="=~"), "checks[0].direction: must be one of"),
         (lambda d: d["tests"][0].update(claim_id=9), "tests[0].claim_id: must be a string, got 9"),
         (lambda d: d["tests"][0].update(outcome="fine"), "tests[0].outcome: must be one of"),
-        (lambda d: d["env"].update(seed=3), "env: must be an object of strings"),
+        (lambda d: d["env"].update(seed=[3]), "env: must be an object of strings, numbers and booleans"),
     ],
 )
 def test_a_bad_baseline_is_refused_at_start_naming_the_field(pytester: pytest.Pytester, edit, needle: str) -> None:  # type: ignore[no-untyped-def]
