@@ -17,7 +17,7 @@ import json
 
 import torch
 
-from claimcheck.stats import contraction, increases, log_linear_fit
+from qin2025.curves import contraction, increases, log_linear_fit
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, forward, init_params, squared_loss
 from qin2025.train import gd_update, hessian_top_eigenvalue

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from claimcheck.environment import hardware_key
 from claimcheck.report import md
-from claimcheck.results import ClaimResult, StatSummary, Verdict
-from claimcheck.runfile import RunData
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import ClaimResult, StatSummary, Verdict
 
 ABS_FLOOR = 1e-12  # changes are relative to max(|baseline|, ABS_FLOOR)
 

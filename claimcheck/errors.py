@@ -17,7 +17,3 @@ class DataError(ClaimcheckError):
 
 class DataUnavailable(ClaimcheckError):
     """A dataset or model is not present; claims that need it are skipped, not failed."""
-
-
-class TrainingDiverged(ClaimcheckError):
-    """The loss became NaN or infinite during training."""

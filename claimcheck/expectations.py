@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.errors import ConfigError
-from claimcheck.results import ClaimResult, Verdict
+from claimcheck.verdicts import ClaimResult, Verdict
 
 _VERDICTS = {v.value for v in Verdict}
 DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
@@ -218,3 +218,15 @@ def render_pins(budget: str, pins: Expected, header: str = "") -> str:
                     f"rtol = {_toml_float(sp.rtol)} }}"
                 )
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def known_label(verdict: str, expected_verdict: str | None) -> str:
+    """Return how a verdict stands against its pin: " (known)", " (expected X)", or "" when there is nothing to say.
+
+    "Known" is said only of results that are not REPRODUCED (a reproduced claim needs no excuse),
+    and nothing is said of a skip or of a claim with no pin. Every channel (markdown, terminal,
+    junit XML, pytest-html, pytest-json-report) labels through this one function.
+    """
+    if expected_verdict is None or verdict in (Verdict.SKIPPED.value, Verdict.REPRODUCED.value):
+        return ""
+    return " (known)" if verdict == expected_verdict else f" (expected {expected_verdict})"

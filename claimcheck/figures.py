@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 from claimcheck.files import write_atomic
 from claimcheck.record import Curve
 from claimcheck.report import figure_name
-from claimcheck.runfile import RunData
+from claimcheck.rundata import RunData
 
 LIMIT = 1e150  # larger magnitudes overflow matplotlib's transforms and tick locators
 SPARSE = 12  # sweeps with at most this many points get markers

@@ -15,6 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from claimcheck.budget import Budget
+    from claimcheck.record import ClaimRecorder
 
 hookspec = pluggy.HookspecMarker("pytest")
 
@@ -51,8 +52,16 @@ def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str] | None:
 
 
 @hookspec(firstresult=True)
-def pytest_claimcheck_data_files(config: pytest.Config) -> list[dict[str, str]] | None:
-    """Return the data files the report lists: each a dict with file, size, sha256 and status."""
+def pytest_claimcheck_data_files(config: pytest.Config, data_dir: Path) -> list[dict[str, str]] | None:
+    """Return the data files under ``data_dir`` the report lists: dicts with file, size, sha256 and status."""
+
+
+@hookspec
+def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:
+    """Finish a claim test's record after the test ran, before it travels to the controller.
+
+    A suite may add to the regime or the notes here, say what its model under test is.
+    """
 
 
 @hookspec(firstresult=True)

@@ -22,8 +22,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from claimcheck.claimprotocol import ClaimProtocol
 from claimcheck.errors import ConfigError
+from claimcheck.protocol import ClaimProtocol
 
 _FIELDS = {"claim": str, "version": int, "fingerprint": str, "date": str, "change": str, "motivated_by": str}
 

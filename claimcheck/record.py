@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from claimcheck.claimprotocol import ClaimProtocol, Direction, Stat
 from claimcheck.errors import ConfigError
+from claimcheck.protocol import ClaimProtocol, Direction, Stat
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,

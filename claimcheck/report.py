@@ -13,9 +13,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from claimcheck.claimprotocol import ClaimProtocol
-from claimcheck.results import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
-from claimcheck.runfile import RunData
+from claimcheck.expectations import known_label
+from claimcheck.protocol import ClaimProtocol
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 
 _ESCAPES = str.maketrans(
     {"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "\\`", "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
@@ -101,9 +102,7 @@ def _controls_cell(r: ClaimResult) -> str:
 
 def _known(r: ClaimResult, expected: dict[str, object]) -> str:
     pin = expected.get(r.claim_id)
-    if not isinstance(pin, dict) or r.verdict in (Verdict.SKIPPED, Verdict.REPRODUCED):
-        return ""  # "known" is said of results that are not REPRODUCED; a skip says nothing
-    return " (known)" if pin.get("verdict") == r.verdict.value else f" (expected {md(pin.get('verdict'))})"
+    return md(known_label(r.verdict.value, str(pin.get("verdict")) if isinstance(pin, dict) else None))
 
 
 def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
@@ -364,9 +363,7 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
     """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
     out: list[tuple[str, bool]] = []
     for r in results:
-        pin = run.expected.get(r.claim_id)
-        known = isinstance(pin, dict) and pin.get("verdict") == r.verdict.value
-        tag = " (known, pinned in the expectations)" if known and r.verdict is not Verdict.REPRODUCED else ""
+        tag = _known(r, run.expected)
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
         version = f"v{r.protocol.version} {status}" if r.protocol else ""
         line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"

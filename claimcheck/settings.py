@@ -1,4 +1,9 @@
-"""Parse and validate the claim options once, into a frozen ``Settings``."""
+"""Declare the claim options, and read and validate them once, into a frozen ``Settings``.
+
+``OPTIONS`` is the table the plugin registers (each option with its ini twin); ``Settings.from_config``
+reads a pytest config through that table, so every value is parsed, and every bad value refused
+with the option's name and the fix, in one place.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,16 @@ import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.budget import Budget, get_budget
 from claimcheck.errors import ConfigError
-from claimcheck.executor import ray_missing
-from claimcheck.expectations import Expected
+from claimcheck.executor import INSTALL, ray_missing
+from claimcheck.expectations import Expected, load_expectations
+
+if TYPE_CHECKING:
+    import pytest
 
 DEFAULT_REPORT = "reports/claim-report.md"
 DATA_ENV = "CLAIMCHECK_DATA_DIR"
@@ -21,6 +30,57 @@ DATA_ENV = "CLAIMCHECK_DATA_DIR"
 # generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
 # to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
 MAX_SEED = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option and its ini twin: ``--claim-seed`` and ``claim_seed``."""
+
+    flag: str
+    ini: str
+    metavar: str
+    help: str
+    default: str = ""  # the ini default (as text); "" means unset
+    kind: str = "value"  # value, flag (store_true; ini bool) or optional (a value that may be left out)
+
+    @property
+    def dest(self) -> str:
+        """Return the attribute name argparse stores the option under."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--claim-report", "claim_report", "PATH", "write the claim report (markdown, JSON, figures) to PATH "
+           "(default reports/claim-report.md)", kind="optional"),
+    Option("--claim-seed", "claim_seed", "INT", "base seed; it selects each claim's replication block", "0"),
+    Option("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
+    Option("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
+    Option("--claim-data-dir", "claim_data_dir", "DIR", "folder holding the datasets; else $CLAIMCHECK_DATA_DIR, "
+           "else the user cache"),
+    Option("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + "
+           "tokenizer.json)"),
+    Option("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar"),
+    Option("--claim-baseline-fail", "claim_baseline_fail", "", "exit non-zero when a claim regresses against "
+           "--claim-baseline", kind="flag"),
+    Option("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances vs the baseline",
+           "1e-6,0.05"),
+    Option("--claim-cache", "claim_cache", "MODE", "training-result cache: on, off, or clear (empty it, then use "
+           "it)", "on"),
+    Option("--claim-cache-dir", "claim_cache_dir", "DIR", "cache folder (default ~/.cache/claimcheck/results)"),
+    Option("--claim-threads", "claim_threads", "N|auto", "torch threads per process (auto: cores / xdist "
+           "workers)", "1"),
+    Option("--claim-expectations", "claim_expectations", "TOML", "verdicts known per budget, with reasons"),
+    Option("--claim-pool", "claim_pool", "POOL", "seed pool: confirmatory (the protocol's block) or exploratory",
+           "confirmatory"),
+    Option("--claim-ledger", "claim_ledger", "TOML", "ledger of protocol versions (exploratory or confirmed)"),
+    Option("--claim-figures", "claim_figures", "on|off", "draw the report's figures", "on"),
+    Option("--claim-autosave", "claim_autosave", "", "keep this run's JSON in .claimcheck/history/<machine>/ "
+           "(see claimcheck history)", kind="flag"),
+    Option("--claim-executor", "claim_executor", "local|ray", "where training runs missing from the cache run: "
+           f"this process, or Ray tasks (needs {INSTALL})", "local"),
+    Option("--claim-ray-address", "claim_ray_address", "ADDR", "Ray cluster (else $RAY_ADDRESS, else a local "
+           "Ray)"),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,6 +107,51 @@ class Settings:
     executor: str = "local"  # where training runs that miss the cache run: local or ray
     ray_address: str = ""  # the Ray cluster to run on; empty: an embedded local Ray
     ray_address_source: str = ""  # which setting chose ray_address
+    ledger: Path | None = None  # the ledger file or folder; None: no ledger
+    ledger_source: str = ""  # which setting named the ledger
+    autosave: bool = False  # keep the run's JSON in the history folder
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        """Read every claim option (the option, else its ini twin) and validate it; raise ConfigError naming it.
+
+        The suite's hooks supply its budgets and whether it checks its own subject (an ini
+        expectations file describes the suite's own subject, not a user's model).
+        """
+        root = config.rootpath
+        values = {o.ini: _value(config, o) for o in OPTIONS}
+        data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
+        budget = parse_budget(*values["claim_budget"], config.hook.pytest_claimcheck_budgets(config=config))
+        own = config.hook.pytest_claimcheck_own_subject(config=config)
+        expected, source = _expected(values["claim_expectations"], budget.name, root, own is False)
+        ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
+        cache = parse_cache_mode(*values["claim_cache"])
+        ledger_text, ledger_source = values["claim_ledger"]
+        return cls(
+            report=parse_report(*values["claim_report"], root),
+            seed=parse_seed(*values["claim_seed"]),
+            budget=budget,
+            device=parse_device(*values["claim_device"], _cuda_count()),
+            data_dir=data_dir,
+            data_dir_source=data_src,
+            model_dir=parse_model_dir(*values["claim_model_dir"], root),
+            baseline=parse_baseline(*values["claim_baseline"], root),
+            baseline_fail=bool(values["claim_baseline_fail"][0]),
+            tolerance=parse_tolerance(*values["claim_tolerance"]),
+            cache=cache,
+            threads=parse_threads(*values["claim_threads"]),
+            expected=expected,
+            expected_source=source,
+            cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, cache),
+            pool=parse_pool(*values["claim_pool"]),
+            figures=parse_switch(*values["claim_figures"]),
+            executor=parse_executor(*values["claim_executor"]),
+            ray_address=ray_address,
+            ray_address_source=ray_source,
+            ledger=parse_path(str(ledger_text or "").strip() or None, root),
+            ledger_source=ledger_source,
+            autosave=bool(values["claim_autosave"][0]),
+        )
 
     @property
     def rerun_options(self) -> str:
@@ -55,6 +160,36 @@ class Settings:
         data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
         head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
         return f"{head}{pool}{data}"
+
+
+def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
+    """Return the option's value and where it came from: the command line, else the ini key."""
+    value = config.getoption(option.dest)
+    if value is not None:
+        return value, option.flag
+    return config.getini(option.ini), f"ini {option.ini}"
+
+
+def _cuda_count() -> int:
+    import torch
+
+    return int(torch.cuda.device_count())
+
+
+def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> tuple[Expected, str]:
+    """Return the pins at ``budget`` and their file; an ini file describes the suite's own subject, not a user's."""
+    path = parse_path(value[0], root)
+    if path is None or (user_model and value[1].startswith("ini")):
+        return {}, ""
+    return load_expectations(path, value[1]).get(budget, {}), shown_path(path, root)
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """Return ``path`` relative to ``root`` when it lies under it, else as it is."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 def parse_seed(text: str, option: str) -> int:
@@ -94,7 +229,7 @@ def parse_device(text: str, option: str, cuda_count: int) -> str:
 
 def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     """Return the report path (relative to ``root``) or raise if it cannot be written."""
-    path = parse_dir(str(text).strip() if text is not None else None, root)
+    path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
         return None
     if path.is_dir():
@@ -121,7 +256,7 @@ def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path
         (ini_value, "ini claim_data_dir"),
         (os.environ.get(DATA_ENV), f"${DATA_ENV}"),
     ):
-        path = parse_dir(value, root)
+        path = parse_path(value, root)
         if path is not None:
             if not path.is_dir():
                 raise ConfigError(
@@ -134,7 +269,7 @@ def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path
 
 def parse_model_dir(text: str | None, option: str, root: Path) -> Path | None:
     """Return a local model directory or raise if it is named but missing."""
-    path = parse_dir(text, root)
+    path = parse_path(text, root)
     if path is None:
         return None
     if not path.is_dir():
@@ -167,7 +302,7 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
 
 def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
     """Return the baseline JSON path, or raise ConfigError if it is named but missing."""
-    path = parse_dir(text, root)
+    path = parse_path(text, root)
     if path is None:
         return None
     if not path.is_file():
@@ -247,7 +382,7 @@ def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on")
     process can create and write in: ``check_cache_dir`` raises ConfigError naming ``option`` and
     the fix otherwise, so a bad cache folder stops the session before any claim runs.
     """
-    path = parse_dir(str(text).strip() if text else None, root)
+    path = parse_path(str(text).strip() if text else None, root)
     if mode != "off":
         source = option if path is not None else "the default cache folder (--claim-cache-dir is not set)"
         check_cache_dir(path or user_cache_dir("results"), source)
@@ -282,7 +417,7 @@ def check_cache_dir(path: Path, source: str) -> None:
         ) from None
 
 
-def parse_dir(text: str | None, root: Path) -> Path | None:
+def parse_path(text: str | None, root: Path) -> Path | None:
     """Return ``text`` as a path relative to ``root`` (``~`` expanded; it need not exist), or None if empty."""
     if not text:
         return None

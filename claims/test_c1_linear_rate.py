@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from qin2025.batched import Run
-from qin2025.cache import Trainer
 from qin2025.checks import PERSISTENCE, RATE_PER_SHARPNESS, WORST_RATIO, record_rate
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
+from qin2025.trainer import Trainer
 
 STATS = (
     Stat(WORST_RATIO, "<", 1.0, why="Theorem 1: L_{t+1} <= (1 - mu alpha) L_t at every step, alpha > 0"),

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from qin2025.batched import Run
-from qin2025.cache import Trainer
 from qin2025.checks import record_monotone
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
+from qin2025.trainer import Trainer
 
 PROTOCOL = ClaimProtocol(
     "C2",
@@ -77,7 +76,7 @@ LABEL = "N={} n={} d={} d_qk={}".format(*SIZE)
 
 @CLAIM
 def test_c2_loss_never_rises_below_bound(
-    claim_record: ClaimRecorder, claim_seeds: list[int], claim_budget: Budget, claim_train: Trainer
+    claim_record: ClaimRecorder, claim_seeds: list[int], claim_train: Trainer
 ) -> None:
     for traj in claim_train.batch(_runs(BELOW, claim_seeds)):
         record_monotone(claim_record, traj, label=LABEL, unit=traj.seed)

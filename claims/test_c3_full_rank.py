@@ -20,11 +20,10 @@ import numpy as np
 import pytest
 import torch
 
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, QKInit, init_params
-from qin2025.protocol import PAPER, ModelSpec
 from qin2025.spectral import (
     AttentionSample,
     attention_of,
@@ -33,6 +32,7 @@ from qin2025.spectral import (
     rank_deficit,
     sample_attention_betas,
 )
+from qin2025.usermodel import PAPER, ModelSpec
 
 FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
 DEFICIT = "max over the unit's grid of the rank deficit of Z"

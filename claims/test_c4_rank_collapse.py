@@ -26,14 +26,12 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.stats import spearman, t_interval
 from qin2025.batched import Run
-from qin2025.cache import Trainer
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, QKInit
-from qin2025.protocol import PAPER, ModelSpec
 from qin2025.spectral import (
     derive_seed,
     distance_from_uniform,
@@ -44,6 +42,8 @@ from qin2025.spectral import (
     sigma_ratio,
 )
 from qin2025.train import TrainConfig, Trajectory
+from qin2025.trainer import Trainer
+from qin2025.usermodel import PAPER, ModelSpec
 
 RHO_RATIO = "Spearman rho(d_QK, sigma_2/sigma_1 of Attn(X)) over d_QK = d .. 256 d"
 RHO_FLOOR = "Spearman rho(d_QK, sigma_min(Attn(X))/sigma_min(X)) over d_QK = d .. 256 d"

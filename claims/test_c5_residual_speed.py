@@ -20,17 +20,18 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from claimcheck.stats import increases, spearman, t_interval
+from claimcheck.stats import spearman, t_interval
 from qin2025.batched import Run
-from qin2025.cache import Trainer
+from qin2025.curves import increases
 from qin2025.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
 from qin2025.data.jena_sanity import check_jena
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
+from qin2025.trainer import Trainer
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the residual coefficients compared (the grid)
 RHO = "Spearman rho(beta, log(L_T/L_0))"

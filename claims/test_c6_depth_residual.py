@@ -27,11 +27,10 @@ import pytest
 import torch
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.errors import DataUnavailable
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from qin2025.cache import Trainer
 from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
 from qin2025.encoder import (
@@ -43,6 +42,7 @@ from qin2025.encoder import (
     sha256_file,
 )
 from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepare
+from qin2025.trainer import Trainer
 
 DEPTHS = (1, 2, 3, 4, 5, 6)  # every depth any budget runs; a budget's grid picks some
 

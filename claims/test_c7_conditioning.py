@@ -27,17 +27,17 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.stats import spearman, t_interval
 from qin2025.batched import Run
-from qin2025.cache import Trainer
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig
-from qin2025.protocol import PAPER
 from qin2025.spectral import derive_seed, mean_rate, partial_rank_correlation
 from qin2025.train import TrainConfig, Trajectory
+from qin2025.trainer import Trainer
+from qin2025.usermodel import PAPER
 
 WITHIN = "mean over seeds of the within-stratum Spearman rho(rate, sigma_min/sigma_max of Z)"
 PARTIAL = "mean over seeds of the partial Spearman rho(rate, sigma_min/sigma_max of Z | lambda_max)"

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
-from claimcheck.stats import increases
 from qin2025.batched import Run
-from qin2025.cache import Trainer
 from qin2025.checks import (
     PERSISTENCE,
     RATE_PER_SHARPNESS,
@@ -17,9 +15,11 @@ from qin2025.checks import (
     record_rate,
     sharpness_along,
 )
+from qin2025.curves import increases
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
+from qin2025.trainer import Trainer
 
 # The same statistics and thresholds as C1 (claims/test_c1_linear_rate.py), so the two claims read alike.
 STATS = (

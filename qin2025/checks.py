@@ -12,15 +12,11 @@ import torch
 from numpy.typing import ArrayLike
 
 from claimcheck.record import ClaimRecorder
-from claimcheck.stats import contraction, increases, log_linear_fit
-from qin2025.cache import Trainer, train_key
+from qin2025.curves import increases
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig, squared_loss
 from qin2025.train import TrainConfig, Trajectory, gd_update, hessian_top_eigenvalue
-
-# Thresholds fixed before any claim was run; see README "How each claim is checked".
-LINEAR_RATE_ORDERS = -2.0  # the worst-step envelope c^T must guarantee >= 2 orders of decrease
-LOG_FIT_R2 = 0.9  # log10 loss must be explained by a straight line in t to R^2 >= 0.9
+from qin2025.trainer import Trainer, train_key
 
 
 def regime_of(traj: Trajectory) -> dict[str, Any]:
@@ -44,22 +40,6 @@ def regime_of(traj: Trajectory) -> dict[str, Any]:
 def _loss_curve(rec: ClaimRecorder, traj: Trajectory, label: str, control: str | None) -> None:
     name = label + (f" (control: {control})" if control else "")
     rec.curve(name, traj.loss.tolist(), group="training loss per GD step", ylabel="loss")
-
-
-def record_linear_rate(rec: ClaimRecorder, traj: Trajectory, *, label: str, control: str | None = None) -> None:
-    """Record the two linear-rate statistics of ``traj``: worst-step envelope and log-linear fit.
-
-    The envelope statistic is T log10(max_t L_{t+1}/L_t): every step contracted the loss by at
-    least c, and c^T is the decrease that alone guarantees. Theorem 1 bounds c by 1 - mu alpha.
-    """
-    rec.set_regime(label, **regime_of(traj))
-    env = contraction(traj.loss)
-    fit = log_linear_fit(traj.loss)
-    rec.check("worst-step envelope T*log10(c)", env.orders, "<=", LINEAR_RATE_ORDERS, control=control, label=label)
-    rec.check("log-linear fit R^2", fit.r2, ">=", LOG_FIT_R2, control=control, label=label)
-    _loss_curve(rec, traj, label, control)
-    if traj.diverged_at is not None:
-        rec.note(f"{label}: loss became non-finite at step {traj.diverged_at}")
 
 
 def record_monotone(

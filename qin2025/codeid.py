@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE = "qin2025"
-ENGINE_ROOTS = ("qin2025.cache", "qin2025.finetune", "qin2025.spectral", "qin2025.data")
+ENGINE_ROOTS = ("qin2025.trainer", "qin2025.finetune", "qin2025.spectral", "qin2025.data")
 NOT_RESULTS = {
     "qin2025.data.known": "compares a file's sha256 with the published one; it changes no data",
     "qin2025.data.jena_sanity": "accepts or refuses a record; it changes no data",

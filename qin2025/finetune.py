@@ -28,7 +28,6 @@ import numpy as np
 import torch
 
 from claimcheck.errors import ConfigError
-from qin2025.cache import Trainer
 from qin2025.data.sst2 import Sst2Sample
 from qin2025.data.synthetic import fingerprint_tensors
 from qin2025.encoder import (
@@ -42,6 +41,7 @@ from qin2025.encoder import (
     sha256_file,
     tokenize,
 )
+from qin2025.trainer import Trainer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 

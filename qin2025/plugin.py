@@ -8,22 +8,20 @@ core's report the model, the engine's code identity and the data files' provenan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import qin2025
-from claimcheck.executor import LOCAL
-from claimcheck.plugin import CACHE_KEY, COUNTS_KEY, EXECUTOR_KEY, RECORD_KEY, SETTINGS_KEY
+from claimcheck.executor import LOCAL, Executor
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from qin2025.cache import Trainer, engine_identity
+from claimcheck.store import ResultCache
 from qin2025.codeid import code_identity
 from qin2025.data.known import folder_provenance
-from qin2025.protocol import CAPABILITIES, ModelSpec, load_model, missing
+from qin2025.trainer import Trainer, engine_identity
+from qin2025.usermodel import CAPABILITIES, ModelSpec, load_model, missing
 
 MODEL_KEY = pytest.StashKey[ModelSpec]()
 USER_MODEL_KEY = pytest.StashKey[str]()
@@ -89,8 +87,7 @@ def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
     }
 
 
-def pytest_claimcheck_data_files(config: pytest.Config) -> list[dict[str, str]]:
-    data_dir = config.stash[SETTINGS_KEY].data_dir
+def pytest_claimcheck_data_files(config: pytest.Config, data_dir: Path) -> list[dict[str, str]]:
     if not data_dir.is_dir():
         return []
     try:
@@ -115,14 +112,13 @@ def claim_model(request: pytest.FixtureRequest) -> ModelSpec:
 
 
 @pytest.fixture
-def claim_train(request: pytest.FixtureRequest, claim_settings: Settings) -> Trainer:
+def claim_train(
+    claim_settings: Settings, claim_store: ResultCache, claim_executor: Executor, claim_model: ModelSpec
+) -> Trainer:
     """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
-    executor = request.config.stash[EXECUTOR_KEY]
     # a Ray task sees only the GPU it was given, as cuda:0
-    device = "cuda" if executor is not LOCAL and claim_settings.device.startswith("cuda") else claim_settings.device
-    trainer = Trainer(request.config.stash[CACHE_KEY], device, request.config.stash[MODEL_KEY], executor=executor)
-    request.node.stash[COUNTS_KEY] = lambda: asdict(trainer.counts)
-    return trainer
+    on_ray = claim_executor is not LOCAL and claim_settings.device.startswith("cuda")
+    return Trainer(claim_store, "cuda" if on_ray else claim_settings.device, claim_model, executor=claim_executor)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -131,16 +127,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         model = item.config.stash[MODEL_KEY]
         lacking = missing(model, marker.args)
         if lacking:
-            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.protocol")
+            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.usermodel")
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    result = yield
-    rec = item.stash.get(RECORD_KEY, None)
-    if rec is not None and item.config.stash[USER_MODEL_KEY]:
-        _label_user_model(rec, item.config.stash[MODEL_KEY])
-    return result
+def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:
+    """Say in a user model's claim records what that model is, instead of the paper's defaults."""
+    if item.config.stash[USER_MODEL_KEY]:
+        _label_user_model(record, item.config.stash[MODEL_KEY])
 
 
 def _label_user_model(rec: ClaimRecorder, model: ModelSpec) -> None:

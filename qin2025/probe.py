@@ -40,7 +40,7 @@ from claimcheck.errors import ConfigError
 from qin2025.model import Forward, ModelConfig, Params
 
 if TYPE_CHECKING:
-    from qin2025.protocol import ModuleModel
+    from qin2025.usermodel import ModuleModel
 
 PROBE = ModelConfig(d=6, d_qk=3, d_out=2, n_layers=2, beta=0.5)  # small config for the load-time probe
 KNOBS = {  # the probe's config with a second value of each knob

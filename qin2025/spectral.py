@@ -15,7 +15,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from qin2025.model import ModelConfig, Params
-from qin2025.protocol import PAPER, ModelSpec
+from qin2025.usermodel import PAPER, ModelSpec
 
 
 def singular_values(a: ArrayLike) -> np.ndarray:

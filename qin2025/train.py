@@ -16,7 +16,7 @@ import torch
 from claimcheck.errors import ConfigError
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig, Params, squared_loss
-from qin2025.protocol import PAPER, ModelSpec
+from qin2025.usermodel import PAPER, ModelSpec
 
 ENGINE_VERSION = "2"  # 2: no per-step gradient norm (it cost ~40 us a step and nothing read it)
 

@@ -6,8 +6,8 @@ import math
 
 from claimcheck.baseline import Tolerance, compare, render_comparison
 from claimcheck.record import ClaimRecorder
-from claimcheck.results import TestOutcome
-from claimcheck.runfile import RunData
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import TestOutcome
 
 
 def _run(value: float, cpu: str = "cpu A", control: float = 5.0, claim: str = "C1") -> RunData:

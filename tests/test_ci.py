@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
-TOOLS = ("python3", "pip", "ruff", "mypy", "pytest")
+TOOLS = ("python3", "pip", "ruff", "mypy", "lint-imports", "pytest")
 STUB = """#!/usr/bin/env bash
 echo "$(basename "$0")${*:+ $*}" >> "$CALLS"
 if [ "$(basename "$0")" = python3 ]; then mkdir -p .venv/bin && : > .venv/bin/activate; fi
@@ -46,9 +46,10 @@ def run_ci(tmp_path: Path, fail: dict[str, int] | None = None) -> tuple[int, lis
 def test_ci_runs_the_fast_tests_then_the_slow_ones_then_rays_then_the_claims(tmp_path: Path) -> None:
     rc, calls, _ = run_ci(tmp_path)
     assert rc == 0
-    assert [c for c in calls if c.startswith(("pytest", "ruff", "mypy"))] == [
+    assert [c for c in calls if c.startswith(("pytest", "ruff", "mypy", "lint-imports"))] == [
         "ruff check .",
         "mypy",
+        "lint-imports",
         "pytest tests",
         "pytest tests -m slow",
         "pytest tests -m ray",

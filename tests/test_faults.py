@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.runfile import RunFileError, load
+from claimcheck.rundata import RunFileError, load
 
 TOY = """
 import pytest
@@ -96,7 +96,7 @@ def test_a_run_that_never_finishes_leaves_the_old_report_marked(pytester: pytest
 
 def test_a_figure_that_cannot_be_drawn_does_not_cost_the_report(pytester: pytest.Pytester) -> None:
     _toy(pytester, last="2.9e272")
-    import claimcheck.session as session
+    import claimcheck.reportfiles as session
 
     def broken(*args: object, **kwargs: object) -> list[Path]:
         raise OverflowError("cannot convert float infinity to integer")

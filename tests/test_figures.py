@@ -14,8 +14,8 @@ from matplotlib.collections import PathCollection
 from claimcheck import figures
 from claimcheck.figures import axis_labels, break_gaps, draw, draw_figures, figure, kind_of
 from claimcheck.record import ClaimRecorder, Curve
-from claimcheck.results import TestOutcome
-from claimcheck.runfile import RunData
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import TestOutcome
 
 
 def _run(*curves: Curve, claim: str = "C1") -> RunData:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from claimcheck import history
-from claimcheck.cli import _parser, main
+from claimcheck.commands.cli import _parser, main
 from claimcheck.history import HistoryError, list_entries, machine_id, resolve, save_run
 
 REFERENCE = Path(__file__).parents[1] / "reports" / "reference" / "claim-report.json"

@@ -1,55 +1,74 @@
-"""The layer contract: the generic claim core never imports this paper's engine.
+"""The layer contract: the generic claim core never imports a suite, and a suite uses the core's public face.
 
-The core (protocols, recording, verdicts, ledger, expectations, report, figures, run files, store,
-history) must serve any suite, so none of its modules may import, directly or through another
-module, the paper's model, training, data or model protocol. The plugin and the command line are
-where the two meet, and are left out until the engine moves into a package of its own.
+The contracts live in ``pyproject.toml`` (``[tool.importlinter]``) and are checked by import-linter,
+which follows every import of both packages (``from x import y``, ``import x.y``, relative imports,
+imports inside functions). The fast tests run the contracts, and show that they can fail: a copy of
+the tree with one planted import breaks the contract it should. The slow test hides ``qin2025``
+altogether and runs the core's tests and the example suite without it.
 """
 
 from __future__ import annotations
 
-import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = (
-    "claimprotocol", "record", "results", "ledger", "expectations", "report", "figures", "runfile",
-    "session", "baseline", "stability", "history", "store", "memo", "hookspecs", "settings", "budget",
-    "files", "stats", "runs", "errors", "executor",
-)  # fmt: skip
-ENGINE = (
-    "model", "train", "batched", "matrixwise", "cache", "spectral", "checks", "encoder", "finetune",
-    "protocol", "probe", "facts", "data", "fetch", "sources", "mutation",
-)  # fmt: skip
+CORE = sorted(
+    p.stem for p in (ROOT / "claimcheck").glob("*.py") if p.stem not in ("__init__", "plugin", "controller", "markers")
+)  # every core module but the pytest-facing three; the slow test imports each with qin2025 hidden
+LINT = [
+    sys.executable,
+    "-c",
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())",
+]
 
 
-def _imports(module: str) -> set[str]:
-    path = ROOT / "claimcheck" / f"{module}.py"
-    if not path.exists():
-        path = ROOT / "claimcheck" / module / "__init__.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("claimcheck."):
-            found.add(node.module.split(".")[1])
-        elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("claimcheck."))
-    return found
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    """Run import-linter on the packages under ``tree`` with its pyproject's contracts."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(LINT, cwd=tree, env=env, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("module", CORE)
-def test_a_core_module_does_not_reach_the_papers_engine(module: str) -> None:
-    seen, todo = set(), [module]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo += sorted(_imports(name))
-    reached = sorted(seen & set(ENGINE))
-    assert not reached, f"claimcheck.{module} imports the paper's engine through {reached}"
+def _copy(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    for name in ("claimcheck", "qin2025"):
+        shutil.copytree(ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    return tree
+
+
+def test_the_layer_contracts_hold() -> None:
+    done = _lint(ROOT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "contract"),
+    [
+        ("claimcheck/stats.py", "from qin2025 import model  # noqa", "claimcheck never imports qin2025"),
+        (
+            "claimcheck/verdicts.py",
+            "def _late():\n    import qin2025.train  # noqa",
+            "claimcheck never imports qin2025",
+        ),
+        ("qin2025/checks.py", "from claimcheck.plugin import SETTINGS_KEY  # noqa", "not the plugin's internals"),
+        ("claimcheck/report.py", "import pytest  # noqa", "know nothing of pytest"),
+    ],
+)
+def test_a_planted_import_breaks_its_contract(tmp_path: Path, module: str, planted: str, contract: str) -> None:
+    tree = _copy(tmp_path)
+    path = tree / module
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n" + planted + "\n", encoding="utf-8")
+    done = _lint(tree)
+    assert done.returncode != 0, done.stdout[-2000:]
+    broken = done.stdout.split("Broken contracts", 1)[-1]
+    assert contract in " ".join(broken.split()), done.stdout[-3000:]
 
 
 BLOCKER = """
@@ -72,17 +91,13 @@ sys.meta_path.insert(0, _HideTheSuite())
 @pytest.mark.slow
 def test_without_the_papers_package_the_core_tests_and_the_example_suite_pass(tmp_path: Path) -> None:
     """Delete the paper's package (a sitecustomize hides it from every import) and run the core alone."""
-    import os
-    import subprocess
-    import sys
-
     hide = tmp_path / "hide"
     hide.mkdir()
     (hide / "sitecustomize.py").write_text(BLOCKER)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hide), os.environ.get("PYTHONPATH", "")])}
     hidden = subprocess.run([sys.executable, "-c", "import qin2025"], env=env, capture_output=True, text=True, cwd=ROOT)
     assert hidden.returncode != 0 and "hidden by the layer contract test" in hidden.stderr
-    imports = "; ".join(f"import claimcheck.{m}" for m in CORE) + "; import claimcheck.plugin, claimcheck.cli"
+    imports = "; ".join(f"import claimcheck.{m}" for m in CORE) + "; import claimcheck.plugin, claimcheck.commands.cli"
     done = subprocess.run([sys.executable, "-c", imports], env=env, capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     tests = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/paper", "-q", "-p", "no:randomly", "-x"]

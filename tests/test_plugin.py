@@ -212,7 +212,7 @@ def test_a_known_not_reproduced_claim_keeps_its_verdict_and_the_session_green(py
     assert "**NOT REPRODUCED** (known)" in text
     assert "toy statistic = 1.75" in text  # the reason is the current evidence, not a stored string
     result.stdout.fnmatch_lines(
-        ["*C9: NOT REPRODUCED (known, pinned in the expectations)*", "*do not hold as REPRODUCED in this run: C9*"]
+        ["*C9: NOT REPRODUCED (known)*", "*do not hold as REPRODUCED in this run: C9*"]
     )
 
 

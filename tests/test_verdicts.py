@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from claimcheck.expectations import pins_of, render_pins
-from claimcheck.runfile import RunFileError, from_dict, load
+from claimcheck.rundata import RunFileError, from_dict, load
 
 PROTOCOL_MODULE = """
 import pytest
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "C9",
@@ -162,7 +162,7 @@ def test_a_sub_check_regression_inside_a_known_non_reproduction_fails_the_sessio
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # still NOT REPRODUCED, but part a regressed
     result.stdout.fnmatch_lines(
         [
-            "*C9: NOT REPRODUCED (known, pinned in the expectations)*",
+            "*C9: NOT REPRODUCED (known)*",
             "*deviation: C9 part a is NOT REPRODUCED, expected.toml expects REPRODUCED*",
             "*deviation: C9 a / s: met 9/20, expected.toml pins 20/20*",
         ]
@@ -223,7 +223,7 @@ def test_the_report_says_whether_a_protocol_version_is_confirmed(
 def test_the_fingerprint_follows_what_decides_a_verdict_not_the_prose() -> None:
     from dataclasses import replace
 
-    from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
+    from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 
     base = ClaimProtocol(
         "C9", 1, (Part("", "toy", (Stat("s", "<=", 1.0, why="one reason"),)),), (Control("c", "", "why"),),

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.memo import Memo
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
+from claimcheck.store import Memo
 
 DISTANCE = "||w_T - A^+ b|| / ||A^+ b||"
 PROTOCOL = ClaimProtocol(

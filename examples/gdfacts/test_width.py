@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from claimcheck.budget import Budget
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.memo import Memo
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
+from claimcheck.store import Memo
 
 RATIO = "log10(L_T(wide) / L_T(narrow))"
 PROTOCOL = ClaimProtocol(

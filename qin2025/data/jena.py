@@ -598,11 +598,6 @@ def _csvs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith((".csv", ".csv.gz")))
 
 
-def count_rows(path: Path) -> int:
-    """Return the number of data lines (lines after the header) of a plain or gzipped file."""
-    return max(read_text(path).rstrip("\r\n").count("\n"), 0)
-
-
 def usable_rows(record: JenaRecord) -> int:
     """Return the rows of the record's longest contiguous segment: what windows can use."""
     return max(b - a for a, b in record.segments)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.cli import main as cli_main
-from claimcheck.mutation import damage
-from claimcheck.results import Verdict
-from claimcheck.runfile import load
+from claimcheck.commands.cli import main as cli_main
+from claimcheck.commands.mutants import damage
+from claimcheck.rundata import load
+from claimcheck.verdicts import Verdict
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "tinyformer"

@@ -11,10 +11,10 @@ from claimcheck.executor import INSTALL, LOCAL, Executor, split
 from claimcheck.settings import parse_executor, resolve_ray_address
 from claimcheck.store import ResultCache
 from qin2025.batched import Run
-from qin2025.cache import Trainer
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
+from qin2025.trainer import Trainer
 
 CLAIM = """
 import pytest

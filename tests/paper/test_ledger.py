@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.claimprotocol import ClaimProtocol
 from claimcheck.errors import ConfigError
 from claimcheck.ledger import load_ledger
+from claimcheck.protocol import ClaimProtocol
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIM_MODULES = sorted((ROOT / "claims").glob("test_c*.py"))

@@ -23,10 +23,10 @@ from claimcheck.errors import ConfigError
 from claimcheck.executor import ClusterError, RayExecutor
 from claimcheck.store import ResultCache, store_key
 from qin2025.batched import Run, train_batch
-from qin2025.cache import Trainer, engine_identity, trajectory_to_entry
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig, train
+from qin2025.trainer import Trainer, engine_identity, trajectory_to_entry
 
 pytestmark = pytest.mark.ray
 

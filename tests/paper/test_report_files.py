@@ -7,16 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.cli import main as cli_main
+from claimcheck.commands.cli import main as cli_main
 
 TRAINING_CLAIM = """
 import pytest
-from qin2025.checks import record_linear_rate
+from qin2025.checks import regime_of
+from qin2025.curves import contraction, log_linear_fit
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig, train
 
 CLAIM = pytest.mark.claim("T1", "a tiny model trains linearly", "toy")
+
+
+def record_linear_rate(rec, traj, label, control=None):
+    rec.set_regime(label, **regime_of(traj))
+    rec.check("worst-step envelope T*log10(c)", contraction(traj.loss).orders, "<=", -2.0, control=control, label=label)
+    rec.check("log-linear fit R^2", log_linear_fit(traj.loss).r2, ">=", 0.9, control=control, label=label)
+    rec.curve(label, traj.loss.tolist(), group="training loss per GD step")
 
 
 @CLAIM

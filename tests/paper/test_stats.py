@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from claimcheck.stats import contraction, increases, log_linear_fit, spearman, spread
+from claimcheck.stats import spearman, spread
 from qin2025.checks import linear_rate, rate_per_sharpness
+from qin2025.curves import contraction, increases, log_linear_fit
 
 
 def test_spread_of_three_values() -> None:

@@ -21,8 +21,8 @@ from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
 from qin2025.codeid import code_identity
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig
-from qin2025.protocol import PAPER, ModelSpec
 from qin2025.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
+from qin2025.usermodel import PAPER, ModelSpec
 
 T = TypeVar("T")
 
@@ -188,8 +188,3 @@ def _train_job(
     return train_key(model_cfg, train_cfg, data, seed, model), lambda: trajectory_to_entry(
         train(model_cfg, train_cfg, data, seed, model)
     )
-
-
-def _identified(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Return ``parts`` with the engine's identity added to each."""
-    return [{**engine_identity(), **p} for p in parts]

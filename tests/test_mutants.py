@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.mutation import damage, render_mutants
-from claimcheck.results import Verdict
-from claimcheck.runfile import RunData, load
+from claimcheck.commands.mutants import damage, render_mutants
+from claimcheck.rundata import RunData, load
+from claimcheck.verdicts import Verdict
 
 # Two claims: T1 holds when the value is small; T2 holds either way but its second statistic can slip.
 CLAIMS = """

@@ -12,18 +12,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from claimcheck.baseline import compare, render_comparison
+from claimcheck.commands.mutants import render_mutants
+from claimcheck.commands.stability import render_stability, run_seeds, stability
+from claimcheck.commands.suite_runs import run_many_or_refused
 from claimcheck.errors import ClaimcheckError
 from claimcheck.expectations import pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run
-from claimcheck.mutation import render_mutants
 from claimcheck.report import figure_dir, md, render
-from claimcheck.results import ClaimResult
-from claimcheck.runfile import RunData, load
-from claimcheck.runs import run_many_or_refused
+from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
-from claimcheck.stability import render_stability, run_seeds, stability
+from claimcheck.verdicts import ClaimResult
 
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
 

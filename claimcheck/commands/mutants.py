@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from claimcheck.report import md
-from claimcheck.results import ClaimResult, Verdict
-from claimcheck.runfile import RunData
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import ClaimResult, Verdict
 
 
 @dataclass(frozen=True)

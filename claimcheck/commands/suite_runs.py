@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
-from claimcheck.runfile import RunData, load
+from claimcheck.rundata import RunData, load
 
 Job = tuple[Path, Sequence[str]]  # (report path, extra pytest arguments)
 

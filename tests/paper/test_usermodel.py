@@ -12,13 +12,13 @@ import torch
 from claimcheck.errors import ConfigError
 from claimcheck.store import ResultCache
 from qin2025.batched import Run
-from qin2025.cache import Trainer, train_key
 from qin2025.data import make_synthetic
 from qin2025.facts import FACTS, OWN
 from qin2025.model import ModelConfig
-from qin2025.protocol import PAPER, ModuleModel, load_model, missing
 from qin2025.spectral import sample_attention
 from qin2025.train import TrainConfig, train
+from qin2025.trainer import Trainer, train_key
+from qin2025.usermodel import PAPER, ModuleModel, load_model, missing
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "tinyformer"
 ADAPTER = f"{EXAMPLE / 'claim_adapter.py'}:build"

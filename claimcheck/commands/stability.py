@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from claimcheck.commands.suite_runs import run_many
 from claimcheck.report import md
-from claimcheck.results import Verdict
-from claimcheck.runfile import RunData
-from claimcheck.runs import run_many
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import Verdict
 
 DECISIVE = (Verdict.REPRODUCED.value, Verdict.NOT_REPRODUCED.value)
 

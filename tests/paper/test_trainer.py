@@ -12,10 +12,10 @@ import pytest
 from claimcheck.errors import ConfigError
 from claimcheck.store import ResultCache, decode, encode
 from qin2025.batched import Run
-from qin2025.cache import Trainer, cache_key, train_key
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig, Trajectory, train
+from qin2025.trainer import Trainer, cache_key, train_key
 
 MODEL = ModelConfig(d=8, d_qk=2)
 TRAIN = TrainConfig(steps=5, power_iters=20)
@@ -229,7 +229,6 @@ def test_concurrent_overlapping_batches_compute_each_result_once(tmp_path: Path)
 
 CLAIM = """
 import pytest
-from qin2025.checks import record_linear_rate
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig

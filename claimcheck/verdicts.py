@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
-from claimcheck.claimprotocol import ClaimProtocol, Control, Part, Stat, from_dict, implicit
+from claimcheck.protocol import ClaimProtocol, Control, Part, Stat, from_dict, implicit
 from claimcheck.record import Check, ClaimRecorder, Exclusion
 from claimcheck.stats import Proportion, Spread, clopper_pearson, spread
 

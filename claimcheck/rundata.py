@@ -13,7 +13,7 @@ from typing import Any
 
 from claimcheck.errors import DataError
 from claimcheck.record import ClaimRecorder
-from claimcheck.results import ClaimResult, TestOutcome, aggregate
+from claimcheck.verdicts import ClaimResult, TestOutcome, aggregate
 
 SCHEMA = "claimcheck-run/2"
 OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}

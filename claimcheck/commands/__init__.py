@@ -1,0 +1,1 @@
+"""The ``claimcheck`` command and what only it runs: suite runs in subprocesses, stability, mutants."""

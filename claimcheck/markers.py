@@ -1,0 +1,61 @@
+"""Read what a test item declares: its ``claim`` marker, its protocol, and the seeds of its units."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from claimcheck.budget import seeds_for
+from claimcheck.protocol import ClaimProtocol
+from claimcheck.settings import Settings
+
+MARKER_HELP = (
+    "claim(id, title, source, protocol=None): the test checks claim `id` (e.g. C1), stated in plain words as "
+    "`title`, from `source` in the paper, under `protocol` (a claimcheck.protocol.ClaimProtocol)"
+)
+NEEDS_HELP = (
+    "claim_needs(*capabilities): the claim needs these capabilities of what the suite tests (the suite "
+    "names them with pytest_claimcheck_capabilities); it is SKIPPED when they are lacking"
+)
+
+
+def claim_protocol_of(node: Any) -> ClaimProtocol | None:
+    """Return the protocol the ``claim`` marker (or the module's ``PROTOCOL``) declares, if any."""
+    marker = node.get_closest_marker("claim")
+    if marker is None:
+        return None
+    proto = marker.kwargs.get("protocol")
+    if proto is None:
+        proto = getattr(getattr(node, "module", None), "PROTOCOL", None)
+    if proto is not None and not isinstance(proto, ClaimProtocol):
+        raise pytest.UsageError(f"{node.nodeid}: claim protocol must be a ClaimProtocol, got {type(proto).__name__}")
+    if proto is not None and marker.args and marker.args[0] != proto.claim_id:
+        raise pytest.UsageError(f"{node.nodeid}: claim {marker.args[0]!r} is given the protocol of {proto.claim_id!r}")
+    return proto
+
+
+def unit_seeds(s: Settings, proto: ClaimProtocol | None) -> list[int]:
+    """Return the seeds of a claim's units under the session's base seed, budget and pool."""
+    if proto is None:
+        return seeds_for(s.seed, s.budget)
+    return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool)
+
+
+def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
+    """Return the (id, title, source) the item's ``claim`` marker names, or None for a test of no claim."""
+    marker = item.get_closest_marker("claim")
+    if marker is None:
+        return None
+    args = list(marker.args)
+    names = ("id", "title", "source")
+    values = {n: (args[i] if i < len(args) else marker.kwargs.get(n, "")) for i, n in enumerate(names)}
+    if not values["id"]:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim needs an id, e.g. claim('C1', title, source)")
+    return str(values["id"]), str(values["title"]), str(values["source"])
+
+
+def claim_id(item: pytest.Item) -> str | None:
+    """Return the id of the claim the item checks, or None."""
+    meta = claim_meta(item)
+    return None if meta is None else meta[0]
