@@ -23,6 +23,7 @@ from claimcheck.executor import LOCAL, Executor, executor_for
 from claimcheck.expectations import pins_of
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
 from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, unit_seeds
+from claimcheck.progress import ProgressReporter
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
 from claimcheck.settings import OPTIONS, Settings, shown_path, spread_device
@@ -103,6 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
         controller = Controller(run, settings, baseline, ledger, claim_id)
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "claimcheck-controller")
+        progress = ProgressReporter(config, claim_id, lambda item: unit_seeds(settings, claim_protocol_of(item)))
+        config.pluginmanager.register(progress, "claimcheck-progress")
 
 
 def _suite_rerun_options(config: pytest.Config) -> list[str]:
