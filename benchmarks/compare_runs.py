@@ -44,7 +44,12 @@ def _met(check: dict[str, Any]) -> bool:
     value, threshold, tol = check["value"], check["threshold"], check.get("tol", 0.0)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return False
-    ops = {"<=": value <= threshold + tol, ">=": value >= threshold - tol, "<": value < threshold, ">": value > threshold}
+    ops = {
+        "<=": value <= threshold + tol,
+        ">=": value >= threshold - tol,
+        "<": value < threshold,
+        ">": value > threshold,
+    }
     return bool(ops[check["direction"]])
 
 

@@ -27,6 +27,7 @@ from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.reportfiles import Written, mark_superseded, write_report
 from claimcheck.rundata import RunData, dumps
 from claimcheck.settings import Settings
+from claimcheck.store import default_cache_dir
 from claimcheck.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
 
 COUNTER_NAMES = {
@@ -35,6 +36,7 @@ COUNTER_NAMES = {
     "corrupt": "corrupt cache entries recomputed",
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
+FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
 
 
 @dataclass
@@ -185,7 +187,10 @@ class Controller:
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is not None:
-            self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
+            figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
+            self.written = write_report(
+                run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache
+            )
             comp = self.written.comparison
             if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -66,8 +66,12 @@ def write_report(
     baseline_source: str = "",
     tolerance: Tolerance = DEFAULT_TOLERANCE,
     figures: bool = True,
+    figure_cache: Path | None = None,
 ) -> Written:
     """Write the JSON sidecar, the figures, the markdown report, and the CI step summary of ``run``.
+
+    ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
+    figure is copied from it instead of drawn.
 
     Nothing optional decides whether the report is written: a comparison or a figure that fails
     is named in the report instead. The report and its sidecar are written under one lock,
@@ -87,7 +91,7 @@ def write_report(
         write_atomic(json_path, dumps(run))
         _clear_figures(folder)
         try:  # figures never decide the outcome
-            drawn = draw_figures(run, folder, enabled=figures)
+            drawn = draw_figures(run, folder, enabled=figures, cache=figure_cache)
             written.figures = drawn.written
             written.problems += drawn.problems + drawn.notes
         except Exception as e:

@@ -32,6 +32,7 @@ from qin2025.spectral import (
     rank_deficit,
     sample_attention_betas,
 )
+from qin2025.trainer import Trainer
 from qin2025.usermodel import PAPER, ModelSpec
 
 FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
@@ -133,8 +134,31 @@ def _inits(model: ModelSpec) -> tuple[QKInit, ...]:
     return INITS if "qk_init" in model.capabilities else INITS[:1]
 
 
-def _sweep(
+def _grid(
     model: ModelSpec,
+    seed: int,
+    shapes: list[tuple[int, int]],
+    d_qks: list[int],
+    inits: tuple[QKInit, ...],
+    betas: tuple[float, ...],
+) -> dict[str, np.ndarray]:
+    """Measure every (shape, init, d_QK, beta) on X of full rank: (points, SAMPLES) arrays in loop order."""
+    rows: dict[str, list[np.ndarray]] = {"floor_z": [], "floor_attn": [], "deficit": []}
+    for n, d in shapes:
+        x = _inputs(seed, n, d)
+        for init in inits:
+            for d_qk in d_qks:
+                cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
+                w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
+                for a in sample_attention_betas(cfg, x, w_seed, betas, model):
+                    rows["floor_z"].append(floor_ratio(a.z, a.x))
+                    rows["floor_attn"].append(floor_ratio(a.attn, a.x))
+                    rows["deficit"].append(rank_deficit(a.z))
+    return {k: np.stack(v) for k, v in rows.items()}
+
+
+def _sweep(
+    train: Trainer,
     seed: int,
     shapes: list[tuple[int, int]],
     d_qks: list[int],
@@ -142,21 +166,13 @@ def _sweep(
     *,
     betas: tuple[float, ...] = BETAS,
 ) -> list[Point]:
-    """Measure every (shape, init, d_QK, beta) on X of full rank."""
-    points = []
-    for n, d in shapes:
-        x = _inputs(seed, n, d)
-        for init in inits:
-            for d_qk in d_qks:
-                cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
-                samples = sample_attention_betas(cfg, x, derive_seed(seed, n, d, d_qk, INITS.index(init)), betas, model)
-                for beta, a in zip(betas, samples, strict=True):
-                    points.append(
-                        Point(
-                            init, n, d, d_qk, beta, floor_ratio(a.z, a.x), floor_ratio(a.attn, a.x), rank_deficit(a.z)
-                        )
-                    )
-    return points
+    """Return ``_grid``'s measurements as points, computed once per code and inputs (``Trainer.call`` caches them)."""
+    grid = train.call(_grid, seed=seed, shapes=shapes, d_qks=d_qks, inits=inits, betas=betas)
+    where = [(i, n, d, q, b) for n, d in shapes for i in inits for q in d_qks for b in betas]
+    return [
+        Point(i, n, d, q, b, grid["floor_z"][k], grid["floor_attn"][k], grid["deficit"][k])
+        for k, (i, n, d, q, b) in enumerate(where)
+    ]
 
 
 def _weights(init: str, model: ModelSpec) -> dict[str, object]:
@@ -194,8 +210,8 @@ def _note_grid(rec: ClaimRecorder, points: list[Point]) -> None:
     )
 
 
-def _note_edge(rec: ClaimRecorder, model: ModelSpec, seed: int) -> None:
-    points = _sweep(model, seed, [EDGE_SHAPE], D_QK, _inits(model))
+def _note_edge(rec: ClaimRecorder, train: Trainer, seed: int) -> None:
+    points = _sweep(train, seed, [EDGE_SHAPE], D_QK, _inits(train.model))
     ratios = np.concatenate([p.floor_z for p in points])
     rec.note(
         f"seed {seed}, n = d = {EDGE_SHAPE[1]} (the edge of the premise, not gated): floor held in "
@@ -206,10 +222,10 @@ def _note_edge(rec: ClaimRecorder, model: ModelSpec, seed: int) -> None:
 
 @CLAIM
 def test_c3_residual_keeps_z_at_full_rank(
-    claim_record: ClaimRecorder, claim_seed: int, claim_seeds: list[int], claim_model: ModelSpec
+    claim_record: ClaimRecorder, claim_seed: int, claim_seeds: list[int], claim_model: ModelSpec, claim_train: Trainer
 ) -> None:
     inits = _inits(claim_model)
-    points = _sweep(claim_model, claim_seed, SHAPES, D_QK, inits)
+    points = _sweep(claim_train, claim_seed, SHAPES, D_QK, inits)
     for init in inits:
         claim_record.set_regime(init, **_weights(init, claim_model), X="Gaussian N(0, 1), full row rank")
     label = f"{len(points) * SAMPLES} draws: {', '.join(inits)}"
@@ -218,14 +234,14 @@ def test_c3_residual_keeps_z_at_full_rank(
     _note_grid(claim_record, points)
     if claim_seed == claim_seeds[0]:  # figures and the edge shape once per session
         _record_curves(claim_record, points)
-        _note_edge(claim_record, claim_model, claim_seed)
+        _note_edge(claim_record, claim_train, claim_seed)
 
 
 @CLAIM
 def test_c3_control_no_residual_in_the_collapsed_regime(
-    claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec
+    claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec, claim_train: Trainer
 ) -> None:
-    points = _sweep(claim_model, claim_seed, SHAPES, [D_QK[-1]], ("xavier",), betas=(0.0,))
+    points = _sweep(claim_train, claim_seed, SHAPES, [D_QK[-1]], ("xavier",), betas=(0.0,))
     claim_record.set_regime("beta = 0", **_weights("xavier", claim_model), beta=0, d_qk=D_QK[-1])
     control = "beta = 0 in the collapsed regime"
     claim_record.check(FLOOR, min(float(p.floor_z.min()) for p in points), control=control, label="beta=0")
@@ -233,22 +249,29 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
     claim_record.note(f"seed {claim_seed}, beta = 0 at d_qk={D_QK[-1]}: even the best draw's ratio is {best:.3g}")
 
 
-@CLAIM
-def test_c3_control_rank_deficient_input(claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec) -> None:
+def _deficits(model: ModelSpec, seed: int) -> dict[str, np.ndarray]:
+    """Return the rank deficit of Z in every draw on X of rank n/4."""
     deficits = []
     for n, d in SHAPES:
-        x = _inputs(claim_seed, n, d, n // 4)
-        for init in _inits(claim_model):
+        x = _inputs(seed, n, d, n // 4)
+        for init in _inits(model):
             for d_qk in DEFICIENT_D_QK:
                 cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
-                w_seed = derive_seed(claim_seed, n, d, d_qk, INITS.index(init))
-                deficits += [rank_deficit(a.z) for a in sample_attention_betas(cfg, x, w_seed, BETAS, claim_model)]
+                w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
+                deficits += [rank_deficit(a.z) for a in sample_attention_betas(cfg, x, w_seed, BETAS, model)]
+    return {"deficit": np.concatenate(deficits)}
+
+
+@CLAIM
+def test_c3_control_rank_deficient_input(
+    claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec, claim_train: Trainer
+) -> None:
+    deficits = claim_train.call(_deficits, seed=claim_seed)["deficit"]
     label = "rank(X) = n/4"
     claim_record.set_regime(label, **_weights(INITS[0], claim_model), X="Gaussian factors of rank n/4")
     # the unit "passes" (looks like the claim) only if every draw is full rank
-    claim_record.check(DEFICIT, max(int(v.max()) for v in deficits), control="rank-deficient X", label=label)
-    fewest = min(int(v.min()) for v in deficits)
-    claim_record.note(f"seed {claim_seed}, rank(X) = n/4: every draw rank deficient, by at least {fewest}")
+    claim_record.check(DEFICIT, int(deficits.max()), control="rank-deficient X", label=label)
+    claim_record.note(f"seed {claim_seed}, rank(X) = n/4: every draw rank deficient, by at least {int(deficits.min())}")
 
 
 def _adversarial(seed: int, n: int, d: int, beta: float) -> AttentionSample:

@@ -153,10 +153,15 @@ def _medians(model: ModelSpec, init: QKInit, n: int, d: int, d_qk: int, seed: in
     )
 
 
-def _sweep(model: ModelSpec, init: QKInit, n: int, d: int, d_qks: list[int], seed: int) -> Sweep:
+def _columns(model: ModelSpec, init: QKInit, n: int, d: int, d_qks: list[int], seed: int) -> dict[str, list[float]]:
     rows = [_medians(model, init, n, d, d_qk, seed) for d_qk in d_qks]
-    ratio, floor, uniform = (list(col) for col in zip(*rows, strict=True))
-    return Sweep(init, d_qks, ratio, floor, uniform)
+    return dict(zip(("ratio", "floor", "uniform"), (list(col) for col in zip(*rows, strict=True)), strict=True))
+
+
+def _sweep(train: Trainer, init: QKInit, n: int, d: int, d_qks: list[int], seed: int) -> Sweep:
+    """Return the medians at each d_QK, computed once per code and inputs (``Trainer.call`` caches them)."""
+    cols = train.call(_columns, init=init, n=n, d=d, d_qks=d_qks, seed=seed)
+    return Sweep(init, d_qks, *(cols[k].tolist() for k in ("ratio", "floor", "uniform")))
 
 
 def _record_collapse(rec: ClaimRecorder, sw: Sweep, label: str, control: str | None) -> None:
@@ -189,19 +194,19 @@ def _note(rec: ClaimRecorder, sw: Sweep, small: Sweep, n: int, d: int) -> None:
 
 @CLAIM
 def test_c4_attention_tends_to_rank_one_as_d_qk_grows(
-    claim_record: ClaimRecorder, claim_seed: int, claim_seeds: list[int], claim_model: ModelSpec
+    claim_record: ClaimRecorder, claim_seed: int, claim_seeds: list[int], claim_model: ModelSpec, claim_train: Trainer
 ) -> None:
     for n, d in SHAPES:
         d_qks = [d * k for k in SPAN]
         sweeps = []
         for init in (COLLAPSING, CONSTANT):
-            sw = _sweep(claim_model, init, n, d, d_qks, claim_seed)
+            sw = _sweep(claim_train, init, n, d, d_qks, claim_seed)
             label = f"{init} n={n} d={d}"
             claim_record.set_regime(label, **_weights(init, claim_model), d_qk=f"{d_qks[0]}..{d_qks[-1]} (x4)")
             _record_collapse(claim_record, sw, label, None if init == COLLAPSING else CONTROL["collapse"])
             sweeps.append(sw)
         if claim_seed == claim_seeds[0]:
-            small = _sweep(claim_model, COLLAPSING, n, d, [*SMALL, d // 4], claim_seed)
+            small = _sweep(claim_train, COLLAPSING, n, d, [*SMALL, d // 4], claim_seed)
             _note(claim_record, sweeps[0], small, n, d)
             _record_curves(claim_record, sweeps, n, d)
 

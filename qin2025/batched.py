@@ -152,9 +152,7 @@ def top_eigenvalues(stack: Stack, cfg: ModelConfig, runs: Sequence[Run]) -> list
     ``power_iters`` and ``power_tol``, the same ``Lanczos`` steps); a stopped run is frozen.
     """
     size = sum(p[0].numel() for p in stack.params.values())
-    states = [
-        Lanczos(size, torch.Generator().manual_seed(run.seed), stack.x, run.train.power_tol) for run in runs
-    ]
+    states = [Lanczos(size, torch.Generator().manual_seed(run.seed), stack.x, run.train.power_tol) for run in runs]
     counts = [0] * len(runs)
     found = {i: states[i].value for i, run in enumerate(runs) if run.train.power_iters < 1}  # no product to take
     while len(found) < len(runs):

@@ -8,13 +8,19 @@ that other code computed.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
+from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, split
 from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
 from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
@@ -103,6 +109,29 @@ class Trainer:
 
         return float(self.memo(parts, compute)[1]["lambda_max"])
 
+    def call(self, fn: Callable[..., Mapping[str, Any]], **inputs: Any) -> Arrays:
+        """Return ``fn(self.model, **inputs)`` as arrays through the cache: for computations that train nothing.
+
+        For a measurement a claim makes without training (a spectral sweep, a probe). The key holds
+        the engine's identity, ``fn``'s name and the sha256 of the file that defines it (so editing a
+        claim module recomputes that module's entries only), the model's identity, the device type
+        and ``inputs``, which must be JSON (numbers, strings, lists). ``fn`` returns a mapping of
+        names to arrays (or to what ``numpy.asarray`` makes one of).
+        """
+        parts = {
+            "kind": "call",
+            "fn": f"{fn.__module__}.{fn.__qualname__}",
+            "code": _file_digest(fn),
+            "impl": self.model.identity,
+            "device_type": torch.device(self.device).type,
+            "inputs": inputs,
+        }
+
+        def compute() -> tuple[Arrays, Meta]:
+            return {k: np.asarray(v) for k, v in fn(self.model, **inputs).items()}, {}
+
+        return self.memo(parts, compute)[0]
+
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
         name = str(parts.get("kind", "memo"))
@@ -172,6 +201,19 @@ class Trainer:
         self.counts.add(self.cache.counts)
         self.counts.add(before, sign=-1)
         return result
+
+
+def _file_digest(fn: Callable[..., Any]) -> str:
+    """Return the sha256 of the file defining ``fn`` (read once per process: a running module's source is fixed)."""
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        raise ConfigError(f"Trainer.call needs a function defined in a file, got {fn!r}")
+    return _sha256_of(path)
+
+
+@functools.cache
+def _sha256_of(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _lambda_key(
