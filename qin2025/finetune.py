@@ -279,7 +279,7 @@ def cached_finetune(
         "kind": "finetune",
         "weights": weights_sha256(pre),
         "encoder": enc_cfg.to_dict(),
-        "train": asdict(cfg),
+        "train": asdict(cfg) | {"device": torch.device(cfg.device).type},  # a device type shares its entries
         "data": fingerprint_tensors(data.x, data.mask, data.y),
         "head_seed": head_seed,
     }

@@ -63,12 +63,13 @@ def train_key(
     model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec = PAPER
 ) -> dict[str, Any]:
     """Return everything that decides a training result."""
+    device_type = torch.device(train_cfg.device).type  # cuda:0 and cuda:1 (cpu and cpu:0) share entries
     return {
         "kind": "train",
         "impl": model.identity,
         "model": model_cfg.to_dict(),
-        "train": train_cfg.to_dict(),
-        "device_type": torch.device(train_cfg.device).type,
+        "train": train_cfg.to_dict() | {"device": device_type},
+        "device_type": device_type,
         "dtype": train_cfg.dtype,
         "data": data.fingerprint,
         "seed": seed,
