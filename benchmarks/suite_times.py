@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warm", type=int, default=0, help="warm reruns after each cold run")
     parser.add_argument("--repeat", type=int, default=1, help="alternate the checkouts this many times")
     parser.add_argument("--xdist", type=int, default=0, help="pytest-xdist workers (-n)")
-    parser.add_argument("--cache-root", type=Path, default=None, help="where the cache folders go (default: a temp dir)")
+    parser.add_argument("--cache-root", type=Path, default=None, help="where caches go (default: temp)")
     args, extra = parser.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
     root = args.cache_root or Path(tempfile.mkdtemp(prefix="suite-times-"))
