@@ -115,16 +115,16 @@ class Trainer:
 
         For a measurement a claim makes without training (a spectral sweep, a probe). The key holds
         the engine's identity, ``fn``'s name and the sha256 of the file that defines it (so editing a
-        claim module recomputes that module's entries only), the model's identity, the device type
-        and ``inputs``, which must be JSON (numbers, strings, lists). ``fn`` returns a mapping of
-        names to arrays (or to what ``numpy.asarray`` makes one of).
+        claim module recomputes that module's entries only), the model's identity and ``inputs``,
+        which must be JSON (numbers, strings, lists). ``fn`` is not given the device: it computes
+        where its own tensors are (the CPU), so a CPU and a GPU session share its entries. It returns
+        a mapping of names to arrays (or to what ``numpy.asarray`` makes one of).
         """
         parts = {
             "kind": "call",
             "fn": f"{fn.__module__}.{fn.__qualname__}",
             "code": _file_digest(fn),
             "impl": self.model.identity,
-            "device_type": torch.device(self.device).type,
             "inputs": inputs,
         }
 

@@ -86,9 +86,25 @@ def embed_sentences(pre: Pretrained, sentences: Sequence[str]) -> np.ndarray:
         h.update(b"\0" + s.encode("utf-8"))
     key = h.hexdigest()
     if key not in _EMBEDDINGS:
-        batch = tokenize(pre, sentences, MAX_TOKENS)
-        _EMBEDDINGS[key] = sentence_embeddings(pre, batch, EncoderConfig.uniform(LAYERS, 1.0)).double().numpy()
+        _EMBEDDINGS[key] = _by_length(pre, list(sentences))
     return _EMBEDDINGS[key]
+
+
+def _by_length(pre: Pretrained, sentences: list[str], chunk: int = 50) -> np.ndarray:
+    """Return the embeddings of ``sentences`` in their order, run in chunks of similar length.
+
+    A batch pads to its longest sentence and the padding is masked out of attention and pooling,
+    so chunks sorted by length give the same embeddings (to float32 rounding) for a third of the
+    products a single batch padded to the longest sentence of all takes.
+    """
+    lengths = tokenize(pre, sentences, MAX_TOKENS).attention_mask.sum(1).tolist()
+    order = sorted(range(len(sentences)), key=lambda i: lengths[i])
+    out = np.empty((len(sentences), pre.shape.hidden), dtype=np.float64)
+    for start in range(0, len(order), chunk):
+        rows = order[start : start + chunk]
+        batch = tokenize(pre, [sentences[i] for i in rows], MAX_TOKENS)
+        out[rows] = sentence_embeddings(pre, batch, EncoderConfig.uniform(LAYERS, 1.0)).double().numpy()
+    return out
 
 
 def probe_sst2(
