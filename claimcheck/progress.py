@@ -5,7 +5,8 @@ claim and its units), one ``finish`` per test as it completes, and ``line()`` to
 run stands. A unit is one (test, seed) pair: a seed-parametrised test plans one, a test that runs
 all its claim's seeds itself (``claim_seeds``) as many as the protocol gives the budget. The time
 left is an estimate: each started claim's remaining units at the seconds per unit it has taken so
-far, a claim not yet started at the run's seconds per unit so far.
+far; a claim not yet started at its pace in an earlier cold run at the same budget when pytest's
+cache (``config.cache``) remembers one, else at the run's seconds per unit so far.
 
 ``ProgressReporter`` hooks it into a pytest session (the plugin registers it on the controller).
 Serially it plans from the collected items. Under pytest-xdist the controller sees only test ids:
@@ -42,6 +43,7 @@ class ClaimProgress:
     tests_done: int = 0
     units_done: int = 0
     seconds: float = 0.0
+    cold: bool = True  # every finished test computed its results (none read from the cache)
 
     @property
     def finished(self) -> bool:
@@ -63,6 +65,7 @@ class Progress:
     seconds: float = 0.0  # summed over finished tests
     started: float = 0.0
     by_units: bool = False
+    pace: dict[str, float] = field(default_factory=dict)  # claim -> seconds per unit of an earlier cold run
 
     def plan(self, claim: str | None, units: int = 1) -> None:
         """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` units."""
@@ -73,8 +76,11 @@ class Progress:
             c.units += max(1, units)
             self.by_units = True
 
-    def finish(self, claim: str | None, units: int, seconds: float) -> ClaimProgress | None:
-        """Count one finished test (of ``claim``, ``units`` units, ``seconds`` long); return its claim's progress."""
+    def finish(self, claim: str | None, units: int, seconds: float, cold: bool = True) -> ClaimProgress | None:
+        """Count one finished test (of ``claim``, ``units`` units, ``seconds`` long); return its claim's progress.
+
+        ``cold`` says the test computed its results rather than reading them from a cache.
+        """
         self.tests_done += 1
         self.tests = max(self.tests, self.tests_done)
         self.seconds += seconds
@@ -86,6 +92,7 @@ class Progress:
         c.tests = max(c.tests, c.tests_done)
         c.units = max(c.units, c.units_done)
         c.seconds += seconds
+        c.cold = c.cold and cold
         return c
 
     def done_of_planned(self) -> tuple[int, int, str]:
@@ -106,9 +113,13 @@ class Progress:
             return None
         rate = sum(c.seconds for c in started) / sum(c.units_done for c in started)
         return sum(
-            (c.seconds / c.units_done if c.units_done else rate) * (c.units - c.units_done)
-            for c in self.claims.values()
+            (c.seconds / c.units_done if c.units_done else self.pace.get(name, rate)) * (c.units - c.units_done)
+            for name, c in self.claims.items()
         )
+
+    def paces(self) -> dict[str, float]:
+        """Return the seconds per unit of each finished claim whose tests all computed their results."""
+        return {k: c.seconds / c.units_done for k, c in self.claims.items() if c.finished and c.cold}
 
     def line(self, now: float, tty: bool, claim: str | None = None) -> str:
         """Return the run's state as one line, naming ``claim`` (the one that just moved) first."""
@@ -138,20 +149,21 @@ def clock_text(seconds: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-def recorded_units(payload: str) -> tuple[str | None, int]:
-    """Return (claim id, distinct units its checks and exclusions name) from a claim test's payload.
+def recorded_units(payload: str) -> tuple[str | None, int, bool]:
+    """Return (claim id, distinct units its checks and exclusions name, cold) from a claim test's payload.
 
-    The payload is the plugin's JSON, its record a JSON string in it; one that cannot be read
-    counts as a test of no known claim (progress never stops a run).
+    The payload is the plugin's JSON, its record a JSON string in it; cold means the test read
+    nothing from the cache. One that cannot be read counts as a test of no known claim (progress
+    never stops a run).
     """
     try:
         p = json.loads(payload)
         record = p.get("record") or "{}"
         record = json.loads(record) if isinstance(record, str) else record
         units = {str(c.get("unit", "")) for c in [*record.get("checks", []), *record.get("exclusions", [])]}
-        return str(p["claim_id"]), len(units - {""})
+        return str(p["claim_id"]), len(units - {""}), not (p.get("counts") or {}).get("cached")
     except (ValueError, KeyError, TypeError, AttributeError):
-        return None, 1
+        return None, 1, False
 
 
 def units_of(item: Any, seeds_of: Callable[[Any], list[int]]) -> int:
@@ -206,6 +218,17 @@ class ProgressReporter:
             units = units_of(item, self.seeds_of) if claim is not None else 1
             self.planned[item.nodeid] = units
             self.progress.plan(claim, units)
+        cache = getattr(self.config, "cache", None)  # None under -p no:cacheprovider
+        if cache is not None:
+            self.progress.pace = dict(cache.get(self._pace_key(), {}))
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        cache = getattr(self.config, "cache", None)
+        if cache is not None and self.progress.paces():
+            cache.set(self._pace_key(), dict(cache.get(self._pace_key(), {})) | self.progress.paces())
+
+    def _pace_key(self) -> str:
+        return f"claimcheck/pace/{self.config.getoption('claim_budget') or 'default'}"
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.progress.tests:  # every worker collects the same ids: plan them once, as tests
@@ -217,8 +240,8 @@ class ProgressReporter:
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
         payload = next((str(v) for k, v in report.user_properties if k == PROPERTY_KEY), None)
-        claim, recorded = recorded_units(payload) if payload is not None else (None, 1)
-        c = self.progress.finish(claim, self.planned.get(report.nodeid, recorded), float(report.duration))
+        claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 1, False)
+        c = self.progress.finish(claim, self.planned.get(report.nodeid, recorded), float(report.duration), cold)
         now = self.clock()
         if now - self.progress.started < MIN_SECONDS:
             return

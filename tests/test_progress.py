@@ -56,6 +56,16 @@ def test_a_claim_that_has_started_is_estimated_at_its_own_pace_and_the_rest_at_t
     assert "run 15/25 units, 0:30 elapsed, about 0:20 left" in line
 
 
+def test_a_claim_not_yet_started_is_estimated_at_its_pace_in_an_earlier_cold_run() -> None:
+    p = Progress(started=0.0, pace={"C6": 20.0})
+    p.plan("C1", 10)
+    p.plan("C6", 3)
+    p.finish("C1", 10, 5.0)
+    assert p.left() == pytest.approx(3 * 20.0)  # not 3 * 0.5, the run's pace so far
+    p.finish("C6", 3, 30.0, cold=False)  # read from the cache: not a pace to remember
+    assert p.paces() == {"C1": 0.5}
+
+
 def test_on_a_terminal_the_line_carries_a_bar() -> None:
     p = Progress(started=0.0)
     p.plan("C1", 4)
@@ -80,9 +90,10 @@ def test_times_read_as_minutes_and_hours() -> None:
 
 def test_a_payload_names_its_claim_and_distinct_units() -> None:
     record = json.dumps({"checks": [{"unit": "1"}, {"unit": "1"}, {"unit": "2"}], "exclusions": [{"unit": "3"}]})
-    assert recorded_units(json.dumps({"claim_id": "C5", "record": record})) == ("C5", 3)
-    assert recorded_units('{"claim_id": "C5", "record": null}') == ("C5", 0)
-    assert recorded_units("not json") == (None, 1)
+    assert recorded_units(json.dumps({"claim_id": "C5", "record": record})) == ("C5", 3, True)
+    warm = {"claim_id": "C5", "record": None, "counts": {"cached": 4}}
+    assert recorded_units(json.dumps(warm)) == ("C5", 0, False)
+    assert recorded_units("not json") == (None, 1, False)
 
 
 def test_a_serial_run_prints_units_done_of_planned_per_claim(
@@ -98,6 +109,13 @@ def test_a_serial_run_prints_units_done_of_planned_per_claim(
     result.stdout.fnmatch_lines(["claimcheck progress *: C9 1/6 units (1/4 tests, *s), run 1/6 units, * elapsed, *"])
     assert "C9 6/6 units (4/4 tests" in lines[-2]  # the last claim test; then the plain test
     assert "about 0:00 left" in lines[-1]
+
+
+def test_a_second_run_remembers_each_claim_s_cold_pace(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    pytester.runpytest("-p", "no:randomly")
+    pace = pytester.parseconfigure().cache.get("claimcheck/pace/default", None)  # type: ignore[union-attr]
+    assert set(pace) == {"C9"} and pace["C9"] > 0
 
 
 def test_a_quick_run_prints_no_progress(pytester: pytest.Pytester) -> None:
