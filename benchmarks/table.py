@@ -58,7 +58,8 @@ def scaling_rows(benches: list[Bench]) -> list[str]:
     rows = []
     for b in timed:
         info, r = b["extra_info"], rate[b["name"]]
-        share = f"{100 * r / peak[info['threads']]:.1f}" if info["threads"] in peak else ""
+        float64 = info["threads"] in peak and not info.get("peak_float32")
+        share = f"{100 * r / peak[info['threads']]:.1f}" if float64 else ""
         dims = [str(info.get(k, "")) for k in DIMS]
         rows.append(
             [b["name"], str(info["threads"]), *dims, f"{info['flops'] / 1e6:.2f}", _ms(b), f"{r / 1e9:.2f}", share]

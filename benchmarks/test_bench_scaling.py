@@ -89,6 +89,16 @@ def test_peak(benchmark: BenchmarkFixture, threads: int) -> None:
     benchmark.pedantic(torch.mm, args=(a, b), rounds=5, warmup_rounds=1)
 
 
+@pytest.mark.parametrize("threads", [1, None], ids=["1thread", "default-threads"], indirect=True)
+def test_peak_float32(benchmark: BenchmarkFixture, threads: int) -> None:
+    """Time the same product in float32, C6's dtype: its practical peak (not used by table.py's float64 shares)."""
+    gen = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(PEAK_SIZE, PEAK_SIZE, generator=gen, dtype=torch.float32) for _ in range(2))
+    benchmark.group = "peak, float32"
+    benchmark.extra_info.update(flops=2 * PEAK_SIZE**3, threads=threads, peak_float32=True)
+    benchmark.pedantic(torch.mm, args=(a, b), rounds=5, warmup_rounds=1)
+
+
 def test_largest_is_the_sweep_corner() -> None:
     """Keep LARGEST at the top of every swept dimension."""
     assert LARGEST == {k: max([BASE[k], *SWEEP[k]]) for k in BASE}

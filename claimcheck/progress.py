@@ -14,7 +14,8 @@ it plans tests, counts the units each finished test recorded, and still prints a
 tests finish. On a terminal (a TTY) a line carries a bar; in a CI log (not a TTY) it is plain
 text. Lines are throttled: one when a claim's last test finishes (if the claim took at least
 ``MIN_SECONDS``), and between those at most one every ``TTY_EVERY`` (terminal) or ``LOG_EVERY``
-(log) seconds, never in a run's first ``MIN_SECONDS``: a warm rerun prints none.
+(log) seconds, never in a run's first ``MIN_SECONDS`` (a warm rerun prints none) nor before a claim
+test was planned or seen (a session of ordinary tests prints none).
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ class ProgressReporter:
         claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 1, False)
         c = self.progress.finish(claim, self.planned.get(report.nodeid, recorded), float(report.duration), cold)
         now = self.clock()
-        if now - self.progress.started < MIN_SECONDS:
+        if now - self.progress.started < MIN_SECONDS or not self.progress.claims:  # no claim: not a claim run
             return
         write, tty = terminal_writer(self.config)  # the terminal reporter registers after this plugin
         ended = c is not None and c.finished and c.seconds >= MIN_SECONDS
