@@ -144,7 +144,7 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
 
 @CLAIM
 def test_c3_control_rank_deficient_input(claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec) -> None:
-    deficits = deficits_on_low_rank_inputs(claim_model, claim_seed, LOW_RANK, inits_of(claim_model))
+    deficits = deficits_on_low_rank_inputs(claim_model, claim_seed, LOW_RANK, inits_of(claim_model), rank_divisor=4)
     label = "rank(X) = n/4"
     claim_record.set_regime(label, **weights("xavier", claim_model), X="Gaussian factors of rank n/4")
     # the unit "passes" (looks like the claim) only if every draw is full rank

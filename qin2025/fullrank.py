@@ -10,6 +10,7 @@ holds. The rest records what a claim shows beside its checks: the regime, notes 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,34 +71,37 @@ def inits_of(model: ModelSpec) -> tuple[QKInit, ...]:
     return INITS if "qk_init" in model.capabilities else INITS[:1]
 
 
+def _draws(
+    model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...], rank_divisor: int | None = None
+) -> Iterator[tuple[QKInit, int, int, int, list[AttentionSample]]]:
+    """Yield (init, n, d, d_QK, one sample per beta) for every weight draw of ``grid``.
+
+    X has full rank, or rank n // ``rank_divisor`` when that is given.
+    """
+    for n, d in grid.shapes:
+        x = inputs(seed, n, d, grid.samples, n // rank_divisor if rank_divisor else None)
+        for init in inits:
+            for d_qk in grid.d_qks:
+                cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
+                w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
+                yield init, n, d, d_qk, sample_attention_betas(cfg, x, w_seed, grid.betas, model)
+
+
 def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
     """Measure every (shape, init, d_QK, beta) of ``grid`` on X of full rank."""
-    points = []
-    for n, d in grid.shapes:
-        x = inputs(seed, n, d, grid.samples)
-        for init in inits:
-            for d_qk in grid.d_qks:
-                cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
-                w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
-                samples = sample_attention_betas(cfg, x, w_seed, grid.betas, model)
-                for beta, a in zip(grid.betas, samples, strict=True):
-                    floors = floor_ratio(a.z, a.x), floor_ratio(a.attn, a.x)
-                    points.append(Point(init, n, d, d_qk, beta, *floors, rank_deficit(a.z)))
-    return points
+    return [
+        Point(init, n, d, d_qk, beta, floor_ratio(a.z, a.x), floor_ratio(a.attn, a.x), rank_deficit(a.z))
+        for init, n, d, d_qk, samples in _draws(model, seed, grid, inits)
+        for beta, a in zip(grid.betas, samples, strict=True)
+    ]
 
 
-def deficits_on_low_rank_inputs(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[int]:
-    """Return the rank deficit of Z in every draw of ``grid`` on X of rank n/4 (the premise broken)."""
-    deficits: list[int] = []
-    for n, d in grid.shapes:
-        x = inputs(seed, n, d, grid.samples, n // 4)
-        for init in inits:
-            for d_qk in grid.d_qks:
-                cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
-                w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
-                samples = sample_attention_betas(cfg, x, w_seed, grid.betas, model)
-                deficits += [int(v) for a in samples for v in rank_deficit(a.z)]
-    return deficits
+def deficits_on_low_rank_inputs(
+    model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...], rank_divisor: int
+) -> list[int]:
+    """Return the rank deficit of Z in every draw of ``grid`` on X of rank n // ``rank_divisor`` (premise broken)."""
+    draws = _draws(model, seed, grid, inits, rank_divisor)
+    return [int(v) for *_, samples in draws for a in samples for v in rank_deficit(a.z)]
 
 
 def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> AttentionSample:
