@@ -35,7 +35,6 @@ import os
 import re
 import runpy
 import shlex
-import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Iterator
@@ -237,13 +236,17 @@ def parse_help(text: str) -> Help:
 
 @functools.cache
 def pytest_help(config: tuple[str, ...]) -> Help:
-    """Return pytest's help as the repository configures it, with ``config`` (``-c FILE``, ``--rootdir``) added."""
-    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *config, "--help"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, f"pytest {' '.join(config)} --help failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return parse_help(done.stdout)
+    """Return pytest's help as the repository configures it, with ``config`` (``-c FILE``, ``--rootdir``) added.
+
+    pytest runs in this process (as pytester's in-process runs do), from the repository root.
+    """
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out):
+        patch.chdir(ROOT)
+        patch.setenv("COLUMNS", "200")  # one line per option
+        status = pytest.main([*config, "--help"])
+    assert status == 0, f"pytest {' '.join(config)} --help failed:\n{out.getvalue()[-3000:]}"
+    return parse_help(out.getvalue())
 
 
 def _argparse_help(main: Callable[[list[str]], object], argv: list[str]) -> tuple[int, str]:
