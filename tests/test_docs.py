@@ -12,8 +12,9 @@ README.md and every ``*.md`` under ``docs/`` are read; a new doc is covered by b
   -m pytest``, ``claimcheck`` or ``claimcheck-fetch``, uses only the subcommands and options its
   program lists in ``--help`` (pytest's as the repository configures it, with the command's
   ``-c``), picks a listed choice, and names only repository files that exist.
-- A link lands on a file (and a heading or anchor there) that exists; a repository path in
-  backticks exists; a doc that the code, CI or ``pyproject.toml`` names exists.
+- A link lands on a file (and a heading or anchor there) that exists; a repository path or a
+  dotted name (``qin2025.model.Forward``) in backticks exists; a doc that the code, CI or
+  ``pyproject.toml`` names exists.
 - Every doc opens with its one H1 and skips no heading level; ``docs/index.md`` links every doc.
 - ``docs/options.md`` lists every option and ini key the plugins register, with the ini name and
   default of ``claimcheck.settings.OPTIONS``.
@@ -602,6 +603,36 @@ def test_every_doc_the_code_names_exists() -> None:
         f"{file}: names {path}, which does not exist"
         for file, path in sorted(doc_paths_in_the_code())
         if not (ROOT / path).exists() and path not in BEING_WRITTEN and (file, path) not in KNOWN_PATHS
+    ]
+    assert not missing, "\n".join(missing)
+
+
+DOTTED = re.compile(r"^((?:claimcheck|qin2025)(?:\.\w+)+)(?:\(.*\))?$")
+
+
+def resolves(name: str) -> bool:
+    """Return whether ``package.module.attribute...`` names something that exists."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_dotted_name_in_backticks_exists() -> None:
+    assert resolves("qin2025.model.Forward") and not resolves("qin2025.checks.worst_ratio")
+    missing = [
+        f"{d.path}:{line}: `{text}` names nothing"
+        for d in READ
+        for line, text in code_spans(d)
+        if (m := DOTTED.match(text)) and not resolves(m[1])
     ]
     assert not missing, "\n".join(missing)
 
