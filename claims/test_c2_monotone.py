@@ -13,14 +13,15 @@ from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer
 
+PAST_THE_BOUND = "mu = 1.5 x 2/lambda_max(0)"
 PROTOCOL = ClaimProtocol(
-    "C2",
-    3,
+    claim_id="C2",
+    version=3,
     parts=(
         Part(
-            "",
-            "with mu below the bound the loss never rises, and it reaches the global minimum (0 here)",
-            (
+            name="",
+            statement="with mu below the bound the loss never rises, and it reaches the global minimum (0 here)",
+            stats=(
                 Stat("steps where the loss rose", "<=", 0, why="monotone: no step may raise the loss (rtol 1e-12)"),
                 Stat(
                     "loss_T / loss_0",
@@ -34,17 +35,17 @@ PROTOCOL = ClaimProtocol(
     ),
     controls=(
         Control(
-            "mu = 1.5 x 2/lambda_max(0)",
-            "",
-            "just past the bound, where the summary's monotone decrease is not promised (explored: 43 of 44 "
+            name=PAST_THE_BOUND,
+            part="",
+            why="just past the bound, where the summary's monotone decrease is not promised (explored: 43 of 44 "
             "seeds rise there, 21 of 44 at 1.25x, 44 of 44 at 2x)",
             max_pass_rate=0.35,
         ),
     ),
     seeds=Seeds(
-        "C2-v3",
-        221000,
-        {"ci": 29, "standard": 29, "paper": 59},
+        block="C2-v3",
+        start=221000,
+        units={"ci": 29, "standard": 29, "paper": 59},
         exploratory="seeds 0-21 and 100-121 at mu = 0.5, 1.25, 1.5 and 2 x 2/lambda_max(0)",
     ),
     regime="one block N=4 n=8 d=64 d_QK=16, beta = 1, Gaussian init, float64, CPU; mu = 0.5 x 2/lambda_max(0) "
@@ -62,6 +63,7 @@ SIZE = (4, 8, 64, 16)
 STEPS = 400
 BELOW = 0.5  # mu = 0.5 * 2/lambda_max(0)
 PAST = 1.5  # control: mu = 1.5 * 2/lambda_max(0), just past the bound
+LABEL = "N={} n={} d={} d_qk={}".format(*SIZE)
 
 
 def _runs(fraction: float, seeds: list[int]) -> list[Run]:
@@ -69,9 +71,6 @@ def _runs(fraction: float, seeds: list[int]) -> list[Run]:
     tcfg = TrainConfig(steps=STEPS, lr_fraction=fraction)
     cfg = ModelConfig(d=d, d_qk=d_qk, d_out=1)
     return [Run(cfg, tcfg, make_synthetic(n_samples, n_tokens, d, 1, s), s) for s in seeds]
-
-
-LABEL = "N={} n={} d={} d_qk={}".format(*SIZE)
 
 
 @CLAIM
@@ -87,4 +86,4 @@ def test_c2_control_step_past_the_bound_rises(
     claim_record: ClaimRecorder, claim_seeds: list[int], claim_train: Trainer
 ) -> None:
     for traj in claim_train.batch(_runs(PAST, claim_seeds)):
-        record_monotone(claim_record, traj, label=LABEL, unit=traj.seed, control=PROTOCOL.controls[0].name)
+        record_monotone(claim_record, traj, label=LABEL, unit=traj.seed, control=PAST_THE_BOUND)
