@@ -36,6 +36,7 @@ class RunData:
     not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
     ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
     data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
+    calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -103,6 +104,7 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
             {
                 "name": c.name,
                 "part": c.part,
+                "kind": c.kind,
                 "status": c.status,
                 "max_pass_rate": c.max_pass_rate,
                 "rate": asdict(c.rate) if c.rate else None,
@@ -113,6 +115,7 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
         "statistics": [asdict(s) for s in r.claim_stats + r.control_stats],
         "controls_failed": r.controls_failed,
         "controls_total": r.controls_total,
+        "sanity_controls": [c.name for c in r.sanity_controls],
     }
 
 
@@ -151,6 +154,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
             ledger=dict(raw.get("ledger", {})),
             data_files=[dict(d) for d in raw.get("data_files", [])],
+            calibration=[dict(e) for e in raw.get("calibration", [])],
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pytest
@@ -22,7 +23,9 @@ import torch
 
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
+from qin2025.calibration.full_rank import floor_families, full_rank_families
 from qin2025.data import make_synthetic
+from qin2025.decisions import DEFICIT, FLOOR, floor_decision, full_rank_decision
 from qin2025.model import ModelConfig, QKInit, init_params
 from qin2025.spectral import (
     AttentionSample,
@@ -34,8 +37,6 @@ from qin2025.spectral import (
 )
 from qin2025.usermodel import PAPER, ModelSpec
 
-FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
-DEFICIT = "max over the unit's grid of the rank deficit of Z"
 PROTOCOL = ClaimProtocol(
     claim_id="C3",
     version=2,
@@ -45,12 +46,16 @@ PROTOCOL = ClaimProtocol(
             "with beta > 0, Z = Attn(X) + beta X is numerically full rank in every draw of the unit's grid",
             (Stat(DEFICIT, "<=", 0, why="the literal sigma_min(Z) > 0, at numpy's matrix_rank tolerance"),),
             bar=1.0,  # a guarantee ("garantizando"): one seed with a rank-deficient Z is a counterexample
+            decision=full_rank_decision,
+            calibration=full_rank_families(),
         ),
         Part(
             "floor",
             "with beta > 0, sigma_min(Z) stays >= 0.1 sigma_min(X) over the whole grid, collapsed d_QK included",
             (Stat(FLOOR, ">=", 0.1, why="one order of magnitude under the residual's own floor beta = 1"),),
             bar=0.9,  # the floor is our reading of a guarantee: at least 9 seeds in 10, interval above
+            decision=floor_decision,
+            calibration=floor_families(),
         ),
     ),
     controls=(
@@ -59,18 +64,21 @@ PROTOCOL = ClaimProtocol(
             "floor",
             "no residual, Xavier W_Q, W_K at the largest d_QK: Attn(X) tends to rank one, so no floor",
             max_pass_rate=0.2,
+            naive="Attn(X) near rank one is still numerically full rank: a check of sigma_min(Z) > 0 alone passes it",
         ),
         Control(
             "rank-deficient X",
             "full rank",
             "X of rank n/4 breaks the premise: rank(Z) <= rank([S L, L]) <= n/2 for X = L R",
             max_pass_rate=0.0,
+            kind="sanity",  # rank(Z) <= n/2 by algebra: no check of rank could pass it
         ),
         Control(
             "adversarial W_V",
             "full rank",
             "W_Q = 0, W_V = -beta I lies outside the Gaussian init: Z = beta (I - 11^T/n) X has rank n - 1",
             max_pass_rate=0.0,
+            kind="sanity",  # rank n - 1 by algebra
         ),
     ),
     seeds=Seeds(
@@ -114,9 +122,19 @@ class Point:
     d: int
     d_qk: int
     beta: float
-    floor_z: np.ndarray  # (SAMPLES,) sigma_min(Z) / sigma_min(X)
+    z: np.ndarray  # (SAMPLES, n, d) Attn(X) + beta X
+    x: np.ndarray  # (SAMPLES, n, d)
     floor_attn: np.ndarray  # (SAMPLES,) sigma_min(Attn(X)) / sigma_min(X)
-    deficit: np.ndarray  # (SAMPLES,) min(n, d) - numerical rank of Z
+
+    @cached_property
+    def floor_z(self) -> np.ndarray:
+        """Return (SAMPLES,) sigma_min(Z) / sigma_min(X)."""
+        return floor_ratio(self.z, self.x)
+
+    @cached_property
+    def deficit(self) -> np.ndarray:
+        """Return (SAMPLES,) min(n, d) - numerical rank of Z."""
+        return rank_deficit(self.z)
 
     @property
     def where(self) -> str:
@@ -151,11 +169,7 @@ def _sweep(
                 cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
                 samples = sample_attention_betas(cfg, x, derive_seed(seed, n, d, d_qk, INITS.index(init)), betas, model)
                 for beta, a in zip(betas, samples, strict=True):
-                    points.append(
-                        Point(
-                            init, n, d, d_qk, beta, floor_ratio(a.z, a.x), floor_ratio(a.attn, a.x), rank_deficit(a.z)
-                        )
-                    )
+                    points.append(Point(init, n, d, d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x)))
     return points
 
 
@@ -213,8 +227,8 @@ def test_c3_residual_keeps_z_at_full_rank(
     for init in inits:
         claim_record.set_regime(init, **_weights(init, claim_model), X="Gaussian N(0, 1), full row rank")
     label = f"{len(points) * SAMPLES} draws: {', '.join(inits)}"
-    claim_record.check(DEFICIT, max(int(p.deficit.max()) for p in points), part="full rank", label=label)
-    claim_record.check(FLOOR, min(float(p.floor_z.min()) for p in points), part="floor", label=label)
+    claim_record.score({"z": [p.z for p in points]}, part="full rank", label=label)
+    claim_record.score({"z": [p.z for p in points], "x": [p.x for p in points]}, part="floor", label=label)
     _note_grid(claim_record, points)
     if claim_seed == claim_seeds[0]:  # figures and the edge shape once per session
         _record_curves(claim_record, points)
@@ -228,26 +242,26 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
     points = _sweep(claim_model, claim_seed, SHAPES, [D_QK[-1]], ("xavier",), betas=(0.0,))
     claim_record.set_regime("beta = 0", **_weights("xavier", claim_model), beta=0, d_qk=D_QK[-1])
     control = "beta = 0 in the collapsed regime"
-    claim_record.check(FLOOR, min(float(p.floor_z.min()) for p in points), control=control, label="beta=0")
+    claim_record.score({"z": [p.z for p in points], "x": [p.x for p in points]}, control=control, label="beta=0")
     best = max(float(p.floor_z.max()) for p in points)
     claim_record.note(f"seed {claim_seed}, beta = 0 at d_qk={D_QK[-1]}: even the best draw's ratio is {best:.3g}")
 
 
 @CLAIM
 def test_c3_control_rank_deficient_input(claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec) -> None:
-    deficits = []
+    zs = []
     for n, d in SHAPES:
         x = _inputs(claim_seed, n, d, n // 4)
         for init in _inits(claim_model):
             for d_qk in DEFICIENT_D_QK:
                 cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
                 w_seed = derive_seed(claim_seed, n, d, d_qk, INITS.index(init))
-                deficits += [rank_deficit(a.z) for a in sample_attention_betas(cfg, x, w_seed, BETAS, claim_model)]
+                zs += [a.z for a in sample_attention_betas(cfg, x, w_seed, BETAS, claim_model)]
     label = "rank(X) = n/4"
     claim_record.set_regime(label, **_weights(INITS[0], claim_model), X="Gaussian factors of rank n/4")
     # the unit "passes" (looks like the claim) only if every draw is full rank
-    claim_record.check(DEFICIT, max(int(v.max()) for v in deficits), control="rank-deficient X", label=label)
-    fewest = min(int(v.min()) for v in deficits)
+    claim_record.score({"z": zs}, control="rank-deficient X", label=label)
+    fewest = min(int(rank_deficit(z).min()) for z in zs)
     claim_record.note(f"seed {claim_seed}, rank(X) = n/4: every draw rank deficient, by at least {fewest}")
 
 
@@ -264,5 +278,4 @@ def test_c3_control_adversarial_value_weights(claim_record: ClaimRecorder, claim
     samples = [_adversarial(claim_seed, n, d, beta) for n, d in SHAPES for beta in BETAS]
     label = "S = 11^T/n, W_V = -beta I"
     claim_record.set_regime(label, model="qin2025.model, weights set by hand", W_Q="0", W_V="-beta I")
-    deficit = max(int(rank_deficit(a.z).max()) for a in samples)
-    claim_record.check(DEFICIT, deficit, control="adversarial W_V", label=label)
+    claim_record.score({"z": [a.z for a in samples]}, control="adversarial W_V", label=label)
