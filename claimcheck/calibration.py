@@ -522,10 +522,20 @@ def recorded_entries(ledger: Path | None) -> list[dict[str, Any]]:
         return [{"error": str(e)}]
 
 
+def _digest(decision_id: object) -> str:
+    """Return the code fingerprint of a decision identity ``module:name sha256`` (where it lives does not count)."""
+    return str(decision_id).rsplit(" ", 1)[-1]
+
+
 def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Mapping[str, Any] | None:
-    """Return the recorded entry of ``part`` of ``claim`` that is of its current decision, or None."""
+    """Return the recorded entry of ``part`` of ``claim`` that is of its current decision, or None.
+
+    Decisions are compared by their code fingerprint only, so a module imported under another name
+    (``claimcheck calibrate`` and pytest name a claim module differently) is the same decision.
+    """
     for e in entries:
-        if e.get("claim") == claim and e.get("part") == part.name and e.get("decision") == part.decision_id:
+        same = _digest(e.get("decision")) == _digest(part.decision_id)
+        if e.get("claim") == claim and e.get("part") == part.name and same:
             return e
     return None
 

@@ -18,6 +18,7 @@ import json
 import textwrap
 import types
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 OWN = ("claimcheck",)  # packages whose code is followed besides the decision's own
@@ -62,13 +63,17 @@ def _closure(fn: Callable[..., Any]) -> list[str]:
     return [f"{label}\n{text}" for label, text in sorted(seen.values())]
 
 
-def _code(obj: Any) -> tuple[str, set[str]]:
-    """Return the syntax tree of ``obj`` without docstrings, dumped, and the global names it uses."""
+@cache
+def _code(obj: Any) -> tuple[str, frozenset[str]]:
+    """Return the syntax tree of ``obj`` without docstrings, dumped, and the global names it uses (cached)."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     except (OSError, TypeError):  # no source (a builtin, a C function): its repr stands in
-        return repr(obj), set()
+        return repr(obj), frozenset()
+    names: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
         body = getattr(node, "body", None)
         if (
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module)
@@ -78,6 +83,4 @@ def _code(obj: Any) -> tuple[str, set[str]]:
             and isinstance(body[0].value.value, str)
         ):
             node.body = body[1:] or [ast.Pass()]
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    names |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-    return ast.dump(tree, annotate_fields=False, include_attributes=False), names
+    return ast.dump(tree, annotate_fields=False, include_attributes=False), frozenset(names)

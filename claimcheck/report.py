@@ -197,7 +197,14 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             limit = (
                 "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
             )
-        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
+        kind = (
+            "sanity: fails by construction, not counted"
+            if c.kind == "sanity"
+            else f"discriminating: {c.naive}"
+            if c.naive
+            else "discriminating"
+        )
+        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
@@ -408,6 +415,8 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
         for p in r.parts:
             name = p.name or "claim"
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
+        if r.controls and r.controls_total == 0:
+            out.append(("    no discriminating control: every control it ran fails by construction", True))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]

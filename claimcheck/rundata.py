@@ -7,10 +7,12 @@ The markdown report is rendered from a ``RunData``, and a ``RunData`` round-trip
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claimcheck.calibration import part_mark
 from claimcheck.errors import DataError
 from claimcheck.record import ClaimRecorder
 from claimcheck.verdicts import ClaimResult, TestOutcome, aggregate
@@ -71,13 +73,14 @@ def to_dict(run: RunData) -> dict[str, Any]:
     """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
     out = asdict(run)
     out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
-    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, "")) for r in run.results()]
+    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, ""), run.calibration) for r in run.results()]
     return out
 
 
-def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
-    """Return one claim's verdict and evidence as plain data: parts, controls, statistics, protocol."""
+def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
     proto = r.protocol
+    declared = proto is not None and proto.declared
     return {
         "id": r.claim_id,
         "title": r.title,
@@ -97,6 +100,7 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
                 "rate": asdict(p.rate) if p.rate else None,
                 "units": [asdict(u) for u in p.units],
                 "estimates": [asdict(c) for c in p.estimates],
+                "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
             }
             for p in r.parts
         ],

@@ -267,3 +267,59 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     assert (suite / "calibration.json").exists()
     assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
+
+
+REPORTED_SUITE = '''
+import pytest
+from claimcheck.protocol import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
+
+
+def decide(value):
+    """Return the value as the statistic."""
+    return {"x": value}
+
+
+def draw(low, high):
+    def gen(rng):
+        v = float(rng.uniform(low, high))
+        return Case({"value": v}, {"value": v})
+    return gen
+
+
+FAMILIES = (Family("small", "pass", draw(0, 0.9), 40), Family("large", "fail", draw(1.1, 2), 40))
+PROTOCOL = ClaimProtocol(
+    "T8",
+    1,
+    (Part("", "toy", (Stat("x", "<=", 1.0),), decision=decide, calibration=FAMILIES),),
+    (Control("shuffle", "", "toy", max_pass_rate=0.0, kind="sanity"),),
+    Seeds("T8-v1", 100, {"ci": 3}),
+)
+CLAIM = pytest.mark.claim("T8", "toy", "Sec. 8", protocol=PROTOCOL)
+
+
+@CLAIM
+def test_claim(claim_record, claim_seed):
+    claim_record.score({"value": 0.5})
+
+
+@CLAIM
+def test_control(claim_record, claim_seed):
+    claim_record.score({"value": 2.0}, control="shuffle")
+'''
+
+
+def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_discriminating_control(
+    pytester: pytest.Pytester,
+) -> None:
+    from claimcheck.commands.calibrate import load_protocols
+
+    pytester.makepyfile(test_toy=REPORTED_SUITE)
+    (pytester.path / "ledger.toml").write_text("")
+    (proto,) = load_protocols([pytester.path / "test_toy.py"])
+    write_record(pytester.path / "calibration.json", [calibrate_part("T8", proto.parts[0])])
+    result = pytester.runpytest("--claim-report", "--claim-ledger=ledger.toml")
+    result.stdout.fnmatch_lines(["*no discriminating control: every control it ran fails by construction*"])
+    first = (pytester.path / "reports" / "claim-report.md").read_text().split("## Environment")[0]
+    row = next(line for line in first.splitlines() if line.startswith("| [T8]"))
+    assert "calibrated: 40/40 must-fail rejected, 40/40 must-pass accepted" in row
+    assert "**no discriminating control** (+1 sanity, not counted)" in row
