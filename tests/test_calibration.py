@@ -221,8 +221,8 @@ def test_a_decisions_identity_follows_its_code_not_its_docstrings_or_comments(tm
     assert digests[0] != digests[2]  # a constant the decision uses does
 
 
-TOY_SUITE = '''
-import numpy as np
+SUITE_HEAD = '''
+import pytest
 from claimcheck.protocol import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
 
 
@@ -236,6 +236,8 @@ def draw(low, high):
         v = float(rng.uniform(low, high))
         return Case({"value": v}, {"value": v})
     return gen
+'''
+TOY_SUITE = SUITE_HEAD + '''
 
 
 PROTOCOL = ClaimProtocol(
@@ -269,21 +271,7 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
 
 
-REPORTED_SUITE = '''
-import pytest
-from claimcheck.protocol import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
-
-
-def decide(value):
-    """Return the value as the statistic."""
-    return {"x": value}
-
-
-def draw(low, high):
-    def gen(rng):
-        v = float(rng.uniform(low, high))
-        return Case({"value": v}, {"value": v})
-    return gen
+REPORTED_SUITE = SUITE_HEAD + '''
 
 
 FAMILIES = (Family("small", "pass", draw(0, 0.9), 40), Family("large", "fail", draw(1.1, 2), 40))
