@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from claimcheck.calibration import recorded_entries
 from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
 from claimcheck.expectations import deviations, known_label
@@ -178,6 +179,7 @@ class Controller:
         s = self.settings
         run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {})
         run.ledger = {r.claim_id: self.ledger.status(r.protocol) for r in run.results() if r.protocol is not None}
+        run.calibration = recorded_entries(s.ledger)
         self.results = run.results()
         self.deviations = deviations(self.results, s.expected, s.expected_source)
         self._to_junitxml(session.config)

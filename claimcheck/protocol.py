@@ -13,14 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal
 
+from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Direction = Literal["<=", ">=", "<", ">"]
 Rule = Literal["pass-rate", "estimate"]
+Expect = Literal["pass", "fail"]
+ControlKind = Literal["discriminating", "sanity"]
 DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
 LEVEL = 0.90  # two-sided exact interval: each end is a one-sided 95% bound
 EXPLORATORY_START = 0  # the exploratory pool: seeds 0, 1, 2, ... (shifted by the base seed)
@@ -66,6 +72,51 @@ class Stat:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """An estimate with its interval: what the decision of an estimate-rule part returns per statistic."""
+
+    value: float
+    low: float
+    high: float
+    interval: str  # what the interval is, e.g. "Student-t 90% over 14 seeds"
+    label: str = ""  # the configuration it is of, e.g. "beta=0.5" ("" : the recorder's label)
+
+
+Decision = Callable[..., Mapping[str, "float | Estimate"]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One calibration case: the parameters that made it and the measurements fed to the part's decision."""
+
+    params: Mapping[str, float | str]  # shown when the decision gets the case wrong
+    measurements: Mapping[str, Any]  # the decision's keyword arguments
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of calibration cases whose answer is known: every case must pass, or every case must fail.
+
+    ``generate`` draws one case from a numpy Generator (seeded per case by ``claimcheck.calibration``,
+    so case i of a family is the same on every machine). A family is data: adding one to a part's
+    ``calibration`` needs no change anywhere else.
+    """
+
+    name: str  # e.g. "offset power law (1 + t/tau)^-p"
+    expect: Expect  # "pass": the claim holds in every case; "fail": it does not
+    generate: Callable[[np.random.Generator], Case]
+    cases: int = 200
+    grid: str = ""  # the parameter grid, in words
+    why: str = ""  # why the answer is known
+
+    def __post_init__(self) -> None:
+        if self.expect not in ("pass", "fail"):
+            raise ConfigError(f"calibration family {self.name!r}: expect must be 'pass' or 'fail', got {self.expect!r}")
+        if self.cases < 1:
+            raise ConfigError(f"calibration family {self.name!r}: cases must be >= 1, got {self.cases}")
+
+
+@dataclass(frozen=True)
 class Part:
     """A sub-claim with a verdict of its own.
 
@@ -78,6 +129,13 @@ class Part:
     ``rule`` "estimate": the part records one estimate with an interval per statistic (an effect
     size over seeds); REPRODUCED when the whole interval meets the threshold, NOT REPRODUCED when
     none of it does, INCONCLUSIVE otherwise.
+
+    ``decision`` is the part's unit decision: a plain function of one unit's raw measurements (for
+    an estimate-rule part, of the whole sample) returning each statistic's value (an ``Estimate``
+    under the estimate rule); the unit passes when every statistic it returns is met.
+    ``ClaimRecorder.score`` scores real units with it, and ``claimcheck calibrate`` runs it on the
+    ``calibration`` families, so the code calibrated is the code that decides. ``decision_id``
+    names the decision and fingerprints its code and the part's statistics (``claimcheck.decisionid``).
     """
 
     name: str  # short id, e.g. "collapse"; "" when the claim has one part
@@ -87,12 +145,20 @@ class Part:
     bar: float = 0.8  # pi_0: the pass rate the claim must beat (pass-rate rule)
     unit: str = "seed"  # what one independent unit is
     premise: str = ""  # what excludes a unit (it left the claim's premise); "" when nothing does
+    decision: Decision | None = field(default=None, compare=False, repr=False)  # not serialised
+    calibration: tuple[Family, ...] = field(default=(), compare=False, repr=False)  # not serialised
+    decision_id: str = ""  # filled from ``decision``: "module:name sha256"; kept when read back from JSON
 
     def __post_init__(self) -> None:
         if not 0 < self.bar <= 1:
             raise ConfigError(f"part {self.name!r}: bar must be in (0, 1], got {self.bar}")
         if not self.stats:
             raise ConfigError(f"part {self.name!r}: needs at least one statistic")
+        if self.calibration and self.decision is None:
+            raise ConfigError(f"part {self.name!r}: calibration families need a decision to run them on")
+        if self.decision is not None and not self.decision_id:
+            stats = [[s.name, s.direction, s.threshold, s.tol] for s in self.stats]
+            object.__setattr__(self, "decision_id", decision_identity(self.decision, stats))
 
     def stat(self, name: str) -> Stat | None:
         """Return the statistic called ``name``, or None."""
@@ -107,12 +173,23 @@ class Control:
     to tell the control from the claim). The control fails as required when the exact upper end of
     its pass rate is below ``max_pass_rate``; it makes the claim ERROR when the lower end is above,
     and leaves the claim INCONCLUSIVE in between. ``max_pass_rate`` 0 means every unit must fail.
+
+    A *discriminating* control is one a naive version of the check could have been fooled by
+    (``naive`` says which check, and why); a *sanity* control fails by construction (a shuffle, an
+    algebraic impossibility): it may stay, but it does not count among the controls that fail as
+    required, and a claim with no discriminating control is flagged on the report.
     """
 
     name: str
     part: str  # the part whose statistics it runs
     why: str  # why the claim should not hold there
     max_pass_rate: float = 0.2
+    kind: ControlKind = "discriminating"  # "sanity": fails by construction, so it does not count
+    naive: str = ""  # discriminating: the naive check it would have fooled, and why
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("discriminating", "sanity"):
+            raise ConfigError(f"control {self.name!r}: kind must be 'discriminating' or 'sanity', got {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -183,8 +260,8 @@ class ClaimProtocol:
         return [start + base + i for i in range(self.seeds.count(budget, default_units))]
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the protocol as plain data (JSON-ready)."""
-        out = asdict(self)
+        """Return the protocol as plain data (JSON-ready); a part's decision travels as its ``decision_id``."""
+        out = asdict(self, dict_factory=_plain_fields)
         out["seeds"]["units"] = dict(self.seeds.units)
         return out
 
@@ -215,6 +292,14 @@ class ClaimProtocol:
             "seeds": {"start": self.seeds.start, "units": dict(sorted(self.seeds.units.items()))},
         }
         return hashlib.sha256(json.dumps(decides, sort_keys=True).encode()).hexdigest()[:12]
+
+
+_CODE_FIELDS = {f.name for f in fields(Part) if f.name in ("decision", "calibration")}
+
+
+def _plain_fields(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a dict for ``asdict`` without a part's code fields (its decision and calibration families)."""
+    return {k: v for k, v in items if k not in _CODE_FIELDS}
 
 
 def from_dict(raw: Mapping[str, Any]) -> ClaimProtocol:

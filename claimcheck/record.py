@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from claimcheck.errors import ConfigError
-from claimcheck.protocol import ClaimProtocol, Direction, Stat
+from claimcheck.protocol import ClaimProtocol, Direction, Estimate, Stat
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -202,6 +202,42 @@ class ClaimRecorder:
         )
         self.checks.append(c)
         return stat.met(float(low) if stat.direction in (">=", ">") else float(high))
+
+    def score(
+        self,
+        measurements: Mapping[str, Any],
+        *,
+        part: str = "",
+        unit: object | None = None,
+        label: str = "",
+        control: str | None = None,
+    ) -> dict[str, float | Estimate]:
+        """Score one unit with its part's declared decision and record every statistic it returns; return them.
+
+        ``measurements`` are the decision's keyword arguments (the unit's raw measurements; for an
+        estimate-rule part, the whole sample). A control is scored with the decision of the part
+        its protocol entry names. This is the code ``claimcheck calibrate`` runs on cases whose
+        answer is known, so what decides a real unit is what was calibrated.
+        """
+        if self.protocol is None:
+            raise ProtocolDrift(f"{self.claim_id}: score() needs a protocol whose part declares a decision")
+        name = self.protocol.control(control).part if control is not None else part
+        p = self.protocol.part(name)
+        if p.decision is None:
+            raise ProtocolDrift(
+                f"{self.claim_id} v{self.protocol.version}: part {name!r} declares no decision; give it "
+                "Part(decision=...) or record its statistics with check()"
+            )
+        values = dict(p.decision(**measurements))
+        for stat, value in values.items():
+            if isinstance(value, Estimate):
+                v = value
+                self.estimate(
+                    stat, v.value, v.low, v.high, v.interval, control=control, label=v.label or label, part=part
+                )
+            else:
+                self.check(stat, value, control=control, label=label, part=part, unit=unit)
+        return values
 
     def exclude(self, reason: str, *, unit: object | None = None, part: str = "", control: str | None = None) -> None:
         """Take ``unit`` out of ``part``'s count (it left the claim's premise), with the reason shown."""

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from claimcheck.calibration import entry_of, part_mark
 from claimcheck.expectations import known_label
 from claimcheck.protocol import ClaimProtocol
 from claimcheck.rundata import RunData
@@ -97,7 +98,18 @@ def _excluded(p: PartResult) -> int:
 def _controls_cell(r: ClaimResult) -> str:
     if not r.controls:
         return "none ran"
-    return f"{r.controls_failed}/{r.controls_total} fail as required"
+    sanity = len(r.sanity_controls)
+    extra = f" (+{sanity} sanity, not counted)" if sanity else ""
+    if r.controls_total == 0:
+        return f"**no discriminating control**{extra}"
+    return f"{r.controls_failed}/{r.controls_total} fail as required{extra}"
+
+
+def _calibration_cell(run: RunData, r: ClaimResult, name: str) -> str:
+    """Return the calibration mark of part ``name`` of ``r`` (from the run's recorded entries)."""
+    if r.protocol is None or not r.protocol.declared:
+        return "uncalibrated (no protocol)"
+    return md(part_mark(run.calibration, r.claim_id, r.protocol.part(name)))
 
 
 def _known(r: ClaimResult, expected: dict[str, object]) -> str:
@@ -116,21 +128,23 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
             rows.append(
                 f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
                 f"{_rate_cell(p) if p else 'n/a'} | {_bar_cell(p, proto) if p else 'n/a'} | "
-                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {md(version)} |"
+                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {md(version)} | "
+                f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
             )
             continue
         rows.append(
             f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | | | | "
-            f"{_controls_cell(r)} | {md(version)} |"
+            f"{_controls_cell(r)} | {md(version)} | |"
         )
         for p in r.parts:
             rows.append(
                 f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
-                f"{_bar_cell(p, proto)} | {_excluded(p)} | | |"
+                f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
             )
     head = [
-        "| claim | what it says | verdict | units passed, rate [90% exact] | bar | excluded | controls | protocol |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | what it says | verdict | units passed, rate [90% exact] | bar | excluded | controls | protocol "
+        "| calibration |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     out = head + rows
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
@@ -183,7 +197,14 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             limit = (
                 "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
             )
-        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
+        kind = (
+            "sanity: fails by construction, not counted"
+            if c.kind == "sanity"
+            else f"discriminating: {c.naive}"
+            if c.naive
+            else "discriminating"
+        )
+        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
@@ -207,9 +228,24 @@ def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str)
     return [*out, ""]
 
 
-def _part_block(run: RunData, p: PartResult) -> list[str]:
+def _calibration_lines(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
+    """Return the part's calibration mark and, when its decision was calibrated, each family's count."""
+    if r.protocol is None or not r.protocol.declared:
+        return []
+    part = r.protocol.part(p.name)
+    mark = md(part_mark(run.calibration, r.claim_id, part))
+    out = [f"Calibration of its decision (`{md(part.decision_id or 'none')}`): {mark}"]
+    entry = entry_of(run.calibration, r.claim_id, part)
+    for f in entry.get("families", []) if entry else []:
+        verb = "accepted" if f["expect"] == "pass" else "rejected"
+        out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
+    return [*out, ""]
+
+
+def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
     name = f"Part `{md(p.name)}`" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
+    out += _calibration_lines(run, r, p)
     failed = [u for u in p.units if not u.passed and not u.excluded]
     excluded = [u for u in p.units if u.excluded]
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
@@ -222,7 +258,7 @@ def _part_block(run: RunData, p: PartResult) -> list[str]:
 def _controls_table(controls: Sequence[ControlResult]) -> str:
     rows = [
         [
-            c.name,
+            c.name + (" (sanity: fails by construction, not counted)" if c.kind == "sanity" else ""),
             c.why,
             c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
             "interval must not meet"
@@ -295,7 +331,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if r.protocol is not None:
         parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
     for p in r.parts:
-        parts += _part_block(run, p)
+        parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
         parts += [f"Error: {md(_trim(r.reason, 600))}", ""]
     errors = [t for t in r.tests if t.outcome == "error"]
@@ -326,7 +362,11 @@ RULE_TEXT = (
     "threshold; units outside the claim's premise are excluded and listed. The exact (Clopper-Pearson) "
     "90% interval of the pass rate is compared with the protocol's bar: REPRODUCED when its lower end "
     "(a one-sided 95% bound) is above, NOT REPRODUCED when its upper end is below, INCONCLUSIVE when it "
-    "straddles. A control may pass at most at its stated rate; one that passes more makes the claim ERROR."
+    "straddles. A control may pass at most at its stated rate; one that passes more makes the claim ERROR. "
+    "Only discriminating controls (ones a naive check could have been fooled by) count as failing as "
+    "required; sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's "
+    "calibration is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when "
+    "the one-sided 95% lower bounds of its sensitivity and specificity both reach 0.9."
 )
 
 
@@ -375,6 +415,8 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
         for p in r.parts:
             name = p.name or "claim"
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
+        if r.controls and r.controls_total == 0:
+            out.append(("    no discriminating control: every control it ran fails by construction", True))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]

@@ -7,10 +7,12 @@ The markdown report is rendered from a ``RunData``, and a ``RunData`` round-trip
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claimcheck.calibration import part_mark
 from claimcheck.errors import DataError
 from claimcheck.record import ClaimRecorder
 from claimcheck.verdicts import ClaimResult, TestOutcome, aggregate
@@ -36,6 +38,7 @@ class RunData:
     not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
     ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
     data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
+    calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -70,13 +73,14 @@ def to_dict(run: RunData) -> dict[str, Any]:
     """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
     out = asdict(run)
     out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
-    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, "")) for r in run.results()]
+    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, ""), run.calibration) for r in run.results()]
     return out
 
 
-def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
-    """Return one claim's verdict and evidence as plain data: parts, controls, statistics, protocol."""
+def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
     proto = r.protocol
+    declared = proto is not None and proto.declared
     return {
         "id": r.claim_id,
         "title": r.title,
@@ -96,6 +100,7 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
                 "rate": asdict(p.rate) if p.rate else None,
                 "units": [asdict(u) for u in p.units],
                 "estimates": [asdict(c) for c in p.estimates],
+                "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
             }
             for p in r.parts
         ],
@@ -103,6 +108,7 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
             {
                 "name": c.name,
                 "part": c.part,
+                "kind": c.kind,
                 "status": c.status,
                 "max_pass_rate": c.max_pass_rate,
                 "rate": asdict(c.rate) if c.rate else None,
@@ -113,6 +119,7 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
         "statistics": [asdict(s) for s in r.claim_stats + r.control_stats],
         "controls_failed": r.controls_failed,
         "controls_total": r.controls_total,
+        "sanity_controls": [c.name for c in r.sanity_controls],
     }
 
 
@@ -151,6 +158,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
             ledger=dict(raw.get("ledger", {})),
             data_files=[dict(d) for d in raw.get("data_files", [])],
+            calibration=[dict(e) for e in raw.get("calibration", [])],
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

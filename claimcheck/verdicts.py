@@ -100,6 +100,7 @@ class ControlResult:
     rate: Proportion | None
     units: tuple[UnitScore, ...] = ()
     estimates: tuple[Check, ...] = ()
+    kind: str = "discriminating"  # "sanity": fails by construction; not counted in controls_failed
 
 
 @dataclass
@@ -120,13 +121,18 @@ class ClaimResult:
 
     @property
     def controls_failed(self) -> int:
-        """Return how many controls failed as required."""
-        return sum(c.status == "fails as required" for c in self.controls)
+        """Return how many discriminating controls failed as required (sanity controls do not count)."""
+        return sum(c.status == "fails as required" for c in self.controls if c.kind != "sanity")
 
     @property
     def controls_total(self) -> int:
-        """Return how many controls ran."""
-        return len(self.controls)
+        """Return how many discriminating controls ran."""
+        return sum(c.kind != "sanity" for c in self.controls)
+
+    @property
+    def sanity_controls(self) -> list[ControlResult]:
+        """Return the sanity controls that ran (they fail by construction and show no discrimination)."""
+        return [c for c in self.controls if c.kind == "sanity"]
 
 
 def summarise(checks: Iterable[Check]) -> list[StatSummary]:
@@ -243,7 +249,9 @@ def _control_result(
         status: Literal["fails as required", "passes too often", "undecided"] = (
             "passes too often" if verdict is Verdict.REPRODUCED else "fails as required"
         )
-        return ControlResult(ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, None, estimates=ests)
+        return ControlResult(
+            ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, None, estimates=ests, kind=ctl.kind
+        )
     # A control unit "passes" when every check is met; a NaN showed nothing, so it counts as passing.
     nan_as_met = [(n, c if c.defined else _as_met(c)) for n, c in mine]
     units = _score_units(nan_as_met, [e for e in exclusions if e.control == ctl.name])
@@ -258,7 +266,7 @@ def _control_result(
         status = "passes too often"
     else:
         status = "undecided"
-    return ControlResult(ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, rate, units)
+    return ControlResult(ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, rate, units, kind=ctl.kind)
 
 
 def _as_met(c: Check) -> Check:

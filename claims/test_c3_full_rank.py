@@ -19,13 +19,13 @@ import pytest
 
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
+from qin2025.calibration.full_rank import floor_families, full_rank_families
+from qin2025.decisions import DEFICIT, FLOOR, floor_decision, full_rank_decision
 from qin2025.fullrank import (
     Grid,
     adversarial,
-    deficits_on_low_rank_inputs,
     inits_of,
-    max_deficit,
-    min_floor,
+    low_rank_outputs,
     note_edge,
     note_grid,
     record_curves,
@@ -35,8 +35,6 @@ from qin2025.fullrank import (
 from qin2025.spectral import rank_deficit
 from qin2025.usermodel import ModelSpec
 
-FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
-DEFICIT = "max over the unit's grid of the rank deficit of Z"
 NO_RESIDUAL = "beta = 0 in the collapsed regime"
 LOW_RANK_X = "rank-deficient X"
 ADVERSARIAL_W_V = "adversarial W_V"
@@ -49,6 +47,8 @@ PROTOCOL = ClaimProtocol(
             statement="with beta > 0, Z = Attn(X) + beta X is numerically full rank in every draw of the unit's grid",
             stats=(Stat(DEFICIT, "<=", 0, why="the literal sigma_min(Z) > 0, at numpy's matrix_rank tolerance"),),
             bar=1.0,  # a guarantee ("garantizando"): one seed with a rank-deficient Z is a counterexample
+            decision=full_rank_decision,
+            calibration=full_rank_families(),
         ),
         Part(
             name="floor",
@@ -56,6 +56,8 @@ PROTOCOL = ClaimProtocol(
             "collapsed d_QK included",
             stats=(Stat(FLOOR, ">=", 0.1, why="one order of magnitude under the residual's own floor beta = 1"),),
             bar=0.9,  # the floor is our reading of a guarantee: at least 9 seeds in 10, interval above
+            decision=floor_decision,
+            calibration=floor_families(),
         ),
     ),
     controls=(
@@ -64,18 +66,21 @@ PROTOCOL = ClaimProtocol(
             part="floor",
             why="no residual, Xavier W_Q, W_K at the largest d_QK: Attn(X) tends to rank one, so no floor",
             max_pass_rate=0.2,
+            naive="Attn(X) near rank one is still numerically full rank: a check of sigma_min(Z) > 0 alone passes it",
         ),
         Control(
             name=LOW_RANK_X,
             part="full rank",
             why="X of rank n/4 breaks the premise: rank(Z) <= rank([S L, L]) <= n/2 for X = L R",
             max_pass_rate=0.0,
+            kind="sanity",  # rank(Z) <= n/2 by algebra: no check of rank could pass it
         ),
         Control(
             name=ADVERSARIAL_W_V,
             part="full rank",
             why="W_Q = 0, W_V = -beta I lies outside the Gaussian init: Z = beta (I - 11^T/n) X has rank n - 1",
             max_pass_rate=0.0,
+            kind="sanity",  # rank n - 1 by algebra
         ),
     ),
     seeds=Seeds(
@@ -122,8 +127,8 @@ def test_c3_residual_keeps_z_at_full_rank(
     for init in inits:
         claim_record.set_regime(init, **weights(init, claim_model), X="Gaussian N(0, 1), full row rank")
     label = f"{len(points) * GRID.samples} draws: {', '.join(inits)}"
-    claim_record.check(DEFICIT, max_deficit(points), part="full rank", label=label)
-    claim_record.check(FLOOR, min_floor(points), part="floor", label=label)
+    claim_record.score({"z": [p.z for p in points]}, part="full rank", label=label)
+    claim_record.score({"z": [p.z for p in points], "x": [p.x for p in points]}, part="floor", label=label)
     note_grid(claim_record, points, FLOOR_THRESHOLD)
     if claim_seed == claim_seeds[0]:  # figures and the edge shape once per session
         record_curves(claim_record, points, CURVE_SHAPE)
@@ -137,19 +142,20 @@ def test_c3_control_no_residual_in_the_collapsed_regime(
     points = sweep(claim_model, claim_seed, COLLAPSED, ("xavier",))
     top = COLLAPSED.d_qks[0]
     claim_record.set_regime("beta = 0", **weights("xavier", claim_model), beta=0, d_qk=top)
-    claim_record.check(FLOOR, min_floor(points), control=NO_RESIDUAL, label="beta=0")
+    claim_record.score({"z": [p.z for p in points], "x": [p.x for p in points]}, control=NO_RESIDUAL, label="beta=0")
     best = max(float(p.floor_z.max()) for p in points)
     claim_record.note(f"seed {claim_seed}, beta = 0 at d_qk={top}: even the best draw's ratio is {best:.3g}")
 
 
 @CLAIM
 def test_c3_control_rank_deficient_input(claim_record: ClaimRecorder, claim_seed: int, claim_model: ModelSpec) -> None:
-    deficits = deficits_on_low_rank_inputs(claim_model, claim_seed, LOW_RANK, inits_of(claim_model), rank_divisor=4)
+    zs = low_rank_outputs(claim_model, claim_seed, LOW_RANK, inits_of(claim_model), rank_divisor=4)
     label = "rank(X) = n/4"
     claim_record.set_regime(label, **weights("xavier", claim_model), X="Gaussian factors of rank n/4")
     # the unit "passes" (looks like the claim) only if every draw is full rank
-    claim_record.check(DEFICIT, max(deficits), control=LOW_RANK_X, label=label)
-    claim_record.note(f"seed {claim_seed}, rank(X) = n/4: every draw rank deficient, by at least {min(deficits)}")
+    claim_record.score({"z": zs}, control=LOW_RANK_X, label=label)
+    fewest = min(int(rank_deficit(z).min()) for z in zs)
+    claim_record.note(f"seed {claim_seed}, rank(X) = n/4: every draw rank deficient, by at least {fewest}")
 
 
 @CLAIM
@@ -157,5 +163,4 @@ def test_c3_control_adversarial_value_weights(claim_record: ClaimRecorder, claim
     samples = [adversarial(claim_seed, n, d, beta, GRID.samples) for n, d in GRID.shapes for beta in GRID.betas]
     label = "S = 11^T/n, W_V = -beta I"
     claim_record.set_regime(label, model="qin2025.model, weights set by hand", W_Q="0", W_V="-beta I")
-    deficit = max(int(rank_deficit(a.z).max()) for a in samples)
-    claim_record.check(DEFICIT, deficit, control=ADVERSARIAL_W_V, label=label)
+    claim_record.score({"z": [a.z for a in samples]}, control=ADVERSARIAL_W_V, label=label)

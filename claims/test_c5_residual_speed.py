@@ -23,23 +23,18 @@ from claimcheck.budget import Budget
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
-from claimcheck.stats import spearman, t_interval
 from qin2025.batched import Run
+from qin2025.calibration.residual_speed import faster_families, order_families
 from qin2025.curves import increases
 from qin2025.data.jena import JenaNotFound, JenaWindows, WindowSpec, load_jena, locate_jena, window_jena
 from qin2025.data.jena_sanity import check_jena
 from qin2025.data.synthetic import TensorData
+from qin2025.decisions import RHO, effect_name, faster_decision, order_decision, progress
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the residual coefficients compared (the issue's grid)
-RHO = "Spearman rho(beta, log(L_T/L_0))"
-
-
-def effect_name(beta: float) -> str:
-    """Return the name of the paired effect of ``beta`` against beta = 0."""
-    return f"mean paired effect log(L_T/L_0)[beta=0] - log(L_T/L_0)[beta={beta:g}]"
 
 
 ORDER = Part(
@@ -56,6 +51,8 @@ ORDER = Part(
         ),
     ),
     bar=0.8,  # the order must hold in the typical seed: a pass rate shown above 0.8
+    decision=order_decision,
+    calibration=order_families(),
 )
 FASTER = Part(
     "beta>0 vs beta=0",
@@ -71,6 +68,8 @@ FASTER = Part(
         for b in BETAS[1:]
     ),
     rule="estimate",
+    decision=faster_decision,
+    calibration=faster_families(seeds=24),
 )
 NULL = "null: groups differ only in init seed, labelled as betas"
 NULL_EFFECT = "null effect: seed-only groups, group labelled 0 vs each other label"
@@ -85,6 +84,7 @@ PROTOCOL = ClaimProtocol(
             "the groups share beta = 1 and differ only in init seed, so nothing orders them; its per-seed "
             "pass rate is 5/120 = 0.042 in theory, and 0.3 leaves room for chance (0.3 sits below the claim's bar 0.8)",
             max_pass_rate=0.3,
+            kind="sanity",  # exchangeable groups: the order of their labels is a shuffle
         ),
         Control(
             NULL_EFFECT,
@@ -92,6 +92,7 @@ PROTOCOL = ClaimProtocol(
             "the same seed-only groups: the effect of a label has mean 0, so its interval must not lie above 0 "
             "for every label (the estimate rule: the control fails unless all four intervals exclude 0)",
             max_pass_rate=0.0,
+            kind="sanity",  # exchangeable groups: a label's effect has mean 0 by construction
         ),
     ),
     Seeds(
@@ -123,7 +124,6 @@ LR_FRACTION = 0.5  # mu = 0.5 * min over the grid of 2/lambda_max: below every b
 # train() measures lambda_max again before its first step; C5 has measured it already (to the
 # engine's default precision) and passes mu absolutely, so one iteration there saves time.
 TRAIN_POWER_ITERS = 1
-INTERVAL_LEVEL = 0.90  # two-sided Student-t over seeds: each end a one-sided 95% bound
 
 CONTROL_BETA = 1.0  # the null runs the paper's model (residual 1) in every group
 CONTROL_SEED_STRIDE = 1000  # control group k uses init seed seed + k * stride (k = 0 is the claim's seed)
@@ -231,34 +231,17 @@ def steps_to(curve: np.ndarray, target: float) -> float:
     return float(hit[0]) if hit.size else math.inf
 
 
-def progress(sweep: Sweep) -> np.ndarray:
-    """Return log(L_T / L_0) per label: the log of the contraction over the horizon (inf if diverged).
-
-    A linear rate (1 - mu alpha) per step bounds it by T log(1 - mu alpha), so it compares the
-    rates that the theory's alpha governs, whatever loss each run starts from.
-    """
-    return np.asarray([math.log(c[-1] / c[0]) if np.isfinite(c[-1]) else math.inf for c in sweep.curves])
-
-
-def _rho(sweep: Sweep) -> float:
-    g = progress(sweep)
-    return spearman(sweep.labels, g).rho if np.all(np.isfinite(g)) else math.nan
-
-
 def _record_seed(rec: ClaimRecorder, sweep: Sweep, seed: int, control: str | None) -> None:
-    rec.check(RHO, _rho(sweep), part=ORDER.name, control=control, unit=seed, label=f"seed={seed}")
+    measured = {"betas": sweep.labels, "curves": sweep.curves}
+    rec.score(measured, part=ORDER.name, control=control, unit=seed, label=f"seed={seed}")
 
 
 def _record_effects(rec: ClaimRecorder, sweeps: Sequence[Sweep], seeds: Sequence[int], control: str | None) -> None:
-    """Record, per beta > 0, the mean paired effect over seeds with its Student-t interval."""
-    g = np.asarray([progress(s) for s in sweeps])  # (seeds, betas)
-    what = f"Student-t {INTERVAL_LEVEL:.0%} over {len(seeds)} seeds ({seeds[0]}..{seeds[-1]})"
+    """Record, per beta > 0, the mean paired effect over seeds with its Student-t interval (``faster_decision``)."""
+    rec.score({"betas": BETAS, "curves": [s.curves for s in sweeps]}, part=FASTER.name, control=control)
+    g = np.asarray([progress(s.curves) for s in sweeps])  # (seeds, betas)
     for j, b in enumerate(BETAS[1:], start=1):
         effect = g[:, 0] - g[:, j]
-        ci = t_interval(effect, INTERVAL_LEVEL)
-        rec.estimate(
-            effect_name(b), ci.estimate, ci.low, ci.high, what, part=FASTER.name, control=control, label=f"beta={b:g}"
-        )
         rec.note(
             f"{'control ' if control else ''}paired effect, label 0 vs {b:g}, per seed: "
             + ", ".join(f"{v:.3f}" for v in effect)
@@ -278,7 +261,7 @@ def _describe(sweep: Sweep, seed: int, what: str) -> str:
     bounds = [2 / lam for lam in sweep.lambdas]
     text = (
         f"seed {seed}, L_0 per {what}: {per([c[0] for c in sweep.curves], '.6g')}; "
-        f"L_T at T={sweep.steps}: {per(final, '.6g')}; log(L_T/L_0): {per(progress(sweep), '.3f')}; "
+        f"L_T at T={sweep.steps}: {per(final, '.6g')}; log(L_T/L_0): {per(progress(sweep.curves), '.3f')}; "
         f"steps to reach the slowest L_T = {common:.6g}: {per([steps_to(c, common) for c in sweep.curves], 'g')}; "
         f"mu = {sweep.lr:.4g}, bound 2/lambda_max per {what}: {per(bounds, '.4g')} "
         f"(mu below every bound: {all(sweep.lr < b for b in bounds)})"

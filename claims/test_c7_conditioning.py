@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,18 +30,25 @@ import pytest
 from claimcheck.budget import Budget
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
-from claimcheck.stats import spearman, t_interval
+from claimcheck.stats import spearman
 from qin2025.batched import Run
+from qin2025.calibration.conditioning import conditioning_families
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
+from qin2025.decisions import (
+    PARTIAL,
+    WITHIN,
+    association_decision,
+    governs_decision,
+    partial_given_lambda,
+    within_strata,
+)
 from qin2025.model import ModelConfig
-from qin2025.spectral import derive_seed, mean_rate, partial_rank_correlation
+from qin2025.spectral import derive_seed, mean_rate
 from qin2025.train import TrainConfig, Trajectory
 from qin2025.trainer import Trainer
 from qin2025.usermodel import PAPER
 
-WITHIN = "mean over seeds of the within-stratum Spearman rho(rate, sigma_min/sigma_max of Z)"
-PARTIAL = "mean over seeds of the partial Spearman rho(rate, sigma_min/sigma_max of Z | lambda_max)"
 PREMISE = "a run whose loss became non-finite or ended above its start left the premise (mu below the local bound)"
 PROTOCOL = ClaimProtocol(
     claim_id="C7",
@@ -52,6 +60,8 @@ PROTOCOL = ClaimProtocol(
             (Stat(WITHIN, ">", 0.0, why="a positive association: better conditioned, faster (its sign, no more)"),),
             rule="estimate",
             premise=PREMISE,
+            decision=association_decision,
+            calibration=conditioning_families(seeds=20),
         ),
         Part(
             "governs",
@@ -60,6 +70,8 @@ PROTOCOL = ClaimProtocol(
             (Stat(PARTIAL, ">=", 0.5, why="a large effect (Cohen's r = 0.5): conditioning a main determinant"),),
             rule="estimate",
             premise=PREMISE,
+            decision=governs_decision,
+            calibration=conditioning_families(seeds=20),
         ),
     ),
     controls=(
@@ -67,11 +79,13 @@ PROTOCOL = ClaimProtocol(
             "conditioning shuffled within strata",
             "association",
             "each stratum's conditioning values permuted across its betas: the link from Z to the run is cut",
+            kind="sanity",  # a shuffle: about 0 by construction
         ),
         Control(
             "conditioning shuffled within seed",
             "governs",
             "each seed's conditioning values permuted across its configurations: no link beyond lambda_max left",
+            kind="sanity",  # a shuffle: about 0 by construction
         ),
     ),
     seeds=Seeds(
@@ -168,19 +182,16 @@ def _cells(train: Trainer, seeds: list[int], steps: int) -> dict[int, list[Cell]
     return out
 
 
-def _within(cells: list[Cell], kinv: list[float]) -> float:
-    """Return the mean over strata of Spearman rho(rate, kinv) over the admissible runs of each stratum."""
-    rhos = []
-    for stratum in dict.fromkeys(c.config.stratum for c in cells):
-        idx = [i for i, c in enumerate(cells) if c.config.stratum == stratum and c.admissible]
-        if len(idx) >= 3:
-            rhos.append(spearman([cells[i].rate for i in idx], [kinv[i] for i in idx]).rho)
-    return float(np.nanmean(rhos)) if rhos and not all(math.isnan(r) for r in rhos) else math.nan
-
-
-def _partial(cells: list[Cell], kinv: list[float]) -> float:
-    idx = [i for i, c in enumerate(cells) if c.admissible]
-    return partial_rank_correlation([cells[i].rate for i in idx], [kinv[i] for i in idx], [cells[i].lam for i in idx])
+def _table(cells: dict[int, list[Cell]], kinv: list[list[float]] | None = None) -> dict[str, object]:
+    """Return the sample's table as the decisions take it (``kinv``: replaced, e.g. shuffled, conditioning values)."""
+    rows = list(cells.values())
+    return {
+        "rate": [[c.rate for c in cs] for cs in rows],
+        "kinv": kinv if kinv is not None else [[c.kinv for c in cs] for cs in rows],
+        "lam": [[c.lam for c in cs] for cs in rows],
+        "admissible": [[c.admissible for c in cs] for cs in rows],
+        "strata": [c.config.stratum for c in rows[0]] if rows else [],
+    }
 
 
 def _shuffled(seed: int, cells: list[Cell], within_strata: bool) -> list[float]:
@@ -196,18 +207,13 @@ def _shuffled(seed: int, cells: list[Cell], within_strata: bool) -> list[float]:
     return out.tolist()
 
 
-def _estimate(rec: ClaimRecorder, name: str, values: list[float], part: str, control: str | None = None) -> None:
-    kept = [v for v in values if math.isfinite(v)]
-    iv = t_interval(kept, PROTOCOL.level) if len(kept) >= 2 else None
-    est, low, high = (iv.estimate, iv.low, iv.high) if iv else (math.nan, math.nan, math.nan)
-    interval = f"Student-t {PROTOCOL.level:.0%} over {len(kept)} seeds"
-    rec.estimate(
-        name, est, low, high, interval, part="" if control else part, control=control, label=f"{len(kept)} seeds"
-    )
-
-
-def _note(rec: ClaimRecorder, cells: dict[int, list[Cell]], within: list[float], partial: list[float]) -> None:
+def _note(rec: ClaimRecorder, cells: dict[int, list[Cell]], table: dict[str, Any]) -> None:
     seeds = list(cells)
+    rows = zip(table["rate"], table["kinv"], table["lam"], table["admissible"], strict=True)
+    within, partial = [], []
+    for rate, kinv, lam, ok in rows:
+        within.append(within_strata(rate, kinv, ok, table["strata"]))
+        partial.append(partial_given_lambda(rate, kinv, lam, ok))
     raw = [spearman([c.rate for c in cells[s]], [c.kinv for c in cells[s]]).rho for s in seeds]
     rec.note(
         "per seed: within-stratum rho "
@@ -260,12 +266,11 @@ def test_c7_rate_follows_the_conditioning_of_z(
         claim_record.note(
             "runs that left the premise (loss non-finite or above its start), dropped: " + "; ".join(dropped)
         )
-    within = [_within(cs, [c.kinv for c in cs]) for cs in cells.values()]
-    partial = [_partial(cs, [c.kinv for c in cs]) for cs in cells.values()]
-    _estimate(claim_record, WITHIN, within, "association")
-    _estimate(claim_record, PARTIAL, partial, "governs")
-    shuffled_within = [_within(cs, _shuffled(s, cs, True)) for s, cs in cells.items()]
-    shuffled_all = [_partial(cs, _shuffled(s, cs, False)) for s, cs in cells.items()]
-    _estimate(claim_record, WITHIN, shuffled_within, "association", control="conditioning shuffled within strata")
-    _estimate(claim_record, PARTIAL, shuffled_all, "governs", control="conditioning shuffled within seed")
-    _note(claim_record, cells, within, partial)
+    table = _table(cells)
+    claim_record.score(table, part="association")
+    claim_record.score(table, part="governs")
+    shuffled_within = _table(cells, [_shuffled(s, cs, True) for s, cs in cells.items()])
+    shuffled_all = _table(cells, [_shuffled(s, cs, False) for s, cs in cells.items()])
+    claim_record.score(shuffled_within, control="conditioning shuffled within strata")
+    claim_record.score(shuffled_all, control="conditioning shuffled within seed")
+    _note(claim_record, cells, table)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -51,9 +52,19 @@ class Point:
     d: int
     d_qk: int
     beta: float
-    floor_z: np.ndarray  # (samples,) sigma_min(Z) / sigma_min(X)
+    z: np.ndarray  # (samples, n, d) Attn(X) + beta X: what C3's decisions take
+    x: np.ndarray  # (samples, n, d)
     floor_attn: np.ndarray  # (samples,) sigma_min(Attn(X)) / sigma_min(X)
-    deficit: np.ndarray  # (samples,) min(n, d) - numerical rank of Z
+
+    @cached_property
+    def floor_z(self) -> np.ndarray:
+        """Return (samples,) sigma_min(Z) / sigma_min(X)."""
+        return floor_ratio(self.z, self.x)
+
+    @cached_property
+    def deficit(self) -> np.ndarray:
+        """Return (samples,) min(n, d) - numerical rank of Z."""
+        return rank_deficit(self.z)
 
     @property
     def where(self) -> str:
@@ -90,18 +101,17 @@ def _draws(
 def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
     """Measure every (shape, init, d_QK, beta) of ``grid`` on X of full rank."""
     return [
-        Point(init, n, d, d_qk, beta, floor_ratio(a.z, a.x), floor_ratio(a.attn, a.x), rank_deficit(a.z))
+        Point(init, n, d, d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x))
         for init, n, d, d_qk, samples in _draws(model, seed, grid, inits)
         for beta, a in zip(grid.betas, samples, strict=True)
     ]
 
 
-def deficits_on_low_rank_inputs(
+def low_rank_outputs(
     model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...], rank_divisor: int
-) -> list[int]:
-    """Return the rank deficit of Z in every draw of ``grid`` on X of rank n // ``rank_divisor`` (premise broken)."""
-    draws = _draws(model, seed, grid, inits, rank_divisor)
-    return [int(v) for *_, samples in draws for a in samples for v in rank_deficit(a.z)]
+) -> list[np.ndarray]:
+    """Return Z of every draw of ``grid`` on X of rank n // ``rank_divisor`` (premise broken), one array per draw."""
+    return [a.z for *_, samples in _draws(model, seed, grid, inits, rank_divisor) for a in samples]
 
 
 def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> AttentionSample:
@@ -116,11 +126,6 @@ def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> Attenti
 def max_deficit(points: list[Point]) -> int:
     """Return the largest rank deficit of Z over every draw."""
     return max(int(p.deficit.max()) for p in points)
-
-
-def min_floor(points: list[Point]) -> float:
-    """Return the smallest sigma_min(Z)/sigma_min(X) over every draw."""
-    return min(float(p.floor_z.min()) for p in points)
 
 
 def weights(init: str, model: ModelSpec) -> dict[str, object]:

@@ -7,15 +7,19 @@ history`` lists them): its number, or a prefix of its name (``claimcheck.history
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from claimcheck.baseline import compare, render_comparison
+from claimcheck.calibration import RECORD_NAME, RULE_REPS, calibrate_suite, write_record
+from claimcheck.commands.calibrate import load_protocols, render_calibration
 from claimcheck.commands.mutants import render_mutants
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import run_many_or_refused
-from claimcheck.errors import ClaimcheckError
+from claimcheck.errors import ClaimcheckError, ConfigError
 from claimcheck.expectations import pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
@@ -168,6 +172,30 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     sys.stdout.write(text)
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    protocols = load_protocols(args.paths)
+    if args.only:
+        wanted = set(args.only.split(","))
+        protocols = [p for p in protocols if p.claim_id in wanted]
+    if not protocols:
+        raise ConfigError(f"claimcheck calibrate: no claim protocol found under {', '.join(map(str, args.paths))}")
+
+    def progress(pc: Any) -> None:
+        print(f"calibrated {pc.claim}/{pc.part}: {pc.status} ({pc.seconds:.1f} s)", file=sys.stderr)
+
+    suite = calibrate_suite(protocols, args.seed, args.cases, args.reps, progress)
+    if args.json is not None:
+        write_atomic(args.json, json.dumps(suite.to_dict(), indent=1) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.record is not None:
+        first = args.paths[0] if args.paths[0].is_dir() else args.paths[0].parent
+        where = args.record if args.record != Path() else first / RECORD_NAME  # beside the suite's ledger
+        write_record(where, suite.parts)
+        print(f"recorded {len(suite.parts)} calibration results in {where}", file=sys.stderr)
+    _write_or_print(render_calibration(suite), args.output)
+    return 1 if args.fail and suite.failing else 0
+
+
 class _Formatter(argparse.HelpFormatter):
     """Keep each command's help on its name's line: argparse measures the commands without their indent."""
 
@@ -191,7 +219,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="claimcheck",
         formatter_class=_Formatter,
         description=(
-            "Re-render claim reports, compare runs, keep a history of runs, and run the claim suite many times. "
+            "Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, and "
+            "calibrate its decision rules. "
             "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
             "prefix of its name (see: claimcheck history)."
         ),
@@ -249,6 +278,24 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
     u.set_defaults(func=_cmd_mutants)
+    k = command("calibrate", "run every part's decision on cases whose answer is known; simulate the claim rule")
+    k.add_argument("paths", nargs="*", type=Path, default=[Path("claims")], help="claim modules or folders (claims)")
+    k.add_argument("--json", type=Path, metavar="PATH", help="write every count, bound and wrong case here")
+    k.add_argument(
+        "--record",
+        type=Path,
+        nargs="?",
+        const=Path(),
+        metavar="PATH",
+        help="record the results for the report (default: calibration.json beside the ledger, claims/calibration.json)",
+    )
+    k.add_argument("--cases", type=_positive, help="cases per family instead of each family's own count (a quick look)")
+    k.add_argument("--reps", type=_positive, default=RULE_REPS, help=f"simulated claims per rule row ({RULE_REPS})")
+    k.add_argument("--seed", type=int, default=0, help="seed of the case generators (default 0)")
+    k.add_argument("--only", metavar="IDS", help="comma-separated claim ids to calibrate (default: all)")
+    k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
+    k.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    k.set_defaults(func=_cmd_calibrate)
     return parser
 
 

@@ -7,13 +7,13 @@ from dataclasses import replace
 import numpy as np
 
 from claimcheck.record import ClaimRecorder
+from qin2025.decisions import DEFICIT, FLOOR, floor_decision, full_rank_decision
 from qin2025.fullrank import (
     INITS,
     Grid,
     adversarial,
-    deficits_on_low_rank_inputs,
+    low_rank_outputs,
     max_deficit,
-    min_floor,
     note_grid,
     sweep,
 )
@@ -29,7 +29,9 @@ def test_a_sweep_measures_every_shape_init_d_qk_and_beta_on_every_input() -> Non
         (init, d_qk, beta) for init in INITS for d_qk in (1, 64) for beta in (0.5, 1.0)
     ]
     assert all(p.floor_z.shape == (3,) and p.deficit.shape == (3,) for p in points)
-    assert max_deficit(points) == 0 and min_floor(points) > 0.1  # the residual keeps Z at full rank here
+    assert max_deficit(points) == 0  # the residual keeps Z at full rank here, with a floor
+    assert full_rank_decision([p.z for p in points])[DEFICIT] == 0
+    assert floor_decision([p.z for p in points], [p.x for p in points])[FLOOR] > 0.1
 
 
 def test_a_point_does_not_depend_on_what_else_the_grid_holds() -> None:
@@ -39,7 +41,8 @@ def test_a_point_does_not_depend_on_what_else_the_grid_holds() -> None:
 
 
 def test_rank_deficient_inputs_and_adversarial_value_weights_make_z_rank_deficient() -> None:
-    deficits = deficits_on_low_rank_inputs(PAPER, 7, GRID, INITS, rank_divisor=4)  # rank(X) = 1 of n = 4
+    zs = low_rank_outputs(PAPER, 7, GRID, INITS, rank_divisor=4)  # rank(X) = 1 of n = 4
+    deficits = [int(v) for z in zs for v in rank_deficit(z)]
     assert len(deficits) == 2 * 2 * 2 * 3 and min(deficits) >= 2  # rank(Z) <= 2 rank(X)
     assert int(rank_deficit(adversarial(7, 4, 16, 1.0, 3).z).min()) == 1  # Z = beta (I - 11^T/n) X: rank n - 1
 
