@@ -7,6 +7,7 @@ excluded, each with its rerun command. Ordering follows claim ids and seeds, nev
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections import Counter
@@ -111,17 +112,19 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         proto = r.protocol
         version = f"v{proto.version}, {_short_status(run.ledger.get(r.claim_id, ''))}" if proto else "n/a"
         link = f"[{md(r.claim_id)}](#{_anchor(r)})"
+        taken = looks_taken(r)
+        taken = f" ({taken})" if taken else ""
         if len(r.parts) <= 1:
             p = r.parts[0] if r.parts else None
             rows.append(
                 f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
-                f"{_rate_cell(p) if p else 'n/a'} | {_bar_cell(p, proto) if p else 'n/a'} | "
+                f"{_rate_cell(p) if p else 'n/a'}{md(taken)} | {_bar_cell(p, proto) if p else 'n/a'} | "
                 f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {md(version)} |"
             )
             continue
         rows.append(
-            f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | | | | "
-            f"{_controls_cell(r)} | {md(version)} |"
+            f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {md(version)} |"
         )
         for p in r.parts:
             rows.append(
@@ -129,7 +132,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
                 f"{_bar_cell(p, proto)} | {_excluded(p)} | | |"
             )
     head = [
-        "| claim | what it says | verdict | units passed, rate [90% exact] | bar | excluded | controls | protocol |",
+        "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol |",
         "|---|---|---|---|---|---|---|---|",
     ]
     out = head + rows
@@ -160,13 +163,17 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
             "",
         ]
+    batched = bool(proto.seeds.batch)
     for p in proto.parts:
         rule = (
-            f"pass rate of {md(p.unit)}s, exact {proto.level:.0%} interval vs bar {p.bar:g}"
+            f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
+            + (f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else "")
             if p.rule == "pass-rate" and p.bar < 1
             else "every admissible unit must pass (a failure is a counterexample)"
             if p.rule == "pass-rate"
-            else "estimate with its interval vs the threshold"
+            else _mean_rule(p.bounds, p.sigma, batched)
+            if p.rule == "mean"
+            else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         )
         name = f"`{md(p.name)}`: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
@@ -187,6 +194,10 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
+    if seeds.batch:
+        steps = ", ".join(f"{k}: {v} at a time up to {seeds.units[k]}" for k, v in seeds.batch.items())
+        lines.append(f"- units added in batches, decided after each, stopped when decided or at the cap: {md(steps)}")
+    lines.append(f"- decision: {md(level_text(proto.alpha, proto.multiplicity))}")
     if seeds.exploratory:
         lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
     if proto.regime:
@@ -194,6 +205,76 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
     if proto.horizon:
         lines.append(f"- horizon: {md(proto.horizon)}")
     return [*lines, ""]
+
+
+def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched: bool) -> str:
+    over = (
+        f", betting confidence sequence on {list(bounds)} over looks"
+        if batched and bounds is not None
+        else f", normal-mixture confidence sequence (sigma <= {sigma:g}) over looks"
+        if batched and sigma is not None
+        else ""
+    )
+    return f"mean over units vs the threshold: Student-t at one look{over}"
+
+
+def level_text(alpha: float, multiplicity: str) -> str:
+    """Return the claim's decision level in words."""
+    return (
+        f"family-wise alpha = {alpha:g} per direction: REPRODUCED needs every part to hold and every control to "
+        f"fail as required, each shown at {alpha:g} (an intersection-union test); a part that fails or a control "
+        f"that passes too often is found by {multiplicity.capitalize()} at {alpha:g} over the claim's family"
+    )
+
+
+def _claim_level(r: ClaimResult) -> str:
+    if math.isnan(r.alpha):
+        return ""
+    return (
+        f"Decided at family-wise alpha = {r.alpha:g} per direction ({r.multiplicity.capitalize()} over "
+        f"{r.family} 'fails' hypothes{'is' if r.family == 1 else 'es'}): the chance that this verdict is "
+        f"REPRODUCED while a part or control is in truth against it is at most {r.alpha:g}, and so is the chance "
+        f"that a part it names as failing in truth holds."
+    )
+
+
+def _looks_lines(r: ClaimResult) -> list[str]:
+    """Return the looks each batched test of the claim took: units, what was decided, and why it stopped."""
+    out: list[str] = []
+    for t in r.tests:
+        rec = t.record
+        if rec is None or not rec.schedule:
+            continue
+        plan = ", ".join(str(n) for n in rec.schedule)
+        out.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
+        for i, look in enumerate(rec.looks, start=1):
+            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
+            out.append(f"  - look {i}, {look.units} units: {md(state)}")
+    return ["**Looks** (units added in batches; the decision was asked after each)", "", *out, ""] if out else []
+
+
+def looks_taken(r: ClaimResult) -> str:
+    """Return e.g. ``20 of 30 units, decided at look 2`` for a claim whose tests ran in batches ("" otherwise)."""
+    runs = [t.record for t in r.tests if t.record is not None and t.record.schedule]
+    if not runs:
+        return ""
+    used = sum(rec.looks[-1].units if rec.looks else 0 for rec in runs)
+    cap = sum(rec.schedule[-1] for rec in runs)
+    looks = sum(len(rec.looks) for rec in runs)
+    return f"{used} of {cap} units in {looks} look{'s' if looks != 1 else ''}"
+
+
+def session_level(results: Sequence[ClaimResult]) -> str:
+    """Return the session's level: a union bound over its decided claims, stated as one."""
+    decided = [r for r in results if r.verdict is not Verdict.SKIPPED and not math.isnan(r.alpha)]
+    if not decided:
+        return ""
+    total = min(1.0, sum(r.alpha for r in decided))
+    return (
+        f"Each claim is decided at its own family-wise alpha (below, per claim); across the {len(decided)} claims "
+        f"of this session no further correction is made, so by a union bound the chance that any of them is "
+        f"wrongly REPRODUCED is at most {total:.2g}, and likewise for any wrongly named failure."
+    )
 
 
 def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str) -> list[str]:
@@ -294,6 +375,10 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
         parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
+    level = _claim_level(r)
+    if level:
+        parts += [md(level), ""]
+    parts += _looks_lines(r)
     for p in r.parts:
         parts += _part_block(run, p)
     if r.verdict is Verdict.ERROR:
@@ -323,10 +408,13 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
 
 RULE_TEXT = (
     "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
-    "threshold; units outside the claim's premise are excluded and listed. The exact (Clopper-Pearson) "
-    "90% interval of the pass rate is compared with the protocol's bar: REPRODUCED when its lower end "
-    "(a one-sided 95% bound) is above, NOT REPRODUCED when its upper end is below, INCONCLUSIVE when it "
-    "straddles. A control may pass at most at its stated rate; one that passes more makes the claim ERROR."
+    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
+    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
+    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
+    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
+    "shown above its bar and every control shown below its allowed rate, each at alpha; a part shown below "
+    "its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's correction over "
+    "the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md)."
 )
 
 
@@ -346,6 +434,9 @@ def render(
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
     parts += _first_screen(run, results) if results else ["_no claim tests ran_"]
     parts += ["", RULE_TEXT, ""]
+    session = session_level(results)
+    if session:
+        parts += [md(session), ""]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
         parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
@@ -375,6 +466,9 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
         for p in r.parts:
             name = p.name or "claim"
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
+        taken = looks_taken(r)
+        if taken:
+            out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
