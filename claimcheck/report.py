@@ -197,7 +197,7 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
     if seeds.batch:
         steps = ", ".join(f"{k}: {v} at a time up to {seeds.units[k]}" for k, v in seeds.batch.items())
         lines.append(f"- units added in batches, decided after each, stopped when decided or at the cap: {md(steps)}")
-    lines.append(f"- decision: {md(level_text(proto.alpha, proto.multiplicity))}")
+    lines.append(f"- decision: family-wise alpha {proto.alpha:g} per direction, {proto.multiplicity.capitalize()}")
     if seeds.exploratory:
         lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
     if proto.regime:
@@ -218,23 +218,22 @@ def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched:
     return f"mean over units vs the threshold: Student-t at one look{over}"
 
 
-def level_text(alpha: float, multiplicity: str) -> str:
-    """Return the claim's decision level in words."""
-    return (
-        f"family-wise alpha = {alpha:g} per direction: REPRODUCED needs every part to hold and every control to "
-        f"fail as required, each shown at {alpha:g} (an intersection-union test); a part that fails or a control "
-        f"that passes too often is found by {multiplicity.capitalize()} at {alpha:g} over the claim's family"
-    )
-
-
 def _claim_level(r: ClaimResult) -> str:
     if math.isnan(r.alpha):
         return ""
     return (
-        f"Decided at family-wise alpha = {r.alpha:g} per direction ({r.multiplicity.capitalize()} over "
-        f"{r.family} 'fails' hypothes{'is' if r.family == 1 else 'es'}): the chance that this verdict is "
-        f"REPRODUCED while a part or control is in truth against it is at most {r.alpha:g}, and so is the chance "
-        f"that a part it names as failing in truth holds."
+        f"Decided at family-wise alpha = {r.alpha:g} per direction: REPRODUCED needs every part to hold and every "
+        f"control to fail as required, each shown at {r.alpha:g} (an intersection-union test), so the chance of "
+        f"REPRODUCED while any of them is in truth otherwise is at most {r.alpha:g}; a part that fails or a control "
+        f"that passes too often is found by {r.multiplicity.capitalize()} at {r.alpha:g} over the claim's "
+        f"{r.family} such hypothes{'is' if r.family == 1 else 'es'}, so the chance that any it names is wrong is at "
+        f"most {r.alpha:g} too."
+        + (
+            " Parts under the rule 'estimate' carry only their interval: the test's own interval decides them, "
+            "outside that family."
+            if any(p.rule == "estimate" for p in r.parts)
+            else ""
+        )
     )
 
 
@@ -254,14 +253,11 @@ def _looks_lines(r: ClaimResult) -> list[str]:
 
 
 def looks_taken(r: ClaimResult) -> str:
-    """Return e.g. ``20 of 30 units, decided at look 2`` for a claim whose tests ran in batches ("" otherwise)."""
+    """Return e.g. ``units run 20/30, 15/30`` (one figure per batched test) for a claim run in batches, else ""."""
     runs = [t.record for t in r.tests if t.record is not None and t.record.schedule]
     if not runs:
         return ""
-    used = sum(rec.looks[-1].units if rec.looks else 0 for rec in runs)
-    cap = sum(rec.schedule[-1] for rec in runs)
-    looks = sum(len(rec.looks) for rec in runs)
-    return f"{used} of {cap} units in {looks} look{'s' if looks != 1 else ''}"
+    return "units run " + ", ".join(f"{rec.looks[-1].units if rec.looks else 0}/{rec.schedule[-1]}" for rec in runs)
 
 
 def session_level(results: Sequence[ClaimResult]) -> str:
@@ -271,9 +267,10 @@ def session_level(results: Sequence[ClaimResult]) -> str:
         return ""
     total = min(1.0, sum(r.alpha for r in decided))
     return (
-        f"Each claim is decided at its own family-wise alpha (below, per claim); across the {len(decided)} claims "
-        f"of this session no further correction is made, so by a union bound the chance that any of them is "
-        f"wrongly REPRODUCED is at most {total:.2g}, and likewise for any wrongly named failure."
+        f"Each claim is decided at its own family-wise alpha (stated in its section); across the {len(decided)} "
+        f"claim{'s' if len(decided) != 1 else ''} of this session no further correction is made, so by a union "
+        f"bound the chance that any of them is wrongly REPRODUCED is at most {total:.2g}, and likewise for any "
+        f"wrongly named failure."
     )
 
 

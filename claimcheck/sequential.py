@@ -108,27 +108,28 @@ def _sequence(log_m: Floats, side: str, null: float) -> Martingale:
 
 
 def beta_binomial_log_m(
-    passed: ArrayLike, n: ArrayLike, p0: float, side: Side, prior: tuple[float, float] = PRIOR
+    passed: ArrayLike, n: ArrayLike, p0: ArrayLike, side: Side, prior: tuple[float, float] = PRIOR
 ) -> Floats:
     """Return log M(k, n) of the one-sided beta-binomial mixture test at the null rate ``p0``.
 
     For ``side`` "greater" (H0: p <= p0) M mixes the likelihood ratios of p' against p0 over a
     Beta(a, b) prior truncated to p' in (p0, 1]:
 
-        M = [B(a + k, b + n - k) (1 - I_p0(a + k, b + n - k))] / [B(a, b) (1 - I_p0(a, b))] / [p0^k (1 - p0)^(n - k)]
+        M = B(a + k, b + n - k) (1 - I_p0(a + k, b + n - k)) / [B(a, b) (1 - I_p0(a, b)) p0^k (1 - p0)^(n - k)]
 
     with B the Beta function and I the regularised incomplete Beta function. Each ratio
     (p'/p0)^x ((1 - p')/(1 - p0))^(1 - x) has expectation p p'/p0 + (1 - p)(1 - p')/(1 - p0) <= 1
     for every true p <= p0 when p' > p0, so the mixture is a nonnegative supermartingale under all
     of H0, not only at its edge. "less" (H0: p >= p0) mirrors it with the prior on [0, p0).
-    ``passed`` and ``n`` broadcast (cumulative counts give the whole path at once).
+    ``passed``, ``n`` and ``p0`` broadcast (cumulative counts give the whole path at once).
 
     Hand-worked: every one of n units passing, uniform prior, "greater":
     M = (1 - p0^(n + 1)) / ((n + 1)(1 - p0) p0^n); at p0 = 0.8, n = 14: 0.9648 / (15 x 0.2 x 0.04398) = 7.31.
     """
     _check_side(side)
-    if not 0 < p0 < 1:
-        raise ValueError(f"the null rate p0 must be in (0, 1), got {p0}")
+    p = np.asarray(p0, dtype=np.float64)
+    if np.any((p <= 0) | (p >= 1)):
+        raise ValueError(f"the null rate p0 must be in (0, 1), got {p0!r}")
     a, b = prior
     if not (a > 0 and b > 0):
         raise ValueError(f"the Beta prior needs a, b > 0, got {prior}")
@@ -136,9 +137,9 @@ def beta_binomial_log_m(
     m = np.asarray(n, dtype=np.float64)
     tail = sc.betaincc if side == "greater" else sc.betainc
     with np.errstate(divide="ignore"):
-        num = sc.betaln(a + k, b + m - k) + np.log(tail(a + k, b + m - k, p0))
-        den = sc.betaln(a, b) + math.log(float(tail(a, b, p0)))
-    return np.asarray(num - den - k * math.log(p0) - (m - k) * math.log1p(-p0), dtype=np.float64)
+        num = sc.betaln(a + k, b + m - k) + np.log(tail(a + k, b + m - k, p))
+        den = sc.betaln(a, b) + np.log(tail(a, b, p))
+    return np.asarray(num - den - k * np.log(p) - (m - k) * np.log1p(-p), dtype=np.float64)
 
 
 def beta_binomial(passes: ArrayLike, p0: float, side: Side, prior: tuple[float, float] = PRIOR) -> Martingale:
@@ -157,44 +158,53 @@ def beta_binomial_paths(passes: ArrayLike, p0: float, side: Side, prior: tuple[f
     return anytime_p(beta_binomial_log_m(k, n, p0, side, prior))
 
 
+RATE_GRID = np.linspace(1e-6, 1 - 1e-6, 41)  # null rates scanned to bracket a bound, then narrowed by bisection
+
+
+def _edges(passed: Floats, n: Floats, alpha: float, side: Side, prior: tuple[float, float]) -> Floats:
+    """Return, per (k, n), the bound: the first null rate not rejected, scanning from the far side.
+
+    The grid locates it between a rejected and a kept rate; 50 vectorised bisections then narrow
+    that bracket below 1e-15, so the bound is the test's own.
+    """
+    grid = RATE_GRID if side == "greater" else RATE_GRID[::-1]
+    target = math.log(1 / alpha)
+    log_m = beta_binomial_log_m(passed[:, None], n[:, None], grid[None, :], side, prior)  # (looks, grid)
+    kept = log_m < target
+    first = np.where(kept.any(axis=1), kept.argmax(axis=1), grid.size)
+    inner = (first > 0) & (first < grid.size)
+    rejected = grid[np.clip(first - 1, 0, grid.size - 1)]
+    keep = grid[np.clip(first, 0, grid.size - 1)]
+    for _ in range(50):
+        mid = (rejected + keep) / 2
+        still = beta_binomial_log_m(passed, n, mid, side, prior) >= target
+        rejected, keep = np.where(still, mid, rejected), np.where(still, keep, mid)
+    near, far = (0.0, 1.0) if side == "greater" else (1.0, 0.0)
+    return np.asarray(np.where(first == 0, near, np.where(inner, keep, far)), dtype=np.float64)
+
+
 def beta_binomial_bound(passed: int, n: int, alpha: float, side: Side, prior: tuple[float, float] = PRIOR) -> float:
     """Return the one-sided bound of a rate after ``passed`` of ``n`` units: the edge of the values not rejected.
 
     "greater" gives the lower bound inf {p0 : M(p0) < 1/alpha} (0 when nothing is rejected);
-    "less" the upper bound sup {p0 : M(p0) < 1/alpha}. The edge is found on a grid of 400 null values
-    and refined by root-finding, so the bound is that of the test itself, not of an approximation.
+    "less" the upper bound sup {p0 : M(p0) < 1/alpha}.
     """
     _check_alpha(alpha)
     if n == 0:
         return 0.0 if side == "greater" else 1.0
-    target = math.log(1 / alpha)
-    grid = np.linspace(1e-9, 1 - 1e-9, 400)
-    if side == "less":
-        grid = grid[::-1]
-    values = np.array([float(beta_binomial_log_m(passed, n, float(g), side, prior)) for g in grid])
-    kept = np.flatnonzero(values < target)
-    if kept.size == 0:  # every null value rejected: the bound is the far end
-        return float(grid[-1])
-    first = int(kept[0])
-    if first == 0:
-        return 0.0 if side == "greater" else 1.0
-    lo, hi = float(grid[first - 1]), float(grid[first])
-
-    def gap(p0: float) -> float:
-        return float(beta_binomial_log_m(passed, n, p0, side, prior)) - target
-
-    return float(optimize.brentq(gap, lo, hi, xtol=1e-10))
+    return float(_edges(np.array([float(passed)]), np.array([float(n)]), alpha, side, prior)[0])
 
 
 def beta_binomial_bounds(passes: ArrayLike, alpha: float, prior: tuple[float, float] = PRIOR) -> Bounds:
     """Return the running-intersection bounds of a pass rate after every unit of ``passes`` (in order)."""
+    _check_alpha(alpha)
     x = np.asarray(passes, dtype=bool)
-    low, high = 0.0, 1.0
-    k = 0
-    for i, v in enumerate(x, start=1):
-        k += int(v)
-        low = max(low, beta_binomial_bound(k, i, alpha, "greater", prior))
-        high = min(high, beta_binomial_bound(k, i, alpha, "less", prior))
+    if x.size == 0:
+        return Bounds(0.0, 1.0, 0, alpha, "beta-binomial mixture")
+    k = np.cumsum(x, dtype=np.float64)
+    n = np.arange(1, x.size + 1, dtype=np.float64)
+    low = float(_edges(k, n, alpha, "greater", prior).max())
+    high = float(_edges(k, n, alpha, "less", prior).min())
     return Bounds(low, high, int(x.size), alpha, "beta-binomial mixture")
 
 
