@@ -177,7 +177,8 @@ def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
     Sort the p-values p_(1) <= ... <= p_(m); reject H_(1), ..., H_(j) while p_(i) <= alpha / (m - i + 1),
     and stop at the first that is not (Holm 1979, Scand. J. Statist. 6). It controls the chance of any
     false rejection at alpha under any dependence, and rejects everything Bonferroni rejects. NaN counts as 1.
-    Hand-worked: (0.01, 0.04, 0.03) at 0.05: 0.01 <= 0.05/3, 0.03 <= 0.05/2, 0.04 <= 0.05/1: all rejected.
+    Hand-worked at 0.05: (0.01, 0.04, 0.02): 0.01 <= 0.05/3, 0.02 <= 0.05/2, 0.04 <= 0.05/1, all
+    rejected; (0.01, 0.04, 0.03): 0.03 > 0.05/2, so only the first.
     """
     m = len(p_values)
     order = sorted(range(m), key=lambda i: 1.0 if math.isnan(p_values[i]) else p_values[i])
