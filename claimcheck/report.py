@@ -85,7 +85,7 @@ def _rate_cell(p: PartResult) -> str:
 
 
 def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
-    if p.rule == "estimate":
+    if p.rule in ("estimate", "mean"):
         stats = proto.part(p.name).stats if proto is not None else ()
         return ", ".join(f"{s.direction} {s.threshold:g}" for s in stats) or "n/a"
     return f"> {p.bar:g}" if p.bar < 1 else "every unit"
@@ -184,7 +184,7 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
     rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
-        if rules.get(c.part) == "estimate":
+        if rules.get(c.part) in ("estimate", "mean"):
             limit = "its interval must not show the claimed effect"
         else:
             limit = (
@@ -293,7 +293,7 @@ def _part_block(run: RunData, p: PartResult) -> list[str]:
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
     out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
     for c in p.estimates:
-        out.append(f"- estimate: {md(c.describe())} ({md(c.interval)})")
+        out.append(f"- {'mean' if p.rule == 'mean' else 'estimate'}: {md(c.describe())} ({md(c.interval)})")
     return out
 
 

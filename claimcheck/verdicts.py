@@ -20,10 +20,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
-from claimcheck.evidence import Evidence, mean_evidence, rate_evidence
+from claimcheck.evidence import Evidence
 from claimcheck.protocol import ClaimProtocol, Control, Part, Stat, from_dict, implicit
-from claimcheck.record import Check, ClaimRecorder, Exclusion
-from claimcheck.stats import Proportion, Spread, binomial_p, bonferroni, holm, spread
+from claimcheck.record import Check, ClaimRecorder
+from claimcheck.scoring import ControlTests, Design, StatTests, control_tests, interval_meets, part_tests
+from claimcheck.scoring import UnitScore as UnitScore  # re-exported: the report reads it from here
+from claimcheck.stats import Proportion, Spread, bonferroni, holm, spread
 
 Outcome = Literal["passed", "error", "skipped"]
 
@@ -66,17 +68,6 @@ class StatSummary:
     met: int  # checks that met the threshold
     control: str | None
     part: str = ""
-
-
-@dataclass(frozen=True)
-class UnitScore:
-    """One unit of a part or control: passed, failed, or excluded (with the reason)."""
-
-    unit: str
-    passed: bool
-    excluded: str = ""  # the reason, when the unit left the premise
-    nodeids: tuple[str, ...] = ()
-    misses: tuple[str, ...] = ()  # the checks it missed, described
 
 
 @dataclass(frozen=True)
@@ -154,169 +145,14 @@ def summarise(checks: Iterable[Check]) -> list[StatSummary]:
     ]
 
 
-def decide_rate(rate: Proportion, bar: float, alpha: float = 0.05) -> Verdict:
-    """Return the verdict of a pass rate alone against the bar pi_0, one look, at one-sided level ``alpha``.
-
-    REPRODUCED when the exact binomial test shows the rate above the bar (the Clopper-Pearson lower
-    end at 1 - 2 alpha is above it), NOT REPRODUCED when it shows it below, INCONCLUSIVE otherwise.
-    Bar 1 is theorem-style: REPRODUCED only when every unit passed (at least one), NOT REPRODUCED on
-    any counterexample. Inside a claim, ``decide`` applies the multiplicity rule on top.
-    """
-    if rate.n == 0:
-        return Verdict.INCONCLUSIVE
-    if bar >= 1:
-        return Verdict.REPRODUCED if rate.passed == rate.n else Verdict.NOT_REPRODUCED
-    if binomial_p(rate.passed, rate.n, bar, "greater") <= alpha:
-        return Verdict.REPRODUCED
-    if binomial_p(rate.passed, rate.n, bar, "less") <= alpha:
-        return Verdict.NOT_REPRODUCED
-    return Verdict.INCONCLUSIVE
-
-
 def decide_estimate(check: Check) -> Verdict:
     """Return REPRODUCED when all of the estimate's interval meets its threshold, NOT REPRODUCED when none does."""
-    if check.low is None or check.high is None or math.isnan(check.low) or math.isnan(check.high):
-        return Verdict.INCONCLUSIVE
-    stat = check.stat
-    near, far = (check.low, check.high) if check.direction in (">=", ">") else (check.high, check.low)
-    if stat.met(near):
-        return Verdict.REPRODUCED
-    if not stat.met(far):
-        return Verdict.NOT_REPRODUCED
-    return Verdict.INCONCLUSIVE
-
-
-@dataclass(frozen=True)
-class Design:
-    """How the units of a claim were run: the looks each test planned, its cap, and the order units came in."""
-
-    alpha: float
-    prior: tuple[float, float]
-    looks: Mapping[str, int]  # node id -> planned looks (1: one look at a fixed number of units)
-    caps: Mapping[str, int]  # node id -> the most units it could run
-    order: Mapping[str, int]  # unit -> position in the order the batches added it
-
-    @classmethod
-    def of(cls, proto: ClaimProtocol, tests: Sequence[TestOutcome]) -> Design:
-        """Return the design of ``tests`` under ``proto`` (schedules and looks come from their records)."""
-        looks: dict[str, int] = {}
-        caps: dict[str, int] = {}
-        order: dict[str, int] = {}
-        for t in tests:
-            rec = t.record
-            if rec is None:
-                continue
-            looks[t.nodeid] = max(1, len(rec.schedule))
-            caps[t.nodeid] = rec.schedule[-1] if rec.schedule else 0
-            for look in rec.looks:
-                for u in look.added:
-                    order.setdefault(u, len(order))
-        return cls(proto.alpha, tuple(proto.prior), looks, caps, order)  # type: ignore[arg-type]
-
-    def plan(self, nodeids: Iterable[str]) -> tuple[int, int]:
-        """Return (looks, cap) for units recorded by ``nodeids``: several looks if any of them planned several."""
-        ids = list(nodeids)
-        return max((self.looks.get(n, 1) for n in ids), default=1), max((self.caps.get(n, 0) for n in ids), default=0)
-
-    def key(self, unit: str) -> tuple[int, tuple[int, int | str]]:
-        """Return the sort key of a unit: the order its batch added it, then its id."""
-        return (self.order.get(unit, len(self.order)), _unit_key(unit))
-
-
-def _score_units(
-    checks: Sequence[tuple[str, Check]], exclusions: Sequence[Exclusion], design: Design | None = None
-) -> tuple[UnitScore, ...]:
-    """Score each unit: excluded if any exclusion names it; else passed when every check is met.
-
-    Units come in the order their batches added them (``design``), else by id.
-    """
-    key = design.key if design is not None else (lambda u: (0, _unit_key(u)))
-    by_unit: dict[str, list[tuple[str, Check]]] = {}
-    for nodeid, c in checks:
-        by_unit.setdefault(c.unit, []).append((nodeid, c))
-    why = {e.unit: e.reason for e in exclusions}
-    out = []
-    for unit in sorted(by_unit, key=key):
-        rows = by_unit[unit]
-        nodeids = tuple(dict.fromkeys(n for n, _ in rows))
-        misses = tuple(c.describe() + (f" at {c.label}" if c.label else "") for _, c in rows if not c.met)
-        out.append(UnitScore(unit, not misses, why.get(unit, ""), nodeids, misses))
-    for unit in sorted(set(why) - set(by_unit), key=key):
-        out.append(UnitScore(unit, False, why[unit]))
-    return tuple(out)
-
-
-def _unit_key(unit: str) -> tuple[int, int | str]:
-    return (0, int(unit)) if unit.lstrip("-").isdigit() else (1, unit)
-
-
-def _counted(units: Sequence[UnitScore]) -> list[bool]:
-    return [u.passed for u in units if not u.excluded]
+    holds, fails = interval_meets(check)
+    return Verdict.REPRODUCED if holds else Verdict.NOT_REPRODUCED if fails else Verdict.INCONCLUSIVE
 
 
 def _proportion(ev: Evidence, alpha: float) -> Proportion:
     return Proportion(ev.passed, ev.n, ev.low, ev.high, 1 - 2 * alpha, ev.method)
-
-
-@dataclass(frozen=True)
-class _Tests:
-    """The two one-sided p-values of one statistic: 'it holds' (IUT side) and 'it fails' (a Holm member)."""
-
-    p_hold: float
-    p_fail: float
-    evidence: Evidence | None = None
-    check: Check | None = None  # what the report shows for it (an estimate, or a mean with its interval)
-    in_family: bool = True  # False for an interval-only estimate: decided by its interval, outside the level
-
-
-def _pass_rate_tests(passes: Sequence[bool], null: float, design: Design, nodeids: Iterable[str]) -> _Tests:
-    """Return the tests of a pass rate against ``null`` (a bar to beat); 1 and 0 are decided by counting."""
-    looks, _ = design.plan(nodeids)
-    ev = rate_evidence(passes, null, design.alpha, looks, design.prior)
-    if null >= 1:  # theorem-style: every unit must pass; one counterexample fails it
-        n, k = len(passes), sum(passes)
-        return _Tests(0.0 if n and k == n else 1.0, 0.0 if k < n else 1.0, ev)
-    return _Tests(ev.p_above, ev.p_below, ev)
-
-
-def _mean_tests(part: Part, mine: Sequence[tuple[str, Check]], design: Design, unit_of: Sequence[str]) -> list[_Tests]:
-    """Return one pair of tests per statistic of a part under the mean rule (units in ``unit_of`` order)."""
-    out = []
-    looks, cap = design.plan(n for n, _ in mine)
-    for stat in part.stats:
-        by_unit = {c.unit: c.value for _, c in mine if c.statistic == stat.name}
-        values = [by_unit[u] for u in unit_of if u in by_unit]
-        up = stat.direction in (">=", ">")
-        null = stat.threshold - stat.tol if up else stat.threshold + stat.tol
-        ev = mean_evidence(values, null, design.alpha, looks, part.bounds, part.sigma, cap)
-        shown = Check(
-            stat.name,
-            ev.estimate,
-            stat.direction,
-            stat.threshold,
-            tol=stat.tol,
-            unit="pooled",
-            low=ev.low,
-            high=ev.high,
-            interval=f"{ev.method}, {ev.n} units",
-        )
-        out.append(_Tests(ev.p_above if up else ev.p_below, ev.p_below if up else ev.p_above, ev, shown))
-    return out
-
-
-def _estimate_tests(ests: Sequence[Check], alpha: float) -> list[_Tests]:
-    """Return the tests of estimates that carry only their interval (the rule 'estimate').
-
-    Such an estimate is decided by its interval, as before the family-wise rule: it has no p-value
-    below the interval's own level, so it stays outside the claim's family (the report says so);
-    the rule 'mean', where each unit records its value, brings it in with an exact p-value.
-    """
-    out = []
-    for c in ests:
-        v = decide_estimate(c)
-        p_hold, p_fail = (alpha if v is Verdict.REPRODUCED else 1.0), (alpha if v is Verdict.NOT_REPRODUCED else 1.0)
-        out.append(_Tests(p_hold, p_fail, check=c, in_family=False))
-    return out
 
 
 def _combine(verdicts: Sequence[Verdict]) -> Verdict:
@@ -329,76 +165,12 @@ def _combine(verdicts: Sequence[Verdict]) -> Verdict:
     return Verdict.INCONCLUSIVE
 
 
-def _units_order(units: Sequence[UnitScore]) -> list[str]:
-    return [u.unit for u in units if not u.excluded]
-
-
-def _part_tests(
-    part: Part, design: Design, checks: Sequence[tuple[str, Check]], exclusions: Sequence[Exclusion]
-) -> tuple[list[_Tests], tuple[UnitScore, ...]]:
-    """Return a part's tests (one per statistic, or one for a pass rate) and its scored units."""
-    mine = [(n, c) for n, c in checks if c.part == part.name and c.control is None]
-    left = [e for e in exclusions if e.part == part.name and e.control is None]
-    if part.rule == "estimate":
-        ests = [c for _, c in mine]
-        found = _estimate_tests(ests, design.alpha) if ests else [_Tests(1.0, 1.0, in_family=False)]
-        return found, tuple(UnitScore(e.unit, False, e.reason) for e in left)
-    units = _score_units(mine, left, design)
-    if part.rule == "mean":
-        return _mean_tests(
-            part, [(n, c) for n, c in mine if c.unit in set(_units_order(units))], design, _units_order(units)
-        ), units
-    return [_pass_rate_tests(_counted(units), part.bar, design, (n for n, _ in mine))], units
-
-
-def _control_tests(
-    ctl: Control, part: Part, design: Design, checks: Sequence[tuple[str, Check]], exclusions: Sequence[Exclusion]
-) -> tuple[_Tests, tuple[UnitScore, ...], list[_Tests]] | None:
-    """Return a control's tests as (p of 'fails as required', p of 'passes too often'), its units, per-statistic tests.
-
-    A pass-rate control is its pass rate against ``max_pass_rate``. A control on a mean or estimate
-    part 'passes' when every statistic meets the claim's threshold (so its 'passes too often' p-value
-    is the largest of theirs, an intersection-union test) and fails as required when one of them is
-    shown not to (the smallest, times their number: Bonferroni within the control).
-    """
-    mine = [(n, c) for n, c in checks if c.control == ctl.name]
-    if not mine:
-        return None
-    left = [e for e in exclusions if e.control == ctl.name]
-    if part.rule == "estimate":  # interval only: passes too often when its interval meets, as before
-        per = _estimate_tests([c for _, c in mine], design.alpha)
-        leaks = _combine([decide_estimate(c) for _, c in mine]) is Verdict.REPRODUCED
-        return _Tests(1.0 if leaks else 0.0, 0.0 if leaks else 1.0, in_family=False), (), per
-    if part.rule == "mean":
-        units = _score_units(mine, left, design)
-        order = _units_order(units)
-        per = _mean_tests(part, [(n, c) for n, c in mine if c.unit in set(order)], design, order)
-        p_leak = max(t.p_hold for t in per)
-        p_fails = min(1.0, len(per) * min(t.p_fail for t in per))
-        return _Tests(p_fails, p_leak), units, per
-    # A control unit "passes" when every check is met; a NaN showed nothing, so it counts as passing.
-    nan_as_met = [(n, c if c.defined else _as_met(c)) for n, c in mine]
-    units = _score_units(nan_as_met, left, design)
-    passes = _counted(units)
-    if ctl.max_pass_rate <= 0:  # every unit must fail
-        n, k = len(passes), sum(passes)
-        ev = rate_evidence(passes, 0.0, design.alpha, design.plan(n for n, _ in mine)[0], design.prior)
-        return _Tests(0.0 if n and k == 0 else 1.0, 0.0 if k else 1.0, ev), units, []
-    t = _pass_rate_tests(passes, ctl.max_pass_rate, design, (n for n, _ in mine))
-    return _Tests(t.p_fail, t.p_hold, t.evidence), units, []
-
-
-def _as_met(c: Check) -> Check:
-    """Return a NaN check as one that met its threshold (a control that showed nothing did not fail)."""
-    return replace(c, value=c.threshold)
-
-
 def _reject(p_values: Sequence[float], alpha: float, multiplicity: str) -> list[bool]:
     return holm(p_values, alpha) if multiplicity == "holm" else bonferroni(p_values, alpha)
 
 
 def _part_result(
-    part: Part, tests: Sequence[_Tests], units: tuple[UnitScore, ...], fails: Sequence[bool], alpha: float
+    part: Part, tests: Sequence[StatTests], units: tuple[UnitScore, ...], fails: Sequence[bool], alpha: float
 ) -> PartResult:
     """Return the part's verdict: REPRODUCED when every statistic holds at alpha, NOT REPRODUCED when one fails."""
     holds = all(t.p_hold <= alpha for t in tests)
@@ -452,7 +224,7 @@ def _part_result(
     )
 
 
-def _stat_word(t: _Tests, failed: bool, alpha: float) -> str:
+def _stat_word(t: StatTests, failed: bool, alpha: float) -> str:
     if t.p_hold <= alpha:
         return f"holds, p = {_p(t.p_hold)}"
     if failed:
@@ -466,9 +238,7 @@ def _p(p: float) -> str:
     return f"{p:.2g}" if p >= 1e-4 else "< 1e-4"
 
 
-def _control_result(
-    ctl: Control, found: tuple[_Tests, tuple[UnitScore, ...], list[_Tests]], leaks: bool, alpha: float
-) -> ControlResult:
+def _control_result(ctl: Control, found: ControlTests, leaks: bool, alpha: float) -> ControlResult:
     tests, units, per = found
     if not tests.in_family:  # an interval-only estimate control: decided by its interval
         leaks = tests.p_fail <= alpha
@@ -529,21 +299,23 @@ def decide(tests: list[TestOutcome], protocol: ClaimProtocol | None = None, miss
     if not proto.declared:  # the implicit protocol's one part holds every statistic
         checks = [(n, _in_part(c, "")) for n, c in checks]
     exclusions = [e for t in ran if t.record for e in t.record.exclusions]
-    design = Design.of(proto, ran)
-    part_tests = [_part_tests(p, design, checks, exclusions) for p in proto.parts]
+    design = Design.of(proto, ((t.nodeid, t.record) for t in ran if t.record is not None))
+    found = [part_tests(p, design, checks, exclusions) for p in proto.parts]
     parts = {p.name: p for p in proto.parts}
     controls = [
-        (c, _control_tests(c, parts.get(c.part, proto.parts[0]), design, checks, exclusions)) for c in proto.controls
+        (c, control_tests(c, parts.get(c.part, proto.parts[0]), design, checks, exclusions)) for c in proto.controls
     ]
-    members = [t for found, _ in part_tests for t in found] + [f[0] if f else _Tests(1.0, 1.0) for _, f in controls]
+    members = [t for stat_tests, _ in found for t in stat_tests] + [
+        f[0] if f else StatTests(1.0, 1.0) for _, f in controls
+    ]
     family = [t.p_fail for t in members if t.in_family]
     flags = iter(_reject(family, proto.alpha, proto.multiplicity))
     rejected = [t.in_family and next(flags) for t in members]
     result.alpha, result.multiplicity, result.family = proto.alpha, proto.multiplicity, len(family)
     at = 0
-    for p, (found, units) in zip(proto.parts, part_tests, strict=True):
-        result.parts.append(_part_result(p, found, units, rejected[at : at + len(found)], proto.alpha))
-        at += len(found)
+    for p, (stat_tests, units) in zip(proto.parts, found, strict=True):
+        result.parts.append(_part_result(p, stat_tests, units, rejected[at : at + len(stat_tests)], proto.alpha))
+        at += len(stat_tests)
     for (c, ran_control), leaks in zip(controls, rejected[at:], strict=True):
         if ran_control is not None:
             result.controls.append(_control_result(c, ran_control, leaks, proto.alpha))
