@@ -288,7 +288,9 @@ def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str)
 def _part_block(run: RunData, p: PartResult) -> list[str]:
     name = f"Part `{md(p.name)}`" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
-    failed = [u for u in p.units if not u.passed and not u.excluded]
+    failed = [
+        u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
+    ]  # a mean has no failing unit
     excluded = [u for u in p.units if u.excluded]
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
     out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)

@@ -152,6 +152,60 @@ def test_a_budget_without_a_schedule_keeps_one_look_and_the_exact_rule(pytester:
     assert rate["method"] == "exact" and rate["n"] == 12 and rate["low"] == pytest.approx(0.05 ** (1 / 12))
 
 
+MEAN_MODULE = """
+import numpy as np
+import pytest
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+
+PROTOCOL = ClaimProtocol(
+    "C9",
+    1,
+    parts=(Part("rho", "the mean rho is above 0.3", (Stat("rho", ">", 0.3),), rule="mean", bounds=(-1.0, 1.0)),),
+    controls=(Control("shuffled", "rho", "no association once shuffled"),),
+    seeds=Seeds("C9-v1", 1000, {{"ci": 60, "standard": 12}}, batch={{"ci": 10}}),
+)
+CLAIM = pytest.mark.claim("C9", "toy mean", "Sec. 9", protocol=PROTOCOL)
+
+
+@CLAIM
+def test_claim(claim_record, claim_units):
+    for seeds in claim_units.batches():
+        for s in seeds:
+            claim_record.check("rho", float(np.random.default_rng(s).uniform({low}, {high})), part="rho", unit=s)
+
+
+@CLAIM
+def test_control(claim_record, claim_units):
+    for seeds in claim_units.batches():
+        for s in seeds:
+            claim_record.check("rho", float(np.random.default_rng(s).uniform(-0.2, 0.2)), control="shuffled", unit=s)
+"""
+
+
+@pytest.mark.parametrize(("budget", "method"), [("ci", "betting confidence sequence"), ("standard", "Student-t")])
+def test_a_mean_part_is_decided_by_betting_over_looks_and_by_student_t_at_one(
+    pytester: pytest.Pytester, budget: str, method: str
+) -> None:
+    pytester.makepyfile(test_toy=MEAN_MODULE.format(low=0.5, high=0.9))
+    pytester.runpytest("--claim-report", "--claim-budget", budget, "-p", "no:randomly")
+    claim = _claim(pytester)
+    assert claim["verdict"] == "REPRODUCED"
+    mean = claim["parts"][0]["estimates"][0]
+    assert mean["interval"].startswith(method) and mean["low"] > 0.3
+    assert claim["controls"][0]["status"] == "fails as required"
+    if budget == "ci":
+        assert claim["looks"][0]["stopped"] == "decided at look 3 of 6 (30 units)"  # the mean 0.65 [0.36, 0.72]
+    text = _markdown(pytester)
+    assert "- mean: rho = " in text and "Units that failed" not in text
+
+
+def test_a_mean_part_below_its_threshold_is_not_reproduced(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=MEAN_MODULE.format(low=-0.1, high=0.3))
+    pytester.runpytest("--claim-report", "-p", "no:randomly")
+    claim = _claim(pytester)
+    assert claim["verdict"] == "NOT REPRODUCED" and claim["parts"][0]["estimates"][0]["high"] < 0.3
+
+
 # --- protocols ------------------------------------------------------------------------------------
 
 
