@@ -33,11 +33,12 @@ from typing import Any
 import numpy as np
 
 from claimcheck.errors import ConfigError, DataError
+from claimcheck.evidence import rate_evidence
 from claimcheck.files import write_atomic
 from claimcheck.protocol import LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
 from claimcheck.stats import Proportion, clopper_pearson
-from claimcheck.verdicts import Verdict, decide_estimate, decide_rate
+from claimcheck.verdicts import Verdict, decide_estimate
 
 FLOOR = 0.9  # a part is calibrated when both one-sided 95% lower bounds reach this
 KEEP = 5  # wrong cases kept per family, worst first
@@ -324,18 +325,45 @@ def calibrate_part(
 # --- the claim-level rule --------------------------------------------------------------------------
 
 
-@cache
-def _interval(passed: int, n: int, level: float) -> Proportion:
-    return clopper_pearson(passed, n, level)
+def rule_verdict(
+    units: Sequence[bool],
+    bar: float,
+    alpha: float = 0.05,
+    looks: Sequence[int] = (),
+    prior: tuple[float, float] = (1.0, 1.0),
+) -> Verdict:
+    """Return the verdict the controller gives a one-part claim whose units passed as ``units`` say.
 
-
-def rule_verdict(units: Sequence[bool], bar: float, level: float = LEVEL) -> Verdict:
-    """Return the verdict the controller gives a pass-rate part whose units passed as ``units`` say.
-
-    The one place the simulation meets the decision rule: today ``decide_rate`` on the exact
-    interval of the count. A sequential rule would take the units in their order here.
+    The one place the simulation meets the decision rule (``claimcheck.evidence.rate_evidence``,
+    the evidence ``verdicts.decide`` reads): with one look (``looks`` empty) the exact one-sided
+    binomial tests at ``alpha``; with a schedule (the units at each look, the last one the cap) the
+    claim stops at the first look whose anytime-valid evidence decides it. A bar of 1 is decided by
+    counting: every unit passed, or a counterexample.
     """
-    return decide_rate(_interval(sum(units), len(units), level), bar)
+    if bar >= 1:
+        return Verdict.REPRODUCED if units and all(units) else Verdict.NOT_REPRODUCED
+    if not looks:
+        return _one_look(sum(units), len(units), bar, alpha)
+    for n in [n for n in looks if n <= len(units)] or [len(units)]:
+        ev = rate_evidence(list(units[:n]), bar, alpha, len(looks), prior)
+        if ev.p_above <= alpha:
+            return Verdict.REPRODUCED
+        if ev.p_below <= alpha:
+            return Verdict.NOT_REPRODUCED
+    return Verdict.INCONCLUSIVE
+
+
+@cache
+def _one_look(passed: int, n: int, bar: float, alpha: float) -> Verdict:
+    """Return the one-look verdict of ``passed`` of ``n`` units: the exact tests depend on the count alone."""
+    ev = rate_evidence([True] * passed + [False] * (n - passed), bar, alpha)
+    return (
+        Verdict.REPRODUCED
+        if ev.p_above <= alpha
+        else Verdict.NOT_REPRODUCED
+        if ev.p_below <= alpha
+        else (Verdict.INCONCLUSIVE)
+    )
 
 
 @dataclass(frozen=True)
@@ -390,18 +418,21 @@ def simulate_rule(
 
     Budgets with the same unit count share their rows (named together, e.g. "ci, standard").
     """
-    by_units: dict[int, list[str]] = {}
-    for budget, n in proto.seeds.units.items():
-        by_units.setdefault(int(n), []).append(budget)
+    by_units: dict[tuple[int, ...], list[str]] = {}
+    for budget in proto.seeds.units:
+        by_units.setdefault(tuple(proto.seeds.looks(budget, int(proto.seeds.units[budget]))), []).append(budget)
+    prior = (float(proto.prior[0]), float(proto.prior[1]))
     rows = []
-    for n in sorted(by_units):
+    for looks in sorted(by_units):
+        n = looks[-1]
         for rate in rates if rates is not None else true_rates(part.bar):
             rng = np.random.default_rng([seed, zlib.crc32(f"{proto.claim_id}\0{part.name}".encode()), n])
             counts: dict[str, int] = {}
+            plan = looks if len(looks) > 1 else ()
             for row in rng.random((reps, n)) < rate:
-                v = rule_verdict(row.tolist(), part.bar, proto.level).value
+                v = rule_verdict(row.tolist(), part.bar, proto.alpha, plan, prior).value
                 counts[v] = counts.get(v, 0) + 1
-            rows.append(RuleRow(", ".join(by_units[n]), n, rate, counts, reps))
+            rows.append(RuleRow(", ".join(by_units[looks]), n, rate, counts, reps))
     return RuleSimulation(proto.claim_id, part.name, part.bar, tuple(rows))
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from claimcheck.budget import seeds_for
 from claimcheck.protocol import ClaimProtocol
+from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 
 MARKER_HELP = (
@@ -40,6 +41,16 @@ def unit_seeds(s: Settings, proto: ClaimProtocol | None) -> list[int]:
     if proto is None:
         return seeds_for(s.seed, s.budget)
     return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool)
+
+
+def record_for(node: Any) -> ClaimRecorder:
+    """Return a fresh recorder for the claim test ``node`` (its claim id, its seed, its protocol)."""
+    meta = claim_meta(node)
+    if meta is None:
+        raise pytest.UsageError(f"{node.nodeid}: claim_record needs @pytest.mark.claim(id, title, source)")
+    callspec = getattr(node, "callspec", None)
+    seed = callspec.params.get("claim_seed") if callspec is not None else None
+    return ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(node))
 
 
 def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:

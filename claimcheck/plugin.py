@@ -22,9 +22,10 @@ from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, executor_for
 from claimcheck.expectations import pins_of
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
-from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, unit_seeds
+from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, record_for, unit_seeds
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
+from claimcheck.schedule import ClaimUnits, units_for
 from claimcheck.settings import OPTIONS, Settings, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 
@@ -189,14 +190,15 @@ def claim_seeds(request: pytest.FixtureRequest) -> list[int]:
 @pytest.fixture
 def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
     """Record the statistics this claim test checks; the claim's verdict is decided from them."""
-    meta = claim_meta(request.node)
-    if meta is None:
-        raise pytest.UsageError(f"{request.node.nodeid}: claim_record needs @pytest.mark.claim(id, title, source)")
-    callspec = getattr(request.node, "callspec", None)
-    seed = callspec.params.get("claim_seed") if callspec is not None else None
-    rec = ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(request.node))
-    request.node.stash[RECORD_KEY] = rec
+    rec = request.node.stash[RECORD_KEY] = record_for(request.node)
     return rec
+
+
+@pytest.fixture
+def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> ClaimUnits:
+    """This claim's units in the batches its protocol schedules: ``for seeds in claim_units.batches(): ...``."""
+    s = request.config.stash[SETTINGS_KEY]
+    return units_for(claim_record, unit_seeds(s, claim_record.protocol), s.budget)
 
 
 @pytest.hookimpl(wrapper=True)

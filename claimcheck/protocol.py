@@ -24,11 +24,14 @@ if TYPE_CHECKING:
     import numpy as np
 
 Direction = Literal["<=", ">=", "<", ">"]
-Rule = Literal["pass-rate", "estimate"]
+Rule = Literal["pass-rate", "estimate", "mean"]
+Multiplicity = Literal["holm", "bonferroni"]
 Expect = Literal["pass", "fail"]
 ControlKind = Literal["discriminating", "sanity"]
 DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
 LEVEL = 0.90  # two-sided exact interval: each end is a one-sided 95% bound
+ALPHA = 0.05  # each decision's error per direction: (1 - LEVEL) / 2
+MULTIPLICITY: tuple[str, ...] = ("holm", "bonferroni")
 EXPLORATORY_START = 0  # the exploratory pool: seeds 0, 1, 2, ... (shifted by the base seed)
 
 
@@ -130,6 +133,12 @@ class Part:
     size over seeds); REPRODUCED when the whole interval meets the threshold, NOT REPRODUCED when
     none of it does, INCONCLUSIVE otherwise.
 
+    ``rule`` "mean": every unit records one value per statistic, and the statistic is the mean over
+    units (an effect size, a mean Spearman rho). One look: a one-sided Student-t test of the mean
+    against the threshold. Several looks (a schedule in ``Seeds.batch``): a confidence sequence,
+    the betting one when ``bounds`` states where every value lies, else the normal mixture under
+    the variance bound ``sigma``^2 (its coverage holds only when the bound does).
+
     ``decision`` is the part's unit decision: a plain function of one unit's raw measurements (for
     an estimate-rule part, of the whole sample) returning each statistic's value (an ``Estimate``
     under the estimate rule); the unit passes when every statistic it returns is met.
@@ -145,6 +154,8 @@ class Part:
     bar: float = 0.8  # pi_0: the pass rate the claim must beat (pass-rate rule)
     unit: str = "seed"  # what one independent unit is
     premise: str = ""  # what excludes a unit (it left the claim's premise); "" when nothing does
+    bounds: tuple[float, float] | None = None  # rule "mean": every unit's value lies in [lo, hi] (betting CS)
+    sigma: float | None = None  # rule "mean": the units' standard deviation is at most this (normal-mixture CS)
     decision: Decision | None = field(default=None, compare=False, repr=False)  # not serialised
     calibration: tuple[Family, ...] = field(default=(), compare=False, repr=False)  # not serialised
     decision_id: str = ""  # filled from ``decision``: "module:name sha256"; kept when read back from JSON
@@ -154,6 +165,10 @@ class Part:
             raise ConfigError(f"part {self.name!r}: bar must be in (0, 1], got {self.bar}")
         if not self.stats:
             raise ConfigError(f"part {self.name!r}: needs at least one statistic")
+        if self.bounds is not None and not (len(self.bounds) == 2 and self.bounds[0] < self.bounds[1]):
+            raise ConfigError(f"part {self.name!r}: bounds must be (lo, hi) with lo < hi, got {self.bounds}")
+        if self.sigma is not None and not self.sigma > 0:
+            raise ConfigError(f"part {self.name!r}: sigma must be > 0, got {self.sigma}")
         if self.calibration and self.decision is None:
             raise ConfigError(f"part {self.name!r}: calibration families need a decision to run them on")
         if self.decision is not None and not self.decision_id:
@@ -199,16 +214,36 @@ class Seeds:
     ``exploratory`` says which seeds were looked at while the check was designed. ``block`` names
     the confirmatory block: ``start``, start + 1, ... were never looked at before this version was
     committed. Unit i under base seed b uses seed start + b + i: the base seed only shifts the pool.
+
+    ``batch`` makes a budget sequential: its units are added ``batch[budget]`` at a time, the
+    decision rule is asked after each batch, and the claim stops when decided or at the cap
+    ``units[budget]`` (a budget ``batch`` does not name keeps one look at all of its units).
     """
 
     block: str
     start: int
-    units: Mapping[str, int]  # budget name -> number of units
+    units: Mapping[str, int]  # budget name -> number of units (the cap when the budget is sequential)
     exploratory: str = ""
+    batch: Mapping[str, int] = field(default_factory=dict)  # budget name -> units added per look
+
+    def __post_init__(self) -> None:
+        for budget, size in self.batch.items():
+            if budget not in self.units:
+                raise ConfigError(f"seeds {self.block!r}: batch names budget {budget!r}, which units does not cap")
+            if not 1 <= int(size) <= int(self.units[budget]):
+                raise ConfigError(
+                    f"seeds {self.block!r}: batch at {budget!r} must be 1..{self.units[budget]} units, got {size}"
+                )
 
     def count(self, budget: str, default: int) -> int:
         """Return the number of units at ``budget`` (``default`` when the protocol names none)."""
         return int(self.units.get(budget, default))
+
+    def looks(self, budget: str, default: int) -> list[int]:
+        """Return the units after each look at ``budget``: [b, 2b, ..., cap], or [cap] with no schedule."""
+        cap = self.count(budget, default)
+        size = int(self.batch.get(budget, cap)) or 1
+        return sorted({min(cap, i) for i in range(size, cap + size, size)}) if cap else [0]
 
 
 @dataclass(frozen=True)
@@ -224,8 +259,35 @@ class ClaimProtocol:
     horizon: str = ""  # how long each run is, per budget
     level: float = LEVEL
     declared: bool = True  # False: built by the plugin for a claim that declares no protocol
+    alpha: float = ALPHA  # each decision's error per direction; level = 1 - 2 alpha (give either one)
+    multiplicity: Multiplicity = "holm"  # how the claim's "fails" hypotheses share alpha
+    prior: tuple[float, float] = (1.0, 1.0)  # Beta(a, b) of the pass-rate confidence sequence (several looks)
 
     def __post_init__(self) -> None:
+        if self.alpha == ALPHA and self.level != LEVEL:  # an older protocol that states its level only
+            object.__setattr__(self, "alpha", (1 - self.level) / 2)
+        elif self.level == LEVEL and self.alpha != ALPHA:
+            object.__setattr__(self, "level", 1 - 2 * self.alpha)
+        if not 0 < self.alpha < 0.5 or abs(self.level - (1 - 2 * self.alpha)) > 1e-9:
+            raise ConfigError(
+                f"{self.claim_id}: alpha must be in (0, 0.5) and level = 1 - 2 alpha (the two-sided interval whose "
+                f"ends are the one-sided tests); got alpha={self.alpha}, level={self.level}: give one of them"
+            )
+        if self.multiplicity not in MULTIPLICITY:
+            raise ConfigError(f"{self.claim_id}: multiplicity must be one of {MULTIPLICITY}, got {self.multiplicity!r}")
+        if not (len(self.prior) == 2 and min(self.prior) > 0):
+            raise ConfigError(f"{self.claim_id}: prior must be Beta (a, b) with a, b > 0, got {self.prior}")
+        for p in self.parts if self.seeds.batch else ():
+            if p.rule == "estimate":
+                raise ConfigError(
+                    f"{self.claim_id}: part {p.name!r} has rule 'estimate', which one look computes; a protocol that "
+                    "adds units in batches needs rule 'mean' (each unit records its value) with bounds or sigma"
+                )
+            if p.rule == "mean" and p.bounds is None and p.sigma is None:
+                raise ConfigError(
+                    f"{self.claim_id}: part {p.name!r} (rule 'mean') adds units in batches, so its confidence "
+                    "sequence needs bounds=(lo, hi) on every unit's value or a variance bound sigma"
+                )
         names = [p.name for p in self.parts]
         if len(set(names)) != len(names):
             raise ConfigError(f"{self.claim_id}: part names must be unique, got {names}")
@@ -263,6 +325,7 @@ class ClaimProtocol:
         """Return the protocol as plain data (JSON-ready); a part's decision travels as its ``decision_id``."""
         out = asdict(self, dict_factory=_plain_fields)
         out["seeds"]["units"] = dict(self.seeds.units)
+        out["seeds"]["batch"] = dict(self.seeds.batch)
         return out
 
     def fingerprint(self) -> str:
@@ -271,7 +334,9 @@ class ClaimProtocol:
         It covers the claim, the version, each part's statistics (name, direction, threshold,
         tolerance), rule, bar and unit, each control's part and cap, the seed block's start and units,
         and the interval's level. Prose (statements, reasons, regime, horizon) is left out, so
-        rewording it is not a new version; changing a number or a name is.
+        rewording it is not a new version; changing a number or a name is. The decision settings
+        added later (multiplicity, prior, batch schedule, a mean part's bounds or sigma) enter only
+        when they differ from their defaults, so a protocol written before them keeps its fingerprint.
         """
         decides = {
             "claim": self.claim_id,
@@ -291,7 +356,22 @@ class ClaimProtocol:
             "controls": [[c.name, c.part, c.max_pass_rate] for c in self.controls],
             "seeds": {"start": self.seeds.start, "units": dict(sorted(self.seeds.units.items()))},
         }
+        decides.update(self._decision_settings())
         return hashlib.sha256(json.dumps(decides, sort_keys=True).encode()).hexdigest()[:12]
+
+    def _decision_settings(self) -> dict[str, Any]:
+        """Return the decision settings that differ from their defaults (for the fingerprint)."""
+        out: dict[str, Any] = {}
+        if self.multiplicity != "holm":
+            out["multiplicity"] = self.multiplicity
+        if tuple(self.prior) != (1.0, 1.0):
+            out["prior"] = list(self.prior)
+        if self.seeds.batch:
+            out["batch"] = dict(sorted(self.seeds.batch.items()))
+        spread = {p.name: [p.bounds and list(p.bounds), p.sigma] for p in self.parts if p.bounds or p.sigma}
+        if spread:
+            out["spread"] = spread
+        return out
 
 
 _CODE_FIELDS = {f.name for f in fields(Part) if f.name in ("decision", "calibration")}
@@ -304,8 +384,18 @@ def _plain_fields(items: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def from_dict(raw: Mapping[str, Any]) -> ClaimProtocol:
     """Rebuild a protocol from ``to_dict`` output (as carried on test reports and in run JSON)."""
-    parts = tuple(Part(**{**p, "stats": tuple(Stat(**s) for s in p["stats"])}) for p in raw["parts"])
+    parts = tuple(
+        Part(
+            **{
+                **p,
+                "stats": tuple(Stat(**s) for s in p["stats"]),
+                "bounds": None if p.get("bounds") is None else tuple(p["bounds"]),
+            }
+        )
+        for p in raw["parts"]
+    )
     controls = tuple(Control(**c) for c in raw["controls"])
+    prior = raw.get("prior", (1.0, 1.0))
     return ClaimProtocol(
         claim_id=raw["claim_id"],
         version=int(raw["version"]),
@@ -316,6 +406,9 @@ def from_dict(raw: Mapping[str, Any]) -> ClaimProtocol:
         horizon=raw.get("horizon", ""),
         level=float(raw.get("level", LEVEL)),
         declared=bool(raw.get("declared", True)),
+        alpha=float(raw.get("alpha", ALPHA)),
+        multiplicity=raw.get("multiplicity", "holm"),
+        prior=(float(prior[0]), float(prior[1])),
     )
 
 

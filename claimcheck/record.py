@@ -93,9 +93,22 @@ class Exclusion:
     control: str | None = None
 
 
+@dataclass(frozen=True)
+class Look:
+    """One look of a sequential claim test: the units run so far, the batch it added, and what was decided."""
+
+    units: int  # units handed out so far
+    added: list[str]  # the units of this look's batch, in order
+    state: dict[str, str]  # "part a" / "control c" -> its verdict or status at this look
+
+
 @dataclass
 class ClaimRecorder:
-    """Collect the checks, exclusions, regime, notes and curves of one claim test."""
+    """Collect the checks, exclusions, regime, notes and curves of one claim test.
+
+    A test that runs its units in batches (``claim_units.batches()``) also keeps its ``schedule``
+    (units after each planned look), the ``looks`` it took and why it ``stopped``.
+    """
 
     claim_id: str
     seed: int | None = None
@@ -104,6 +117,9 @@ class ClaimRecorder:
     notes: list[str] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
+    schedule: list[int] = field(default_factory=list)  # units after each planned look; [] for one look
+    looks: list[Look] = field(default_factory=list)
+    stopped: str = ""  # why a sequential test stopped: decided, the cap, or the test's own rule
     protocol: ClaimProtocol | None = field(default=None, repr=False, compare=False)  # not serialised
 
     def _unit(self, unit: object | None) -> str:
@@ -165,8 +181,23 @@ class ClaimRecorder:
         c = Check(
             statistic, float(value), stat.direction, stat.threshold, control, label, part, self._unit(unit), stat.tol
         )
+        self._one_value_per_unit(c)
         self.checks.append(c)
         return c.met
+
+    def _one_value_per_unit(self, c: Check) -> None:
+        """Refuse, for a part under the mean rule, a second value of one unit or a value outside the stated bounds."""
+        p = self.protocol.part(c.part) if self.protocol is not None else None
+        if p is None or p.rule != "mean":
+            return
+        where = f"{self.claim_id} v{self.protocol.version if self.protocol else 0}: part {p.name!r} (rule 'mean')"
+        if p.bounds is not None and not math.isnan(c.value) and not p.bounds[0] <= c.value <= p.bounds[1]:
+            raise ProtocolDrift(f"{where}: {c.statistic} = {c.value} on unit {c.unit} lies outside bounds {p.bounds}")
+        key = (c.statistic, c.control, c.unit)
+        if any((o.statistic, o.control, o.unit) == key and o.part == c.part for o in self.checks):
+            raise ProtocolDrift(
+                f"{where}: unit {c.unit!r} already has a value of {c.statistic!r}; the mean rule takes one per unit"
+            )
 
     def estimate(
         self,
@@ -286,6 +317,7 @@ class ClaimRecorder:
         raw["checks"] = [Check(**c) for c in raw["checks"]]
         raw["curves"] = [Curve(**c) for c in raw["curves"]]
         raw["exclusions"] = [Exclusion(**e) for e in raw.get("exclusions", [])]
+        raw["looks"] = [Look(**v) for v in raw.get("looks", [])]
         return cls(**raw)
 
 

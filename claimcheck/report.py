@@ -7,6 +7,7 @@ excluded, each with its rerun command. Ordering follows claim ids and seeds, nev
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections import Counter
@@ -85,7 +86,7 @@ def _rate_cell(p: PartResult) -> str:
 
 
 def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
-    if p.rule == "estimate":
+    if p.rule in ("estimate", "mean"):
         stats = proto.part(p.name).stats if proto is not None else ()
         return ", ".join(f"{s.direction} {s.threshold:g}" for s in stats) or "n/a"
     return f"> {p.bar:g}" if p.bar < 1 else "every unit"
@@ -123,18 +124,20 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         proto = r.protocol
         version = f"v{proto.version}, {_short_status(run.ledger.get(r.claim_id, ''))}" if proto else "n/a"
         link = f"[{md(r.claim_id)}](#{_anchor(r)})"
+        taken = looks_taken(r)
+        taken = f" ({taken})" if taken else ""
         if len(r.parts) <= 1:
             p = r.parts[0] if r.parts else None
             rows.append(
                 f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
-                f"{_rate_cell(p) if p else 'n/a'} | {_bar_cell(p, proto) if p else 'n/a'} | "
+                f"{_rate_cell(p) if p else 'n/a'}{md(taken)} | {_bar_cell(p, proto) if p else 'n/a'} | "
                 f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {md(version)} | "
                 f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
             )
             continue
         rows.append(
-            f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | | | | "
-            f"{_controls_cell(r)} | {md(version)} | |"
+            f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {md(version)} | |"
         )
         for p in r.parts:
             rows.append(
@@ -142,7 +145,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
                 f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
             )
     head = [
-        "| claim | what it says | verdict | units passed, rate [90% exact] | bar | excluded | controls | protocol "
+        "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol "
         "| calibration |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -174,13 +177,17 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
             "",
         ]
+    batched = bool(proto.seeds.batch)
     for p in proto.parts:
         rule = (
-            f"pass rate of {md(p.unit)}s, exact {proto.level:.0%} interval vs bar {p.bar:g}"
+            f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
+            + (f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else "")
             if p.rule == "pass-rate" and p.bar < 1
             else "every admissible unit must pass (a failure is a counterexample)"
             if p.rule == "pass-rate"
-            else "estimate with its interval vs the threshold"
+            else _mean_rule(p.bounds, p.sigma, batched)
+            if p.rule == "mean"
+            else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         )
         name = f"`{md(p.name)}`: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
@@ -191,7 +198,7 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
     rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
-        if rules.get(c.part) == "estimate":
+        if rules.get(c.part) in ("estimate", "mean"):
             limit = "its interval must not show the claimed effect"
         else:
             limit = (
@@ -208,6 +215,10 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
+    if seeds.batch:
+        steps = ", ".join(f"{k}: {v} at a time up to {seeds.units[k]}" for k, v in seeds.batch.items())
+        lines.append(f"- units added in batches, decided after each, stopped when decided or at the cap: {md(steps)}")
+    lines.append(f"- decision: family-wise alpha {proto.alpha:g} per direction, {proto.multiplicity.capitalize()}")
     if seeds.exploratory:
         lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
     if proto.regime:
@@ -215,6 +226,73 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
     if proto.horizon:
         lines.append(f"- horizon: {md(proto.horizon)}")
     return [*lines, ""]
+
+
+def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched: bool) -> str:
+    over = (
+        f", betting confidence sequence on {list(bounds)} over looks"
+        if batched and bounds is not None
+        else f", normal-mixture confidence sequence (sigma <= {sigma:g}) over looks"
+        if batched and sigma is not None
+        else ""
+    )
+    return f"mean over units vs the threshold: Student-t at one look{over}"
+
+
+def _claim_level(r: ClaimResult) -> str:
+    if math.isnan(r.alpha):
+        return ""
+    return (
+        f"Decided at family-wise alpha = {r.alpha:g} per direction: REPRODUCED needs every part to hold and every "
+        f"control to fail as required, each shown at {r.alpha:g} (an intersection-union test), so the chance of "
+        f"REPRODUCED while any of them is in truth otherwise is at most {r.alpha:g}; a part that fails or a control "
+        f"that passes too often is found by {r.multiplicity.capitalize()} at {r.alpha:g} over the claim's "
+        f"{r.family} such hypothes{'is' if r.family == 1 else 'es'}, so the chance that any it names is wrong is at "
+        f"most {r.alpha:g} too."
+        + (
+            " Parts under the rule 'estimate' carry only their interval: the test's own interval decides them, "
+            "outside that family."
+            if any(p.rule == "estimate" for p in r.parts)
+            else ""
+        )
+    )
+
+
+def _looks_lines(r: ClaimResult) -> list[str]:
+    """Return the looks each batched test of the claim took: units, what was decided, and why it stopped."""
+    out: list[str] = []
+    for t in r.tests:
+        rec = t.record
+        if rec is None or not rec.schedule:
+            continue
+        plan = ", ".join(str(n) for n in rec.schedule)
+        out.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
+        for i, look in enumerate(rec.looks, start=1):
+            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
+            out.append(f"  - look {i}, {look.units} units: {md(state)}")
+    return ["**Looks** (units added in batches; the decision was asked after each)", "", *out, ""] if out else []
+
+
+def looks_taken(r: ClaimResult) -> str:
+    """Return e.g. ``units run 20/30, 15/30`` (one figure per batched test) for a claim run in batches, else ""."""
+    runs = [t.record for t in r.tests if t.record is not None and t.record.schedule]
+    if not runs:
+        return ""
+    return "units run " + ", ".join(f"{rec.looks[-1].units if rec.looks else 0}/{rec.schedule[-1]}" for rec in runs)
+
+
+def session_level(results: Sequence[ClaimResult]) -> str:
+    """Return the session's level: a union bound over its decided claims, stated as one."""
+    decided = [r for r in results if r.verdict is not Verdict.SKIPPED and not math.isnan(r.alpha)]
+    if not decided:
+        return ""
+    total = min(1.0, sum(r.alpha for r in decided))
+    return (
+        f"Each claim is decided at its own family-wise alpha (stated in its section); across the {len(decided)} "
+        f"claim{'s' if len(decided) != 1 else ''} of this session no further correction is made, so by a union "
+        f"bound the chance that any of them is wrongly REPRODUCED is at most {total:.2g}, and likewise for any "
+        f"wrongly named failure."
+    )
 
 
 def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str) -> list[str]:
@@ -246,12 +324,14 @@ def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
     name = f"Part `{md(p.name)}`" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
     out += _calibration_lines(run, r, p)
-    failed = [u for u in p.units if not u.passed and not u.excluded]
+    failed = [
+        u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
+    ]  # a mean has no failing unit
     excluded = [u for u in p.units if u.excluded]
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
     out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
     for c in p.estimates:
-        out.append(f"- estimate: {md(c.describe())} ({md(c.interval)})")
+        out.append(f"- {'mean' if p.rule == 'mean' else 'estimate'}: {md(c.describe())} ({md(c.interval)})")
     return out
 
 
@@ -330,6 +410,10 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
         parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
+    level = _claim_level(r)
+    if level:
+        parts += [md(level), ""]
+    parts += _looks_lines(r)
     for p in r.parts:
         parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
@@ -359,14 +443,17 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
 
 RULE_TEXT = (
     "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
-    "threshold; units outside the claim's premise are excluded and listed. The exact (Clopper-Pearson) "
-    "90% interval of the pass rate is compared with the protocol's bar: REPRODUCED when its lower end "
-    "(a one-sided 95% bound) is above, NOT REPRODUCED when its upper end is below, INCONCLUSIVE when it "
-    "straddles. A control may pass at most at its stated rate; one that passes more makes the claim ERROR. "
-    "Only discriminating controls (ones a naive check could have been fooled by) count as failing as "
-    "required; sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's "
-    "calibration is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when "
-    "the one-sided 95% lower bounds of its sensitivity and specificity both reach 0.9."
+    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
+    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
+    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
+    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
+    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
+    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
+    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
+    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
+    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
+    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
+    "95% lower bounds of its sensitivity and specificity both reach 0.9."
 )
 
 
@@ -386,6 +473,9 @@ def render(
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
     parts += _first_screen(run, results) if results else ["_no claim tests ran_"]
     parts += ["", RULE_TEXT, ""]
+    session = session_level(results)
+    if session:
+        parts += [md(session), ""]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
         parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
@@ -417,6 +507,9 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
         if r.controls and r.controls_total == 0:
             out.append(("    no discriminating control: every control it ran fails by construction", True))
+        taken = looks_taken(r)
+        if taken:
+            out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]

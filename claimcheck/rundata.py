@@ -90,6 +90,10 @@ def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, A
         "protocol_version": proto.version if proto else None,
         "protocol_fingerprint": proto.fingerprint() if proto else None,
         "protocol_status": status,
+        "alpha": r.alpha,
+        "multiplicity": r.multiplicity,
+        "family": r.family,
+        "looks": sequential_runs(r),
         "parts": [
             {
                 "name": p.name,
@@ -98,6 +102,8 @@ def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, A
                 "bar": p.bar,
                 "reason": p.reason,
                 "rate": asdict(p.rate) if p.rate else None,
+                "p_hold": p.p_hold,
+                "p_fail": list(p.p_fail),
                 "units": [asdict(u) for u in p.units],
                 "estimates": [asdict(c) for c in p.estimates],
                 "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
@@ -112,7 +118,10 @@ def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, A
                 "status": c.status,
                 "max_pass_rate": c.max_pass_rate,
                 "rate": asdict(c.rate) if c.rate else None,
+                "p_fails": c.p_fails,
+                "p_passes": c.p_passes,
                 "units": [asdict(u) for u in c.units],
+                "estimates": [asdict(e) for e in c.estimates],
             }
             for c in r.controls
         ],
@@ -121,6 +130,20 @@ def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, A
         "controls_total": r.controls_total,
         "sanity_controls": [c.name for c in r.sanity_controls],
     }
+
+
+def sequential_runs(r: ClaimResult) -> list[dict[str, Any]]:
+    """Return, per test of the claim that ran its units in batches, its schedule, its looks and why it stopped."""
+    return [
+        {
+            "test": t.nodeid,
+            "schedule": list(t.record.schedule),
+            "looks": [asdict(look) for look in t.record.looks],
+            "stopped": t.record.stopped,
+        }
+        for t in r.tests
+        if t.record is not None and t.record.schedule
+    ]
 
 
 def dumps(run: RunData) -> str:

@@ -237,7 +237,9 @@ def draw(low, high):
         return Case({"value": v}, {"value": v})
     return gen
 '''
-TOY_SUITE = SUITE_HEAD + '''
+TOY_SUITE = (
+    SUITE_HEAD
+    + """
 
 
 PROTOCOL = ClaimProtocol(
@@ -248,7 +250,8 @@ PROTOCOL = ClaimProtocol(
     (Control("shuffle", "", "toy", kind="sanity"),),
     Seeds("T7-v1", 100, {"ci": 10}),
 )
-'''
+"""
+)
 
 
 def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_on_request(
@@ -271,7 +274,9 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
 
 
-REPORTED_SUITE = SUITE_HEAD + '''
+REPORTED_SUITE = (
+    SUITE_HEAD
+    + """
 
 
 FAMILIES = (Family("small", "pass", draw(0, 0.9), 40), Family("large", "fail", draw(1.1, 2), 40))
@@ -293,7 +298,8 @@ def test_claim(claim_record, claim_seed):
 @CLAIM
 def test_control(claim_record, claim_seed):
     claim_record.score({"value": 2.0}, control="shuffle")
-'''
+"""
+)
 
 
 def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_discriminating_control(

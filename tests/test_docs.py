@@ -60,9 +60,7 @@ REPO_TOP = ("claimcheck", "qin2025", "claims", "tests", "examples", "benchmarks"
 REPO_FILES = ("README.md", "pyproject.toml", "conftest.py")
 # Docs that other open issues are writing now. The index links them ahead of time; a link to one
 # lands once it exists, and then it must leave this list (a test says so).
-BEING_WRITTEN = {
-    "docs/decisions.md": "another open issue: how a claim's verdict is decided statistically",
-}
+BEING_WRITTEN: dict[str, str] = {}
 # Paths a doc owned by another open issue still names wrongly or schematically, by (doc, path); a
 # test says when an entry is no longer needed.
 KNOWN_PATHS = {

@@ -101,12 +101,25 @@ def test_one_failing_seed_in_ten_is_not_a_non_reproduction(pytester: pytest.Pyte
 
 
 def test_an_interval_below_the_bar_is_not_reproduced(pytester: pytest.Pytester) -> None:
-    _protocol_claims(pytester, units=10, fail_b={0, 1, 2, 3, 4})
+    _protocol_claims(pytester, units=10, fail_b={0, 1, 2, 3, 4, 5})
     pytester.runpytest("--claim-report")
     data = _run_json(pytester)
     assert _part(data, "a")["verdict"] == "REPRODUCED" or _part(data, "a")["verdict"] == "INCONCLUSIVE"
-    assert _part(data, "b")["verdict"] == "NOT REPRODUCED"  # 5/10: [0.22, 0.78], all below 0.8
+    # 4/10 against 0.8: P(K <= 4) = 0.0064, below 0.05/3 (Holm's first step over 2 parts and 1 control)
+    assert _part(data, "b")["verdict"] == "NOT REPRODUCED"
     assert data["claims"][0]["verdict"] == "NOT REPRODUCED"  # type: ignore[index]
+
+
+def test_a_part_below_the_bar_at_alpha_but_not_at_holms_level_is_inconclusive(pytester: pytest.Pytester) -> None:
+    _protocol_claims(pytester, units=10, fail_b={0, 1, 2, 3, 4})
+    pytester.runpytest("--claim-report")
+    data = _run_json(pytester)
+    # 5/10 against 0.8: P(K <= 5) = 0.033 is below alpha = 0.05 but not below 0.05/3, which Holm needs
+    # first in a family of three "fails" hypotheses (parts a and b, control ctl)
+    part = _part(data, "b")
+    assert part["verdict"] == "INCONCLUSIVE" and part["p_fail"] == [pytest.approx(0.0328, abs=1e-4)]
+    assert "short of the multiplicity-adjusted level" in part["reason"]  # type: ignore[operator]
+    assert data["claims"][0]["verdict"] == "INCONCLUSIVE"  # type: ignore[index]
 
 
 def test_excluded_units_are_listed_and_not_counted(pytester: pytest.Pytester) -> None:
