@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from claimcheck.expectations import known_label
-from claimcheck.protocol import ClaimProtocol
+from claimcheck.protocol import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 
@@ -133,6 +133,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     out = head + rows
+    out += _ledger_lines(run, results)
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
@@ -145,6 +146,27 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
     return out
 
 
+STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
+
+
+def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
+    """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        state = run.code.get(r.claim_id, {}).get("state")
+        if state:
+            groups.setdefault(state, []).append(r.claim_id)
+    if not groups:
+        return []
+    parts = [f"{STATE_WORDS.get(k, k)}: {', '.join(v)}" for k, v in groups.items()]
+    engines = {c.get("engine", "") for c in run.code.values()} - {""}
+    confirmed = {c.get("confirmed on", "") for c in run.code.values()} - {""}
+    if engines:
+        on = f"confirmed on engine {', '.join(sorted(confirmed))}; " if confirmed else ""
+        parts.append(f"{on}this run: engine {', '.join(sorted(engines))}")
+    return ["", f"**Ledger**: {md('; '.join(parts))}"]
+
+
 def _trim(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -152,8 +174,9 @@ def _trim(text: str, limit: int) -> str:
     return cut + " ..."
 
 
-def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
-    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; fingerprint {proto.fingerprint()})", ""]
+def _protocol_block(proto: ClaimProtocol, status: str, code: dict[str, str]) -> list[str]:
+    fp = f"code fingerprint {code['fingerprint'][:12]}" if code.get("fingerprint") else "no code fingerprint"
+    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
     if not proto.declared:
         return [
             *lines,
@@ -186,7 +209,10 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
         lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
-    lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
+    lines.append(
+        f"- seeds: block {md(seeds.block)} from offset {seeds.start} of each (base seed, budget) block "
+        f"(seed = (base x {N_BUDGETS} + budget position) x {SPAN} + offset); units {md(units)}"
+    )
     if seeds.exploratory:
         lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
     if proto.regime:
@@ -293,7 +319,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if r.verdict is Verdict.SKIPPED:
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
-        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
+        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id, {}))
     for p in r.parts:
         parts += _part_block(run, p)
     if r.verdict is Verdict.ERROR:
@@ -341,6 +367,8 @@ def render(
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
+    if run.expectations:
+        parts += [md(run.expectations[0].upper() + run.expectations[1:]) + ".", ""]
     if run.incomplete:
         parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]

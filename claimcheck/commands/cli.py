@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from claimcheck.baseline import compare, render_comparison
+from claimcheck.commands.ledger_cmd import add_commands as add_ledger_commands
 from claimcheck.commands.mutants import render_mutants
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import run_many_or_refused
@@ -150,7 +151,7 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
 
 
 def _cmd_stability(args: argparse.Namespace) -> None:
-    seeds = [args.first + i * args.stride for i in range(args.base_seeds)]
+    seeds = [args.first + i for i in range(args.base_seeds)]
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
     text = render_stability(stability(runs), seeds, args.budget)
     _write_or_print(text, args.out / "stability.md")
@@ -232,10 +233,9 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
     _history_option(h)
     h.set_defaults(func=_cmd_history)
-    s = command("stability", "run the suite over K base seeds; count verdict flips")
+    s = command("stability", "run the suite over K base seeds (K independent replications); count verdict flips")
     s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
     s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
-    s.add_argument("--stride", type=_positive, default=1, help="distance between base seeds (default 1)")
     s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
@@ -249,6 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
     u.set_defaults(func=_cmd_mutants)
+    add_ledger_commands(command)
     return parser
 
 
