@@ -281,8 +281,10 @@ def _toml_float(x: float) -> str:
 
 
 def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | None = None) -> str:
-    """Return TOML text pinning ``pins`` under ``[budget]``, measured on the block ``at`` (readable by
-    ``load_expectations``)."""
+    """Return TOML text pinning ``pins`` under ``[budget]``, measured on the block ``at``; load_expectations reads it.
+
+    ``at`` defaults to base seed 0 of the confirmatory pool.
+    """
     lines = [f"# {line}" for line in header.splitlines()] if header else []
     at = at or PinnedAt()
     lines += [

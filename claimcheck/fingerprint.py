@@ -26,7 +26,7 @@ plus the core's decision rule (``CORE_ENTRIES``). ``code_fingerprint`` hashes ex
   marker's title and source.
 
 Pure: nothing here imports pytest or runs the code it reads. Parsed modules and hashed definitions
-are cached per process, keyed by each file's size and modification time.
+are cached per process and dropped when any file read changes.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -186,8 +185,8 @@ def _flatten(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
             yield stmt
 
 
-def _parse(name: str, path: Path) -> _Module:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def _parse(name: str, path: Path, source: bytes) -> _Module:
+    tree = ast.parse(source, filename=str(path))
     statements: list[ast.stmt] = []
     binders: dict[str, list[int]] = {}
     imports: dict[str, str] = {}
@@ -206,33 +205,38 @@ def _parse(name: str, path: Path) -> _Module:
     return _Module(name, path, statements, binders, imports, order)
 
 
-_PARSED: dict[tuple[str, Path], tuple[tuple[int, int], _Module]] = {}
-_TEXTS: dict[tuple[Engine, Path, str], tuple[str, list[str]]] = {}  # definitions outside claim modules
+_PARSED: dict[tuple[str, Path], tuple[bytes, _Module]] = {}  # (module, file) -> (its source, parsed)
+_TEXTS: dict[tuple[Engine, Path, str, Path], tuple[str, list[str]]] = {}  # definitions outside claim modules
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    st = path.stat()
-    return st.st_mtime_ns, st.st_size
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _forget_changed() -> None:
-    """Drop every hashed definition when a parsed file changed since it was read (a text resolves through others)."""
-    if any(not path.is_file() or _stamp(path) != stamp for (_, path), (stamp, _) in _PARSED.items()):
+    """Drop everything parsed and hashed when a file read before has changed (a text resolves through others).
+
+    Files are compared by content, not by modification time, so an edit within the clock's
+    resolution is seen too.
+    """
+    if any(_read(path) != source for (_, path), (source, _) in _PARSED.items()):
         _PARSED.clear()
         _TEXTS.clear()
 
 
 def _module(name: str, path: Path) -> _Module:
-    """Return the parsed module, re-read only when its file's size or modification time changed."""
-    stamp = _stamp(path)
+    """Return the parsed module (parsed once per content of its file)."""
     hit = _PARSED.get((name, path))
-    if hit is None or hit[0] != stamp:
-        hit = (stamp, _parse(name, path))
+    if hit is None:
+        source = path.read_bytes()
+        hit = (source, _parse(name, path, source))
         _PARSED[(name, path)] = hit
     return hit[1]
 
 
-@cache
 def _package_root(top: str) -> Path | None:
     """Return the folder holding the top-level package ``top`` (without importing it), or None."""
     try:
@@ -261,6 +265,7 @@ class _Resolver:
         self.claim = claim
         self.hashed: dict[str, tuple[str, list[str]]] = {}  # this claim module's definitions
         self.files: dict[str, Path | None] = {}
+        self.roots: dict[str, Path | None] = {}
 
     def file_of(self, module: str) -> Path | None:
         """Return the source file of a project module, or None for a module outside the project."""
@@ -272,7 +277,12 @@ class _Resolver:
 
     def _find(self, module: str) -> Path | None:
         parts = module.split(".")
-        root = _package_root(parts[0]) if parts[0] in self.packages else self.local_root
+        if parts[0] not in self.packages:
+            root: Path | None = self.local_root
+        else:
+            if parts[0] not in self.roots:
+                self.roots[parts[0]] = _package_root(parts[0])
+            root = self.roots[parts[0]]
         if root is None:
             return None
         base = root.joinpath(*parts)
@@ -328,12 +338,12 @@ class _Resolver:
         """Return a definition's normalised text (references as ``⟦key⟧``) and the keys it references, in order."""
         module_name, name = key.split(":", 1)
         own = module_name == self.claim[0]
-        shared = (self.engine, self.local_root, key)
+        path = self.file_of(module_name)
+        assert path is not None
+        shared = (self.engine, self.local_root, key, path)
         hit = self.hashed.get(key) if own else _TEXTS.get(shared)
         if hit is not None:
             return hit
-        path = self.file_of(module_name)
-        assert path is not None
         mod = _module(module_name, path)
         value = namespace.get(name) if own and namespace is not None else None
         if isinstance(value, _PROTOCOL_TYPES):

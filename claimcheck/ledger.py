@@ -169,6 +169,8 @@ class Ledger:
                 reg,
             )
         same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
+        if conf.get("reused_block"):
+            same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
         return State(
             "confirmed",
             f"confirmed: {code} at {conf.get('budget')}, base seed {conf.get('base_seed')}, on engine "

@@ -65,7 +65,7 @@ def claim_id(item: pytest.Item) -> str | None:
     return None if meta is None else meta[0]
 
 
-_CODE: dict[tuple[str, str, Engine, int, int], dict[str, str]] = {}
+_CODE: dict[tuple[str, str, Engine, bytes], dict[str, str]] = {}
 
 
 def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
@@ -77,8 +77,7 @@ def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
     path = getattr(module, "__file__", None)
     if module is None or path is None:
         return None
-    stat = Path(path).stat()
-    key = (path, module.__name__, engine, stat.st_mtime_ns, stat.st_size)
+    key = (path, module.__name__, engine, Path(path).read_bytes())
     if key not in _CODE:
         fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)
         _CODE[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}

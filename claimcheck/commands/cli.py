@@ -17,7 +17,7 @@ from claimcheck.commands.mutants import render_mutants
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import run_many_or_refused
 from claimcheck.errors import ClaimcheckError
-from claimcheck.expectations import pins_of, render_pins
+from claimcheck.expectations import PinnedAt, pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run
@@ -141,13 +141,16 @@ def _cmd_history(args: argparse.Namespace) -> None:
 
 def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
+    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    seed = run.env.get("base seed", "0")
+    at = PinnedAt(int(seed) if seed.isdigit() else 0, run.env.get("seed pool", "confirmatory"))
     header = (
-        f"What this suite is known to give at budget {args.budget}, pinned check by check.\n"
-        f"Written by `claimcheck expectations {args.run.name} --budget {args.budget}` from the run of "
-        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')}, "
-        f"base seed {run.env.get('base seed', '?')})."
+        f"What this suite is known to give at budget {budget}, pinned check by check, on {at.describe()}:\n"
+        "at another base seed or pool only the verdicts are compared.\n"
+        f"Written by `claimcheck expectations {args.run.name} --budget {budget}` from the run of "
+        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
-    _write_or_print(render_pins(args.budget, pins_of(run.results()), header), args.output)
+    _write_or_print(render_pins(budget, pins_of(run.results()), header, at), args.output)
 
 
 def _cmd_stability(args: argparse.Namespace) -> None:
@@ -216,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
     m.set_defaults(func=_cmd_matrix)
     e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
-    e.add_argument("--budget", default="ci", help="the budget table to write (default ci)")
+    e.add_argument("--budget", default=None, help="the budget table to write (default: the run's budget)")
     e.add_argument("-o", "--output", type=Path, help="write the TOML here (default: stdout)")
     e.set_defaults(func=_cmd_expectations)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")

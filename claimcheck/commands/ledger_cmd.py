@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import io
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,8 +83,17 @@ def collect(paths: Sequence[str], pytest_args: Sequence[str]) -> _Collector:
     """Collect the claims under ``paths`` in this process (no test runs) and return what was found."""
     collector = _Collector()
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        status = pytest.main(["--collect-only", "-qq", "-p", "no:cacheprovider", *paths, *pytest_args], [collector])
+    before = set(sys.modules)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            args = ["--collect-only", "-qq", "-p", "no:cacheprovider", *paths, *pytest_args]
+            status = pytest.main(args, [collector])
+    finally:  # forget the claim modules and conftests it imported (not libraries: torch cannot be imported twice)
+        folders = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths]
+        for name in set(sys.modules) - before:
+            file = getattr(sys.modules[name], "__file__", None)
+            if file and any(Path(file).resolve().is_relative_to(f) for f in folders):
+                del sys.modules[name]
     if status not in (0, pytest.ExitCode.NO_TESTS_COLLECTED) or not collector.claims:
         found = "no claim with a declared protocol" if status == 0 else f"pytest exited {int(status)}"
         raise ConfigError(f"collecting {' '.join(paths)}: {found}\n{out.getvalue().strip()}")
@@ -95,16 +105,22 @@ def _head(cwd: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
-def _used_block(ledger: Ledger, claim: str, block: str) -> str:
-    """Return how an earlier run already used ``block`` of ``claim`` ("" when none did)."""
+def used_block(ledger: Ledger, claim: str, block: str) -> dict[str, str]:
+    """Return {budget: which confirmation ran it} for each budget at which ``block`` of ``claim`` already ran.
+
+    A block's seeds at a budget are drawn once: a second confirmation there would look at seeds
+    already seen (legacy confirmations count; their ``confirmed`` text opens with the budget).
+    """
+    out = {}
     for e in ledger.of(claim, "register"):
-        if e.get("block") == block and ledger.confirmation(e) is not None:
-            return f"its confirmation of {e.describe()}"
+        conf = ledger.confirmation(e)
+        if e.get("block") == block and conf is not None:
+            out[str(conf.get("budget"))] = f"the confirmation of {e.describe()}"
     for e in ledger.entries:
         for row in e.get("legacy", []) if e.kind == "migrate" else []:
             if row.get("claim") == claim and row.get("block") == block and row.get("confirmed"):
-                return f"legacy v{row.get('version')} (confirmed: {str(row.get('confirmed'))[:60]}...)"
-    return ""
+                out.setdefault(str(row["confirmed"]).split(",")[0], f"legacy v{row.get('version')}")
+    return out
 
 
 def cmd_register(args: argparse.Namespace) -> int:
@@ -148,10 +164,10 @@ def cmd_register(args: argparse.Namespace) -> int:
         }
         entry = append(ledger.file_for(cid), "register", fields)
         print(f"{cid}: registered {entry.describe()} (code {c.code.short})")
-        used = _used_block(ledger, cid, block)
-        if used:
-            print(f"  note: block {block} already ran ({used}); its seeds are not fresh for a confirmatory run: "
-                  "give the protocol a new Seeds start and block name")  # fmt: skip
+        for budget, by in used_block(ledger, cid, block).items():
+            print(f"  note: block {block} already ran at {budget} ({by}): a confirmation at {budget} would reuse its "
+                  "seeds; confirm at another budget (each budget draws its own block) or give the protocol a new "
+                  "Seeds start and block")  # fmt: skip
     if not args.dry_run:
         print("commit the ledger before the confirmatory run: a confirmation must come after its registration")
     return 0
@@ -161,12 +177,19 @@ def _units(r: ClaimResult) -> set[int]:
     return {int(c.unit) for t in r.tests if t.record for c in t.record.checks if c.unit.isdigit()}
 
 
-def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger) -> list[str]:
+def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, reuse_why: str = "") -> list[str]:
     """Return why ``run`` cannot be the confirmatory run of registration ``reg`` (empty: it can)."""
     env, proto = run.env, r.protocol
     problems = []
     if ledger.confirmation(reg) is not None:
         problems.append(f"{reg.describe()} is already confirmed; a block runs once per version")
+    budget = env.get("budget", "").split(":")[0]
+    used = used_block(ledger, r.claim_id, str(reg.get("block"))).get(budget)
+    if used and not reuse_why:
+        problems.append(
+            f"block {reg.get('block')} already ran at {budget} ({used}), so its seeds were seen; confirm at another "
+            "budget, or say why a rerun of seen seeds is acceptable with --reused-block-why (recorded in the entry)"
+        )
     if env.get("base seed") != "0":
         problems.append(f"the run used base seed {env.get('base seed')}; the confirmatory block is base seed 0")
     if env.get("seed pool") != "confirmatory":
@@ -177,7 +200,6 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger) -
         problems.append("the run is incomplete")
     position = env.get("budget position", "")
     if proto is not None and position.isdigit():
-        budget = env.get("budget", "").split(":")[0]
         block = set(proto.seed_list(0, budget, 0, "confirmatory", int(position)))
         stray = sorted(_units(r) - block)
         if stray or not _units(r):
@@ -197,6 +219,14 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger) -
     return problems
 
 
+def _result(r: ClaimResult) -> str:
+    """Return the confirmation's result text: the verdict's reason and each control's status and rate."""
+    controls = "; ".join(
+        f"control {c.name}: {c.status}" + (f", {c.rate.format()}" if c.rate else "") for c in r.controls
+    )
+    return f"{r.reason}; {controls}"[:1500] if controls else r.reason[:1500]
+
+
 def cmd_confirm(args: argparse.Namespace) -> int:
     """Append a confirm entry for each claim of the run that ran its registered block; refuse with the reasons."""
     run = load(args.run)
@@ -207,7 +237,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             continue
         code = run.code.get(r.claim_id, {})
         reg = ledger.registration(r.claim_id, code.get("fingerprint", ""))
-        problems = confirm_problems(run, r, reg, ledger) if reg is not None else []
+        problems = confirm_problems(run, r, reg, ledger, args.reused_block_why) if reg is not None else []
         if reg is None:
             problems = [f"its code ({code.get('fingerprint', 'unknown')[:12]}) matches no registration"]
         if problems:
@@ -227,9 +257,11 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             "engine": code.get("engine", ""),
             "date": today(),
             "verdict": r.verdict.value,
-            "result": r.reason[:1000],
+            "result": _result(r),
             "run_id": run.env.get("run id", ""),
         }
+        if args.reused_block_why:
+            fields["reused_block"] = args.reused_block_why
         entry = append(reg.file, "confirm", fields)
         print(f"{r.claim_id}: confirmed {reg.describe()} by {entry.describe()}: {r.verdict.value}")
     return 1 if refused else 0
@@ -297,6 +329,12 @@ def add_commands(command: Command) -> None:
     c = action("confirm", "record a run as the confirmatory run of the registrations its claims match", cmd_confirm)
     c.add_argument("run", type=Path, help="the .json written next to the run's claim report")
     c.add_argument("--claim", action="append", default=[], help="confirm only this claim (repeatable)")
+    c.add_argument(
+        "--reused-block-why",
+        default="",
+        metavar="TEXT",
+        help="confirm on a block that already ran at this budget, for this recorded reason (shown with the state)",
+    )
     c.add_argument("--ledger", type=Path, default=Path("claims/ledger"), help="the ledger (default claims/ledger)")
     v = action("verify", "check every hash chain, and each confirmation against git", cmd_verify)
     v.add_argument("ledger", type=Path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
