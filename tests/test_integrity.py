@@ -147,6 +147,13 @@ def test_a_registered_version_runs_unconfirmed_and_a_changed_constant_makes_it_c
     assert toy.runpytest("--claim-ledger=ledger.toml").ret == pytest.ExitCode.TESTS_FAILED
 
 
+def test_the_state_is_decided_under_pytest_xdist_from_what_the_workers_report(toy: pytest.Pytester) -> None:
+    """The workers fingerprint the claim's code; the controller, which never imports it, decides the state."""
+    result = toy.runpytest_subprocess("-n", "2", "--claim-ledger=ledger.toml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*T1 changed: the code that decides T1 (fingerprint *) matches no registered*"])
+
+
 def test_an_edited_or_removed_ledger_entry_is_an_error_naming_the_file_and_entry(toy: pytest.Pytester) -> None:
     assert _register() == 0 and _register_edit(toy) == 0
     ledger = toy.path / "ledger.toml"
