@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claimcheck.errors import ConfigError
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 
 SCHEME = "claimcheck-code/1"  # names the hashing scheme; a ledger entry of another scheme never matches
@@ -145,7 +146,13 @@ def _binds(stmt: ast.stmt) -> tuple[str, ...]:
     if isinstance(stmt, ast.AnnAssign | ast.AugAssign):
         return tuple(_bound(stmt.target))
     if isinstance(stmt, ast.For | ast.AsyncFor | ast.With | ast.AsyncWith | ast.If | ast.Try | ast.While):
-        return tuple(dict.fromkeys(_bound(stmt)))
+        names = []
+        for node in _walk_scope(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.append(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.append(node.name)  # a definition made under a condition
+        return tuple(dict.fromkeys(names))
     return ()
 
 
@@ -529,6 +536,28 @@ def code_fingerprint(
     claim = _module(module_name, path)
     roots = [f"{module_name}:{names[0] if names else f'#{i}'}" for i, names in claim.order]
     roots += [resolver.resolve(e)[1:-1] for e in CORE_ENTRIES]
+    return _walk(resolver, roots, namespace)
+
+
+def function_fingerprint(qualified: str, engine: Engine = NO_ENGINE, local_root: Path | None = None) -> CodeFingerprint:
+    """Return the fingerprint of one project definition and of what it uses, e.g. ``qin2025.checks.linear_rate``.
+
+    This names a decision apart from any claim (say the part's unit decision a calibration entry
+    calibrated): the same walk and normalisation as ``code_fingerprint``, from that one definition,
+    without the claim module and the core's rule. ``local_root`` is where modules outside the
+    core and ``engine.packages`` are looked for (default: the current folder). Raise ConfigError
+    when ``qualified`` is not a definition the walk may enter.
+    """
+    _forget_changed()
+    resolver = _Resolver(engine, (local_root or Path.cwd()).resolve(), ("", Path()))
+    token = resolver.resolve(qualified)
+    if not (token.startswith("\u27e6") and token.endswith("\u27e7")):
+        raise ConfigError(f"{qualified} is not a top-level definition of the project's code (it resolves to {token})")
+    return _walk(resolver, [token[1:-1]], None)
+
+
+def _walk(resolver: _Resolver, roots: Sequence[str], namespace: Mapping[str, Any] | None) -> CodeFingerprint:
+    """Hash the definitions reached from ``roots``, breadth first, each reference numbered by first meeting."""
     index: dict[str, int] = {}
     queue = list(dict.fromkeys(roots))
     texts: list[str] = []

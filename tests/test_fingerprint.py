@@ -180,3 +180,27 @@ def test_fingerprinting_the_paper_suite_takes_well_under_a_second() -> None:
     digests = {code_fingerprint(p, p.stem, None, engine).digest for p in sorted((root / "claims").glob("test_c*.py"))}
     took = time.perf_counter() - start
     assert len(digests) == 8 and took < 2.0, took  # about 0.4 s on the development machine
+
+
+def test_one_decision_has_a_fingerprint_of_its_own_for_calibration_entries(toy: Path) -> None:
+    from claimcheck.errors import ConfigError
+    from claimcheck.fingerprint import function_fingerprint
+
+    before = function_fingerprint("toydecide.checks.rate", TOY_ENGINE)
+    assert before.covers == ("toydecide.checks.rate", "toydecide.checks.FLOOR")
+    _edit(toy / "toydecide" / "checks.py", "# the ratio, floored", "# reworded")
+    assert function_fingerprint("toydecide.checks.rate", TOY_ENGINE) == before
+    _edit(toy / "toydecide" / "checks.py", "FLOOR = 1e-12", "FLOOR = 1e-6")
+    assert function_fingerprint("toydecide.checks.rate", TOY_ENGINE).digest != before.digest
+    with pytest.raises(ConfigError, match=r"toydecide\.engine\.train is not a top-level definition"):
+        function_fingerprint("toydecide.engine.train", TOY_ENGINE)
+
+
+def test_a_definition_made_under_a_condition_is_followed(toy: Path) -> None:
+    checks = toy / "toydecide" / "checks.py"
+    _edit(checks, "def rate(loss):", "if FLOOR > 0:\n\n  def rate(loss):")
+    _edit(checks, '    """Return the last loss', '      """Return the last loss')
+    _edit(checks, "    # the ratio, floored\n    return", "      # the ratio, floored\n      return")
+    before = _fingerprint(toy)
+    _edit(checks, "max(loss[-1], FLOOR)", "min(loss[-1], FLOOR)")
+    assert _fingerprint(toy) != before
