@@ -271,7 +271,7 @@ class Controller:
         """Return the sentence that says which expectations this run was held to, and why."""
         s = self.settings
         if s.expectations_off:
-            return "expectations off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
+            return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
         if s.expected_at is None:
             return ""
         where = f"{s.expected_source} pins budget {s.budget.name} on {s.expected_at.describe()}"
@@ -339,7 +339,7 @@ class Controller:
         for cid in self.changed:
             terminalreporter.write_line(f"{cid} {run.ledger[cid]}", red=not self.settings.exploratory)
         if run.expectations and not run.expectations.endswith("are compared"):
-            terminalreporter.write_line(run.expectations)
+            terminalreporter.write_line(f"expectations: {run.expectations}")
         for line in self.deviations:
             terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
         if self.saved is not None:

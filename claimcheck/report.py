@@ -368,7 +368,7 @@ def render(
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.expectations:
-        parts += [md(run.expectations[0].upper() + run.expectations[1:]) + ".", ""]
+        parts += [f"Expectations: {md(run.expectations)}.", ""]
     if run.incomplete:
         parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]

@@ -289,7 +289,7 @@ def test_an_empty_expectations_option_turns_every_check_off(toy: pytest.Pytester
     result.stdout.fnmatch_lines(["*T1 is NOT REPRODUCED (no expectations are set, so it must reproduce)*"])
     result = toy.runpytest("--claim-expectations=", "--claim-report")
     assert result.ret == 0 and "deviation" not in result.stdout.str()
-    assert "Expectations off (--claim-expectations= is empty)" in _report(toy)
+    assert "Expectations: off (--claim-expectations= is empty)" in _report(toy)
 
 
 def test_a_non_finite_median_says_why(toy: pytest.Pytester) -> None:

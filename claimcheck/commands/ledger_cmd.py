@@ -131,6 +131,7 @@ def cmd_register(args: argparse.Namespace) -> int:
         raise ConfigError("no ledger: the suite sets no claim_ledger; name one with --ledger")
     ledger = load_ledger(path)
     chosen = [c for c in sorted(found.claims) if not args.claim or c in args.claim]
+    appended = 0
     if args.claim and set(args.claim) - set(chosen):
         raise ConfigError(
             f"--claim {sorted(set(args.claim) - set(chosen))}: not collected; found {sorted(found.claims)}"
@@ -163,13 +164,16 @@ def cmd_register(args: argparse.Namespace) -> int:
             "decides": decides(c.protocol),
         }
         entry = append(ledger.file_for(cid), "register", fields)
+        appended += 1
         print(f"{cid}: registered {entry.describe()} (code {c.code.short})")
         for budget, by in used_block(ledger, cid, block).items():
             print(f"  note: block {block} already ran at {budget} ({by}): a confirmation at {budget} would reuse its "
                   "seeds; confirm at another budget (each budget draws its own block) or give the protocol a new "
                   "Seeds start and block")  # fmt: skip
-    if not args.dry_run:
-        print("commit the ledger before the confirmatory run: a confirmation must come after its registration")
+    if appended:
+        print(
+            f"{appended} registered: commit the ledger before any confirmatory run (a confirmation must come after it)"
+        )
     return 0
 
 
