@@ -199,7 +199,10 @@ def _parser() -> argparse.ArgumentParser:
             "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
             "prefix of its name (see: claimcheck history)."
         ),
-        epilog="stability and mutants pass everything after -- to pytest. claimcheck COMMAND --help: its options.",
+        epilog=(
+            "stability, mutants and ledger register pass everything after -- to pytest. "
+            "claimcheck COMMAND --help: its options."
+        ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
