@@ -20,9 +20,10 @@ import pytest
 from claimcheck.calibration import recorded_entries
 from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
-from claimcheck.expectations import deviations, known_label
+from claimcheck.expectations import PinnedAt, deviations, known_label, pins_of
+from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.history import save_run
-from claimcheck.ledger import Ledger
+from claimcheck.ledger import EMPTY, Ledger, State, check_git, load_ledger
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.reportfiles import Written, mark_superseded, write_report
@@ -53,6 +54,8 @@ class Outcomes:
             self.run.counters[key] = self.run.counters.get(key, 0) + int(value)
         record = ClaimRecorder.from_json(p["record"]) if p.get("record") else None
         outcome: Outcome = p["outcome"]
+        if p.get("code"):
+            self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
         prev = self.by_node.get(p["nodeid"])
         if prev is None:
             self.by_node[p["nodeid"]] = TestOutcome(
@@ -107,6 +110,7 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor, rer
         "base seed": str(settings.seed),
         "budget": f"{settings.budget.name}: {settings.budget.description}",
         "seed pool": settings.pool,
+        "budget position": str(settings.budget_index),
         "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
         **{k: v for lines in suite_lines for k, v in (lines or {}).items()},
         **fingerprint(config.rootpath, settings.device),
@@ -121,16 +125,55 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor, rer
     return run
 
 
+def verified_ledger(settings: Settings) -> Ledger:
+    """Return the session's ledger, every file's chain verified and its confirmations checked against git.
+
+    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it.
+    """
+    if settings.ledger is None:
+        return EMPTY
+    ledger = load_ledger(settings.ledger, settings.ledger_source)
+    ledger.notes += check_git(ledger)
+    return ledger
+
+
+def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
+    """Return the settings that make a baseline's results the expected ones, on the block that run drew."""
+    seed = baseline.env.get("base seed", "0")
+    at = PinnedAt(int(seed) if seed.isdigit() else -1, baseline.env.get("seed pool", "confirmatory"))
+    return {"expected": pins_of(baseline.results()), "expected_source": source, "expected_at": at}
+
+
+def ledger_line(ledger: Ledger) -> str:
+    """Return the report's environment line about the ledger: what was verified, and what could not be."""
+    assert ledger.path is not None
+    files = len({e.file for e in ledger.entries})
+    confirms = sum(e.kind == "confirm" for e in ledger.entries)
+    git = "; ".join(ledger.notes) or f"git shows {confirms} confirmation(s) come after their registration"
+    head = f"{Path(*ledger.path.parts[-2:])}: {files} file(s), {len(ledger.entries)} entries, hash chains verified"
+    return f"{head}; {git}" if confirms else head
+
+
 class Controller:
     """The controller's hooks: collect outcomes, decide claims, write the report, set the exit status."""
 
     def __init__(
-        self, run: RunData, settings: Settings, baseline: RunData | None, ledger: Ledger, claim_of: Any
+        self,
+        run: RunData,
+        settings: Settings,
+        baseline: RunData | None,
+        ledger: Ledger | None,
+        claim_of: Any,
+        engine: Engine = NO_ENGINE,
     ) -> None:
         self.outcomes = Outcomes(run)
         self.settings = settings
         self.baseline = baseline
-        self.ledger = ledger
+        self.ledger = ledger or EMPTY
+        self.engine = engine
+        if self.ledger.path is not None:
+            run.env["ledger"] = ledger_line(self.ledger)
+        self.changed: list[str] = []  # claims whose code matches no registered version
         self.claim_id_of = claim_of  # item -> claim id or None
         self.collected: list[str] = []
         self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
@@ -178,12 +221,15 @@ class Controller:
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
         run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {})
-        run.ledger = {r.claim_id: self.ledger.status(r.protocol) for r in run.results() if r.protocol is not None}
         run.calibration = recorded_entries(s.ledger)
         self.results = run.results()
-        self.deviations = deviations(self.results, s.expected, s.expected_source)
+        self._states(run)
+        same = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
+        run.expectations = self._expectations_note(same)
+        self.deviations = [] if s.expectations_off else deviations(self.results, s.expected, s.expected_source, same)
         self._to_junitxml(session.config)
-        failing = self.deviations or any(r.verdict is Verdict.ERROR for r in self.results)
+        changed = self.changed and not s.exploratory
+        failing = self.deviations or changed or any(r.verdict is Verdict.ERROR for r in self.results)
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is not None:
@@ -193,6 +239,50 @@ class Controller:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.autosave:
             self.saved = save_run(dumps(run), session.config.rootpath, run.env)
+
+    def _states(self, run: RunData) -> None:
+        """Put each claim's ledger state in the run: confirmed, registered (not confirmed) or changed."""
+        self.changed = []
+        for r in self.results:
+            proto = r.protocol
+            if proto is None:
+                continue
+            code = run.code.get(r.claim_id, {})
+            if not proto.declared:
+                run.ledger[r.claim_id] = "exploratory: no protocol declared (every unit must pass)"
+            elif self.ledger.path is None:
+                run.ledger[r.claim_id] = "no ledger: no ledger is set (--claim-ledger), so no version is registered"
+            elif not code.get("fingerprint"):
+                run.ledger[r.claim_id] = "unknown: no test of the claim reported the fingerprint of its code"
+            else:
+                state = self.ledger.state(r.claim_id, code["fingerprint"], code.get("engine", ""))
+                run.ledger[r.claim_id] = state.text + self._consequence(state)
+                code["state"] = state.kind
+                code["confirmed on"] = str(state.confirmation.get("engine")) if state.confirmation else ""
+                if state.kind == "changed":
+                    self.changed.append(r.claim_id)
+
+    def _consequence(self, state: State) -> str:
+        if state.kind != "changed":
+            return ""
+        if self.settings.exploratory:
+            return "; labelled only: the run is declared exploratory"
+        return "; this fails the session (or declare the run exploratory: --claim-exploratory)"
+
+    def _expectations_note(self, same: bool) -> str:
+        """Return the sentence that says which expectations this run was held to, and why."""
+        s = self.settings
+        if s.expectations_off:
+            return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
+        if s.expected_at is None:
+            return ""
+        where = f"{s.expected_source} pins budget {s.budget.name} on {s.expected_at.describe()}"
+        if same:
+            return f"{where}: verdicts, controls and statistics are compared"
+        return (
+            f"{where}; this run draws base seed {s.seed} ({s.pool} pool), another block of seeds, so only the "
+            "verdicts of claims and parts are compared (statistics hold only on the block they were measured on)"
+        )
 
     def _verdicts(self) -> dict[str, dict[str, Any]]:
         """Return each claim's verdict, known label, parts and protocol, for pytest's other channels."""
@@ -245,8 +335,13 @@ class Controller:
         if not self.results:
             return
         terminalreporter.write_sep("=", "claim verdicts")
-        for line, red in terminal_lines(self.outcomes.run, self.results):
+        run = self.outcomes.run
+        for line, red in terminal_lines(run, self.results):
             terminalreporter.write_line(line, red=red, bold=not red)
+        for cid in self.changed:
+            terminalreporter.write_line(f"{cid} {run.ledger[cid]}", red=not self.settings.exploratory)
+        if run.expectations and not run.expectations.endswith("are compared"):
+            terminalreporter.write_line(f"expectations: {run.expectations}")
         for line in self.deviations:
             terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
         if self.saved is not None:

@@ -17,16 +17,24 @@ import pytest
 import torch
 
 from claimcheck.budget import Budget
-from claimcheck.controller import Controller, message_of, outcome_of, start_run
+from claimcheck.controller import Controller, baseline_pins, message_of, outcome_of, start_run, verified_ledger
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, executor_for
-from claimcheck.expectations import pins_of
-from claimcheck.ledger import EMPTY, Ledger, load_ledger
-from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, record_for, unit_seeds
+from claimcheck.fingerprint import NO_ENGINE, Engine
+from claimcheck.markers import (
+    MARKER_HELP,
+    NEEDS_HELP,
+    claim_code,
+    claim_id,
+    claim_meta,
+    claim_protocol_of,
+    record_for,
+    unit_seeds,
+)
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
 from claimcheck.schedule import ClaimUnits, units_for
-from claimcheck.settings import OPTIONS, Settings, shown_path, spread_device
+from claimcheck.settings import Settings, add_options, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -34,7 +42,7 @@ CONTROLLER_KEY = pytest.StashKey[Controller]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 STORE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
-LEDGER_KEY = pytest.StashKey[Ledger]()
+ENGINE_KEY = pytest.StashKey[Engine]()
 EXECUTOR_KEY = pytest.StashKey[Executor]()
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
@@ -46,22 +54,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("claimcheck", "claimcheck: check a paper's empirical claims")
-    for o in OPTIONS:
-        shown = f" (default {o.default})" if o.default else ""
-        text = f"{o.help}{shown}; ini: {o.ini}"
-        if o.kind == "flag":
-            group.addoption(o.flag, action="store_true", default=None, help=text)
-            parser.addini(o.ini, o.help, type="bool")
-        elif o.kind == "optional":
-            group.addoption(
-                o.flag, nargs="?", const="reports/claim-report.md", default=None, metavar=o.metavar, help=text
-            )
-            parser.addini(o.ini, o.help, default=o.default)
-        else:
-            group.addoption(o.flag, default=None, metavar=o.metavar, help=text)
-            parser.addini(o.ini, o.help, default=o.default)
-    parser.addini("claim_title", "title of the claim report", default="Claim report")
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,10 +64,10 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = Settings.from_config(config)
         baseline = load(settings.baseline) if settings.baseline else None
-        ledger = EMPTY if settings.ledger is None else load_ledger(settings.ledger, settings.ledger_source)
+        ledger = None if worker else verified_ledger(settings)
         if baseline is not None and settings.baseline_fail:  # the trusted run's results are the expected ones
             source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"
-            settings = replace(settings, expected=pins_of(baseline.results()), expected_source=source)
+            settings = replace(settings, **baseline_pins(baseline, source))
         settings = replace(
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
@@ -89,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
-    config.stash[LEDGER_KEY] = ledger
+    config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -101,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not worker:
         rerun = " ".join([settings.rerun_options, *_suite_rerun_options(config)])
         run = start_run(config, settings, config.stash[EXECUTOR_KEY], rerun)
-        controller = Controller(run, settings, baseline, ledger, claim_id)
+        controller = Controller(run, settings, baseline, ledger, claim_id, config.stash[ENGINE_KEY])
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "claimcheck-controller")
 
@@ -242,6 +235,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         proto = claim_protocol_of(item)
         if proto is not None:
             payload["protocol"] = proto.to_dict()
+            payload["code"] = claim_code(item, item.config.stash[ENGINE_KEY]) if proto.declared else None
         if report.when == "call":
             payload["counts"] = _counts(item)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))

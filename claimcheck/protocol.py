@@ -32,7 +32,28 @@ DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
 LEVEL = 0.90  # two-sided exact interval: each end is a one-sided 95% bound
 ALPHA = 0.05  # each decision's error per direction: (1 - LEVEL) / 2
 MULTIPLICITY: tuple[str, ...] = ("holm", "bonferroni")
-EXPLORATORY_START = 0  # the exploratory pool: seeds 0, 1, 2, ... (shifted by the base seed)
+# The seed layout (docs/protocols.md): every (base seed, budget) pair owns a block of SPAN seeds,
+# (base * N_BUDGETS + budget index) * SPAN onwards, so two base seeds, or two budgets, never share
+# a seed. Within a block the exploratory pool takes offsets 0 .. EXPLORATORY_CAP - 1 and each
+# protocol's confirmatory units take offsets start, start + 1, ... with start >= EXPLORATORY_CAP.
+SPAN = 2**24
+N_BUDGETS = 8  # budget positions a suite may declare (its list of budgets, in order)
+EXPLORATORY_CAP = 1000  # offsets below this are the exploratory pool; a confirmatory start is at least this
+
+
+def block_seed(base: int, budget_index: int, offset: int) -> int:
+    """Return the seed at ``offset`` in the block of base seed ``base`` at the budget in position ``budget_index``.
+
+    The largest base seed (2**32 - 1) gives seeds below 2**59: every torch generator and numpy
+    SeedSequence takes them.
+    """
+    if not 0 <= budget_index < N_BUDGETS:
+        raise ConfigError(
+            f"budget position {budget_index} is outside 0..{N_BUDGETS - 1}: a suite has at most {N_BUDGETS} budgets"
+        )
+    if not 0 <= offset < SPAN:
+        raise ConfigError(f"seed offset {offset} is outside its block (0..{SPAN - 1})")
+    return (base * N_BUDGETS + budget_index) * SPAN + offset
 
 
 @dataclass(frozen=True)
@@ -212,8 +233,11 @@ class Seeds:
     """Where a protocol version draws its units' seeds.
 
     ``exploratory`` says which seeds were looked at while the check was designed. ``block`` names
-    the confirmatory block: ``start``, start + 1, ... were never looked at before this version was
-    committed. Unit i under base seed b uses seed start + b + i: the base seed only shifts the pool.
+    the confirmatory block: offsets ``start``, start + 1, ... were never looked at before this
+    version was committed. Unit i under base seed b at the budget in position k uses seed
+    (b * N_BUDGETS + k) * SPAN + start + i (``block_seed``): each base seed and each budget is a
+    replication of its own, sharing no seed with another. ``units`` is the most units a budget
+    runs (its cap).
 
     ``batch`` makes a budget sequential: its units are added ``batch[budget]`` at a time, the
     decision rule is asked after each batch, and the claim stops when decided or at the cap
@@ -294,6 +318,23 @@ class ClaimProtocol:
         for c in self.controls:
             if c.part not in names:
                 raise ConfigError(f"{self.claim_id}: control {c.name!r} names part {c.part!r}; parts are {names}")
+        if self.declared:
+            self._check_seeds()
+
+    def _check_seeds(self) -> None:
+        """Refuse a block that could meet the exploratory pool or run past its span (the seed layout)."""
+        s, most = self.seeds, max(self.seeds.units.values(), default=0)
+        where = f"{self.claim_id} v{self.version}: seeds block {s.block!r}"
+        if s.start < EXPLORATORY_CAP:
+            raise ConfigError(
+                f"{where} starts at {s.start}, inside the exploratory pool (offsets 0..{EXPLORATORY_CAP - 1}); "
+                f"choose a start of at least {EXPLORATORY_CAP}"
+            )
+        if most > EXPLORATORY_CAP or s.start + most > SPAN:
+            raise ConfigError(
+                f"{where}: start {s.start} + {most} units must stay within a block of {SPAN} seeds, and {most} "
+                f"units within the exploratory pool's {EXPLORATORY_CAP}; use fewer units or a smaller start"
+            )
 
     def part(self, name: str) -> Part:
         """Return the part called ``name`` or raise ConfigError listing the parts."""
@@ -312,14 +353,19 @@ class ClaimProtocol:
         known = [c.name for c in self.controls]
         raise ConfigError(f"{self.claim_id}: no control {name!r} in its protocol; controls are {known}")
 
-    def seed_list(self, base: int, budget: str, default_units: int, pool: str = "confirmatory") -> list[int]:
-        """Return the seeds of the units at ``budget`` under base seed ``base``.
+    def seed_list(
+        self, base: int, budget: str, default_units: int, pool: str = "confirmatory", budget_index: int = 0
+    ) -> list[int]:
+        """Return the seeds of the units at ``budget`` (in position ``budget_index``) under base seed ``base``.
 
-        ``pool`` "exploratory" draws from seed 0 up instead of the confirmatory block (for design
-        work; the report marks such a run).
+        ``pool`` "exploratory" draws from offset 0 of the block instead of the confirmatory start
+        (for design work; the report marks such a run).
         """
-        start = EXPLORATORY_START if pool == "exploratory" else self.seeds.start
-        return [start + base + i for i in range(self.seeds.count(budget, default_units))]
+        start = 0 if pool == "exploratory" else self.seeds.start
+        n = self.seeds.count(budget, default_units)
+        if pool == "exploratory" and n > EXPLORATORY_CAP:
+            raise ConfigError(f"{self.claim_id}: {n} units at {budget} exceed the exploratory pool ({EXPLORATORY_CAP})")
+        return [block_seed(base, budget_index, start + i) for i in range(n)]
 
     def to_dict(self) -> dict[str, Any]:
         """Return the protocol as plain data (JSON-ready); a part's decision travels as its ``decision_id``."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from claimcheck.calibration import entry_of, part_mark
 from claimcheck.expectations import known_label
-from claimcheck.protocol import ClaimProtocol
+from claimcheck.protocol import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 
@@ -150,6 +150,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     out = head + rows
+    out += _ledger_lines(run, results)
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
@@ -162,6 +163,27 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
     return out
 
 
+STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
+
+
+def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
+    """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        state = run.code.get(r.claim_id, {}).get("state")
+        if state:
+            groups.setdefault(state, []).append(r.claim_id)
+    if not groups:
+        return []
+    parts = [f"{STATE_WORDS.get(k, k)}: {', '.join(v)}" for k, v in groups.items()]
+    engines = {c.get("engine", "") for c in run.code.values()} - {""}
+    confirmed = {c.get("confirmed on", "") for c in run.code.values()} - {""}
+    if engines:
+        on = f"confirmed on engine {', '.join(sorted(confirmed))}; " if confirmed else ""
+        parts.append(f"{on}this run: engine {', '.join(sorted(engines))}")
+    return ["", f"**Ledger**: {md('; '.join(parts))}"]
+
+
 def _trim(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -169,8 +191,9 @@ def _trim(text: str, limit: int) -> str:
     return cut + " ..."
 
 
-def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
-    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; fingerprint {proto.fingerprint()})", ""]
+def _protocol_block(proto: ClaimProtocol, status: str, code: dict[str, str]) -> list[str]:
+    fp = f"code fingerprint {code['fingerprint'][:12]}" if code.get("fingerprint") else "no code fingerprint"
+    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
     if not proto.declared:
         return [
             *lines,
@@ -214,7 +237,10 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
         lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
-    lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
+    lines.append(
+        f"- seeds: block {md(seeds.block)} from offset {seeds.start} of each (base seed, budget) block "
+        f"(seed = (base x {N_BUDGETS} + budget position) x {SPAN} + offset); units {md(units)}"
+    )
     if seeds.batch:
         steps = ", ".join(f"{k}: {v} at a time up to {seeds.units[k]}" for k, v in seeds.batch.items())
         lines.append(f"- units added in batches, decided after each, stopped when decided or at the cap: {md(steps)}")
@@ -409,7 +435,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if r.verdict is Verdict.SKIPPED:
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
-        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
+        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id, {}))
     level = _claim_level(r)
     if level:
         parts += [md(level), ""]
@@ -468,6 +494,8 @@ def render(
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
+    if run.expectations:
+        parts += [f"Expectations: {md(run.expectations)}.", ""]
     if run.incomplete:
         parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]

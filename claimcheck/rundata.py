@@ -39,6 +39,8 @@ class RunData:
     ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
     data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
     calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
+    code: dict[str, dict[str, str]] = field(default_factory=dict)  # claim id -> fingerprint, engine, ledger state
+    expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -50,6 +52,7 @@ TYPED_ENV: dict[str, type] = {
     "base seed": int,
     "torch threads": int,
     "git tree dirty": bool,
+    "budget position": int,
     "deterministic algorithms": bool,
 }  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
 
@@ -73,14 +76,22 @@ def to_dict(run: RunData) -> dict[str, Any]:
     """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
     out = asdict(run)
     out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
-    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, ""), run.calibration) for r in run.results()]
+    out["claims"] = [
+        claim_dict(r, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id), run.calibration) for r in run.results()
+    ]
     return out
 
 
-def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+def claim_dict(
+    r: ClaimResult,
+    status: str,
+    code: dict[str, str] | None = None,
+    calibration: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
     """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
     proto = r.protocol
     declared = proto is not None and proto.declared
+    code = code or {}
     return {
         "id": r.claim_id,
         "title": r.title,
@@ -89,6 +100,8 @@ def claim_dict(r: ClaimResult, status: str, calibration: Sequence[Mapping[str, A
         "reason": r.reason,
         "protocol_version": proto.version if proto else None,
         "protocol_fingerprint": proto.fingerprint() if proto else None,
+        "code_fingerprint": code.get("fingerprint"),
+        "engine": code.get("engine"),
         "protocol_status": status,
         "alpha": r.alpha,
         "multiplicity": r.multiplicity,
@@ -182,6 +195,8 @@ def from_dict(raw: Any, source: str) -> RunData:
             ledger=dict(raw.get("ledger", {})),
             data_files=[dict(d) for d in raw.get("data_files", [])],
             calibration=[dict(e) for e in raw.get("calibration", [])],
+            code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
+            expectations=str(raw.get("expectations", "")),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

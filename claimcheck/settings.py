@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
-from claimcheck.budget import Budget, get_budget
+from claimcheck.budget import BUDGETS, Budget, get_budget
 from claimcheck.errors import ConfigError
 from claimcheck.executor import INSTALL, ray_missing
-from claimcheck.expectations import Expected, load_expectations
+from claimcheck.expectations import Expected, PinnedAt, load_expectations
+from claimcheck.protocol import N_BUDGETS
 
 if TYPE_CHECKING:
     import pytest
@@ -73,6 +74,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-pool", "claim_pool", "POOL", "seed pool: confirmatory (the protocol's block) or exploratory",
            "confirmatory"),
     Option("--claim-ledger", "claim_ledger", "TOML", "ledger of protocol versions (exploratory or confirmed)"),
+    Option("--claim-exploratory", "claim_exploratory", "", "declare the run exploratory: a claim whose code matches "
+           "no registered version is labelled changed instead of failing the session", kind="flag"),
     Option("--claim-figures", "claim_figures", "on|off", "draw the report's figures", "on"),
     Option("--claim-autosave", "claim_autosave", "", "keep this run's JSON in .claimcheck/history/<machine>/ "
            "(see claimcheck history)", kind="flag"),
@@ -81,6 +84,24 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-ray-address", "claim_ray_address", "ADDR", "Ray cluster (else $RAY_ADDRESS, else a local "
            "Ray)"),
 )  # fmt: skip
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option of ``OPTIONS`` in one group, each with its ini twin (pytest's parser, duck-typed)."""
+    group = parser.getgroup("claimcheck", "claimcheck: check a paper's empirical claims")
+    for o in OPTIONS:
+        shown = f" (default {o.default})" if o.default else ""
+        text = f"{o.help}{shown}; ini: {o.ini}"
+        if o.kind == "flag":
+            group.addoption(o.flag, action="store_true", default=None, help=text)
+            parser.addini(o.ini, o.help, type="bool")
+            continue
+        if o.kind == "optional":
+            group.addoption(o.flag, nargs="?", const=DEFAULT_REPORT, default=None, metavar=o.metavar, help=text)
+        else:
+            group.addoption(o.flag, default=None, metavar=o.metavar, help=text)
+        parser.addini(o.ini, o.help, default=o.default)
+    parser.addini("claim_title", "title of the claim report", default="Claim report")
 
 
 @dataclass(frozen=True)
@@ -110,6 +131,10 @@ class Settings:
     ledger: Path | None = None  # the ledger file or folder; None: no ledger
     ledger_source: str = ""  # which setting named the ledger
     autosave: bool = False  # keep the run's JSON in the history folder
+    budget_index: int = 0  # the budget's position in the suite's list of budgets: it selects the seed block
+    exploratory: bool = False  # a declared exploratory run: changed code is labelled, not failed
+    expected_at: PinnedAt | None = None  # the block the pins were measured on (None: no pins)
+    expectations_off: bool = False  # --claim-expectations= (empty): no expectation is checked at all
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -121,9 +146,11 @@ class Settings:
         root = config.rootpath
         values = {o.ini: _value(config, o) for o in OPTIONS}
         data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
-        budget = parse_budget(*values["claim_budget"], config.hook.pytest_claimcheck_budgets(config=config))
+        budgets = config.hook.pytest_claimcheck_budgets(config=config)
+        budget = parse_budget(*values["claim_budget"], budgets)
         own = config.hook.pytest_claimcheck_own_subject(config=config)
-        expected, source = _expected(values["claim_expectations"], budget.name, root, own is False)
+        expected, source, at = _expected(values["claim_expectations"], budget.name, root, own is False)
+        pool = parse_pool(*values["claim_pool"])
         ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
         cache = parse_cache_mode(*values["claim_cache"])
         ledger_text, ledger_source = values["claim_ledger"]
@@ -143,7 +170,7 @@ class Settings:
             expected=expected,
             expected_source=source,
             cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, cache),
-            pool=parse_pool(*values["claim_pool"]),
+            pool=pool,
             figures=parse_switch(*values["claim_figures"]),
             executor=parse_executor(*values["claim_executor"]),
             ray_address=ray_address,
@@ -151,12 +178,18 @@ class Settings:
             ledger=parse_path(str(ledger_text or "").strip() or None, root),
             ledger_source=ledger_source,
             autosave=bool(values["claim_autosave"][0]),
+            budget_index=budget_index(budget, budgets),
+            exploratory=bool(values["claim_exploratory"][0]) or pool == "exploratory",
+            expected_at=at,
+            expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
         )
 
     @property
     def rerun_options(self) -> str:
         """Return the core's options that make another session draw the same seeds, sizes and data."""
         pool = " --claim-pool exploratory" if self.pool == "exploratory" else ""
+        if self.exploratory and not pool:
+            pool = " --claim-exploratory"
         data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
         head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
         return f"{head}{pool}{data}"
@@ -176,12 +209,28 @@ def _cuda_count() -> int:
     return int(torch.cuda.device_count())
 
 
-def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> tuple[Expected, str]:
-    """Return the pins at ``budget`` and their file; an ini file describes the suite's own subject, not a user's."""
+def _expected(
+    value: tuple[Any, str], budget: str, root: Path, user_model: bool
+) -> tuple[Expected, str, PinnedAt | None]:
+    """Return the pins at ``budget``, their file and the block they were measured on.
+
+    An ini file describes the suite's own subject, not a user's.
+    """
     path = parse_path(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
-        return {}, ""
-    return load_expectations(path, value[1]).get(budget, {}), shown_path(path, root)
+        return {}, "", None
+    pins, blocks = load_expectations(path, value[1])
+    return pins.get(budget, {}), shown_path(path, root), blocks.get(budget, PinnedAt())
+
+
+def budget_index(budget: Budget, budgets: list[Budget] | None) -> int:
+    """Return the budget's position among the suite's budgets (else the core's): it selects the seed block."""
+    names = [b.name for b in budgets] if budgets else list(BUDGETS)
+    if len(names) > N_BUDGETS:
+        raise ConfigError(
+            f"the suite declares {len(names)} budgets ({', '.join(names)}); the seed layout has room for {N_BUDGETS}"
+        )
+    return names.index(budget.name)
 
 
 def shown_path(path: Path, root: Path) -> str:

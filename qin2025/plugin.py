@@ -15,10 +15,11 @@ import pytest
 
 import qin2025
 from claimcheck.executor import LOCAL, Executor
+from claimcheck.fingerprint import Engine
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 from claimcheck.store import ResultCache
-from qin2025.codeid import code_identity
+from qin2025.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
 from qin2025.data.known import folder_provenance
 from qin2025.trainer import Trainer, engine_identity
 from qin2025.usermodel import CAPABILITIES, ModelSpec, load_model, missing
@@ -64,6 +65,11 @@ def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mappin
 
 def _engine_identity() -> dict[str, str]:
     return {k: str(v) for k, v in engine_identity().items()}
+
+
+def pytest_claimcheck_engine(config: pytest.Config) -> Engine:
+    """Claims' fingerprints stop at this suite's engine, whose identity is shown beside each verdict."""
+    return Engine((PACKAGE,), engine_module_names(), CALIBRATION, DECIDES, code_identity().digest[:12])
 
 
 def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str]:

@@ -16,11 +16,12 @@ from typing import Any
 from claimcheck.baseline import compare, render_comparison
 from claimcheck.calibration import RECORD_NAME, RULE_REPS, calibrate_suite, write_record
 from claimcheck.commands.calibrate import load_protocols, render_calibration
+from claimcheck.commands.ledger_cmd import add_commands as add_ledger_commands
 from claimcheck.commands.mutants import render_mutants
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import run_many_or_refused
 from claimcheck.errors import ClaimcheckError, ConfigError
-from claimcheck.expectations import pins_of, render_pins
+from claimcheck.expectations import PinnedAt, pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run
@@ -144,17 +145,20 @@ def _cmd_history(args: argparse.Namespace) -> None:
 
 def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
+    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    seed = run.env.get("base seed", "0")
+    at = PinnedAt(int(seed) if seed.isdigit() else 0, run.env.get("seed pool", "confirmatory"))
     header = (
-        f"What this suite is known to give at budget {args.budget}, pinned check by check.\n"
-        f"Written by `claimcheck expectations {args.run.name} --budget {args.budget}` from the run of "
-        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')}, "
-        f"base seed {run.env.get('base seed', '?')})."
+        f"What this suite is known to give at budget {budget}, pinned check by check, on {at.describe()}:\n"
+        "at another base seed or pool only the verdicts are compared.\n"
+        f"Written by `claimcheck expectations {args.run.name} --budget {budget}` from the run of "
+        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
-    _write_or_print(render_pins(args.budget, pins_of(run.results()), header), args.output)
+    _write_or_print(render_pins(budget, pins_of(run.results()), header, at), args.output)
 
 
 def _cmd_stability(args: argparse.Namespace) -> None:
-    seeds = [args.first + i * args.stride for i in range(args.base_seeds)]
+    seeds = [args.first + i for i in range(args.base_seeds)]
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
     text = render_stability(stability(runs), seeds, args.budget)
     _write_or_print(text, args.out / "stability.md")
@@ -224,7 +228,10 @@ def _parser() -> argparse.ArgumentParser:
             "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
             "prefix of its name (see: claimcheck history)."
         ),
-        epilog="stability and mutants pass everything after -- to pytest. claimcheck COMMAND --help: its options.",
+        epilog=(
+            "stability, mutants and ledger register pass everything after -- to pytest. "
+            "claimcheck COMMAND --help: its options."
+        ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -244,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
     m.set_defaults(func=_cmd_matrix)
     e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
-    e.add_argument("--budget", default="ci", help="the budget table to write (default ci)")
+    e.add_argument("--budget", default=None, help="the budget table to write (default: the run's budget)")
     e.add_argument("-o", "--output", type=Path, help="write the TOML here (default: stdout)")
     e.set_defaults(func=_cmd_expectations)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")
@@ -261,10 +268,9 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
     _history_option(h)
     h.set_defaults(func=_cmd_history)
-    s = command("stability", "run the suite over K base seeds; count verdict flips")
+    s = command("stability", "run the suite over K base seeds (K independent replications); count verdict flips")
     s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
     s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
-    s.add_argument("--stride", type=_positive, default=1, help="distance between base seeds (default 1)")
     s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
@@ -296,6 +302,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
     k.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
     k.set_defaults(func=_cmd_calibrate)
+    add_ledger_commands(command)
     return parser
 
 
