@@ -107,7 +107,7 @@ def test_an_estimate_is_accepted_only_when_its_whole_interval_meets() -> None:
 
 
 def _protocol(part: Part, units: int = 10) -> ClaimProtocol:
-    return ClaimProtocol("T1", 1, (part,), (Control("c", "p", "toy"),), Seeds("T1-v1", 100, {"ci": units}))
+    return ClaimProtocol("T1", 1, (part,), (Control("c", "p", "toy"),), Seeds("T1-v1", 1000, {"ci": units}))
 
 
 def test_the_recorder_scores_a_unit_with_the_parts_decision() -> None:
@@ -248,7 +248,7 @@ PROTOCOL = ClaimProtocol(
     (Part("", "toy", (Stat("x", "<=", 1.0),), decision=decide,
           calibration=(Family("small", "pass", draw(0, 0.9), 20), Family("near", "fail", draw(0.9, 1.2), 20))),),
     (Control("shuffle", "", "toy", kind="sanity"),),
-    Seeds("T7-v1", 100, {"ci": 10}),
+    Seeds("T7-v1", 1000, {"ci": 10}),
 )
 """
 )
@@ -285,7 +285,7 @@ PROTOCOL = ClaimProtocol(
     1,
     (Part("", "toy", (Stat("x", "<=", 1.0),), decision=decide, calibration=FAMILIES),),
     (Control("shuffle", "", "toy", max_pass_rate=0.0, kind="sanity"),),
-    Seeds("T8-v1", 100, {"ci": 3}),
+    Seeds("T8-v1", 1000, {"ci": 3}),
 )
 CLAIM = pytest.mark.claim("T8", "toy", "Sec. 8", protocol=PROTOCOL)
 

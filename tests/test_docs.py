@@ -64,8 +64,6 @@ BEING_WRITTEN: dict[str, str] = {}
 # Paths a doc owned by another open issue still names wrongly or schematically, by (doc, path); a
 # test says when an entry is no longer needed.
 KNOWN_PATHS = {
-    ("docs/protocols.md", "tests/test_ledger.py"): "now tests/paper/test_ledger.py; issue 22 rewrites this page",
-    ("docs/protocols.md", "claims/test_cX.py"): "a placeholder for any claim module",
     # C8 v3's protocol prose (its exploratory seeds, outside the fingerprint), shown in every report;
     # it becomes docs/claims/c8.md when C8's module is rewritten to the claim template.
     ("claims/test_c8_multilayer.py", "docs/claim-c8.md"): "the design record is docs/claims/c8.md now",
@@ -219,6 +217,9 @@ def parse_help(text: str) -> Help:
         m = re.match(r"^ {2,4}(\{[^}]+\})(?:\s|$)", line)
         if m:
             found.choices[""] = set(m[1].strip("{}").split(","))
+        m = re.match(r"^ {4}([a-z][\w-]*) {2,}\S", line)  # a subcommand listed under a METAVAR (``ACTION ...``)
+        if m:
+            found.choices.setdefault("", set()).add(m[1])
         if not re.match(r"^ {2,4}-", line):
             continue
         for variant in re.split(r"\s{2,}", line.strip())[0].split(", "):
@@ -261,8 +262,8 @@ def _argparse_help(main: Callable[[list[str]], object], argv: list[str]) -> tupl
 
 @functools.cache
 def claimcheck_help(command: str) -> Help | str:
-    """Return ``claimcheck COMMAND --help`` read, or the error that says COMMAND does not exist."""
-    status, text = _argparse_help(cli.main, [command, "--help"] if command else ["--help"])
+    """Return ``claimcheck COMMAND --help`` read (COMMAND may be nested: "ledger register"), or the error."""
+    status, text = _argparse_help(cli.main, [*command.split(), "--help"])
     return parse_help(text) if status == 0 else text.strip().splitlines()[-1]
 
 
@@ -349,7 +350,16 @@ def check_claimcheck(args: list[str]) -> list[str]:
     offered = claimcheck_help(command)
     if isinstance(offered, str):
         return [f"claimcheck {command}: {offered}"]
-    problems, positional = check_options([w for w in ours if w != command], offered, f"claimcheck {command}".strip())
+    rest = ours[ours.index(command) + 1 :] if command else ours
+    sub = next((w for w in rest if not w.startswith("-")), "")
+    if sub and sub in offered.choices.get("", set()):  # a command group: ``claimcheck ledger register``
+        offered_sub = claimcheck_help(f"{command} {sub}")
+        if isinstance(offered_sub, str):
+            return [f"claimcheck {command} {sub}: {offered_sub}"]
+        command, offered = f"{command} {sub}", offered_sub
+        rest = rest[rest.index(sub) + 1 :]
+    ours = [w for w in ours if w not in command.split()] if not command else rest
+    problems, positional = check_options(ours, offered, f"claimcheck {command}".strip())
     return problems + _paths(positional, "claimcheck") + (check_pytest(to_pytest) if to_pytest else [])
 
 
