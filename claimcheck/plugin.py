@@ -25,7 +25,7 @@ from claimcheck.ledger import EMPTY, Ledger, load_ledger
 from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, unit_seeds
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
-from claimcheck.settings import OPTIONS, Settings, shown_path, spread_device
+from claimcheck.settings import DEFAULT_REPORT, OPTIONS, Settings, report_value_as_test_path, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -52,15 +52,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         if o.kind == "flag":
             group.addoption(o.flag, action="store_true", default=None, help=text)
             parser.addini(o.ini, o.help, type="bool")
-        elif o.kind == "optional":
-            group.addoption(
-                o.flag, nargs="?", const="reports/claim-report.md", default=None, metavar=o.metavar, help=text
-            )
-            parser.addini(o.ini, o.help, default=o.default)
         else:
-            group.addoption(o.flag, default=None, metavar=o.metavar, help=text)
+            optional = {"nargs": "?", "const": DEFAULT_REPORT} if o.kind == "optional" else {}
+            group.addoption(o.flag, default=None, metavar=o.metavar, help=text, **optional)
             parser.addini(o.ini, o.help, default=o.default)
     parser.addini("claim_title", "title of the claim report", default="Claim report")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    if report_value_as_test_path(args, early_config.invocation_params.dir):  # before pytest reads the test paths
+        fresh = parser.parse_known_args(args)
+        early_config.known_args_namespace.file_or_dir = fresh.file_or_dir
+        early_config.known_args_namespace.claim_report = fresh.claim_report
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,7 +11,6 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from claimcheck.expectations import known_label
 from claimcheck.protocol import ClaimProtocol
@@ -35,11 +34,6 @@ def figure_name(claim_id: str, group: str) -> str:
     """Return the file name of the figure for ``group`` of ``claim_id`` (stable, filesystem-safe)."""
     slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-") or "curves"
     return f"{re.sub(r'[^A-Za-z0-9]+', '-', claim_id)}-{slug[:60]}.png"
-
-
-def figure_dir(report: Path) -> Path:
-    """Return the folder holding the figures of the report at ``report``."""
-    return report.with_name(report.stem + "-figures")
 
 
 def rerun_command(run: RunData, targets: Sequence[str]) -> str:

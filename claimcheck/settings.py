@@ -20,6 +20,7 @@ from claimcheck.budget import Budget, get_budget
 from claimcheck.errors import ConfigError
 from claimcheck.executor import INSTALL, ray_missing
 from claimcheck.expectations import Expected, load_expectations
+from claimcheck.reportset import foreign, sidecar_path
 
 if TYPE_CHECKING:
     import pytest
@@ -232,13 +233,23 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
         return None
+    if path.is_symlink():  # followed: the set is written beside the link's target (report_link says so)
+        path = path.resolve()
     if path.is_dir():
         raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() in (".json", ".py"):
+        what = "the name of the report's JSON sidecar" if path.suffix.lower() == ".json" else "a test module's name"
         raise ConfigError(
-            f"{option}: {path} ends in .json, the name of the report's JSON sidecar; give the markdown path "
+            f"{option}: {path} ends in {path.suffix}, {what}; give the markdown path "
             f"(e.g. {path.with_suffix('.md').name}) and the sidecar is written beside it"
         )
+    for target in (path, sidecar_path(path)):
+        why = foreign(path, target)
+        if why is not None:
+            raise ConfigError(
+                f"{option}: {why}; the report set never replaces a file it did not write: move it away or "
+                f"choose another report path (default {DEFAULT_REPORT})"
+            )
     parent = path.parent
     while not parent.exists():
         parent = parent.parent
@@ -247,6 +258,31 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"{option}: cannot write under {parent}; choose a writable path for the report")
     return path
+
+
+def report_value_as_test_path(args: list[str], invocation_dir: Path) -> bool:
+    """Give a test module, folder or node id written after a bare ``--claim-report`` back to the test paths.
+
+    ``--claim-report`` may be left without a value, so argparse takes the next word as the report
+    path: in ``pytest --claim-report claims/`` that word is the test path the user meant. Each such
+    ``--claim-report WORD`` in ``args`` becomes ``--claim-report=<default report>`` followed by
+    ``WORD`` (edited in place); return whether any was. ``--claim-report=PATH`` is never reread.
+    """
+    changed = False
+    for i, word in enumerate(args[:-1]):
+        if word == "--claim-report" and _is_test_path(args[i + 1], invocation_dir):
+            args[i] = f"--claim-report={DEFAULT_REPORT}"
+            changed = True
+    return changed
+
+
+def _is_test_path(word: str, invocation_dir: Path) -> bool:
+    """Return whether ``word`` names an existing folder or Python module (a node id's file part counts)."""
+    if word.startswith("-"):
+        return False
+    path = Path(word.split("::")[0]).expanduser()
+    path = path if path.is_absolute() else invocation_dir / path
+    return path.is_dir() or (path.suffix == ".py" and path.is_file())
 
 
 def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path) -> tuple[Path, str]:
