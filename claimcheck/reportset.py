@@ -98,9 +98,7 @@ def _legacy_own(report: Path, path: Path) -> bool:
     try:
         run = json.loads(sidecar_path(report).read_text(encoding="utf-8"))
         run_id = str(run["env"]["run id"])
-        return str(run.get("schema", "")).startswith(RUN_SCHEMA_PREFIX) and run_id in report.read_text(
-            encoding="utf-8"
-        )
+        return str(run.get("schema", "")).startswith(RUN_SCHEMA_PREFIX) and run_id in report.read_text(encoding="utf-8")
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return False
 
