@@ -24,7 +24,7 @@ from claimcheck.history import save_run
 from claimcheck.ledger import Ledger
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
-from claimcheck.reportfiles import Written, mark_superseded, write_report
+from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
 from claimcheck.rundata import RunData, dumps
 from claimcheck.settings import Settings
 from claimcheck.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
@@ -138,6 +138,8 @@ class Controller:
         self.deviations: list[str] = []
         self.results: list[ClaimResult] = []
         self.saved: Path | None = None
+        self.not_written = ""  # why the report set could not be written
+        self.not_saved = ""  # why the run could not be saved to the history
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [i.nodeid for i in session.items]
@@ -185,12 +187,20 @@ class Controller:
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is not None:
-            self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
-            comp = self.written.comparison
+            try:
+                self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
+            except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
+                self.not_written = str(e)
+                if session.exitstatus in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+                    session.exitstatus = REPORT_NOT_WRITTEN
+            comp = self.written.comparison if self.written else None
             if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.autosave:
-            self.saved = save_run(dumps(run), session.config.rootpath, run.env)
+            try:
+                self.saved = save_run(dumps(run), session.config.rootpath, run.env)
+            except OSError as e:
+                self.not_saved = f"run not saved to the history: {e}"
 
     def _verdicts(self) -> dict[str, dict[str, Any]]:
         """Return each claim's verdict, known label, parts and protocol, for pytest's other channels."""
@@ -240,6 +250,17 @@ class Controller:
         prefix.append(f"<h2>Claim verdicts</h2><table>{head}{''.join(rows)}</table>")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self._summary(terminalreporter)
+        if self.not_written:
+            terminalreporter.write_line(
+                f"claim report NOT written: {self.not_written}; the previous report set is kept as it was "
+                f"(exit status {REPORT_NOT_WRITTEN})",
+                red=True,
+            )
+        if self.not_saved:
+            terminalreporter.write_line(self.not_saved, red=True)
+
+    def _summary(self, terminalreporter: Any) -> None:
         if not self.results:
             return
         terminalreporter.write_sep("=", "claim verdicts")

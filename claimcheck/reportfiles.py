@@ -46,7 +46,9 @@ STALE_BANNER = (
     "> **This report is from an earlier run.** Run {run_id}, started {date}, is writing a new one; "
     "if this line stays, that run did not finish.\n\n"
 )
-REPORT_NOT_WRITTEN = 6  # the exit status of a session whose report set could not be written (pytest uses 0-5)
+# the exit status of a session whose report set could not be written: pytest 9 uses 0-6 (6: --max-warnings), and 12
+# leaves room for the codes it may add
+REPORT_NOT_WRITTEN = 12
 
 
 class ReportWriteError(Exception):

@@ -52,7 +52,8 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("--claim-report", "claim_report", "PATH", "write the claim report (markdown, JSON, figures) to PATH "
-           "(default reports/claim-report.md)", kind="optional"),
+           "(default reports/claim-report.md); never over a file claimcheck did not write; exit status 12 when it "
+           "cannot be written", kind="optional"),
     Option("--claim-seed", "claim_seed", "INT", "base seed; it selects each claim's replication block", "0"),
     Option("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
     Option("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
