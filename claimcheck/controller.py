@@ -33,6 +33,7 @@ COUNTER_NAMES = {
     "computed": "training results computed",
     "cached": "read from the cache",
     "corrupt": "corrupt cache entries recomputed",
+    "unsaved": "results not saved to the cache",
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 

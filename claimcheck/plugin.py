@@ -62,9 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     if report_value_as_test_path(args, early_config.invocation_params.dir):  # before pytest reads the test paths
-        fresh = parser.parse_known_args(args)
-        early_config.known_args_namespace.file_or_dir = fresh.file_or_dir
-        early_config.known_args_namespace.claim_report = fresh.claim_report
+        fresh = vars(parser.parse_known_args(args))
+        vars(early_config.known_args_namespace).update({k: fresh[k] for k in ("file_or_dir", "claim_report")})
 
 
 def pytest_configure(config: pytest.Config) -> None:
