@@ -22,6 +22,7 @@ from claimcheck.executor import Executor
 from claimcheck.expectations import deviations, known_label
 from claimcheck.history import save_run
 from claimcheck.ledger import Ledger
+from claimcheck.paths import Places
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
@@ -44,10 +45,11 @@ class Outcomes:
 
     run: RunData
     by_node: dict[str, TestOutcome] = field(default_factory=dict)
+    places: Places = field(default_factory=Places)  # this machine's folders, written by name
 
     def add(self, payload: str, duration: float) -> None:
-        """Merge one phase's payload (JSON put on the report by the worker) into its test."""
-        p = json.loads(payload)
+        """Merge one phase's payload (JSON put on the report by the worker) into its test; shorten its paths."""
+        p = json.loads(self.places.shorten(payload))
         for name, value in p.get("counts", {}).items():
             key = COUNTER_NAMES.get(name, name)
             self.run.counters[key] = self.run.counters.get(key, 0) + int(value)
@@ -74,11 +76,21 @@ class Outcomes:
             prev.outcome = outcome
             prev.message = p.get("message", "")
 
-    def snapshot(self, incomplete: list[str], not_run: dict[str, list[str]] | None = None) -> RunData:
-        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run."""
+    def snapshot(
+        self,
+        incomplete: list[str],
+        not_run: dict[str, list[str]] | None = None,
+        titles: dict[str, list[str]] | None = None,
+    ) -> RunData:
+        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run.
+
+        ``titles`` gives [title, source] of collected claims; those of claims none of whose tests ran are kept.
+        """
         self.run.tests = sorted(self.by_node.values(), key=lambda t: t.nodeid)
         self.run.incomplete = incomplete
         self.run.not_run = not_run or {}
+        ran = {t.claim_id for t in self.run.tests}
+        self.run.titles = {c: t for c, t in (titles or {}).items() if c in self.run.not_run and c not in ran}
         return self.run
 
 
@@ -98,21 +110,35 @@ def message_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
     return ""
 
 
-def start_run(config: pytest.Config, settings: Settings, executor: Executor, rerun: str) -> RunData:
-    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options."""
+def places_of(config: pytest.Config, settings: Settings) -> Places:
+    """Return the folders of this machine a report names by name: the project, home, data folder, environment."""
+    return Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
+
+
+def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> RunData:
+    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options.
+
+    Paths are written relative to the project, the home folder, ``$CLAIMCHECK_DATA_DIR`` or the
+    virtual environment (``claimcheck.paths``), not as this machine's absolute paths.
+    """
     run_id = uuid.uuid4().hex[:12]
     suite_lines = config.hook.pytest_claimcheck_environment(config=config)
+    suite_rerun = [o for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for o in opts or ()]
+    places = places_of(config, settings)
+    data_dir = places.shorten(str(settings.data_dir))
     env = {
         "run id": run_id,
         "base seed": str(settings.seed),
         "budget": f"{settings.budget.name}: {settings.budget.description}",
         "seed pool": settings.pool,
-        "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
+        "data dir": data_dir if data_dir == settings.data_dir_source else f"{data_dir} ({settings.data_dir_source})",
         **{k: v for lines in suite_lines for k, v in (lines or {}).items()},
         **fingerprint(config.rootpath, settings.device),
         **({"executor": executor.describe()} if settings.executor != "local" else {}),
-        RERUN_KEY: rerun,
+        RERUN_KEY: " ".join([settings.rerun_options, *suite_rerun]),
+        **({"report path": _link_note(settings)} if settings.report_link is not None else {}),
     }
+    env = {k: places.shorten(str(v)) for k, v in env.items()}
     expected = {k: asdict(v) for k, v in settings.expected.items()}
     run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
     run.data_files = config.hook.pytest_claimcheck_data_files(config=config, data_dir=settings.data_dir) or []
@@ -121,19 +147,51 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor, rer
     return run
 
 
+def _link_note(settings: Settings) -> str:
+    return f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
+
+
+CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
+
+
+class WorkerClaims:
+    """A pytest-xdist worker's hooks: hand the controller the claim of every test it collected.
+
+    Every worker collects every test, so a worker that finishes tells the controller the claim of
+    a test whose own worker crashed before it could say.
+    """
+
+    def __init__(self, claim_of: Any) -> None:
+        self.claim_of = claim_of  # item -> (claim id, title, source) or None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:
+            metas = {item.nodeid: self.claim_of(item) for item in session.items}
+            output[CLAIMS_OUTPUT] = {nodeid: list(meta) for nodeid, meta in metas.items() if meta is not None}
+
+
 class Controller:
     """The controller's hooks: collect outcomes, decide claims, write the report, set the exit status."""
 
     def __init__(
-        self, run: RunData, settings: Settings, baseline: RunData | None, ledger: Ledger, claim_of: Any
+        self,
+        run: RunData,
+        settings: Settings,
+        baseline: RunData | None,
+        ledger: Ledger,
+        claim_of: Any,
+        places: Places | None = None,
     ) -> None:
-        self.outcomes = Outcomes(run)
+        self.outcomes = Outcomes(run, places=places or Places())
         self.settings = settings
         self.baseline = baseline
         self.ledger = ledger
-        self.claim_id_of = claim_of  # item -> claim id or None
+        self.claim_id_of = claim_of  # item -> (claim id, title, source) or None
         self.collected: list[str] = []
         self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
+        self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
+        self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
         self.seen: set[str] = set()
         self.written: Written | None = None
         self.deviations: list[str] = []
@@ -145,20 +203,38 @@ class Controller:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [i.nodeid for i in session.items]
         for item in session.items:
-            cid = self.claim_id_of(item)
-            if cid is not None:
-                self.claim_of[item.nodeid] = cid
+            meta = self.claim_id_of(item)
+            if meta is not None:
+                self.claim_of[item.nodeid] = meta[0]
+                self.titles[meta[0]] = list(meta[1:])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.collected = list(ids)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Learn each test's claim from a pytest-xdist worker (the controller collects nothing itself)."""
+        for nodeid, (cid, *titles) in getattr(node, "workeroutput", {}).get(CLAIMS_OUTPUT, {}).items():
+            self.claim_of[nodeid] = cid
+            self.titles[cid] = titles
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or not report.passed:  # a test cut off mid-call has only its setup report
             self.seen.add(report.nodeid)
-        for key, value in report.user_properties:
-            if key == "claimcheck":
-                self.outcomes.add(str(value), report.duration)
+        payloads = [str(value) for key, value in report.user_properties if key == "claimcheck"]
+        for payload in payloads:
+            self.outcomes.add(payload, report.duration)
+        if report.failed and not payloads:  # a test whose worker crashed: no payload came back
+            self.bare_failures[report.nodeid] = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
+
+    def _add_bare_failures(self) -> None:
+        """Add each claim test that failed without a payload (its pytest-xdist worker crashed) as an error."""
+        for nodeid, message in self.bare_failures.items():
+            cid = self.claim_of.get(nodeid)
+            if cid is not None and nodeid not in self.outcomes.by_node:
+                title, source = [*self.titles.get(cid, []), "", ""][:2]
+                self.outcomes.by_node[nodeid] = TestOutcome(nodeid, cid, title, source, "error", message=message)
 
     def _not_run(self, missing: list[str]) -> dict[str, list[str]]:
         """Map each claim to its tests that did not run (by collection, else by the file of its other tests)."""
@@ -172,6 +248,7 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml, pytest-html and pytest-json-report write their files
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._add_bare_failures()
         missing = [n for n in self.collected if n not in self.seen]
         incomplete = []
         if exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -179,7 +256,7 @@ class Controller:
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
-        run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {})
+        run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {}, self.titles)
         run.ledger = {r.claim_id: self.ledger.status(r.protocol) for r in run.results() if r.protocol is not None}
         self.results = run.results()
         self.deviations = deviations(self.results, s.expected, s.expected_source)
@@ -277,8 +354,9 @@ class Controller:
         if w.comparison is not None:
             for line in w.comparison.regressions:
                 terminalreporter.write_line(f"changed against the baseline: {line}", red=True)
+        link = f", through the symbolic link {self.settings.report_link}" if self.settings.report_link else ""
         terminalreporter.write_sep(
-            "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures)"
+            "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures{link})"
         )
 
     def _fix(self) -> str:

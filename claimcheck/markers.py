@@ -53,9 +53,3 @@ def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
     if not values["id"]:
         raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim needs an id, e.g. claim('C1', title, source)")
     return str(values["id"]), str(values["title"]), str(values["source"])
-
-
-def claim_id(item: pytest.Item) -> str | None:
-    """Return the id of the claim the item checks, or None."""
-    meta = claim_meta(item)
-    return None if meta is None else meta[0]

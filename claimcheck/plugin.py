@@ -17,19 +17,20 @@ import pytest
 import torch
 
 from claimcheck.budget import Budget
-from claimcheck.controller import Controller, message_of, outcome_of, start_run
+from claimcheck.controller import Controller, WorkerClaims, message_of, outcome_of, places_of, start_run
+from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, executor_for
 from claimcheck.expectations import pins_of
 from claimcheck.ledger import EMPTY, Ledger, load_ledger
-from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, unit_seeds
+from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_meta, claim_protocol_of, unit_seeds
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
 from claimcheck.settings import DEFAULT_REPORT, OPTIONS, Settings, report_value_as_test_path, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-CONTROLLER_KEY = pytest.StashKey[Controller]()
+CONTROLLER_KEY = pytest.StashKey[Controller | WorkerClaims]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 STORE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
@@ -100,16 +101,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.cache == "clear" and not worker:
         store.clear()
     config.stash[STORE_KEY] = store
-    if not worker:
-        rerun = " ".join([settings.rerun_options, *_suite_rerun_options(config)])
-        run = start_run(config, settings, config.stash[EXECUTOR_KEY], rerun)
-        controller = Controller(run, settings, baseline, ledger, claim_id)
-        config.stash[CONTROLLER_KEY] = controller
-        config.pluginmanager.register(controller, "claimcheck-controller")
-
-
-def _suite_rerun_options(config: pytest.Config) -> list[str]:
-    return [opt for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for opt in opts or ()]
+    if worker:  # tell the controller the claim of every test, a test whose worker crashes included
+        config.stash[CONTROLLER_KEY] = WorkerClaims(claim_meta)
+    else:
+        run = start_run(config, settings, config.stash[EXECUTOR_KEY])
+        places = places_of(config, settings)
+        config.stash[CONTROLLER_KEY] = Controller(run, settings, baseline, ledger, claim_meta, places)
+    config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -204,11 +202,12 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Count what the test computed and read through the store; let the suite finish its record."""
+    """Count what the test computed and read through the store, under ``--claim-timeout``; let the suite finish."""
     store = item.config.stash[STORE_KEY]
     item.stash[COUNTS_KEY] = replace(store.counts)
     try:
-        return (yield)
+        with deadline(item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0, item.nodeid):
+            return (yield)
     finally:
         rec = item.stash.get(RECORD_KEY, None)
         if rec is not None:

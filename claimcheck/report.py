@@ -11,6 +11,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Sequence
+from urllib.parse import quote
 
 from claimcheck.expectations import known_label
 from claimcheck.protocol import ClaimProtocol
@@ -25,9 +26,28 @@ RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes,
 VERDICT_ORDER = tuple(Verdict)
 
 
+_URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
+_WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
+WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
+
+
 def md(text: object) -> str:
-    """Escape text for markdown: pipes, angle brackets, backticks, brackets and newlines cannot break out."""
-    return str(text).translate(_ESCAPES)
+    """Escape text from outside the run for markdown: it can make no link, image, HTML, table break or heading.
+
+    Pipes, angle brackets, backticks, brackets and newlines are escaped; a URL's ``://`` and a
+    ``www.`` get a backslash (GitHub shows ``http://``, but links nothing), and every ``@`` gets
+    an invisible word joiner before it, so that no email address is linked either.
+    """
+    escaped = _WWW.sub(r"\1\\.", _URL_SCHEME.sub(r"\\://", str(text).translate(_ESCAPES)))
+    return escaped.replace("@", WORD_JOINER + "@")
+
+
+def code(text: object) -> str:
+    """Return ``text`` as an inline code span that no backtick in it can end (nothing in it renders as markdown)."""
+    body = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def figure_name(claim_id: str, group: str) -> str:
@@ -132,7 +152,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
-            out.append(f"  rerun: `{rerun_command(run, _files(r.tests))}`")
+            out.append(f"  rerun: {code(rerun_command(run, _files(r.tests)))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
@@ -162,7 +182,7 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             if p.rule == "pass-rate"
             else "estimate with its interval vs the threshold"
         )
-        name = f"`{md(p.name)}`: " if p.name else ""
+        name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
         for s in p.stats:
             why = f" ({md(s.why)})" if s.why else ""
@@ -177,7 +197,7 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             limit = (
                 "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
             )
-        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
+        lines.append(f"- control {code(c.name)} (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
@@ -196,13 +216,13 @@ def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str)
     out = [f"**{title}**", ""]
     for u in units:
         detail = u.excluded or "; ".join(u.misses)
-        rerun = f" rerun: `{rerun_command(run, list(u.nodeids))}`" if u.nodeids else ""
+        rerun = f" rerun: {code(rerun_command(run, list(u.nodeids)))}" if u.nodeids else ""
         out.append(f"- {what} {md(u.unit)}: {md(_trim(detail, 300))}.{rerun}")
     return [*out, ""]
 
 
 def _part_block(run: RunData, p: PartResult) -> list[str]:
-    name = f"Part `{md(p.name)}`" if p.name else "Claim"
+    name = f"Part {code(p.name)}" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
     failed = [u for u in p.units if not u.passed and not u.excluded]
     excluded = [u for u in p.units if u.excluded]
@@ -273,7 +293,7 @@ def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
     """Return image links for the claim's figures (only those in ``shown``, when it is given)."""
     groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
     names = {g: figure_name(r.claim_id, g) for g in groups}
-    return [f"![{md(g)}]({folder}/{n})" for g, n in names.items() if shown is None or n in shown]
+    return [f"![{md(g)}]({quote(folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
 
 
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
@@ -295,7 +315,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     errors = [t for t in r.tests if t.outcome == "error"]
     if errors:
         parts += ["**Tests that raised**", ""]
-        parts += [f"- `{md(t.nodeid)}`: {md(_trim(t.message, 300))}" for t in errors] + [""]
+        parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
         parts += ["**Negative controls**", "", _controls_table(r.controls), ""]
     stats = r.claim_stats + r.control_stats
@@ -336,13 +356,13 @@ def render(
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.incomplete:
-        parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
+        parts += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}. What did not run or finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
     parts += _first_screen(run, results) if results else ["_no claim tests ran_"]
     parts += ["", RULE_TEXT, ""]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
-        parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
+        parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
     if run.data_files:
         rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
         parts += ["**Data files** (sha256 against the published copies)", ""]
@@ -353,9 +373,22 @@ def render(
     return "\n".join(parts)
 
 
+def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:
+    """Say which claims of an interrupted run finished (their verdicts stand) and which did not (never REPRODUCED).
+
+    A claim finished when every test of it that was collected ran to the end (none is in ``run.not_run``).
+    """
+    done = [r.claim_id for r in results if r.claim_id not in run.not_run]
+    cut = [r.claim_id for r in results if r.claim_id in run.not_run]
+    return (
+        f"finished, so their verdicts stand: {', '.join(done) or 'none'}; "
+        f"did not finish, so none is REPRODUCED: {', '.join(cut) or 'none'}"
+    )
+
+
 def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[str, bool]]:
     """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, bool]] = [(f"INCOMPLETE RUN: {incomplete_line(run, results)}", True)] if run.incomplete else []
     for r in results:
         tag = _known(r, run.expected)
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
@@ -385,7 +418,7 @@ def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:
     results = run.results()
     head = [f"### {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.incomplete:
-        head += ["**INCOMPLETE RUN**", ""]
+        head += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}", ""]
     text = "\n".join(head + _first_screen(run, results)) + "\n"
     if len(text.encode()) <= limit:
         return text

@@ -36,11 +36,12 @@ class RunData:
     not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
     ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
     data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
+    titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
-        """Return the per-claim verdicts."""
-        return aggregate(self.tests, self.not_run)
+        """Return the per-claim verdicts (a claim collected but not run among them)."""
+        return aggregate(self.tests, self.not_run, self.titles)
 
 
 TYPED_ENV: dict[str, type] = {
@@ -151,6 +152,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
             ledger=dict(raw.get("ledger", {})),
             data_files=[dict(d) for d in raw.get("data_files", [])],
+            titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

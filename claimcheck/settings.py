@@ -7,6 +7,7 @@ with the option's name and the fix, in one place.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -82,6 +83,8 @@ OPTIONS: tuple[Option, ...] = (
            f"this process, or Ray tasks (needs {INSTALL})", "local"),
     Option("--claim-ray-address", "claim_ray_address", "ADDR", "Ray cluster (else $RAY_ADDRESS, else a local "
            "Ray)"),
+    Option("--claim-timeout", "claim_timeout", "SECONDS", "wall-clock limit per claim test and per training run; "
+           "one past it is an ERROR naming it (0: no limit)", "0"),
 )  # fmt: skip
 
 
@@ -112,6 +115,8 @@ class Settings:
     ledger: Path | None = None  # the ledger file or folder; None: no ledger
     ledger_source: str = ""  # which setting named the ledger
     autosave: bool = False  # keep the run's JSON in the history folder
+    timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
+    report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -153,6 +158,8 @@ class Settings:
             ledger=parse_path(str(ledger_text or "").strip() or None, root),
             ledger_source=ledger_source,
             autosave=bool(values["claim_autosave"][0]),
+            timeout=parse_timeout(*values["claim_timeout"]),
+            report_link=report_link(values["claim_report"][0], root),
         )
 
     @property
@@ -160,6 +167,8 @@ class Settings:
         """Return the core's options that make another session draw the same seeds, sizes and data."""
         pool = " --claim-pool exploratory" if self.pool == "exploratory" else ""
         data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
+        if self.data_dir_source == f"${DATA_ENV}":  # the variable, not this machine's folder
+            data = f' --claim-data-dir "${DATA_ENV}"'
         head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
         return f"{head}{pool}{data}"
 
@@ -332,9 +341,28 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
         values = [float(p) for p in parts]
     except ValueError:
         values = []
-    if len(values) not in (1, 2) or not all(v > 0 for v in values):
-        raise ConfigError(f"{option}: expected SAME[,CROSS] positive relative tolerances like 1e-6,0.05, got {text!r}")
+    if len(values) not in (1, 2) or not all(0 < v < math.inf for v in values):
+        raise ConfigError(
+            f"{option}: expected SAME[,CROSS] positive, finite relative tolerances like 1e-6,0.05, got {text!r}"
+        )
     return Tolerance(values[0], values[-1] if len(values) == 2 else DEFAULT_TOLERANCE.cross)
+
+
+def parse_timeout(text: str, option: str) -> float:
+    """Return a wall-clock limit in seconds (0: none), or raise ConfigError naming ``option``."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < math.inf:
+        raise ConfigError(f"{option}: expected a number of seconds (0 for no limit), got {text!r}")
+    return value
+
+
+def report_link(text: str | None, root: Path) -> Path | None:
+    """Return the report path as given when it is a symbolic link (``parse_report`` follows it), else None."""
+    path = parse_path(str(text).strip() if text is not None else None, root)
+    return path if path is not None and path.is_symlink() else None
 
 
 def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
