@@ -6,29 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from toys import toy
 
 from claimcheck.rundata import RunFileError, load
 
-TOY = """
-import pytest
-
-CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9")
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed):
-    claim_record.check("toy statistic", 0.5, "<=", 1.0)
-    claim_record.curve("loss", [1.0, {last}], group="toy curve")
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("toy statistic", 2.0, "<=", 1.0, control="toy control")
-"""
-
 
 def _toy(pytester: pytest.Pytester, last: str = "0.5") -> None:
-    pytester.makepyfile(test_toy=TOY.format(last=last))
+    pytester.makepyfile(test_toy=toy(last))
 
 
 def _baseline(pytester: pytest.Pytester) -> dict[str, object]:
@@ -175,7 +159,7 @@ def test_figures_of_an_earlier_run_are_removed_and_no_file_of_the_users(pytester
     beach = figures / "beach.png"
     beach.write_bytes(b"the user's photo")
     assert ours.exists()
-    pytester.makepyfile(test_toy=TOY.format(last="0.5").replace('group="toy curve"', 'group="other curve"'))
+    pytester.makepyfile(test_toy=toy().replace('group="toy curve"', 'group="other curve"'))
     pytester.runpytest("--claim-report=vacation.md")
     assert not ours.exists() and (figures / "C9-other-curve.png").exists()  # the earlier run's figure is gone
     assert beach.read_bytes() == b"the user's photo"  # and the user's file is not

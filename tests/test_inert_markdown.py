@@ -15,6 +15,7 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 from markdown_it import MarkdownIt
+from toys import toy
 
 from claimcheck.baseline import compare, render_comparison
 from claimcheck.record import ClaimRecorder
@@ -151,23 +152,7 @@ class _Text(HTMLParser):
 
 
 def test_a_crafted_baseline_renders_no_live_link_to_its_host(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        test_toy="""
-        import pytest
-
-        CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9")
-
-
-        @CLAIM
-        def test_claim(claim_record, claim_seed):
-            claim_record.check("toy statistic", 0.5, "<=", 1.0)
-
-
-        @CLAIM
-        def test_control(claim_record, claim_seed):
-            claim_record.check("toy statistic", 2.0, "<=", 1.0, control="toy control")
-        """
-    )
+    pytester.makepyfile(test_toy=toy())
     pytester.runpytest("--claim-report=base.md")
     data = json.loads((pytester.path / "base.json").read_text())
     for i, t in enumerate(data["tests"]):

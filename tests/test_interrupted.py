@@ -13,26 +13,10 @@ import re
 
 import pytest
 
-SUITE = {
-    "test_c1_done": """
+CLAIM_MODULE = """
 import pytest
 
-CLAIM = pytest.mark.claim("C1", "finishes before the interrupt", "Sec. 1")
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed):
-    claim_record.check("s", 0.5, "<=", 1.0)
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("s", 2.0, "<=", 1.0, control="c")
-""",
-    "test_c2_cut": """
-import pytest
-
-CLAIM = pytest.mark.claim("C2", "is cut off by the interrupt", "Sec. 2")
+CLAIM = pytest.mark.claim("C{n}", "{title}", "Sec. {n}")
 
 
 @CLAIM
@@ -43,24 +27,16 @@ def test_control(claim_record, claim_seed):
 @CLAIM
 def test_claim(claim_record, claim_seed):
     claim_record.check("s", 0.5, "<=", 1.0)
-    if claim_seed == 1:
+    if {cut} and claim_seed == 1:
         raise KeyboardInterrupt  # Ctrl-C in the middle of the claim's second unit
-""",
-    "test_c3_never": """
-import pytest
-
-CLAIM = pytest.mark.claim("C3", "never starts", "Sec. 3")
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed):
-    claim_record.check("s", 0.5, "<=", 1.0)
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("s", 2.0, "<=", 1.0, control="c")
-""",
+"""
+SUITE = {
+    f"test_c{n}_{name}": CLAIM_MODULE.format(n=n, title=title, cut=n == 2)
+    for n, name, title in [
+        (1, "done", "finishes before the interrupt"),
+        (2, "cut", "is cut off by the interrupt"),
+        (3, "never", "never starts"),
+    ]
 }
 
 

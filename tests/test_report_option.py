@@ -9,22 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from toys import toy
 
-TOY = """
-import pytest
-
-CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9")
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed):
-    claim_record.check("toy statistic", 0.5, "<=", 1.0)
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("toy statistic", 2.0, "<=", 1.0, control="toy control")
-"""
+TOY = toy()
 OUTSIDE = "def test_outside_the_folder():\n    raise AssertionError('this folder was not asked for')\n"
 
 

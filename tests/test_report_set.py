@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from toys import toy
 
 from claimcheck.record import ClaimRecorder
 from claimcheck.reportfiles import mark_superseded, write_report
@@ -90,23 +91,6 @@ def test_a_kill_at_any_point_leaves_the_old_set_or_the_new_one(tmp_path: Path) -
     assert outcomes == {"old", "new"} and child.exitcode == 0
 
 
-TOY = """
-import pytest
-
-CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9")
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed):
-    claim_record.check("toy statistic", 0.5, "<=", 1.0)
-    claim_record.curve("loss", [1.0, 0.5], group="toy curve")
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("toy statistic", 2.0, "<=", 1.0, control="toy control")
-"""
-
 FULL_DISK = """
 import errno
 
@@ -147,7 +131,7 @@ def pytest_collection_finish(session):
 
 
 def _old_report(pytester: pytest.Pytester) -> tuple[str, str]:
-    pytester.makepyfile(test_toy=TOY)
+    pytester.makepyfile(test_toy=toy())
     assert pytester.runpytest("--claim-report").ret == pytest.ExitCode.OK
     reports = pytester.path / "reports"
     return (reports / "claim-report.md").read_text(), (reports / "claim-report.json").read_text()
@@ -188,7 +172,7 @@ def test_a_folder_in_the_way_at_report_time_keeps_the_old_report_and_says_so(
 
 
 def test_a_sidecar_path_that_is_a_folder_is_refused_at_start(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_toy=TOY)
+    pytester.makepyfile(test_toy=toy())
     (pytester.path / "reports" / "claim-report.json").mkdir(parents=True)
     result = pytester.runpytest("--claim-report")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -214,3 +198,13 @@ def test_a_killed_runs_temporaries_are_removed_by_the_next_run_and_nothing_else(
     assert pytester.runpytest("--claim-report").ret == pytest.ExitCode.OK
     assert not any(p.exists() for p in temporaries) and not staging.exists()
     assert all(p.read_text() == "the user's" for p in mine)
+
+
+def test_a_figure_whose_name_holds_a_file_of_the_users_is_not_drawn_over(tmp_path: Path) -> None:
+    report = tmp_path / "claim-report.md"
+    theirs = tmp_path / "claim-report-figures" / "C9-toy-curve.png"
+    theirs.parent.mkdir()
+    theirs.write_bytes(b"the user's picture")
+    written = write_report(_run("new", "toy curve"), report)
+    assert theirs.read_bytes() == b"the user's picture" and written.figures == []
+    assert "figure C9-toy-curve.png is not shown" in report.read_text()
