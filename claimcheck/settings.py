@@ -343,7 +343,7 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
         values = []
     if len(values) not in (1, 2) or not all(0 < v < math.inf for v in values):
         raise ConfigError(
-            f"{option}: expected SAME[,CROSS] positive, finite relative tolerances like 1e-6,0.05, got {text!r}"
+            f"{option}: expected SAME[,CROSS] finite positive relative tolerances like 1e-6,0.05, got {text!r}"
         )
     return Tolerance(values[0], values[-1] if len(values) == 2 else DEFAULT_TOLERANCE.cross)
 

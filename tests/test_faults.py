@@ -148,7 +148,7 @@ def test_the_rerun_command_keeps_the_full_report_and_names_the_data_folder(pytes
     pytester.runpytest("--claim-report", f"--claim-data-dir={data}")
     text = (pytester.path / "reports" / "claim-report.md").read_text()
     rerun = next(line for line in text.splitlines() if "rerun: `pytest" in line)
-    assert f"--claim-data-dir {data}" in rerun and "--claim-report=reports/claim-rerun.md" in rerun
+    assert "--claim-data-dir data " in rerun and "--claim-report=reports/claim-rerun.md" in rerun  # relative
 
 
 def test_figures_of_an_earlier_run_are_removed_and_no_file_of_the_users(pytester: pytest.Pytester) -> None:
