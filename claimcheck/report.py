@@ -78,7 +78,11 @@ def _anchor(r: ClaimResult) -> str:
 
 
 def _files(tests: Sequence[TestOutcome]) -> list[str]:
-    return list(dict.fromkeys(t.nodeid.split("::")[0] for t in tests))
+    return _files_of([t.nodeid for t in tests])
+
+
+def _files_of(nodeids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(n.split("::")[0] for n in nodeids))
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
@@ -152,7 +156,8 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
-            out.append(f"  rerun: {code(rerun_command(run, _files(r.tests)))}")
+            targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
+            out.append(f"  rerun: {code(rerun_command(run, targets))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
@@ -392,7 +397,7 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
     for r in results:
         tag = _known(r, run.expected)
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
-        version = f"v{r.protocol.version} {status}" if r.protocol else ""
+        version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
         line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"
         if r.verdict is Verdict.SKIPPED:
             line = f"{r.claim_id}: SKIPPED: {r.reason}"

@@ -55,6 +55,7 @@ def test_an_interrupted_runs_report_says_one_thing_everywhere(pytester: pytest.P
     want = {"C1": "REPRODUCED", "C2": "INCONCLUSIVE", "C3": "INCONCLUSIVE"}
     rows = _rows(text)
     assert rows == want and "C3 INCONCLUSIVE**: did not run" in text
+    assert "rerun: `pytest test_c3_never.py --claim-seed 0" in text  # its own file, not the whole suite
     # the headline counts the rows
     headline = re.search(r"^\*\*(\d+ REPRODUCED, .*)\*\*$", text, flags=re.M)
     assert headline is not None
