@@ -187,7 +187,7 @@ class Controller:
         self.settings = settings
         self.baseline = baseline
         self.ledger = ledger
-        self.claim_id_of = claim_of  # item -> (claim id, title, source) or None
+        self.meta_of = claim_of  # item -> (claim id, title, source) or None
         self.collected: list[str] = []
         self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
         self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
@@ -203,7 +203,7 @@ class Controller:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [i.nodeid for i in session.items]
         for item in session.items:
-            meta = self.claim_id_of(item)
+            meta = self.meta_of(item)
             if meta is not None:
                 self.claim_of[item.nodeid] = meta[0]
                 self.titles[meta[0]] = list(meta[1:])
