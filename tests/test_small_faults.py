@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
 from toys import toy
 
+from claimcheck.deadline import UnitTimeout, deadline
 from claimcheck.errors import ConfigError
 from claimcheck.paths import Places
 from claimcheck.settings import parse_timeout, parse_tolerance
@@ -149,3 +152,20 @@ def test_the_report_carries_no_absolute_path_of_the_machine_that_made_it(
     rerun = next(line for line in text.splitlines() if "rerun: `pytest" in line)
     assert '--claim-data-dir "$CLAIMCHECK_DATA_DIR"' in rerun
     assert os.environ["CLAIMCHECK_DATA_DIR"] == str(data)
+
+
+def test_a_nested_limit_never_outlives_the_one_around_it_and_gives_it_back() -> None:
+    with pytest.raises(UnitTimeout, match=r"outer ran past --claim-timeout 0\.3 s"):
+        with deadline(0.3, "outer"), deadline(5, "inner"):
+            time.sleep(3)
+    with pytest.raises(UnitTimeout, match="inner ran past"):
+        with deadline(5, "outer"), deadline(0.2, "inner"):
+            time.sleep(3)
+    start = time.monotonic()
+    with pytest.raises(UnitTimeout, match="outer ran past"):
+        with deadline(0.6, "outer"):
+            with deadline(0.2, "inner"):
+                pass
+            time.sleep(3)
+    assert time.monotonic() - start < 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
