@@ -70,12 +70,6 @@ def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
     return str(values["id"]), str(values["title"]), str(values["source"])
 
 
-def claim_id(item: pytest.Item) -> str | None:
-    """Return the id of the claim the item checks, or None."""
-    meta = claim_meta(item)
-    return None if meta is None else meta[0]
-
-
 _CODE: dict[tuple[str, str, Engine, bytes], dict[str, str]] = {}
 
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import torch
 
+from claimcheck import controller as ctl
 from claimcheck.budget import Budget
-from claimcheck.controller import Controller, baseline_pins, message_of, outcome_of, start_run, verified_ledger
+from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, executor_for
 from claimcheck.fingerprint import NO_ENGINE, Engine
@@ -25,7 +26,6 @@ from claimcheck.markers import (
     MARKER_HELP,
     NEEDS_HELP,
     claim_code,
-    claim_id,
     claim_meta,
     claim_protocol_of,
     record_for,
@@ -34,11 +34,11 @@ from claimcheck.markers import (
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
 from claimcheck.schedule import ClaimUnits, units_for
-from claimcheck.settings import Settings, add_options, shown_path, spread_device
+from claimcheck.settings import Settings, add_options, report_value_as_test_path, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-CONTROLLER_KEY = pytest.StashKey[Controller]()
+CONTROLLER_KEY = pytest.StashKey[ctl.Controller | ctl.WorkerClaims]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 STORE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
@@ -57,6 +57,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    if report_value_as_test_path(args, early_config.invocation_params.dir):  # before pytest reads the test paths
+        fresh = vars(parser.parse_known_args(args))
+        vars(early_config.known_args_namespace).update({k: fresh[k] for k in ("file_or_dir", "claim_report")})
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     config.addinivalue_line("markers", NEEDS_HELP)
@@ -64,10 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = Settings.from_config(config)
         baseline = load(settings.baseline) if settings.baseline else None
-        ledger = None if worker else verified_ledger(settings)
+        ledger = None if worker else ctl.verified_ledger(settings)
         if baseline is not None and settings.baseline_fail:  # the trusted run's results are the expected ones
             source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"
-            settings = replace(settings, **baseline_pins(baseline, source))
+            settings = replace(settings, **ctl.baseline_pins(baseline, source))
         settings = replace(
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
@@ -91,16 +98,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.cache == "clear" and not worker:
         store.clear()
     config.stash[STORE_KEY] = store
-    if not worker:
-        rerun = " ".join([settings.rerun_options, *_suite_rerun_options(config)])
-        run = start_run(config, settings, config.stash[EXECUTOR_KEY], rerun)
-        controller = Controller(run, settings, baseline, ledger, claim_id, config.stash[ENGINE_KEY])
-        config.stash[CONTROLLER_KEY] = controller
-        config.pluginmanager.register(controller, "claimcheck-controller")
-
-
-def _suite_rerun_options(config: pytest.Config) -> list[str]:
-    return [opt for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for opt in opts or ()]
+    if worker:  # tell the controller the claim of every test, a test whose worker crashes included
+        config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
+    else:
+        run = ctl.start_run(config, settings, config.stash[EXECUTOR_KEY])
+        places = ctl.places_of(config, settings)
+        engine = config.stash[ENGINE_KEY]
+        config.stash[CONTROLLER_KEY] = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+    config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -196,11 +201,12 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Count what the test computed and read through the store; let the suite finish its record."""
+    """Count what the test computed and read through the store, under ``--claim-timeout``; let the suite finish."""
     store = item.config.stash[STORE_KEY]
     item.stash[COUNTS_KEY] = replace(store.counts)
     try:
-        return (yield)
+        with deadline(item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0, item.nodeid):
+            return (yield)
     finally:
         rec = item.stash.get(RECORD_KEY, None)
         if rec is not None:
@@ -220,7 +226,7 @@ def _counts(item: pytest.Item) -> dict[str, int]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     meta = claim_meta(item)
-    outcome = outcome_of(report) if meta else None
+    outcome = ctl.outcome_of(report) if meta else None
     if meta is not None and outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
         payload: dict[str, Any] = {
@@ -229,7 +235,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "title": meta[1],
             "source": meta[2],
             "outcome": outcome,
-            "message": message_of(report, call),
+            "message": ctl.message_of(report, call),
             "record": rec.to_json() if rec is not None and report.when == "call" else None,
         }
         proto = claim_protocol_of(item)

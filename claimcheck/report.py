@@ -12,7 +12,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
+from urllib.parse import quote
 
 from claimcheck.calibration import entry_of, part_mark
 from claimcheck.expectations import known_label
@@ -28,20 +28,34 @@ RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes,
 VERDICT_ORDER = tuple(Verdict)
 
 
+_URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
+_WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
+WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
+
+
 def md(text: object) -> str:
-    """Escape text for markdown: pipes, angle brackets, backticks, brackets and newlines cannot break out."""
-    return str(text).translate(_ESCAPES)
+    """Escape text from outside the run for markdown: it can make no link, image, HTML, table break or heading.
+
+    Pipes, angle brackets, backticks, brackets and newlines are escaped; a URL's ``://`` and a
+    ``www.`` get a backslash (GitHub shows ``http://``, but links nothing), and every ``@`` gets
+    an invisible word joiner before it, so that no email address is linked either.
+    """
+    escaped = _WWW.sub(r"\1\\.", _URL_SCHEME.sub(r"\\://", str(text).translate(_ESCAPES)))
+    return escaped.replace("@", WORD_JOINER + "@")
+
+
+def code(text: object) -> str:
+    """Return ``text`` as an inline code span that no backtick in it can end (nothing in it renders as markdown)."""
+    body = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def figure_name(claim_id: str, group: str) -> str:
     """Return the file name of the figure for ``group`` of ``claim_id`` (stable, filesystem-safe)."""
     slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-") or "curves"
     return f"{re.sub(r'[^A-Za-z0-9]+', '-', claim_id)}-{slug[:60]}.png"
-
-
-def figure_dir(report: Path) -> Path:
-    """Return the folder holding the figures of the report at ``report``."""
-    return report.with_name(report.stem + "-figures")
 
 
 def rerun_command(run: RunData, targets: Sequence[str]) -> str:
@@ -66,7 +80,11 @@ def _anchor(r: ClaimResult) -> str:
 
 
 def _files(tests: Sequence[TestOutcome]) -> list[str]:
-    return list(dict.fromkeys(t.nodeid.split("::")[0] for t in tests))
+    return _files_of([t.nodeid for t in tests])
+
+
+def _files_of(nodeids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(n.split("::")[0] for n in nodeids))
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
@@ -156,7 +174,8 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
-            out.append(f"  rerun: `{rerun_command(run, _files(r.tests))}`")
+            targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
+            out.append(f"  rerun: {code(rerun_command(run, targets))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
@@ -191,8 +210,8 @@ def _trim(text: str, limit: int) -> str:
     return cut + " ..."
 
 
-def _protocol_block(proto: ClaimProtocol, status: str, code: dict[str, str]) -> list[str]:
-    fp = f"code fingerprint {code['fingerprint'][:12]}" if code.get("fingerprint") else "no code fingerprint"
+def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
+    fp = f"code fingerprint {identity['fingerprint'][:12]}" if identity.get("fingerprint") else "no code fingerprint"
     lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
     if not proto.declared:
         return [
@@ -212,7 +231,7 @@ def _protocol_block(proto: ClaimProtocol, status: str, code: dict[str, str]) -> 
             if p.rule == "mean"
             else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         )
-        name = f"`{md(p.name)}`: " if p.name else ""
+        name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
         for s in p.stats:
             why = f" ({md(s.why)})" if s.why else ""
@@ -234,7 +253,7 @@ def _protocol_block(proto: ClaimProtocol, status: str, code: dict[str, str]) -> 
             if c.naive
             else "discriminating"
         )
-        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
+        lines.append(f"- control {code(c.name)} (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
     lines.append(
@@ -327,7 +346,7 @@ def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str)
     out = [f"**{title}**", ""]
     for u in units:
         detail = u.excluded or "; ".join(u.misses)
-        rerun = f" rerun: `{rerun_command(run, list(u.nodeids))}`" if u.nodeids else ""
+        rerun = f" rerun: {code(rerun_command(run, list(u.nodeids)))}" if u.nodeids else ""
         out.append(f"- {what} {md(u.unit)}: {md(_trim(detail, 300))}.{rerun}")
     return [*out, ""]
 
@@ -338,7 +357,7 @@ def _calibration_lines(run: RunData, r: ClaimResult, p: PartResult) -> list[str]
         return []
     part = r.protocol.part(p.name)
     mark = md(part_mark(run.calibration, r.claim_id, part))
-    out = [f"Calibration of its decision (`{md(part.decision_id or 'none')}`): {mark}"]
+    out = [f"Calibration of its decision ({code(part.decision_id or 'none')}): {mark}"]
     entry = entry_of(run.calibration, r.claim_id, part)
     for f in entry.get("families", []) if entry else []:
         verb = "accepted" if f["expect"] == "pass" else "rejected"
@@ -347,7 +366,7 @@ def _calibration_lines(run: RunData, r: ClaimResult, p: PartResult) -> list[str]
 
 
 def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
-    name = f"Part `{md(p.name)}`" if p.name else "Claim"
+    name = f"Part {code(p.name)}" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
     out += _calibration_lines(run, r, p)
     failed = [
@@ -421,7 +440,7 @@ def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
     """Return image links for the claim's figures (only those in ``shown``, when it is given)."""
     groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
     names = {g: figure_name(r.claim_id, g) for g in groups}
-    return [f"![{md(g)}]({folder}/{n})" for g, n in names.items() if shown is None or n in shown]
+    return [f"![{md(g)}]({quote(folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
 
 
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
@@ -447,7 +466,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     errors = [t for t in r.tests if t.outcome == "error"]
     if errors:
         parts += ["**Tests that raised**", ""]
-        parts += [f"- `{md(t.nodeid)}`: {md(_trim(t.message, 300))}" for t in errors] + [""]
+        parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
         parts += ["**Negative controls**", "", _controls_table(r.controls), ""]
     stats = r.claim_stats + r.control_stats
@@ -497,7 +516,7 @@ def render(
     if run.expectations:
         parts += [f"Expectations: {md(run.expectations)}.", ""]
     if run.incomplete:
-        parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
+        parts += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}. What did not run or finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
     parts += _first_screen(run, results) if results else ["_no claim tests ran_"]
     parts += ["", RULE_TEXT, ""]
@@ -506,7 +525,7 @@ def render(
         parts += [md(session), ""]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
-        parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
+        parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
     if run.data_files:
         rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
         parts += ["**Data files** (sha256 against the published copies)", ""]
@@ -517,13 +536,26 @@ def render(
     return "\n".join(parts)
 
 
+def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:
+    """Say which claims of an interrupted run finished (their verdicts stand) and which did not (never REPRODUCED).
+
+    A claim finished when every test of it that was collected ran to the end (none is in ``run.not_run``).
+    """
+    done = [r.claim_id for r in results if r.claim_id not in run.not_run]
+    cut = [r.claim_id for r in results if r.claim_id in run.not_run]
+    return (
+        f"finished, so their verdicts stand: {', '.join(done) or 'none'}; "
+        f"did not finish, so none is REPRODUCED: {', '.join(cut) or 'none'}"
+    )
+
+
 def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[str, bool]]:
     """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, bool]] = [(f"INCOMPLETE RUN: {incomplete_line(run, results)}", True)] if run.incomplete else []
     for r in results:
         tag = _known(r, run.expected)
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
-        version = f"v{r.protocol.version} {status}" if r.protocol else ""
+        version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
         line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"
         if r.verdict is Verdict.SKIPPED:
             line = f"{r.claim_id}: SKIPPED: {r.reason}"
@@ -554,7 +586,7 @@ def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:
     results = run.results()
     head = [f"### {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.incomplete:
-        head += ["**INCOMPLETE RUN**", ""]
+        head += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}", ""]
     text = "\n".join(head + _first_screen(run, results)) + "\n"
     if len(text.encode()) <= limit:
         return text

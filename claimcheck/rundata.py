@@ -41,11 +41,12 @@ class RunData:
     calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
     code: dict[str, dict[str, str]] = field(default_factory=dict)  # claim id -> fingerprint, engine, ledger state
     expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
+    titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
-        """Return the per-claim verdicts."""
-        return aggregate(self.tests, self.not_run)
+        """Return the per-claim verdicts (a claim collected but not run among them)."""
+        return aggregate(self.tests, self.not_run, self.titles)
 
 
 TYPED_ENV: dict[str, type] = {
@@ -197,6 +198,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             calibration=[dict(e) for e in raw.get("calibration", [])],
             code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
             expectations=str(raw.get("expectations", "")),
+            titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

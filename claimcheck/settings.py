@@ -7,6 +7,7 @@ with the option's name and the fix, in one place.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -21,6 +22,7 @@ from claimcheck.errors import ConfigError
 from claimcheck.executor import INSTALL, ray_missing
 from claimcheck.expectations import Expected, PinnedAt, load_expectations
 from claimcheck.protocol import N_BUDGETS
+from claimcheck.reportset import foreign, sidecar_path
 
 if TYPE_CHECKING:
     import pytest
@@ -52,7 +54,8 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("--claim-report", "claim_report", "PATH", "write the claim report (markdown, JSON, figures) to PATH "
-           "(default reports/claim-report.md)", kind="optional"),
+           "(default reports/claim-report.md); never over a file claimcheck did not write; exit status 12 when it "
+           "cannot be written", kind="optional"),
     Option("--claim-seed", "claim_seed", "INT", "base seed; it selects each claim's replication block", "0"),
     Option("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
     Option("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
@@ -83,6 +86,8 @@ OPTIONS: tuple[Option, ...] = (
            f"this process, or Ray tasks (needs {INSTALL})", "local"),
     Option("--claim-ray-address", "claim_ray_address", "ADDR", "Ray cluster (else $RAY_ADDRESS, else a local "
            "Ray)"),
+    Option("--claim-timeout", "claim_timeout", "SECONDS", "wall-clock limit per claim test and per training run; "
+           "one past it is an ERROR naming it (0: no limit)", "0"),
 )  # fmt: skip
 
 
@@ -135,6 +140,8 @@ class Settings:
     exploratory: bool = False  # a declared exploratory run: changed code is labelled, not failed
     expected_at: PinnedAt | None = None  # the block the pins were measured on (None: no pins)
     expectations_off: bool = False  # --claim-expectations= (empty): no expectation is checked at all
+    timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
+    report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -182,6 +189,8 @@ class Settings:
             exploratory=bool(values["claim_exploratory"][0]) or pool == "exploratory",
             expected_at=at,
             expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
+            timeout=parse_timeout(*values["claim_timeout"]),
+            report_link=report_link(values["claim_report"][0], root),
         )
 
     @property
@@ -191,6 +200,8 @@ class Settings:
         if self.exploratory and not pool:
             pool = " --claim-exploratory"
         data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
+        if self.data_dir_source == f"${DATA_ENV}":  # the variable, not this machine's folder
+            data = f' --claim-data-dir "${DATA_ENV}"'
         head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
         return f"{head}{pool}{data}"
 
@@ -281,13 +292,23 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
         return None
+    if path.is_symlink():  # followed: the set is written beside the link's target (report_link says so)
+        path = path.resolve()
     if path.is_dir():
         raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() in (".json", ".py"):
+        what = "the name of the report's JSON sidecar" if path.suffix.lower() == ".json" else "a test module's name"
         raise ConfigError(
-            f"{option}: {path} ends in .json, the name of the report's JSON sidecar; give the markdown path "
+            f"{option}: {path} ends in {path.suffix}, {what}; give the markdown path "
             f"(e.g. {path.with_suffix('.md').name}) and the sidecar is written beside it"
         )
+    for target in (path, sidecar_path(path)):
+        why = foreign(path, target)
+        if why is not None:
+            raise ConfigError(
+                f"{option}: {why}; the report set never replaces a file it did not write: move it away or "
+                f"choose another report path (default {DEFAULT_REPORT})"
+            )
     parent = path.parent
     while not parent.exists():
         parent = parent.parent
@@ -296,6 +317,31 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"{option}: cannot write under {parent}; choose a writable path for the report")
     return path
+
+
+def report_value_as_test_path(args: list[str], invocation_dir: Path) -> bool:
+    """Give a test module, folder or node id written after a bare ``--claim-report`` back to the test paths.
+
+    ``--claim-report`` may be left without a value, so argparse takes the next word as the report
+    path: in ``pytest --claim-report claims/`` that word is the test path the user meant. Each such
+    ``--claim-report WORD`` in ``args`` becomes ``--claim-report=<default report>`` followed by
+    ``WORD`` (edited in place); return whether any was. ``--claim-report=PATH`` is never reread.
+    """
+    changed = False
+    for i, word in enumerate(args[:-1]):
+        if word == "--claim-report" and _is_test_path(args[i + 1], invocation_dir):
+            args[i] = f"--claim-report={DEFAULT_REPORT}"
+            changed = True
+    return changed
+
+
+def _is_test_path(word: str, invocation_dir: Path) -> bool:
+    """Return whether ``word`` names an existing folder or Python module (a node id's file part counts)."""
+    if word.startswith("-"):
+        return False
+    path = Path(word.split("::")[0]).expanduser()
+    path = path if path.is_absolute() else invocation_dir / path
+    return path.is_dir() or (path.suffix == ".py" and path.is_file())
 
 
 def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path) -> tuple[Path, str]:
@@ -344,9 +390,28 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
         values = [float(p) for p in parts]
     except ValueError:
         values = []
-    if len(values) not in (1, 2) or not all(v > 0 for v in values):
-        raise ConfigError(f"{option}: expected SAME[,CROSS] positive relative tolerances like 1e-6,0.05, got {text!r}")
+    if len(values) not in (1, 2) or not all(0 < v < math.inf for v in values):
+        raise ConfigError(
+            f"{option}: expected SAME[,CROSS] finite positive relative tolerances like 1e-6,0.05, got {text!r}"
+        )
     return Tolerance(values[0], values[-1] if len(values) == 2 else DEFAULT_TOLERANCE.cross)
+
+
+def parse_timeout(text: str, option: str) -> float:
+    """Return a wall-clock limit in seconds (0: none), or raise ConfigError naming ``option``."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < math.inf:
+        raise ConfigError(f"{option}: expected a number of seconds (0 for no limit), got {text!r}")
+    return value
+
+
+def report_link(text: str | None, root: Path) -> Path | None:
+    """Return the report path as given when it is a symbolic link (``parse_report`` follows it), else None."""
+    path = parse_path(str(text).strip() if text is not None else None, root)
+    return path if path is not None and path.is_symlink() else None
 
 
 def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:

@@ -377,16 +377,33 @@ def _claim_verdict(
     return Verdict.INCONCLUSIVE, reasons
 
 
-def aggregate(tests: Iterable[TestOutcome], missing: Mapping[str, Sequence[str]] | None = None) -> list[ClaimResult]:
-    """Group outcomes by claim id (in id order) and decide each claim; ``missing`` maps claim -> tests not run."""
+def aggregate(
+    tests: Iterable[TestOutcome],
+    missing: Mapping[str, Sequence[str]] | None = None,
+    titles: Mapping[str, Sequence[str]] | None = None,
+) -> list[ClaimResult]:
+    """Group outcomes by claim id (in id order) and decide each claim; ``missing`` maps claim -> tests not run.
+
+    A claim in ``missing`` none of whose tests ran is INCONCLUSIVE ("did not run"), with its title and
+    source from ``titles`` (claim -> [title, source]), so that every collected claim has a result.
+    """
     by_claim: dict[str, list[TestOutcome]] = {}
     for t in tests:
         by_claim.setdefault(t.claim_id, []).append(t)
     missing = missing or {}
+    ids = set(by_claim) | set(missing)
     return [
         decide(sorted(by_claim[cid], key=lambda t: t.nodeid), missing=missing.get(cid, ()))
-        for cid in sorted(by_claim, key=_claim_sort_key)
+        if cid in by_claim
+        else not_started(cid, missing[cid], *[*(titles or {}).get(cid, ()), "", ""][:2])
+        for cid in sorted(ids, key=_claim_sort_key)
     ]
+
+
+def not_started(claim_id: str, tests: Sequence[str], title: str = "", source: str = "") -> ClaimResult:
+    """Return the result of a claim none of whose ``tests`` ran: INCONCLUSIVE, saying so."""
+    reason = f"did not run: the session stopped before any of its {len(tests)} test(s) ran"
+    return ClaimResult(claim_id, title or "(did not run)", source, Verdict.INCONCLUSIVE, reason)
 
 
 def _claim_sort_key(cid: str) -> tuple[str, int, str]:

@@ -8,6 +8,7 @@ core's report the model, the engine's code identity and the data files' provenan
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def pytest_claimcheck_own_subject(config: pytest.Config) -> bool:
 
 def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
     model = config.stash[USER_MODEL_KEY]
-    return [f"--claim-model {model}"] if model else []
+    return [f"--claim-model {shlex.quote(model)}"] if model else []
 
 
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
@@ -124,7 +125,8 @@ def claim_train(
     """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
     # a Ray task sees only the GPU it was given, as cuda:0
     on_ray = claim_executor is not LOCAL and claim_settings.device.startswith("cuda")
-    return Trainer(claim_store, "cuda" if on_ray else claim_settings.device, claim_model, executor=claim_executor)
+    device = "cuda" if on_ray else claim_settings.device
+    return Trainer(claim_store, device, claim_model, executor=claim_executor, timeout=claim_settings.timeout)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

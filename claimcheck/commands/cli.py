@@ -25,7 +25,8 @@ from claimcheck.expectations import PinnedAt, pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run
-from claimcheck.report import figure_dir, md, render
+from claimcheck.report import md, render
+from claimcheck.reportset import figure_dir
 from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
 from claimcheck.verdicts import ClaimResult
