@@ -13,8 +13,9 @@ threshold), with the parameters that made them.
 ``simulate_rule`` calibrates the claim-level rule: units drawn with known pass rates, at a
 budget's unit count, decided by the same function the controller uses (``rule_verdict``).
 
-Results are plain data (``to_entry``) for the record of calibrations that the report reads
-(``load_calibration``, ``part_mark``). Nothing here imports pytest or a suite.
+Results are plain data: ``to_entry`` for ``claimcheck calibrate --json``, ``ledger_results`` for the
+ledger's ``calibrate`` entries (``record_in_ledger``), which the report reads back
+(``calibration_entries``, ``part_mark``). Nothing here imports pytest or a suite.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 
 from claimcheck.errors import ConfigError, DataError
 from claimcheck.evidence import rate_evidence
-from claimcheck.files import write_atomic
+from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
 from claimcheck.protocol import LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
 from claimcheck.stats import Proportion, clopper_pearson
@@ -228,7 +229,7 @@ class PartCalibration:
         return f"failing calibration: {text}; worst: {worst.describe()}"
 
     def to_entry(self) -> dict[str, Any]:
-        """Return the result as a plain dict: the record the report reads (and, later, a ledger entry)."""
+        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
         sens, spec = self.sensitivity, self.specificity
         return {
             "kind": "calibration",
@@ -502,55 +503,54 @@ def calibrate_suite(
     return SuiteCalibration(tuple(parts), tuple(rules), controls, time.perf_counter() - start, seed)
 
 
-# --- the record the report reads -------------------------------------------------------------------
-
-RECORD_NAME = "calibration.json"
+# --- the record the report reads: calibrate entries of the ledger ---------------------------------
 
 
-def record_path(ledger: Path | None) -> Path | None:
-    """Return where calibration results are recorded: ``calibration.json`` beside the ledger (None without one)."""
-    if ledger is None:
-        return None
-    return ledger.parent / RECORD_NAME
+def ledger_results(pc: PartCalibration) -> dict[str, Any]:
+    """Return what a ledger ``calibrate`` entry keeps of a part's calibration: the mark and the counts.
 
-
-def write_record(path: Path, parts: Iterable[PartCalibration]) -> None:
-    """Add these results to the record at ``path`` (replacing earlier results of the same parts), atomically."""
-    entries = load_calibration(path) if path.exists() else {}
-    for p in parts:
-        entries[(p.claim, p.part)] = p.to_entry()
-    body = {"schema": SCHEMA, "entries": [entries[k] for k in sorted(entries)]}
-    write_atomic(path, json.dumps(body, indent=1) + "\n")
-
-
-def load_calibration(path: Path | None) -> dict[tuple[str, str], dict[str, Any]]:
-    """Return the recorded calibration entries by (claim, part); {} when there is no record.
-
-    This is the one place the report's calibration marks come from: re-point it at the ledger's
-    calibration entries once the ledger records them.
+    The wrong cases themselves stay in ``claimcheck calibrate --json``; the ledger keeps what the
+    report shows and what a reader needs to judge it (per family: cases and how many came out right).
     """
-    if path is None or not path.exists():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise CalibrationError(
-            f"{path}: cannot read the calibration record ({e}); rerun claimcheck calibrate --record"
-        ) from None
-    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA or not isinstance(raw.get("entries"), list):
-        raise CalibrationError(f"{path}: not a calibration record of schema {SCHEMA!r}; rerun claimcheck calibrate")
-    return {(str(e["claim"]), str(e["part"])): e for e in raw["entries"] if isinstance(e, dict) and "claim" in e}
+    sens, spec = pc.sensitivity, pc.specificity
+    return {
+        "decision": pc.decision,
+        "status": pc.status,
+        "summary": pc.summary(),
+        "sensitivity": {"passed": sens.passed, "n": sens.n, "low": round(sens.low, 4)},
+        "specificity": {"passed": spec.passed, "n": spec.n, "low": round(spec.low, 4)},
+        "floor": FLOOR,
+        "seed": pc.seed,
+        "families": [{"name": f.name, "expect": f.expect, "cases": f.cases, "right": f.right} for f in pc.families],
+    }
 
 
-def recorded_entries(ledger: Path | None) -> list[dict[str, Any]]:
-    """Return the calibration entries recorded beside ``ledger``, for a run's data (``RunData.calibration``).
+def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:
+    """Append a ``calibrate`` entry to ``ledger`` for each part whose result is not already its latest entry.
 
-    An unreadable record gives one entry ``{"error": why}``, which the report shows on its first screen.
+    A part calibrated again with the same decision and the same counts adds nothing; a changed
+    decision, grid or count is a new entry (the old ones stay: the ledger is appended, never edited).
     """
-    try:
-        return list(load_calibration(record_path(ledger)).values())
-    except CalibrationError as e:
-        return [{"error": str(e)}]
+    if ledger.suffix != ".toml":
+        ledger.mkdir(parents=True, exist_ok=True)
+    known = load_ledger(ledger) if ledger.exists() else Ledger(ledger)
+    added = []
+    for pc in parts:
+        results = ledger_results(pc)
+        latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
+        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
+            continue
+        added.append(append_calibration(ledger, pc.claim, pc.part, _digest(pc.decision), results))
+    return added
+
+
+def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
+    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
+    out = []
+    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
+        results = dict(e.get("results", {}))
+        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
+    return out
 
 
 def _digest(decision_id: object) -> str:
@@ -572,7 +572,7 @@ def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Ma
 
 
 def part_mark(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> str:
-    """Return the first screen's calibration mark of ``part``.
+    """Return the first screen's calibration mark of ``part`` (``entries``: ``calibration_entries``, latest first).
 
     "uncalibrated" without a decision or a recorded result, "uncalibrated (changed since)" when
     the recorded result is of another decision (its code or the part's statistics changed), else

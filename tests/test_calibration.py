@@ -15,16 +15,17 @@ from claimcheck.calibration import (
     FLOOR,
     accepts,
     calibrate_part,
+    calibration_entries,
     case_rng,
-    load_calibration,
     part_mark,
+    record_in_ledger,
     rule_verdict,
     simulate_rule,
-    write_record,
 )
 from claimcheck.commands.cli import main
 from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
+from claimcheck.ledger import load_ledger
 from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
 from claimcheck.record import ClaimRecorder, ProtocolDrift
 from claimcheck.verdicts import Verdict
@@ -168,19 +169,22 @@ def test_the_claim_rule_simulation_uses_the_controllers_decision() -> None:
     assert rule_verdict([True] * 27 + [False] * 2, 0.8) is Verdict.INCONCLUSIVE  # 27/29: 0.798
 
 
-def test_the_record_gives_the_mark_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
+def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
     part = toy_part(family("small", "pass", 0.0, 0.9), family("large", "fail", 1.1, 2.0))
-    record = tmp_path / "calibration.json"
-    write_record(record, [calibrate_part("T1", part)])
-    entries = list(load_calibration(record).values())
+    ledger = tmp_path / "ledger"
+    ledger.mkdir()
+    assert len(record_in_ledger(ledger, [calibrate_part("T1", part)])) == 1
+    assert record_in_ledger(ledger, [calibrate_part("T1", part)]) == []  # the same result adds no entry
+    entries = calibration_entries(load_ledger(ledger))
     assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
     moved = toy_part(stats=(Stat("x", "<=", 1.5),))  # the same code, another threshold: another decision
     assert part_mark(entries, "T1", moved) == "uncalibrated (changed since)"
     assert part_mark(entries, "T2", part) == "uncalibrated (no calibration recorded)"
     assert part_mark(entries, "T1", Part("p", "toy", (X,))) == "uncalibrated (no decision declared)"
-    record.write_text("{not json")
-    with pytest.raises(Exception, match="cannot read the calibration record"):
-        load_calibration(record)
+    assert len(record_in_ledger(ledger, [calibrate_part("T1", moved)])) == 1  # appended, the first one kept
+    entries = calibration_entries(load_ledger(ledger))
+    assert part_mark(entries, "T1", moved) != "uncalibrated (changed since)"
+    assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
 
 
 def _module(tmp_path: Path, name: str, body: str) -> object:
@@ -269,7 +273,7 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     (part,) = data["parts"]
     assert [f["cases"] for f in part["families"]] == [20, 20] and data["failing"] == ["T7/"]
     assert data["claim_rule"][0]["rows"][0]["units"] == 10
-    assert (suite / "calibration.json").exists()
+    assert "kind = \"calibrate\"" in (suite / "ledger" / "T7.toml").read_text()
     assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
 
@@ -308,9 +312,8 @@ def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_
     from claimcheck.commands.calibrate import load_protocols
 
     pytester.makepyfile(test_toy=REPORTED_SUITE)
-    (pytester.path / "ledger.toml").write_text("")
     (proto,) = load_protocols([pytester.path / "test_toy.py"])
-    write_record(pytester.path / "calibration.json", [calibrate_part("T8", proto.parts[0])])
+    record_in_ledger(pytester.path / "ledger.toml", [calibrate_part("T8", proto.parts[0])])
     result = pytester.runpytest("--claim-report", "--claim-ledger=ledger.toml")
     result.stdout.fnmatch_lines(["*no discriminating control: every control it ran fails by construction*"])
     first = (pytester.path / "reports" / "claim-report.md").read_text().split("## Environment")[0]
