@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from claimcheck.errors import ConfigError, DataError
-from claimcheck.evidence import rate_evidence
+from claimcheck.evidence import mean_evidence, rate_evidence
 from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
-from claimcheck.protocol import LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
+from claimcheck.protocol import ALPHA, LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
 from claimcheck.stats import Proportion, clopper_pearson
 from claimcheck.verdicts import Verdict, decide_estimate
@@ -267,6 +267,33 @@ class PartCalibration:
 
 # --- running ---------------------------------------------------------------------------------------
 
+UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements, ...]}, a whole sample
+
+
+def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPHA) -> Values:
+    """Return the statistics ``part`` decides on one calibration case, as its verdict would read them.
+
+    A pass-rate or estimate part's decision takes the case's measurements. A part under the mean
+    rule decides a sample: the case holds ``{"units": [...]}``, one unit's measurements each; the
+    decision scores every unit, as ``ClaimRecorder.score`` does a real one, and each statistic
+    becomes the mean over units with the interval the one-look Student-t test inverts (each end
+    at ``alpha``), so ``accepts`` counts the case as passing exactly when that test shows the mean
+    beyond its threshold. A schedule's confidence sequence is wider than this at every look: the
+    one-look calibration is the sharpest the part can be, and says so.
+    """
+    assert part.decision is not None
+    if part.rule != "mean":
+        return part.decision(**measurements)
+    if UNITS not in measurements:
+        raise ConfigError(f"part {part.name!r} (rule 'mean'): a calibration case holds {{'units': [...]}}, a sample")
+    scored = [part.decision(**unit) for unit in measurements[UNITS]]
+    out: dict[str, float | Estimate] = {}
+    for stat in part.stats:
+        values = [float(v[stat.name]) for v in scored if stat.name in v]  # type: ignore[arg-type]
+        ev = mean_evidence(values, stat.threshold, alpha, 1, part.bounds, part.sigma)
+        out[stat.name] = Estimate(ev.estimate, ev.low, ev.high, f"{ev.method}, {ev.n} units")
+    return out
+
 
 def case_rng(seed: int, claim: str, part: str, family: str, index: int) -> np.random.Generator:
     """Return the generator of case ``index`` of a family: the same on every machine and in any order."""
@@ -287,7 +314,7 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
     for i in range(n):
         case = fam.generate(case_rng(seed, claim, part.name, fam.name, i))
         try:
-            values = part.decision(**case.measurements)
+            values = decide_case(part, case.measurements)
             passed = accepts(part, values)
         except ConfigError:
             raise

@@ -1,11 +1,11 @@
-"""The unit decisions of claims C3-C7: plain functions of a unit's raw measurements that return its statistics.
+"""The unit decisions of claims C3, C5, C6, C7: plain functions of a unit's raw measurements returning its statistics.
 
 Each claim's protocol part names one of these as its ``decision``; the claim test scores every
 real unit with it (``ClaimRecorder.score``) and ``claimcheck calibrate`` runs it on cases whose
 answer is known (``qin2025.calibration``). A pass-rate decision takes one unit (a seed); an
 estimate-rule decision takes the whole sample and returns an ``Estimate`` per statistic. The
-linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``. docs/calibration.md
-lists every decision with its inputs.
+linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``, C4's in
+``qin2025.collapse``. docs/calibration.md lists every decision with its inputs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from claimcheck.protocol import Estimate
 from claimcheck.stats import spearman, t_interval
-from qin2025.spectral import floor_ratio, loglog_slope, partial_rank_correlation, rank_deficit
+from qin2025.spectral import floor_ratio, partial_rank_correlation, rank_deficit
 
 LEVEL = 0.90  # two-sided Student-t intervals over seeds: each end a one-sided 95% bound
 
@@ -53,44 +53,6 @@ def floor_decision(z: Sequence[ArrayLike], x: Sequence[ArrayLike]) -> dict[str, 
     ``z`` and ``x``: matching arrays of shape (..., n, d), one pair per grid point.
     """
     return {FLOOR: float(min(float(np.min(floor_ratio(a, b))) for a, b in zip(z, x, strict=True)))}
-
-
-# --- C4: rank collapse and the slowdown without the residual -------------------------------------
-
-RHO_RATIO = "Spearman rho(d_QK, sigma_2/sigma_1 of Attn(X)) over d_QK = d .. 256 d"
-RHO_FLOOR = "Spearman rho(d_QK, sigma_min(Attn(X))/sigma_min(X)) over d_QK = d .. 256 d"
-RATIO_TOP = "sigma_2/sigma_1 of Attn(X) at d_QK = 256 d"
-SLOPE = "mean over seeds of the log-log slope of rate(beta=0)/rate(beta=1) against d_QK"
-
-
-def collapse_decision(d_qk: Sequence[float], ratio: Sequence[float], floor: Sequence[float]) -> dict[str, float]:
-    """Return C4's collapse statistics of one sweep over ``d_qk`` (ascending, d .. 256 d).
-
-    ``ratio``: median sigma_2/sigma_1 of Attn(X) per d_QK; ``floor``: median
-    sigma_min(Attn(X))/sigma_min(X) per d_QK. The Spearman correlations of each with log d_QK, and
-    the ratio at the largest d_QK.
-    """
-    log_d = np.log(np.asarray(d_qk, dtype=np.float64))
-    return {
-        RHO_RATIO: spearman(log_d, ratio).rho,
-        RHO_FLOOR: spearman(log_d, floor).rho,
-        RATIO_TOP: float(ratio[-1]),
-    }
-
-
-def slowdown_decision(d_qk: Sequence[float], rates: Sequence[Sequence[tuple[float, float]]]) -> dict[str, Estimate]:
-    """Return the mean over seeds of the log-log slope of rate(beta=0)/rate(beta=1) against ``d_qk`` (C4 "slowdown").
-
-    ``rates``: per admissible seed, the pair (rate beta=0, rate beta=1) at each d_QK, in orders of
-    loss per step. The slope of each seed is the least-squares slope of log10 of the relative rate
-    on log10 d_QK; the estimate is their mean with a Student-t 90% interval over seeds.
-    """
-    slopes = [loglog_slope(d_qk, [r0 / r1 for r0, r1 in seed]) for seed in rates]
-    what = f"Student-t {LEVEL:.0%} over {len(slopes)} seeds"
-    if len(slopes) < 2:
-        return {SLOPE: Estimate(math.nan, math.nan, math.nan, what)}
-    iv = t_interval(slopes, LEVEL)
-    return {SLOPE: Estimate(iv.estimate, iv.low, iv.high, what)}
 
 
 # --- C5: larger beta, faster convergence ---------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from claimcheck.calibration import (
     calibrate_part,
     calibration_entries,
     case_rng,
+    decide_case,
     part_mark,
     record_in_ledger,
     rule_verdict,
@@ -105,6 +107,26 @@ def test_an_estimate_is_accepted_only_when_its_whole_interval_meets() -> None:
     assert not accepts(part, {"effect": Estimate(0.5, -0.1, 0.9, "t")})
     assert not accepts(part, {"effect": Estimate(math.nan, math.nan, math.nan, "t")})
     assert not accepts(part, {})
+
+
+def sample(mean: float, units: int, rng: np.random.Generator) -> Case:
+    return Case({"mean": mean}, {"units": [{"value": float(v)} for v in rng.normal(mean, 0.5, units)]})
+
+
+def test_a_mean_part_is_calibrated_on_samples_by_the_one_look_test_of_its_mean() -> None:
+    def fam(name: str, expect: str, mean: float) -> Family:
+        return Family(name, expect, lambda rng: sample(mean, 10, rng), 200)  # type: ignore[arg-type]
+
+    part = Part("m", "toy: the mean stays below 1", (X,), rule="mean", decision=below_one)
+    part = replace(part, calibration=(fam("well below", "pass", 0.0), fam("on the bar", "fail", 1.0)))
+    result = calibrate_part("T1", part)
+    assert result.sensitivity.passed >= 195  # t(9) at 0.05: the mean 0 is 6 standard errors below 1
+    assert 180 <= result.specificity.passed <= 200  # on the threshold the one-sided test accepts about 5%
+    stats = decide_case(part, {"units": [{"value": 0.0}, {"value": 0.2}, {"value": 0.4}]})
+    assert isinstance(stats["x"], Estimate) and stats["x"].value == pytest.approx(0.2)
+    assert stats["x"].high == pytest.approx(0.2 + 2.919986 * 0.2 / math.sqrt(3), rel=1e-5)  # t_{0.95, 2}
+    with pytest.raises(ConfigError, match=r"holds \{'units'"):
+        decide_case(part, {"value": 0.0})
 
 
 def _protocol(part: Part, units: int = 10) -> ClaimProtocol:
@@ -273,7 +295,7 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     (part,) = data["parts"]
     assert [f["cases"] for f in part["families"]] == [20, 20] and data["failing"] == ["T7/"]
     assert data["claim_rule"][0]["rows"][0]["units"] == 10
-    assert "kind = \"calibrate\"" in (suite / "ledger" / "T7.toml").read_text()
+    assert 'kind = "calibrate"' in (suite / "ledger" / "T7.toml").read_text()
     assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
 
