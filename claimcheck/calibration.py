@@ -504,6 +504,7 @@ def control_kinds(proto: ClaimProtocol) -> dict[str, Any]:
         "claim": proto.claim_id,
         "discriminating": [{"name": c.name, "naive": c.naive} for c in proto.controls if c.kind == "discriminating"],
         "sanity": [c.name for c in proto.controls if c.kind == "sanity"],
+        "positive": [c.name for c in proto.controls if c.kind == "positive"],
         "flag": "" if disc else "no discriminating control",
     }
 

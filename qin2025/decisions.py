@@ -1,11 +1,11 @@
-"""The unit decisions of claims C3, C5, C6, C7: plain functions of a unit's raw measurements returning its statistics.
+"""The unit decisions of claims C3, C5 and C6: plain functions of a unit's raw measurements returning its statistics.
 
 Each claim's protocol part names one of these as its ``decision``; the claim test scores every
 real unit with it (``ClaimRecorder.score``) and ``claimcheck calibrate`` runs it on cases whose
 answer is known (``qin2025.calibration``). A pass-rate decision takes one unit (a seed); an
 estimate-rule decision takes the whole sample and returns an ``Estimate`` per statistic. The
 linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``, C4's in
-``qin2025.collapse``. docs/calibration.md lists every decision with its inputs.
+``qin2025.collapse``, C7's in ``qin2025.conditioning``. docs/calibration.md lists every decision with its inputs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from claimcheck.protocol import Estimate
 from claimcheck.stats import spearman, t_interval
-from qin2025.spectral import floor_ratio, partial_rank_correlation, rank_deficit
+from qin2025.spectral import floor_ratio, rank_deficit
 
 LEVEL = 0.90  # two-sided Student-t intervals over seeds: each end a one-sided 95% bound
 
@@ -142,70 +142,3 @@ def trend_decision(better: Mapping[int, ArrayLike], worse: Mapping[int, ArrayLik
     if len(adv) < 2:
         return {}
     return {TREND: depth_slope(list(adv), list(adv.values()))}
-
-
-# --- C7: the rate is governed by the conditioning of Z -------------------------------------------
-
-WITHIN = "mean over seeds of the within-stratum Spearman rho(rate, sigma_min/sigma_max of Z)"
-PARTIAL = "mean over seeds of the partial Spearman rho(rate, sigma_min/sigma_max of Z | lambda_max)"
-
-
-def within_strata(
-    rate: Sequence[float], kinv: Sequence[float], admissible: Sequence[bool], strata: Sequence[object]
-) -> float:
-    """Return the mean over strata of Spearman rho(rate, kinv) over a stratum's admissible runs (3 or more)."""
-    rhos = []
-    for stratum in dict.fromkeys(strata):
-        idx = [i for i, s in enumerate(strata) if s == stratum and admissible[i]]
-        if len(idx) >= 3:
-            rhos.append(spearman([rate[i] for i in idx], [kinv[i] for i in idx]).rho)
-    return float(np.nanmean(rhos)) if rhos and not all(math.isnan(r) for r in rhos) else math.nan
-
-
-def partial_given_lambda(
-    rate: Sequence[float], kinv: Sequence[float], lam: Sequence[float], admissible: Sequence[bool]
-) -> float:
-    """Return the partial Spearman rho(rate, kinv | lambda_max) over a seed's admissible runs."""
-    idx = [i for i, ok in enumerate(admissible) if ok]
-    return partial_rank_correlation([rate[i] for i in idx], [kinv[i] for i in idx], [lam[i] for i in idx])
-
-
-def association_decision(
-    rate: Sequence[Sequence[float]],
-    kinv: Sequence[Sequence[float]],
-    lam: Sequence[Sequence[float]],
-    admissible: Sequence[Sequence[bool]],
-    strata: Sequence[object],
-) -> dict[str, Estimate]:
-    """Return the mean over seeds of the within-stratum Spearman rho(rate, kinv), with its interval (C7 "association").
-
-    The sample's table, per seed (rows) and configuration (columns): ``rate`` in orders of loss per
-    step, ``kinv`` = sigma_min(Z)/sigma_max(Z) at initialisation, ``lam`` = lambda_max at
-    initialisation (not used here; ``governs_decision`` takes the same table), ``admissible`` (the
-    run stayed in the premise); ``strata`` labels each configuration's stratum (d_QK, input scale).
-    Student-t 90% over seeds.
-    """
-    values = [within_strata(r, k, a, strata) for r, k, a in zip(rate, kinv, admissible, strict=True)]
-    est = _estimate(values)
-    return {WITHIN: Estimate(est.value, est.low, est.high, est.interval, label=_seeds_label(values))}
-
-
-def governs_decision(
-    rate: Sequence[Sequence[float]],
-    kinv: Sequence[Sequence[float]],
-    lam: Sequence[Sequence[float]],
-    admissible: Sequence[Sequence[bool]],
-    strata: Sequence[object],
-) -> dict[str, Estimate]:
-    """Return the mean over seeds of the partial Spearman rho(rate, kinv | lambda_max) with its interval (C7 "governs").
-
-    The table of ``association_decision`` (``strata`` not used here); ``lam``, the top Hessian
-    eigenvalue at initialisation, sets each run's step.
-    """
-    values = [partial_given_lambda(r, k, m, a) for r, k, m, a in zip(rate, kinv, lam, admissible, strict=True)]
-    est = _estimate(values)
-    return {PARTIAL: Estimate(est.value, est.low, est.high, est.interval, label=_seeds_label(values))}
-
-
-def _seeds_label(values: Sequence[float]) -> str:
-    return f"{sum(math.isfinite(v) for v in values)} seeds"
