@@ -86,7 +86,7 @@ PROTOCOL = ClaimProtocol(
             sigma=SIGMA,
             premise=PREMISE,
             decision=governs_decision,
-            calibration=conditioning_families("governs", INPUT),
+            calibration=conditioning_families("governs", INPUT, cases=100, units=40),
         ),
         Part(
             name=GOVERNS_W_V,
@@ -97,7 +97,7 @@ PROTOCOL = ClaimProtocol(
             sigma=SIGMA,
             premise=PREMISE,
             decision=governs_decision,
-            calibration=conditioning_families("governs", W_V),
+            calibration=conditioning_families("governs", W_V, cases=100, units=40),
         ),
     ),
     controls=(

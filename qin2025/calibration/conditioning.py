@@ -160,6 +160,21 @@ def unit_case(lever: Lever, world: World) -> Callable[[np.random.Generator], Cas
     return generate
 
 
+def sample_case(lever: Lever, world: World, units: int) -> Callable[[np.random.Generator], Case]:
+    """Return a generator of a whole sample of ``units`` units of ``lever`` in ``world`` (a mean-rule part's case).
+
+    Each unit draws its own skeleton, world parameters within the world's grid, and noise, so the
+    sample's mean elasticity lies within the grid: the answer the part must give is the world's.
+    """
+    one = unit_case(lever, world)
+
+    def generate(rng: np.random.Generator) -> Case:
+        drawn = [one(rng) for _ in range(units)]
+        return Case({"lever": lever.name, "units": units}, {"units": [c.measurements for c in drawn]})
+
+    return generate
+
+
 # name, world, grid in words, why the answer is known, and what each kind of part must say there
 # ("pass", "fail", or None: not scored, for the reason the module docstring gives).
 Row = tuple[str, World, str, str, dict[str, Expect | None]]
@@ -192,13 +207,21 @@ def _rows(lever: Lever) -> list[Row]:
     ]  # fmt: skip
 
 
-def conditioning_families(kind: str, lever: Lever, cases: int = 200) -> tuple[Family, ...]:
-    """Return the families of the ``kind`` ("association" or "governs") part of ``lever``: every scored world."""
+def conditioning_families(kind: str, lever: Lever, cases: int = 200, units: int = 0) -> tuple[Family, ...]:
+    """Return the families of the ``kind`` ("association" or "governs") part of ``lever``: every scored world.
+
+    ``units`` > 0 makes each case a sample of that many units (a mean-rule part decides a sample).
+    """
     if kind not in ("association", "governs") or lever not in LEVERS:
         raise ValueError(f"conditioning_families: kind association or governs, lever INPUT or W_V; got {kind!r}")
-    grid = f"one unit of the {lever.name} lever (9 runs); noise sd {NOISE[0]:g}..{NOISE[1]:g} in log rate"
+    what = f"a sample of {units} units" if units else "one unit"
+    grid = f"{what} of the {lever.name} lever (9 runs each); noise sd {NOISE[0]:g}..{NOISE[1]:g} in log rate"
+
+    def gen(world: World) -> Callable[[np.random.Generator], Case]:
+        return sample_case(lever, world, units) if units else unit_case(lever, world)
+
     return tuple(
-        Family(name, expect, unit_case(lever, world), cases, f"{text}; {grid}" if text else grid, why)
+        Family(name, expect, gen(world), cases, f"{text}; {grid}" if text else grid, why)
         for name, world, text, why, expects in _rows(lever)
         if (expect := expects[kind]) is not None
     )
