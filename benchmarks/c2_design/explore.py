@@ -81,6 +81,7 @@ def main() -> None:
         "beta0L1": dict(fraction=0.5, layers=1, beta=0.0),
         "beta0L2": dict(fraction=0.5, layers=2, beta=0.0),
         "beta0L3f01": dict(fraction=0.1, layers=3, beta=0.0),
+        "beta1L3": dict(fraction=0.5, layers=3, beta=1.0),
         "beta0L3f025": dict(fraction=0.25, layers=3, beta=0.0),
         "beta0L2f01": dict(fraction=0.1, layers=2, beta=0.0),
         "N32": dict(fraction=0.5, size=(32, 8, 64, 16)),
