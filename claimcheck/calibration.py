@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from claimcheck import sequential as sq
 from claimcheck.errors import ConfigError, DataError
 from claimcheck.evidence import mean_evidence, rate_evidence
 from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
@@ -372,13 +373,30 @@ def rule_verdict(
         return Verdict.REPRODUCED if units and all(units) else Verdict.NOT_REPRODUCED
     if not looks:
         return _one_look(sum(units), len(units), bar, alpha)
-    for n in [n for n in looks if n <= len(units)] or [len(units)]:
-        ev = rate_evidence(list(units[:n]), bar, alpha, len(looks), prior)
-        if ev.p_above <= alpha:
-            return Verdict.REPRODUCED
-        if ev.p_below <= alpha:
-            return Verdict.NOT_REPRODUCED
-    return Verdict.INCONCLUSIVE
+    return rule_verdicts(np.asarray([units], dtype=bool), bar, alpha, looks, prior)[0]
+
+
+def rule_verdicts(
+    runs: np.ndarray, bar: float, alpha: float, looks: Sequence[int], prior: tuple[float, float] = (1.0, 1.0)
+) -> list[Verdict]:
+    """Return ``rule_verdict`` of many claims at once under a schedule of looks: ``runs`` is (claims x units).
+
+    The anytime p-values of every claim's path come in one vectorised pass
+    (``claimcheck.sequential.beta_binomial_paths``: the p-values ``rate_evidence`` reads at each look);
+    each claim stops at its first look that decides it.
+    """
+    up = sq.beta_binomial_paths(runs, bar, "greater", prior)
+    down = sq.beta_binomial_paths(runs, bar, "less", prior)
+    verdicts = [Verdict.INCONCLUSIVE] * runs.shape[0]
+    open_ = np.ones(runs.shape[0], dtype=bool)
+    for n in [n for n in looks if n <= runs.shape[1]] or [runs.shape[1]]:
+        holds, fails = open_ & (up[:, n - 1] <= alpha), open_ & ~(up[:, n - 1] <= alpha) & (down[:, n - 1] <= alpha)
+        for i in np.flatnonzero(holds):
+            verdicts[i] = Verdict.REPRODUCED
+        for i in np.flatnonzero(fails):
+            verdicts[i] = Verdict.NOT_REPRODUCED
+        open_ &= ~(holds | fails)
+    return verdicts
 
 
 @cache
@@ -456,10 +474,13 @@ def simulate_rule(
         for rate in rates if rates is not None else true_rates(part.bar):
             rng = np.random.default_rng([seed, zlib.crc32(f"{proto.claim_id}\0{part.name}".encode()), n])
             counts: dict[str, int] = {}
-            plan = looks if len(looks) > 1 else ()
-            for row in rng.random((reps, n)) < rate:
-                v = rule_verdict(row.tolist(), part.bar, proto.alpha, plan, prior).value
-                counts[v] = counts.get(v, 0) + 1
+            draws = rng.random((reps, n)) < rate
+            if len(looks) > 1 and part.bar < 1:
+                verdicts = rule_verdicts(draws, part.bar, proto.alpha, looks, prior)
+            else:
+                verdicts = [rule_verdict(row.tolist(), part.bar, proto.alpha, (), prior) for row in draws]
+            for v in verdicts:
+                counts[v.value] = counts.get(v.value, 0) + 1
             rows.append(RuleRow(", ".join(by_units[looks]), n, rate, counts, reps))
     return RuleSimulation(proto.claim_id, part.name, part.bar, tuple(rows))
 

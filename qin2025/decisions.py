@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from claimcheck.protocol import Estimate
 from claimcheck.stats import spearman, t_interval
-from qin2025.spectral import floor_ratio, rank_deficit
+from qin2025.spectral import floor_ratio
 
 LEVEL = 0.90  # two-sided Student-t intervals over seeds: each end a one-sided 95% bound
 
@@ -35,24 +35,26 @@ def _estimate(values: Sequence[float], level: float = LEVEL) -> Estimate:
 # --- C3: the residual keeps Z at full rank --------------------------------------------------------
 
 FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
-DEFICIT = "max over the unit's grid of the rank deficit of Z"
+COLLAPSED = "min over the unit's draws of sigma_min(Z)/sigma_min(X) with the attention collapsed (S = 11^T/n)"
 
 
-def full_rank_decision(z: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return the largest rank deficit over a unit's attention outputs Z (C3 "full rank").
+def _min_ratio(z: Sequence[ArrayLike], x: Sequence[ArrayLike]) -> float:
+    return float(min(float(np.min(floor_ratio(a, b))) for a, b in zip(z, x, strict=True)))
 
-    ``z``: arrays of shape (..., n, d), one per grid point; the deficit of a matrix is min(n, d)
-    minus its numerical rank at numpy's ``matrix_rank`` tolerance (``rank_deficit``).
+
+def floor_decision(
+    z: Sequence[ArrayLike], x: Sequence[ArrayLike], z_collapsed: Sequence[ArrayLike]
+) -> dict[str, float]:
+    """Return the smallest sigma_min(Z)/sigma_min(X) over a unit's grid, and over the same draws collapsed (C3 "floor").
+
+    ``z`` and ``x``: matching arrays of shape (..., n, d), one pair per grid point (a weight draw at
+    one beta on the unit's inputs X). ``z_collapsed``: for each point, Z of the same weights and
+    inputs with the attention collapsed to S = 11^T/n, the limit that Attn(X) tends to as it
+    collapses to rank one. A floor holds when both minima meet the threshold: on the grid, and at
+    the end of the collapse, so a floor that stays above the threshold on the grid but vanishes as
+    the attention collapses further is caught at its limit.
     """
-    return {DEFICIT: float(max(int(np.max(rank_deficit(a))) for a in z))}
-
-
-def floor_decision(z: Sequence[ArrayLike], x: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return the smallest sigma_min(Z)/sigma_min(X) over a unit's grid (C3 "floor").
-
-    ``z`` and ``x``: matching arrays of shape (..., n, d), one pair per grid point.
-    """
-    return {FLOOR: float(min(float(np.min(floor_ratio(a, b))) for a, b in zip(z, x, strict=True)))}
+    return {FLOOR: _min_ratio(z, x), COLLAPSED: _min_ratio(z_collapsed, x)}
 
 
 # --- C5: larger beta, faster convergence ---------------------------------------------------------
