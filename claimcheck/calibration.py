@@ -32,10 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from claimcheck import sequential as sq
 from claimcheck.errors import ConfigError, DataError
-from claimcheck.evidence import rate_evidence
+from claimcheck.evidence import mean_evidence, rate_evidence
 from claimcheck.files import write_atomic
-from claimcheck.protocol import LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
+from claimcheck.protocol import ALPHA, LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
 from claimcheck.stats import Proportion, clopper_pearson
 from claimcheck.verdicts import Verdict, decide_estimate
@@ -267,6 +268,29 @@ class PartCalibration:
 # --- running ---------------------------------------------------------------------------------------
 
 
+def sample_values(part: Part, units: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> dict[str, Estimate]:
+    """Return, per statistic of a rule-"mean" ``part``, the mean over ``units`` with the interval one look inverts.
+
+    Each unit's measurements go through the part's decision, as ``ClaimRecorder.score`` records a
+    real unit; each statistic's values are then decided as a budget without a schedule decides
+    them (``mean_evidence``: Student-t, each end of the interval a one-sided test at ``alpha``), so
+    the case is accepted when every interval lies on the claim's side of its threshold. A part that
+    states a premise leaves out a unit whose value is not finite, as a claim test excludes a unit
+    that left the premise; without one, such a value leaves the mean undefined (not accepted).
+    """
+    assert part.decision is not None
+    per = [part.decision(**u) for u in units]
+    out = {}
+    for stat in part.stats:
+        values = [float(x) for v in per if not isinstance(x := v.get(stat.name, math.nan), Estimate)]
+        if part.premise:
+            values = [x for x in values if math.isfinite(x)]
+        up = stat.direction in (">=", ">")
+        ev = mean_evidence(values, stat.threshold - stat.tol if up else stat.threshold + stat.tol, alpha)
+        out[stat.name] = Estimate(ev.estimate, ev.low, ev.high, f"{ev.method}, {ev.n} units")
+    return out
+
+
 def case_rng(seed: int, claim: str, part: str, family: str, index: int) -> np.random.Generator:
     """Return the generator of case ``index`` of a family: the same on every machine and in any order."""
     key = zlib.crc32(f"{claim}\0{part}\0{family}".encode())
@@ -286,7 +310,7 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
     for i in range(n):
         case = fam.generate(case_rng(seed, claim, part.name, fam.name, i))
         try:
-            values = part.decision(**case.measurements)
+            values = sample_values(part, case.units) if case.units else part.decision(**case.measurements)
             passed = accepts(part, values)
         except ConfigError:
             raise
@@ -344,11 +368,15 @@ def rule_verdict(
         return Verdict.REPRODUCED if units and all(units) else Verdict.NOT_REPRODUCED
     if not looks:
         return _one_look(sum(units), len(units), bar, alpha)
+    if not units:
+        return Verdict.INCONCLUSIVE
+    # the anytime p-values rate_evidence gives at each look, for every prefix at once (no bounds needed)
+    above = sq.beta_binomial_paths(list(units), bar, "greater", prior)
+    below = sq.beta_binomial_paths(list(units), bar, "less", prior)
     for n in [n for n in looks if n <= len(units)] or [len(units)]:
-        ev = rate_evidence(list(units[:n]), bar, alpha, len(looks), prior)
-        if ev.p_above <= alpha:
+        if above[n - 1] <= alpha:
             return Verdict.REPRODUCED
-        if ev.p_below <= alpha:
+        if below[n - 1] <= alpha:
             return Verdict.NOT_REPRODUCED
     return Verdict.INCONCLUSIVE
 

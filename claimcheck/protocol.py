@@ -111,10 +111,16 @@ Decision = Callable[..., Mapping[str, "float | Estimate"]]
 
 @dataclass(frozen=True)
 class Case:
-    """One calibration case: the parameters that made it and the measurements fed to the part's decision."""
+    """One calibration case: the parameters that made it and the measurements fed to the part's decision.
+
+    A case of a rule-"mean" part is a whole sample: ``units`` holds one unit's measurements per
+    unit, each scored by the part's decision, and the case is decided on the mean of each
+    statistic as one look decides it (``claimcheck.calibration.sample_values``).
+    """
 
     params: Mapping[str, float | str]  # shown when the decision gets the case wrong
     measurements: Mapping[str, Any]  # the decision's keyword arguments
+    units: tuple[Mapping[str, Any], ...] = ()  # a rule-"mean" part's sample: the decision's arguments per unit
 
 
 @dataclass(frozen=True)

@@ -93,49 +93,6 @@ def slowdown_decision(d_qk: Sequence[float], rates: Sequence[Sequence[tuple[floa
     return {SLOPE: Estimate(iv.estimate, iv.low, iv.high, what)}
 
 
-# --- C5: larger beta, faster convergence ---------------------------------------------------------
-
-RHO = "Spearman rho(beta, log(L_T/L_0))"
-
-
-def effect_name(beta: float) -> str:
-    """Return the name of the paired effect of ``beta`` against beta = 0."""
-    return f"mean paired effect log(L_T/L_0)[beta=0] - log(L_T/L_0)[beta={beta:g}]"
-
-
-def progress(curves: Sequence[ArrayLike]) -> np.ndarray:
-    """Return log(L_T / L_0) per curve: the log of the contraction over the horizon (inf if it diverged)."""
-    out = []
-    for c in curves:
-        arr = np.asarray(c, dtype=np.float64)
-        out.append(math.log(arr[-1] / arr[0]) if np.isfinite(arr[-1]) else math.inf)
-    return np.asarray(out)
-
-
-def order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return Spearman rho(beta, log(L_T/L_0)) over one seed's runs (C5 "order"; NaN if a run diverged).
-
-    ``curves``: the loss curve L_0..L_T of each beta of ``betas``, same seed, same step size.
-    """
-    g = progress(curves)
-    return {RHO: spearman(betas, g).rho if np.all(np.isfinite(g)) else math.nan}
-
-
-def faster_decision(betas: Sequence[float], curves: Sequence[Sequence[ArrayLike]]) -> dict[str, Estimate]:
-    """Return, per beta > 0, the mean over seeds of log(L_T/L_0)[beta=0] - log(L_T/L_0)[beta] (C5 "beta>0 vs beta=0").
-
-    ``curves``: per seed, the loss curve of each beta of ``betas`` (``betas[0]`` is 0). Each mean
-    comes with its Student-t 90% interval over seeds.
-    """
-    g = np.asarray([progress(seed) for seed in curves])  # (seeds, betas)
-    out = {}
-    for j, b in enumerate(betas[1:], start=1):
-        ci = t_interval(g[:, 0] - g[:, j], LEVEL)
-        what = f"Student-t {LEVEL:.0%} over {len(curves)} seeds"
-        out[effect_name(b)] = Estimate(ci.estimate, ci.low, ci.high, what, label=f"beta={b:g}")
-    return out
-
-
 # --- C6: residuals win as depth grows ------------------------------------------------------------
 
 TREND = "least-squares slope of the advantage over L (per layer)"

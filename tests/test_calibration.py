@@ -19,12 +19,14 @@ from claimcheck.calibration import (
     load_calibration,
     part_mark,
     rule_verdict,
+    sample_values,
     simulate_rule,
     write_record,
 )
 from claimcheck.commands.cli import main
 from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
+from claimcheck.evidence import rate_evidence
 from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
 from claimcheck.record import ClaimRecorder, ProtocolDrift
 from claimcheck.verdicts import Verdict
@@ -106,6 +108,48 @@ def test_an_estimate_is_accepted_only_when_its_whole_interval_meets() -> None:
     assert not accepts(part, {})
 
 
+def _effect_sample(mean: float, rng: np.random.Generator, units: int = 20) -> Case:
+    values = rng.normal(mean, 1.0, units)
+    return Case({"mean": mean}, {}, tuple({"value": float(v)} for v in values))
+
+
+def _mean_part(premise: str = "") -> Part:
+    fams = (
+        Family("clear effect", "pass", lambda rng: _effect_sample(2.0, rng), 50),
+        Family("no effect", "fail", lambda rng: _effect_sample(0.0, rng), 50),
+    )
+    stat = Stat("effect", ">", 0.0)
+    return Part(
+        "m",
+        "toy: the mean effect is positive",
+        (stat,),
+        rule="mean",
+        bounds=None,
+        premise=premise,
+        decision=lambda value: {"effect": value},
+        calibration=fams,
+    )
+
+
+def test_a_mean_parts_case_is_a_sample_decided_on_its_mean_as_one_look_decides_it() -> None:
+    part = _mean_part()
+    units = tuple({"value": v} for v in (0.5, 1.0, 1.5, 2.0))
+    est = sample_values(part, units)["effect"]
+    assert est.value == pytest.approx(1.25)
+    half = 2.3533634 * np.std([0.5, 1.0, 1.5, 2.0], ddof=1) / 2  # Student-t 90%, 3 degrees of freedom
+    assert (est.low, est.high) == (pytest.approx(1.25 - half), pytest.approx(1.25 + half))
+    assert accepts(part, {"effect": est})
+    result = calibrate_part("T1", part)
+    assert result.families[0].right == 50 and result.families[1].right >= 45  # a null passes at most alpha = 0.05
+
+
+def test_a_mean_parts_sample_leaves_out_a_unit_outside_its_premise_and_only_then() -> None:
+    units = ({"value": 1.0}, {"value": 1.2}, {"value": math.nan}, {"value": 0.9})
+    assert math.isnan(sample_values(_mean_part(), units)["effect"].value)  # no premise: the mean is undefined
+    kept = sample_values(_mean_part(premise="the unit descends"), units)["effect"]
+    assert kept.value == pytest.approx(31 / 30) and kept.interval == "Student-t, 3 units"
+
+
 def _protocol(part: Part, units: int = 10) -> ClaimProtocol:
     return ClaimProtocol("T1", 1, (part,), (Control("c", "p", "toy"),), Seeds("T1-v1", 1000, {"ci": units}))
 
@@ -166,6 +210,22 @@ def test_the_claim_rule_simulation_uses_the_controllers_decision() -> None:
     assert zero.counts == {"NOT REPRODUCED": 200} and one.counts == {"REPRODUCED": 200}
     assert rule_verdict([True] * 28 + [False], 0.8) is Verdict.REPRODUCED  # 28/29: exact lower bound 0.847
     assert rule_verdict([True] * 27 + [False] * 2, 0.8) is Verdict.INCONCLUSIVE  # 27/29: 0.798
+
+
+def test_the_scheduled_claim_rule_stops_where_the_evidence_at_each_look_decides() -> None:
+    rng = np.random.default_rng(5)
+    looks = list(range(10, 101, 10))
+    for rate in (0.5, 0.7, 0.8, 0.9, 1.0):
+        for _ in range(20):
+            units = (rng.random(100) < rate).tolist()
+            want = Verdict.INCONCLUSIVE
+            for n in looks:  # the controller's evidence, asked look by look
+                ev = rate_evidence(units[:n], 0.8, 0.05, len(looks))
+                if ev.p_above <= 0.05 or ev.p_below <= 0.05:
+                    want = Verdict.REPRODUCED if ev.p_above <= 0.05 else Verdict.NOT_REPRODUCED
+                    break
+            assert rule_verdict(units, 0.8, 0.05, looks) is want
+    assert rule_verdict([], 0.8, 0.05, looks) is Verdict.INCONCLUSIVE
 
 
 def test_the_record_gives_the_mark_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
