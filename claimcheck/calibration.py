@@ -13,8 +13,9 @@ threshold), with the parameters that made them.
 ``simulate_rule`` calibrates the claim-level rule: units drawn with known pass rates, at a
 budget's unit count, decided by the same function the controller uses (``rule_verdict``).
 
-Results are plain data (``to_entry``) for the record of calibrations that the report reads
-(``load_calibration``, ``part_mark``). Nothing here imports pytest or a suite.
+Results are plain data: ``to_entry`` for ``claimcheck calibrate --json``, ``ledger_results`` for the
+ledger's ``calibrate`` entries (``record_in_ledger``), which the report reads back
+(``calibration_entries``, ``part_mark``). Nothing here imports pytest or a suite.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from claimcheck import sequential as sq
 from claimcheck.errors import ConfigError, DataError
 from claimcheck.evidence import mean_evidence, rate_evidence
-from claimcheck.files import write_atomic
+from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
 from claimcheck.protocol import ALPHA, LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
 from claimcheck.stats import Proportion, clopper_pearson
@@ -229,7 +230,7 @@ class PartCalibration:
         return f"failing calibration: {text}; worst: {worst.describe()}"
 
     def to_entry(self) -> dict[str, Any]:
-        """Return the result as a plain dict: the record the report reads (and, later, a ledger entry)."""
+        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
         sens, spec = self.sensitivity, self.specificity
         return {
             "kind": "calibration",
@@ -267,26 +268,30 @@ class PartCalibration:
 
 # --- running ---------------------------------------------------------------------------------------
 
+UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements, ...]}, a whole sample
 
-def sample_values(part: Part, units: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> dict[str, Estimate]:
-    """Return, per statistic of a rule-"mean" ``part``, the mean over ``units`` with the interval one look inverts.
 
-    Each unit's measurements go through the part's decision, as ``ClaimRecorder.score`` records a
-    real unit; each statistic's values are then decided as a budget without a schedule decides
-    them (``mean_evidence``: Student-t, each end of the interval a one-sided test at ``alpha``), so
-    the case is accepted when every interval lies on the claim's side of its threshold. A part that
-    states a premise leaves out a unit whose value is not finite, as a claim test excludes a unit
-    that left the premise; without one, such a value leaves the mean undefined (not accepted).
+def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPHA) -> Values:
+    """Return the statistics ``part`` decides on one calibration case, as its verdict would read them.
+
+    A pass-rate or estimate part's decision takes the case's measurements. A part under the mean
+    rule decides a sample: the case holds ``{"units": [...]}``, one unit's measurements each; the
+    decision scores every unit, as ``ClaimRecorder.score`` does a real one, and each statistic
+    becomes the mean over units with the interval the one-look Student-t test inverts (each end
+    at ``alpha``), so ``accepts`` counts the case as passing exactly when that test shows the mean
+    beyond its threshold. A schedule's confidence sequence is wider than this at every look: the
+    one-look calibration is the sharpest the part can be, and says so.
     """
     assert part.decision is not None
-    per = [part.decision(**u) for u in units]
-    out = {}
+    if part.rule != "mean":
+        return part.decision(**measurements)
+    if UNITS not in measurements:
+        raise ConfigError(f"part {part.name!r} (rule 'mean'): a calibration case holds {{'units': [...]}}, a sample")
+    scored = [part.decision(**unit) for unit in measurements[UNITS]]
+    out: dict[str, float | Estimate] = {}
     for stat in part.stats:
-        values = [float(x) for v in per if not isinstance(x := v.get(stat.name, math.nan), Estimate)]
-        if part.premise:
-            values = [x for x in values if math.isfinite(x)]
-        up = stat.direction in (">=", ">")
-        ev = mean_evidence(values, stat.threshold - stat.tol if up else stat.threshold + stat.tol, alpha)
+        values = [float(v[stat.name]) for v in scored if stat.name in v]  # type: ignore[arg-type]
+        ev = mean_evidence(values, stat.threshold, alpha, 1, part.bounds, part.sigma)
         out[stat.name] = Estimate(ev.estimate, ev.low, ev.high, f"{ev.method}, {ev.n} units")
     return out
 
@@ -310,7 +315,7 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
     for i in range(n):
         case = fam.generate(case_rng(seed, claim, part.name, fam.name, i))
         try:
-            values = sample_values(part, case.units) if case.units else part.decision(**case.measurements)
+            values = decide_case(part, case.measurements)
             passed = accepts(part, values)
         except ConfigError:
             raise
@@ -504,6 +509,7 @@ def control_kinds(proto: ClaimProtocol) -> dict[str, Any]:
         "claim": proto.claim_id,
         "discriminating": [{"name": c.name, "naive": c.naive} for c in proto.controls if c.kind == "discriminating"],
         "sanity": [c.name for c in proto.controls if c.kind == "sanity"],
+        "positive": [c.name for c in proto.controls if c.kind == "positive"],
         "flag": "" if disc else "no discriminating control",
     }
 
@@ -530,55 +536,54 @@ def calibrate_suite(
     return SuiteCalibration(tuple(parts), tuple(rules), controls, time.perf_counter() - start, seed)
 
 
-# --- the record the report reads -------------------------------------------------------------------
-
-RECORD_NAME = "calibration.json"
+# --- the record the report reads: calibrate entries of the ledger ---------------------------------
 
 
-def record_path(ledger: Path | None) -> Path | None:
-    """Return where calibration results are recorded: ``calibration.json`` beside the ledger (None without one)."""
-    if ledger is None:
-        return None
-    return ledger.parent / RECORD_NAME
+def ledger_results(pc: PartCalibration) -> dict[str, Any]:
+    """Return what a ledger ``calibrate`` entry keeps of a part's calibration: the mark and the counts.
 
-
-def write_record(path: Path, parts: Iterable[PartCalibration]) -> None:
-    """Add these results to the record at ``path`` (replacing earlier results of the same parts), atomically."""
-    entries = load_calibration(path) if path.exists() else {}
-    for p in parts:
-        entries[(p.claim, p.part)] = p.to_entry()
-    body = {"schema": SCHEMA, "entries": [entries[k] for k in sorted(entries)]}
-    write_atomic(path, json.dumps(body, indent=1) + "\n")
-
-
-def load_calibration(path: Path | None) -> dict[tuple[str, str], dict[str, Any]]:
-    """Return the recorded calibration entries by (claim, part); {} when there is no record.
-
-    This is the one place the report's calibration marks come from: re-point it at the ledger's
-    calibration entries once the ledger records them.
+    The wrong cases themselves stay in ``claimcheck calibrate --json``; the ledger keeps what the
+    report shows and what a reader needs to judge it (per family: cases and how many came out right).
     """
-    if path is None or not path.exists():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise CalibrationError(
-            f"{path}: cannot read the calibration record ({e}); rerun claimcheck calibrate --record"
-        ) from None
-    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA or not isinstance(raw.get("entries"), list):
-        raise CalibrationError(f"{path}: not a calibration record of schema {SCHEMA!r}; rerun claimcheck calibrate")
-    return {(str(e["claim"]), str(e["part"])): e for e in raw["entries"] if isinstance(e, dict) and "claim" in e}
+    sens, spec = pc.sensitivity, pc.specificity
+    return {
+        "decision": pc.decision,
+        "status": pc.status,
+        "summary": pc.summary(),
+        "sensitivity": {"passed": sens.passed, "n": sens.n, "low": round(sens.low, 4)},
+        "specificity": {"passed": spec.passed, "n": spec.n, "low": round(spec.low, 4)},
+        "floor": FLOOR,
+        "seed": pc.seed,
+        "families": [{"name": f.name, "expect": f.expect, "cases": f.cases, "right": f.right} for f in pc.families],
+    }
 
 
-def recorded_entries(ledger: Path | None) -> list[dict[str, Any]]:
-    """Return the calibration entries recorded beside ``ledger``, for a run's data (``RunData.calibration``).
+def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:
+    """Append a ``calibrate`` entry to ``ledger`` for each part whose result is not already its latest entry.
 
-    An unreadable record gives one entry ``{"error": why}``, which the report shows on its first screen.
+    A part calibrated again with the same decision and the same counts adds nothing; a changed
+    decision, grid or count is a new entry (the old ones stay: the ledger is appended, never edited).
     """
-    try:
-        return list(load_calibration(record_path(ledger)).values())
-    except CalibrationError as e:
-        return [{"error": str(e)}]
+    if ledger.suffix != ".toml":
+        ledger.mkdir(parents=True, exist_ok=True)
+    known = load_ledger(ledger) if ledger.exists() else Ledger(ledger)
+    added = []
+    for pc in parts:
+        results = ledger_results(pc)
+        latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
+        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
+            continue
+        added.append(append_calibration(ledger, pc.claim, pc.part, _digest(pc.decision), results))
+    return added
+
+
+def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
+    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
+    out = []
+    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
+        results = dict(e.get("results", {}))
+        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
+    return out
 
 
 def _digest(decision_id: object) -> str:
@@ -600,7 +605,7 @@ def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Ma
 
 
 def part_mark(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> str:
-    """Return the first screen's calibration mark of ``part``.
+    """Return the first screen's calibration mark of ``part`` (``entries``: ``calibration_entries``, latest first).
 
     "uncalibrated" without a decision or a recorded result, "uncalibrated (changed since)" when
     the recorded result is of another decision (its code or the part's statistics changed), else

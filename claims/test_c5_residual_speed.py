@@ -12,6 +12,9 @@ a rate. The rate of a run is that of its excess over its own floor on the steady
 (``qin2025.residual_speed.steady_rate``), blind to L_0 and to the floor's level; a faster approach
 to a higher end is a stall and earns nothing. The discriminating control relabels runs that differ
 only in their initialisation by their starting loss, which fools a measure divided by L_0 (C5 v2's).
+The positive control runs one init at step sizes 1..2 x mu, a speed-up by construction that the
+instrument must see; where it does not, the claim is ERROR (the instrument is blind there), as it
+is on the exploratory pool (docs/claims/c5.md).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from qin2025.residual_speed import (
     order_decision,
     prepare_jena,
     settled,
+    train_step_sweeps,
     train_sweeps,
 )
 from qin2025.trainer import Trainer
@@ -54,6 +58,7 @@ PREMISE = (
 )
 BY_START = "seed-only groups labelled in order of their starting loss"
 BY_SEED = "seed-only groups labelled in seed order"
+LARGER_STEP = "one run at step sizes 1, 1.25, 1.5, 1.75, 2 x mu"
 PROTOCOL = ClaimProtocol(
     claim_id="C5",
     version=3,
@@ -102,14 +107,22 @@ PROTOCOL = ClaimProtocol(
             max_pass_rate=0.3,
             kind="sanity",
         ),
+        Control(
+            name=LARGER_STEP,
+            part="order",
+            why="beta = 1, one init, mu = c x 0.25 x 2/lambda_max: a larger step is the same gradient flow run c times "
+            "faster, so it converges faster by construction and the instrument must see it",
+            kind="positive",
+        ),
     ),
     seeds=Seeds(
         block="C5-v3",
         start=451000,
-        units={"ci": 24, "standard": 450, "paper": 450},  # standard: decides the order 0.1 from its bar (90%)
+        units={"ci": 24, "standard": 460, "paper": 460},  # standard: decides the order 0.1 from its bar (90%)
         batch={"standard": 10, "paper": 10},
         exploratory="seeds 0-7 (ci sizes, 4,000 steps) and 0-5 (standard sizes, 1,000 steps), 2026-12-01: candidate "
-        "rates on the first T steps, long-run levels; pool seeds 0-23 at ci and 0-9 at standard through this module",
+        "rates on the first T steps, long-run levels, step-size speed-ups; pool seeds 0-23 at ci and 0-19 at standard "
+        "through this module",
     ),
     regime="one layer, d = 14 Jena features, d_qk = 8, normal init (W_Q, W_K ~ N(0, 1/d)), float64; "
     f"mu = {LR_FRACTION} x min over the seed's runs of 2/lambda_max at init, one mu per seed (a proxy for the "
@@ -130,6 +143,8 @@ SIZES = {0: (32, 8), 1: (64, 16), 2: (128, 24)}  # (N windows, n tokens) by budg
 D_QK = 8  # key/query width, an open choice of the paper (about half of d = 14)
 CONTROL_BETA = 1.0  # the control runs the paper's model (residual 1) in every group
 CONTROL_SEED_STRIDE = 1000  # control group k uses init seed seed + k * stride
+STEP_FACTORS = (1.0, 1.25, 1.5, 1.75, 2.0)  # the positive control's step sizes, x STEP_BASE x 2/lambda_max
+STEP_BASE = 0.25  # its largest step is the claim's own fraction, 0.5 x 2/lambda_max
 FIGURE = "C5 loss per beta"
 
 
@@ -201,3 +216,21 @@ def test_c5_control_seed_only_groups(
             if _admitted(claim_record, sweep, seed, controls):
                 claim_record.score(ranked.measured, control=BY_START, unit=seed, label=f"seed={seed}")
                 claim_record.score(sweep.measured, control=BY_SEED, unit=seed, label=f"seed={seed}")
+
+
+@CLAIM
+def test_c5_positive_control_larger_steps(
+    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_budget: Budget, claim_train: Trainer, jena: Prepared
+) -> None:
+    claim_record.set_regime(
+        "positive control",
+        beta=CONTROL_BETA,
+        steps=f"mu = c x {STEP_BASE} x 2/lambda_max(0), c in {list(STEP_FACTORS)}",
+    )
+    model = ModelConfig(d=jena.data.x.shape[-1], d_qk=D_QK, d_out=1, beta=CONTROL_BETA)
+    for seeds in claim_units.batches():
+        sweeps = train_step_sweeps(jena.data, STEP_FACTORS, seeds, claim_budget.steps, claim_train, model, STEP_BASE)
+        for seed, sweep in zip(seeds, sweeps, strict=True):
+            claim_record.note(f"positive control, {describe(sweep, seed, 'step factor')}")
+            if _admitted(claim_record, sweep, seed, [("order", LARGER_STEP)]):
+                claim_record.score(sweep.measured, control=LARGER_STEP, unit=seed, label=f"seed={seed}")

@@ -1,11 +1,12 @@
-"""The unit decisions of claims C3-C7: plain functions of a unit's raw measurements that return its statistics.
+"""The unit decisions of claims C3 and C6: plain functions of a unit's raw measurements returning its statistics.
 
 Each claim's protocol part names one of these as its ``decision``; the claim test scores every
 real unit with it (``ClaimRecorder.score``) and ``claimcheck calibrate`` runs it on cases whose
 answer is known (``qin2025.calibration``). A pass-rate decision takes one unit (a seed); an
 estimate-rule decision takes the whole sample and returns an ``Estimate`` per statistic. The
-linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``. docs/calibration.md
-lists every decision with its inputs.
+linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``, C4's in
+``qin2025.collapse``, C5's in ``qin2025.residual_speed``, C7's in ``qin2025.conditioning``.
+docs/calibration.md lists every decision with its inputs.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from claimcheck.protocol import Estimate
-from claimcheck.stats import spearman, t_interval
-from qin2025.spectral import floor_ratio, loglog_slope, partial_rank_correlation, rank_deficit
+from claimcheck.stats import t_interval
+from qin2025.spectral import floor_ratio, rank_deficit
 
 LEVEL = 0.90  # two-sided Student-t intervals over seeds: each end a one-sided 95% bound
 
@@ -53,44 +54,6 @@ def floor_decision(z: Sequence[ArrayLike], x: Sequence[ArrayLike]) -> dict[str, 
     ``z`` and ``x``: matching arrays of shape (..., n, d), one pair per grid point.
     """
     return {FLOOR: float(min(float(np.min(floor_ratio(a, b))) for a, b in zip(z, x, strict=True)))}
-
-
-# --- C4: rank collapse and the slowdown without the residual -------------------------------------
-
-RHO_RATIO = "Spearman rho(d_QK, sigma_2/sigma_1 of Attn(X)) over d_QK = d .. 256 d"
-RHO_FLOOR = "Spearman rho(d_QK, sigma_min(Attn(X))/sigma_min(X)) over d_QK = d .. 256 d"
-RATIO_TOP = "sigma_2/sigma_1 of Attn(X) at d_QK = 256 d"
-SLOPE = "mean over seeds of the log-log slope of rate(beta=0)/rate(beta=1) against d_QK"
-
-
-def collapse_decision(d_qk: Sequence[float], ratio: Sequence[float], floor: Sequence[float]) -> dict[str, float]:
-    """Return C4's collapse statistics of one sweep over ``d_qk`` (ascending, d .. 256 d).
-
-    ``ratio``: median sigma_2/sigma_1 of Attn(X) per d_QK; ``floor``: median
-    sigma_min(Attn(X))/sigma_min(X) per d_QK. The Spearman correlations of each with log d_QK, and
-    the ratio at the largest d_QK.
-    """
-    log_d = np.log(np.asarray(d_qk, dtype=np.float64))
-    return {
-        RHO_RATIO: spearman(log_d, ratio).rho,
-        RHO_FLOOR: spearman(log_d, floor).rho,
-        RATIO_TOP: float(ratio[-1]),
-    }
-
-
-def slowdown_decision(d_qk: Sequence[float], rates: Sequence[Sequence[tuple[float, float]]]) -> dict[str, Estimate]:
-    """Return the mean over seeds of the log-log slope of rate(beta=0)/rate(beta=1) against ``d_qk`` (C4 "slowdown").
-
-    ``rates``: per admissible seed, the pair (rate beta=0, rate beta=1) at each d_QK, in orders of
-    loss per step. The slope of each seed is the least-squares slope of log10 of the relative rate
-    on log10 d_QK; the estimate is their mean with a Student-t 90% interval over seeds.
-    """
-    slopes = [loglog_slope(d_qk, [r0 / r1 for r0, r1 in seed]) for seed in rates]
-    what = f"Student-t {LEVEL:.0%} over {len(slopes)} seeds"
-    if len(slopes) < 2:
-        return {SLOPE: Estimate(math.nan, math.nan, math.nan, what)}
-    iv = t_interval(slopes, LEVEL)
-    return {SLOPE: Estimate(iv.estimate, iv.low, iv.high, what)}
 
 
 # --- C6: residuals win as depth grows ------------------------------------------------------------
@@ -137,70 +100,3 @@ def trend_decision(better: Mapping[int, ArrayLike], worse: Mapping[int, ArrayLik
     if len(adv) < 2:
         return {}
     return {TREND: depth_slope(list(adv), list(adv.values()))}
-
-
-# --- C7: the rate is governed by the conditioning of Z -------------------------------------------
-
-WITHIN = "mean over seeds of the within-stratum Spearman rho(rate, sigma_min/sigma_max of Z)"
-PARTIAL = "mean over seeds of the partial Spearman rho(rate, sigma_min/sigma_max of Z | lambda_max)"
-
-
-def within_strata(
-    rate: Sequence[float], kinv: Sequence[float], admissible: Sequence[bool], strata: Sequence[object]
-) -> float:
-    """Return the mean over strata of Spearman rho(rate, kinv) over a stratum's admissible runs (3 or more)."""
-    rhos = []
-    for stratum in dict.fromkeys(strata):
-        idx = [i for i, s in enumerate(strata) if s == stratum and admissible[i]]
-        if len(idx) >= 3:
-            rhos.append(spearman([rate[i] for i in idx], [kinv[i] for i in idx]).rho)
-    return float(np.nanmean(rhos)) if rhos and not all(math.isnan(r) for r in rhos) else math.nan
-
-
-def partial_given_lambda(
-    rate: Sequence[float], kinv: Sequence[float], lam: Sequence[float], admissible: Sequence[bool]
-) -> float:
-    """Return the partial Spearman rho(rate, kinv | lambda_max) over a seed's admissible runs."""
-    idx = [i for i, ok in enumerate(admissible) if ok]
-    return partial_rank_correlation([rate[i] for i in idx], [kinv[i] for i in idx], [lam[i] for i in idx])
-
-
-def association_decision(
-    rate: Sequence[Sequence[float]],
-    kinv: Sequence[Sequence[float]],
-    lam: Sequence[Sequence[float]],
-    admissible: Sequence[Sequence[bool]],
-    strata: Sequence[object],
-) -> dict[str, Estimate]:
-    """Return the mean over seeds of the within-stratum Spearman rho(rate, kinv), with its interval (C7 "association").
-
-    The sample's table, per seed (rows) and configuration (columns): ``rate`` in orders of loss per
-    step, ``kinv`` = sigma_min(Z)/sigma_max(Z) at initialisation, ``lam`` = lambda_max at
-    initialisation (not used here; ``governs_decision`` takes the same table), ``admissible`` (the
-    run stayed in the premise); ``strata`` labels each configuration's stratum (d_QK, input scale).
-    Student-t 90% over seeds.
-    """
-    values = [within_strata(r, k, a, strata) for r, k, a in zip(rate, kinv, admissible, strict=True)]
-    est = _estimate(values)
-    return {WITHIN: Estimate(est.value, est.low, est.high, est.interval, label=_seeds_label(values))}
-
-
-def governs_decision(
-    rate: Sequence[Sequence[float]],
-    kinv: Sequence[Sequence[float]],
-    lam: Sequence[Sequence[float]],
-    admissible: Sequence[Sequence[bool]],
-    strata: Sequence[object],
-) -> dict[str, Estimate]:
-    """Return the mean over seeds of the partial Spearman rho(rate, kinv | lambda_max) with its interval (C7 "governs").
-
-    The table of ``association_decision`` (``strata`` not used here); ``lam``, the top Hessian
-    eigenvalue at initialisation, sets each run's step.
-    """
-    values = [partial_given_lambda(r, k, m, a) for r, k, m, a in zip(rate, kinv, lam, admissible, strict=True)]
-    est = _estimate(values)
-    return {PARTIAL: Estimate(est.value, est.low, est.high, est.interval, label=_seeds_label(values))}
-
-
-def _seeds_label(values: Sequence[float]) -> str:
-    return f"{sum(math.isfinite(v) for v in values)} seeds"

@@ -220,6 +220,40 @@ def train_sweeps(
     ]
 
 
+def train_step_sweeps(
+    data: TensorData,
+    factors: Sequence[float],
+    seeds: Sequence[int],
+    steps: int,
+    train: Trainer,
+    model: ModelConfig,
+    base_fraction: float,
+) -> list[Sweep]:
+    """Train one run per step factor c for every seed: the same init and model, mu = c x base_fraction x 2/lambda_max.
+
+    A speed-up by construction (a larger step is, to first order, the same gradient flow run
+    faster). The labels are the factors; lambda_max is measured once per seed.
+    """
+    base = [Run(model, TrainConfig(steps=steps), data, s) for s in seeds]
+    lambdas = train.lambda_maxes(base)
+    runs = [
+        replace(
+            run,
+            train=TrainConfig(
+                steps=steps, lr=c * base_fraction * 2 / lam, lr_fraction=None, power_iters=TRAIN_POWER_ITERS
+            ),
+        )
+        for run, lam in zip(base, lambdas, strict=True)
+        for c in factors
+    ]
+    trained = train.batch(runs)
+    k = len(factors)
+    return [
+        Sweep(tuple(factors), tuple(t.loss for t in trained[i * k : i * k + k]), (lam,) * k, base_fraction * 2 / lam)
+        for i, lam in enumerate(lambdas)
+    ]
+
+
 def describe(sweep: Sweep, seed: int, what: str) -> str:
     """Return one sweep's note: L_0, L_T, steady rate, log(L_T/L_0) and the step size against each bound."""
 

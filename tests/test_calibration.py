@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,18 +16,19 @@ from claimcheck.calibration import (
     FLOOR,
     accepts,
     calibrate_part,
+    calibration_entries,
     case_rng,
-    load_calibration,
+    decide_case,
     part_mark,
+    record_in_ledger,
     rule_verdict,
-    sample_values,
     simulate_rule,
-    write_record,
 )
 from claimcheck.commands.cli import main
 from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
 from claimcheck.evidence import rate_evidence
+from claimcheck.ledger import load_ledger
 from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
 from claimcheck.record import ClaimRecorder, ProtocolDrift
 from claimcheck.verdicts import Verdict
@@ -108,46 +110,24 @@ def test_an_estimate_is_accepted_only_when_its_whole_interval_meets() -> None:
     assert not accepts(part, {})
 
 
-def _effect_sample(mean: float, rng: np.random.Generator, units: int = 20) -> Case:
-    values = rng.normal(mean, 1.0, units)
-    return Case({"mean": mean}, {}, tuple({"value": float(v)} for v in values))
+def sample(mean: float, units: int, rng: np.random.Generator) -> Case:
+    return Case({"mean": mean}, {"units": [{"value": float(v)} for v in rng.normal(mean, 0.5, units)]})
 
 
-def _mean_part(premise: str = "") -> Part:
-    fams = (
-        Family("clear effect", "pass", lambda rng: _effect_sample(2.0, rng), 50),
-        Family("no effect", "fail", lambda rng: _effect_sample(0.0, rng), 50),
-    )
-    stat = Stat("effect", ">", 0.0)
-    return Part(
-        "m",
-        "toy: the mean effect is positive",
-        (stat,),
-        rule="mean",
-        bounds=None,
-        premise=premise,
-        decision=lambda value: {"effect": value},
-        calibration=fams,
-    )
+def test_a_mean_part_is_calibrated_on_samples_by_the_one_look_test_of_its_mean() -> None:
+    def fam(name: str, expect: str, mean: float) -> Family:
+        return Family(name, expect, lambda rng: sample(mean, 10, rng), 200)  # type: ignore[arg-type]
 
-
-def test_a_mean_parts_case_is_a_sample_decided_on_its_mean_as_one_look_decides_it() -> None:
-    part = _mean_part()
-    units = tuple({"value": v} for v in (0.5, 1.0, 1.5, 2.0))
-    est = sample_values(part, units)["effect"]
-    assert est.value == pytest.approx(1.25)
-    half = 2.3533634 * np.std([0.5, 1.0, 1.5, 2.0], ddof=1) / 2  # Student-t 90%, 3 degrees of freedom
-    assert (est.low, est.high) == (pytest.approx(1.25 - half), pytest.approx(1.25 + half))
-    assert accepts(part, {"effect": est})
+    part = Part("m", "toy: the mean stays below 1", (X,), rule="mean", decision=below_one)
+    part = replace(part, calibration=(fam("well below", "pass", 0.0), fam("on the bar", "fail", 1.0)))
     result = calibrate_part("T1", part)
-    assert result.families[0].right == 50 and result.families[1].right >= 45  # a null passes at most alpha = 0.05
-
-
-def test_a_mean_parts_sample_leaves_out_a_unit_outside_its_premise_and_only_then() -> None:
-    units = ({"value": 1.0}, {"value": 1.2}, {"value": math.nan}, {"value": 0.9})
-    assert math.isnan(sample_values(_mean_part(), units)["effect"].value)  # no premise: the mean is undefined
-    kept = sample_values(_mean_part(premise="the unit descends"), units)["effect"]
-    assert kept.value == pytest.approx(31 / 30) and kept.interval == "Student-t, 3 units"
+    assert result.sensitivity.passed >= 195  # t(9) at 0.05: the mean 0 is 6 standard errors below 1
+    assert 180 <= result.specificity.passed <= 200  # on the threshold the one-sided test accepts about 5%
+    stats = decide_case(part, {"units": [{"value": 0.0}, {"value": 0.2}, {"value": 0.4}]})
+    assert isinstance(stats["x"], Estimate) and stats["x"].value == pytest.approx(0.2)
+    assert stats["x"].high == pytest.approx(0.2 + 2.919986 * 0.2 / math.sqrt(3), rel=1e-5)  # t_{0.95, 2}
+    with pytest.raises(ConfigError, match=r"holds \{'units'"):
+        decide_case(part, {"value": 0.0})
 
 
 def _protocol(part: Part, units: int = 10) -> ClaimProtocol:
@@ -228,19 +208,22 @@ def test_the_scheduled_claim_rule_stops_where_the_evidence_at_each_look_decides(
     assert rule_verdict([], 0.8, 0.05, looks) is Verdict.INCONCLUSIVE
 
 
-def test_the_record_gives_the_mark_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
+def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
     part = toy_part(family("small", "pass", 0.0, 0.9), family("large", "fail", 1.1, 2.0))
-    record = tmp_path / "calibration.json"
-    write_record(record, [calibrate_part("T1", part)])
-    entries = list(load_calibration(record).values())
+    ledger = tmp_path / "ledger"
+    ledger.mkdir()
+    assert len(record_in_ledger(ledger, [calibrate_part("T1", part)])) == 1
+    assert record_in_ledger(ledger, [calibrate_part("T1", part)]) == []  # the same result adds no entry
+    entries = calibration_entries(load_ledger(ledger))
     assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
     moved = toy_part(stats=(Stat("x", "<=", 1.5),))  # the same code, another threshold: another decision
     assert part_mark(entries, "T1", moved) == "uncalibrated (changed since)"
     assert part_mark(entries, "T2", part) == "uncalibrated (no calibration recorded)"
     assert part_mark(entries, "T1", Part("p", "toy", (X,))) == "uncalibrated (no decision declared)"
-    record.write_text("{not json")
-    with pytest.raises(Exception, match="cannot read the calibration record"):
-        load_calibration(record)
+    assert len(record_in_ledger(ledger, [calibrate_part("T1", moved)])) == 1  # appended, the first one kept
+    entries = calibration_entries(load_ledger(ledger))
+    assert part_mark(entries, "T1", moved) != "uncalibrated (changed since)"
+    assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
 
 
 def _module(tmp_path: Path, name: str, body: str) -> object:
@@ -329,7 +312,7 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     (part,) = data["parts"]
     assert [f["cases"] for f in part["families"]] == [20, 20] and data["failing"] == ["T7/"]
     assert data["claim_rule"][0]["rows"][0]["units"] == 10
-    assert (suite / "calibration.json").exists()
+    assert 'kind = "calibrate"' in (suite / "ledger" / "T7.toml").read_text()
     assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
 
@@ -368,9 +351,8 @@ def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_
     from claimcheck.commands.calibrate import load_protocols
 
     pytester.makepyfile(test_toy=REPORTED_SUITE)
-    (pytester.path / "ledger.toml").write_text("")
     (proto,) = load_protocols([pytester.path / "test_toy.py"])
-    write_record(pytester.path / "calibration.json", [calibrate_part("T8", proto.parts[0])])
+    record_in_ledger(pytester.path / "ledger.toml", [calibrate_part("T8", proto.parts[0])])
     result = pytester.runpytest("--claim-report", "--claim-ledger=ledger.toml")
     result.stdout.fnmatch_lines(["*no discriminating control: every control it ran fails by construction*"])
     first = (pytester.path / "reports" / "claim-report.md").read_text().split("## Environment")[0]

@@ -30,8 +30,8 @@ excess rises 10..1,000x, which ends above the slower runs and is a stall at this
 plateau-then-drop curves, which the real runs do not show (their block decrements fall
 monotonically after the fast phase).
 
-"order" takes one seed (5 curves); "beta>0 vs beta=0" a whole sample of seeds (``Case.units``),
-decided on the mean as one look decides it.
+"order" takes one seed (5 curves); "beta>0 vs beta=0" a whole sample of seeds
+(``{"units": [...]}``), decided on the mean as one look decides it (``claimcheck.calibration.decide_case``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import numpy as np
 
 from claimcheck.protocol import Case, Expect, Family
 from qin2025.calibration.draw import jitter, log_uniform
+from qin2025.residual_speed import descends
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 STEPS = 400
@@ -91,161 +92,105 @@ def _curves(rng: np.random.Generator, effect: Effect, steps: int) -> tuple[list[
 World = Callable[[np.random.Generator], tuple[Effect, dict[str, float]]]
 
 
-def _factor(rng: np.random.Generator, low: float, high: float) -> float:
-    return log_uniform(rng, low, high)
+def moves(
+    rng: np.random.Generator, rate: bool = False, what: str = "", low: float = 1.0, high: float = 1.0, sign: int = 1
+) -> tuple[Effect, dict[str, float]]:
+    """Draw a world: the rate grows 1.5..4x from beta = 0 to 1 when ``rate``; ``what`` moves low..high x with beta.
 
-
-def faster(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x from beta = 0 to 1; nothing else moves with beta."""
-    g = _factor(rng, 1.5, 4.0)
-    return Effect(rate=g), {"rate_factor": g}
-
-
-def faster_start_rises(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x; L_0 rises 10..1,000x through the fast phase."""
-    g, m = _factor(rng, 1.5, 4.0), _factor(rng, 10.0, 1000.0)
-    return Effect(rate=g, fast=m), {"rate_factor": g, "start_rises_by": m}
-
-
-def faster_start_falls(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x; L_0 falls 10..1,000x through the fast phase."""
-    g, m = _factor(rng, 1.5, 4.0), _factor(rng, 10.0, 1000.0)
-    return Effect(rate=g, fast=1 / m), {"rate_factor": g, "start_falls_by": m}
-
-
-def faster_excess_falls(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x; the whole excess over the floor falls 10..1,000x."""
-    g, m = _factor(rng, 1.5, 4.0), _factor(rng, 10.0, 1000.0)
-    return Effect(rate=g, excess=1 / m), {"rate_factor": g, "excess_falls_by": m}
-
-
-def faster_floor_falls(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x; the floor falls 1.5..3x."""
-    g, m = _factor(rng, 1.5, 4.0), _factor(rng, 1.5, 3.0)
-    return Effect(rate=g, floor=1 / m), {"rate_factor": g, "floor_falls_by": m}
-
-
-def faster_noisy(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x; every step's loss jitters by 1e-6..1e-4 (relative)."""
-    g, eta = _factor(rng, 1.5, 4.0), _factor(rng, 1e-6, 1e-4)
-    return Effect(rate=g, noise=eta), {"rate_factor": g, "noise": eta}
-
-
-def start_rises(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """L_0 rises 10..1,000x with beta through the fast phase; the rate does not move."""
-    m = _factor(rng, 10.0, 1000.0)
-    return Effect(fast=m), {"start_rises_by": m}
-
-
-def start_falls(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """L_0 falls 10..1,000x with beta through the fast phase; the rate does not move."""
-    m = _factor(rng, 10.0, 1000.0)
-    return Effect(fast=1 / m), {"start_falls_by": m}
-
-
-def excess_rises(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """L_0 and the whole excess over the floor rise 10..1,000x with beta; the rate does not move."""
-    m = _factor(rng, 10.0, 1000.0)
-    return Effect(excess=m), {"excess_rises_by": m}
-
-
-def excess_falls(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """L_0 and the whole excess over the floor fall 10..1,000x with beta; the rate does not move."""
-    m = _factor(rng, 10.0, 1000.0)
-    return Effect(excess=1 / m), {"excess_falls_by": m}
-
-
-def floor_falls(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The floor falls 1.5..3x with beta; the rate does not move."""
-    m = _factor(rng, 1.5, 3.0)
-    return Effect(floor=1 / m), {"floor_falls_by": m}
-
-
-def stall(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """The rate grows 1.5..4x, towards a floor 2..10x higher: a faster approach to a worse level."""
-    g, m = _factor(rng, 1.5, 4.0), _factor(rng, 2.0, 10.0)
-    return Effect(rate=g, floor=m), {"rate_factor": g, "floor_rises_by": m}
-
-
-def null(rng: np.random.Generator) -> tuple[Effect, dict[str, float]]:
-    """No beta effect at all."""
-    return Effect(), {}
+    ``what`` is an ``Effect`` field (fast, excess, floor: up for ``sign`` 1, down for -1; noise: the
+    jitter itself); nothing else moves with beta.
+    """
+    fields: dict[str, float] = {}
+    params: dict[str, float] = {}
+    if rate:
+        fields["rate"] = params["rate_factor"] = log_uniform(rng, 1.5, 4.0)
+    if what:
+        m = log_uniform(rng, low, high)
+        fields[what] = m if what == "noise" else m**sign
+        params[what if what == "noise" else f"{what}_{'rises' if sign > 0 else 'falls'}_by"] = m
+    return Effect(**fields), params
 
 
 WORLDS: tuple[tuple[str, Expect, World, str, str], ...] = (
-    ("rate grows with beta", "pass", faster, "rate x 1.5..4 from beta 0 to 1", "the rate grows"),
+    ("rate grows with beta", "pass", partial(moves, rate=True), "rate x 1.5..4 from beta 0 to 1", "the rate grows"),
     (
         "rate grows, L_0 rises through the fast phase",
         "pass",
-        faster_start_rises,
+        partial(moves, rate=True, what="fast", low=10.0, high=1000.0),
         "rate x 1.5..4; fast phase (L_0) x 10..1000",
         "the rate grows; the start is not the rate",
     ),
     (
         "rate grows, L_0 falls through the fast phase",
         "pass",
-        faster_start_falls,
+        partial(moves, rate=True, what="fast", low=10.0, high=1000.0, sign=-1),
         "rate x 1.5..4; fast phase (L_0) / 10..1000",
         "the rate grows; the start is not the rate",
     ),
     (
         "rate grows, the whole excess falls",
         "pass",
-        faster_excess_falls,
+        partial(moves, rate=True, what="excess", low=10.0, high=1000.0, sign=-1),
         "rate x 1.5..4; excess over the floor / 10..1000",
         "the rate grows; the amplitude is not the rate",
     ),
     (
         "rate grows, the floor falls",
         "pass",
-        faster_floor_falls,
+        partial(moves, rate=True, what="floor", low=1.5, high=3.0, sign=-1),
         "rate x 1.5..4; floor / 1.5..3",
         "the rate grows, towards a lower floor",
     ),
-    ("rate grows, noisy", "pass", faster_noisy, "rate x 1.5..4; jitter 1e-6..1e-4 per step", "the rate grows"),
+    (
+        "rate grows, noisy",
+        "pass",
+        partial(moves, rate=True, what="noise", low=1e-6, high=1e-4),
+        "rate x 1.5..4; jitter 1e-6..1e-4 per step",
+        "the rate grows",
+    ),
     (
         "L_0 rises through the fast phase, rate flat",
         "fail",
-        start_rises,
+        partial(moves, what="fast", low=10.0, high=1000.0),
         "fast phase (L_0) x 10..1000 from beta 0 to 1",
         "the rate does not move: no beta converges faster",
     ),
     (
         "L_0 falls through the fast phase, rate flat",
         "fail",
-        start_falls,
+        partial(moves, what="fast", low=10.0, high=1000.0, sign=-1),
         "fast phase (L_0) / 10..1000",
         "the rate does not move",
     ),
     (
         "L_0 and the whole excess rise, rate flat",
         "fail",
-        excess_rises,
+        partial(moves, what="excess", low=10.0, high=1000.0),
         "excess over the floor x 10..1000",
         "the rate does not move",
     ),
     (
         "L_0 and the whole excess fall, rate flat",
         "fail",
-        excess_falls,
+        partial(moves, what="excess", low=10.0, high=1000.0, sign=-1),
         "excess over the floor / 10..1000",
         "the rate does not move",
     ),
     (
         "floor falls, rate flat",
         "fail",
-        floor_falls,
+        partial(moves, what="floor", low=1.5, high=3.0, sign=-1),
         "floor / 1.5..3",
         "a lower floor is a lower loss, not a faster convergence",
     ),
     (
         "stall: faster towards a higher floor",
         "fail",
-        stall,
+        partial(moves, rate=True, what="floor", low=2.0, high=10.0),
         "rate x 1.5..4; floor x 2..10",
         "a faster approach to a worse level is a stall, not a faster convergence",
     ),
-    ("no beta effect (sanity)", "fail", null, "rate, L_0 and floor independent of beta", "nothing depends on beta"),
+    ("no beta effect (sanity)", "fail", moves, "rate, L_0 and floor independent of beta", "nothing depends on beta"),
 )
 
 
@@ -257,10 +202,21 @@ def one_seed(rng: np.random.Generator, world: World, steps: int) -> Case:
 
 
 def sample(rng: np.random.Generator, world: World, seeds: int, steps: int) -> Case:
-    """A whole sample of ``seeds`` seeds in ``world`` (its factors drawn once; each seed's shape and curves its own)."""
+    """A whole sample of ``seeds`` admitted seeds in ``world`` (its factors drawn once; each seed's curves its own).
+
+    As the claim test excludes a seed with a run that does not descend over its steady part (the
+    premise), a seed drawn here that leaves the premise is replaced; ``params`` counts them.
+    """
     effect, params = world(rng)
-    units = tuple({"betas": list(BETAS), "curves": _curves(rng, effect, steps)[0]} for _ in range(seeds))
-    return Case({**params, "seeds": seeds}, {}, units)
+    units: list[dict[str, Any]] = []
+    left = 0
+    while len(units) < seeds and left < 10 * seeds:
+        curves = _curves(rng, effect, steps)[0]
+        if all(descends(c) for c in curves):
+            units.append({"betas": list(BETAS), "curves": curves})
+        else:
+            left += 1
+    return Case({**params, "seeds": seeds, "left_the_premise": left}, {"units": units})
 
 
 def order_families(cases: int = 200, steps: int = STEPS) -> tuple[Family, ...]:
