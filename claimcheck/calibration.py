@@ -373,6 +373,8 @@ def rule_verdict(
         return Verdict.REPRODUCED if units and all(units) else Verdict.NOT_REPRODUCED
     if not looks:
         return _one_look(sum(units), len(units), bar, alpha)
+    if not units:
+        return Verdict.INCONCLUSIVE
     return rule_verdicts(np.asarray([units], dtype=bool), bar, alpha, looks, prior)[0]
 
 

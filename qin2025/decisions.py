@@ -1,11 +1,12 @@
-"""The unit decisions of claims C3, C5 and C6: plain functions of a unit's raw measurements returning its statistics.
+"""The unit decisions of claims C3 and C6: plain functions of a unit's raw measurements returning its statistics.
 
 Each claim's protocol part names one of these as its ``decision``; the claim test scores every
 real unit with it (``ClaimRecorder.score``) and ``claimcheck calibrate`` runs it on cases whose
 answer is known (``qin2025.calibration``). A pass-rate decision takes one unit (a seed); an
 estimate-rule decision takes the whole sample and returns an ``Estimate`` per statistic. The
 linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``, C4's in
-``qin2025.collapse``, C7's in ``qin2025.conditioning``. docs/calibration.md lists every decision with its inputs.
+``qin2025.collapse``, C5's in ``qin2025.residual_speed``, C7's in ``qin2025.conditioning``.
+docs/calibration.md lists every decision with its inputs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from claimcheck.protocol import Estimate
-from claimcheck.stats import spearman, t_interval
+from claimcheck.stats import t_interval
 from qin2025.spectral import floor_ratio
 
 LEVEL = 0.90  # two-sided Student-t intervals over seeds: each end a one-sided 95% bound
@@ -55,49 +56,6 @@ def floor_decision(
     the attention collapses further is caught at its limit.
     """
     return {FLOOR: _min_ratio(z, x), COLLAPSED: _min_ratio(z_collapsed, x)}
-
-
-# --- C5: larger beta, faster convergence ---------------------------------------------------------
-
-RHO = "Spearman rho(beta, log(L_T/L_0))"
-
-
-def effect_name(beta: float) -> str:
-    """Return the name of the paired effect of ``beta`` against beta = 0."""
-    return f"mean paired effect log(L_T/L_0)[beta=0] - log(L_T/L_0)[beta={beta:g}]"
-
-
-def progress(curves: Sequence[ArrayLike]) -> np.ndarray:
-    """Return log(L_T / L_0) per curve: the log of the contraction over the horizon (inf if it diverged)."""
-    out = []
-    for c in curves:
-        arr = np.asarray(c, dtype=np.float64)
-        out.append(math.log(arr[-1] / arr[0]) if np.isfinite(arr[-1]) else math.inf)
-    return np.asarray(out)
-
-
-def order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return Spearman rho(beta, log(L_T/L_0)) over one seed's runs (C5 "order"; NaN if a run diverged).
-
-    ``curves``: the loss curve L_0..L_T of each beta of ``betas``, same seed, same step size.
-    """
-    g = progress(curves)
-    return {RHO: spearman(betas, g).rho if np.all(np.isfinite(g)) else math.nan}
-
-
-def faster_decision(betas: Sequence[float], curves: Sequence[Sequence[ArrayLike]]) -> dict[str, Estimate]:
-    """Return, per beta > 0, the mean over seeds of log(L_T/L_0)[beta=0] - log(L_T/L_0)[beta] (C5 "beta>0 vs beta=0").
-
-    ``curves``: per seed, the loss curve of each beta of ``betas`` (``betas[0]`` is 0). Each mean
-    comes with its Student-t 90% interval over seeds.
-    """
-    g = np.asarray([progress(seed) for seed in curves])  # (seeds, betas)
-    out = {}
-    for j, b in enumerate(betas[1:], start=1):
-        ci = t_interval(g[:, 0] - g[:, j], LEVEL)
-        what = f"Student-t {LEVEL:.0%} over {len(curves)} seeds"
-        out[effect_name(b)] = Estimate(ci.estimate, ci.low, ci.high, what, label=f"beta={b:g}")
-    return out
 
 
 # --- C6: residuals win as depth grows ------------------------------------------------------------

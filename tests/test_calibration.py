@@ -27,6 +27,7 @@ from claimcheck.calibration import (
 from claimcheck.commands.cli import main
 from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
+from claimcheck.evidence import rate_evidence
 from claimcheck.ledger import load_ledger
 from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
 from claimcheck.record import ClaimRecorder, ProtocolDrift
@@ -189,6 +190,22 @@ def test_the_claim_rule_simulation_uses_the_controllers_decision() -> None:
     assert zero.counts == {"NOT REPRODUCED": 200} and one.counts == {"REPRODUCED": 200}
     assert rule_verdict([True] * 28 + [False], 0.8) is Verdict.REPRODUCED  # 28/29: exact lower bound 0.847
     assert rule_verdict([True] * 27 + [False] * 2, 0.8) is Verdict.INCONCLUSIVE  # 27/29: 0.798
+
+
+def test_the_scheduled_claim_rule_stops_where_the_evidence_at_each_look_decides() -> None:
+    rng = np.random.default_rng(5)
+    looks = list(range(10, 101, 10))
+    for rate in (0.5, 0.7, 0.8, 0.9, 1.0):
+        for _ in range(20):
+            units = (rng.random(100) < rate).tolist()
+            want = Verdict.INCONCLUSIVE
+            for n in looks:  # the controller's evidence, asked look by look
+                ev = rate_evidence(units[:n], 0.8, 0.05, len(looks))
+                if ev.p_above <= 0.05 or ev.p_below <= 0.05:
+                    want = Verdict.REPRODUCED if ev.p_above <= 0.05 else Verdict.NOT_REPRODUCED
+                    break
+            assert rule_verdict(units, 0.8, 0.05, looks) is want
+    assert rule_verdict([], 0.8, 0.05, looks) is Verdict.INCONCLUSIVE
 
 
 def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
