@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from claimcheck.environment import hardware_key
-from claimcheck.report import md
+from claimcheck.report import code, md
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import ClaimResult, StatSummary, Verdict
 
@@ -146,7 +146,7 @@ def render_comparison(comp: Comparison) -> str:
     parts = [
         "## Comparison with baseline",
         "",
-        f"Baseline: `{md(comp.baseline)}` ({where}; relative tolerance {comp.tolerance:g} on medians).",
+        f"Baseline: {code(comp.baseline)} ({where}; relative tolerance {comp.tolerance:g} on medians).",
         "",
     ]
     if comp.verdicts:
