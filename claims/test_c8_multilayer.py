@@ -78,13 +78,12 @@ PROTOCOL = ClaimProtocol(
     seeds=Seeds(
         block="C8-v4",
         start=481000,
-        units={"ci": 4, "standard": 420, "paper": 420},
-        batch={"standard": 10, "paper": 10},
+        units={"ci": 4, "standard": 460, "paper": 460},  # ci: a smoke tier; standard's cap decides a rate 0.1
+        batch={"standard": 10, "paper": 10},  # off the bar with chance 0.9 (423 at Holm's 0.0125), ~7% excluded
         exploratory="seeds 0-15 at L = 2 and 3 (3,000 steps) and L = 4 (6,000 steps), beta = 0 at L = 3 on "
         "seeds 0-7, all at mu = 1/3 x 2/lambda_max(0) with lambda_max(t) at 22 checkpoints; the lead's seeds "
         "0-7 at v3's step sizes (L = 4 at 0.1 and 1/3, 3,000 steps); v3's design seeds before that",
     ),
-    prior=(8.0, 2.0),  # centred on the bar: decides a rate 0.1 below it sooner (docs/decisions.md, sizing)
     regime="N=4 n=8 d=64 d_QK=16, beta = 1, Gaussian init, float64, CPU; mu = 1/3 x 2/lambda_max(0) at every "
     "depth as a PROXY for the theorem's bound, with the local bound checked along the run (premise)",
     horizon="1,500 steps at L = 2, 2,000 at L = 3 (and the control), 4,000 at L = 4, at every budget; runs stop "
