@@ -37,7 +37,7 @@ from claimcheck.evidence import rate_evidence
 from claimcheck.files import write_atomic
 from claimcheck.protocol import LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
-from claimcheck.sequential import beta_binomial_paths
+from claimcheck.sequential import beta_binomial_log_m
 from claimcheck.stats import Proportion, clopper_pearson
 from claimcheck.verdicts import Verdict, decide_estimate
 
@@ -346,7 +346,7 @@ def rule_verdict(
     if not looks:
         return _one_look(sum(units), len(units), bar, alpha)
     for n in [n for n in looks if n <= len(units)] or [len(units)]:
-        ev = rate_evidence(list(units[:n]), bar, alpha, len(looks), prior, bounds=False)  # the p-values decide
+        ev = rate_evidence(list(units[:n]), bar, alpha, len(looks), prior)
         if ev.p_above <= alpha:
             return Verdict.REPRODUCED
         if ev.p_below <= alpha:
@@ -359,20 +359,28 @@ def sequential_verdicts(
 ) -> list[Verdict]:
     """Return ``rule_verdict`` of every row of ``units`` (claims x units) under the schedule ``looks``, at once.
 
-    The same anytime p-values (``sequential.beta_binomial_paths``: the running maximum of the
-    mixture over every unit), read at each look: the first look whose p-value for "above the bar"
-    reaches alpha gives REPRODUCED, else the first whose "below" does gives NOT REPRODUCED. One
-    vectorised pass instead of one ``rule_verdict`` per claim (about 100x faster at 300 units).
+    The same anytime p-values as ``rule_verdict`` (the beta-binomial mixture's running maximum over
+    every unit), read at each look: the first look whose p-value for "above the bar" reaches alpha
+    gives REPRODUCED, else the first whose "below" does gives NOT REPRODUCED. The mixture depends on
+    (passed, units) alone, so it is tabulated once over every pair and read by index: one pass for
+    all claims instead of one ``rule_verdict`` each (which also inverts the bounds at every look).
     """
     x = np.asarray(units, dtype=bool)
-    at = [n - 1 for n in looks if n <= x.shape[1]] or [x.shape[1] - 1]
-    up = beta_binomial_paths(x, bar, "greater", prior)[:, at] <= alpha
-    down = beta_binomial_paths(x, bar, "less", prior)[:, at] <= alpha
+    size = x.shape[1]
+    passed = np.cumsum(x, axis=1)
+    counts = np.arange(1, size + 1)
+    grid_k, grid_n = np.meshgrid(np.arange(size + 1), counts, indexing="ij")  # (passed, units): k <= n used
+    at = [n - 1 for n in looks if n <= size] or [size - 1]
+    shown = []
+    for side in ("greater", "less"):
+        table = beta_binomial_log_m(np.minimum(grid_k, grid_n), grid_n, bar, side, prior)
+        running = np.maximum.accumulate(np.nan_to_num(table[passed, counts - 1], nan=-np.inf), axis=1)
+        shown.append(np.minimum(1.0, np.exp(-running[:, at])) <= alpha)  # the anytime p-value (anytime_p)
     out = []
-    for u, d in zip(up, down, strict=True):
-        either = u | d
+    for up, down in zip(*shown, strict=True):
+        either = up | down
         first = int(either.argmax()) if either.any() else -1
-        out.append(Verdict.INCONCLUSIVE if first < 0 else Verdict.REPRODUCED if u[first] else Verdict.NOT_REPRODUCED)
+        out.append(Verdict.INCONCLUSIVE if first < 0 else Verdict.REPRODUCED if up[first] else Verdict.NOT_REPRODUCED)
     return out
 
 

@@ -45,20 +45,14 @@ class Evidence:
 
 
 def rate_evidence(
-    passes: Sequence[bool],
-    null: float,
-    alpha: float,
-    looks: int = 1,
-    prior: tuple[float, float] = sq.PRIOR,
-    bounds: bool = True,
+    passes: Sequence[bool], null: float, alpha: float, looks: int = 1, prior: tuple[float, float] = sq.PRIOR
 ) -> Evidence:
     """Return the evidence about a pass rate against ``null`` from units in the order they were added.
 
     ``looks`` is the number of looks the protocol's schedule allows: one gives the exact binomial
     tests and the Clopper-Pearson interval at 1 - 2 alpha; more give Robbins' beta-binomial mixture
     (``prior`` truncated to each alternative) and its confidence sequence. ``null`` at 0 or 1 has no
-    test: the caller decides such a part or control from the counts alone. ``bounds`` False leaves
-    the confidence sequence's ends NaN (its inversion is most of the cost; the p-values decide).
+    test: the caller decides such a part or control from the counts alone.
     """
     x = [bool(v) for v in passes]
     k, n = sum(x), len(x)
@@ -70,12 +64,11 @@ def rate_evidence(
             return Evidence(rate, cp.low, cp.high, 1.0, 1.0, n, EXACT, k)
         up, down = binomial_p(k, n, null, "greater"), binomial_p(k, n, null, "less")
         return Evidence(rate, cp.low, cp.high, up, down, n, EXACT, k)
-    b = sq.beta_binomial_bounds(x, alpha, prior) if bounds else None
-    low, high = (b.low, b.high) if b is not None else (math.nan, math.nan)
+    b = sq.beta_binomial_bounds(x, alpha, prior)
     if not tested:
-        return Evidence(rate, low, high, 1.0, 1.0, n, BETA_BINOMIAL, k)
+        return Evidence(rate, b.low, b.high, 1.0, 1.0, n, BETA_BINOMIAL, k)
     up_seq, down_seq = sq.beta_binomial(x, null, "greater", prior), sq.beta_binomial(x, null, "less", prior)
-    return Evidence(rate, low, high, up_seq.p_value, down_seq.p_value, n, BETA_BINOMIAL, k)
+    return Evidence(rate, b.low, b.high, up_seq.p_value, down_seq.p_value, n, BETA_BINOMIAL, k)
 
 
 def mean_evidence(

@@ -26,7 +26,6 @@ from claimcheck.calibration import (
 from claimcheck.commands.cli import main
 from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
-from claimcheck.evidence import rate_evidence
 from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
 from claimcheck.record import ClaimRecorder, ProtocolDrift
 from claimcheck.verdicts import Verdict
@@ -319,18 +318,6 @@ def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_
     row = next(line for line in first.splitlines() if line.startswith("| [T8]"))
     assert "calibrated: 40/40 must-fail rejected, 40/40 must-pass accepted" in row
     assert "**no discriminating control** (+1 sanity, not counted)" in row
-
-
-def test_a_sequential_claim_rule_is_decided_by_the_p_values_alone() -> None:
-    rng = np.random.default_rng(3)
-    looks = list(range(10, 101, 10))
-    for rate in (0.7, 0.8, 0.95):
-        units = (rng.random(100) < rate).tolist()
-        for n in looks:
-            full = rate_evidence(units[:n], 0.8, 0.05, len(looks), (8.0, 2.0))
-            fast = rate_evidence(units[:n], 0.8, 0.05, len(looks), (8.0, 2.0), bounds=False)
-            assert (fast.p_above, fast.p_below) == (full.p_above, full.p_below)
-            assert math.isnan(fast.low) and math.isnan(fast.high) and full.low <= full.high
 
 
 def test_the_vectorised_claim_rule_gives_rule_verdict_of_every_simulated_claim() -> None:
