@@ -13,8 +13,9 @@ threshold), with the parameters that made them.
 ``simulate_rule`` calibrates the claim-level rule: units drawn with known pass rates, at a
 budget's unit count, decided by the same function the controller uses (``rule_verdict``).
 
-Results are plain data (``to_entry``) for the record of calibrations that the report reads
-(``load_calibration``, ``part_mark``). Nothing here imports pytest or a suite.
+Results are plain data: ``to_entry`` for ``claimcheck calibrate --json``, ``ledger_results`` for the
+ledger's ``calibrate`` entries (``record_in_ledger``), which the report reads back
+(``calibration_entries``, ``part_mark``). Nothing here imports pytest or a suite.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from claimcheck import sequential as sq
 from claimcheck.errors import ConfigError, DataError
-from claimcheck.evidence import rate_evidence
-from claimcheck.files import write_atomic
-from claimcheck.protocol import LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
+from claimcheck.evidence import mean_evidence, rate_evidence
+from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
+from claimcheck.protocol import ALPHA, LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
-from claimcheck.sequential import beta_binomial_log_m
 from claimcheck.stats import Proportion, clopper_pearson
 from claimcheck.verdicts import Verdict, decide_estimate
 
@@ -229,7 +230,7 @@ class PartCalibration:
         return f"failing calibration: {text}; worst: {worst.describe()}"
 
     def to_entry(self) -> dict[str, Any]:
-        """Return the result as a plain dict: the record the report reads (and, later, a ledger entry)."""
+        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
         sens, spec = self.sensitivity, self.specificity
         return {
             "kind": "calibration",
@@ -267,6 +268,33 @@ class PartCalibration:
 
 # --- running ---------------------------------------------------------------------------------------
 
+UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements, ...]}, a whole sample
+
+
+def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPHA) -> Values:
+    """Return the statistics ``part`` decides on one calibration case, as its verdict would read them.
+
+    A pass-rate or estimate part's decision takes the case's measurements. A part under the mean
+    rule decides a sample: the case holds ``{"units": [...]}``, one unit's measurements each; the
+    decision scores every unit, as ``ClaimRecorder.score`` does a real one, and each statistic
+    becomes the mean over units with the interval the one-look Student-t test inverts (each end
+    at ``alpha``), so ``accepts`` counts the case as passing exactly when that test shows the mean
+    beyond its threshold. A schedule's confidence sequence is wider than this at every look: the
+    one-look calibration is the sharpest the part can be, and says so.
+    """
+    assert part.decision is not None
+    if part.rule != "mean":
+        return part.decision(**measurements)
+    if UNITS not in measurements:
+        raise ConfigError(f"part {part.name!r} (rule 'mean'): a calibration case holds {{'units': [...]}}, a sample")
+    scored = [part.decision(**unit) for unit in measurements[UNITS]]
+    out: dict[str, float | Estimate] = {}
+    for stat in part.stats:
+        values = [float(v[stat.name]) for v in scored if stat.name in v]  # type: ignore[arg-type]
+        ev = mean_evidence(values, stat.threshold, alpha, 1, part.bounds, part.sigma)
+        out[stat.name] = Estimate(ev.estimate, ev.low, ev.high, f"{ev.method}, {ev.n} units")
+    return out
+
 
 def case_rng(seed: int, claim: str, part: str, family: str, index: int) -> np.random.Generator:
     """Return the generator of case ``index`` of a family: the same on every machine and in any order."""
@@ -287,7 +315,7 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
     for i in range(n):
         case = fam.generate(case_rng(seed, claim, part.name, fam.name, i))
         try:
-            values = part.decision(**case.measurements)
+            values = decide_case(part, case.measurements)
             passed = accepts(part, values)
         except ConfigError:
             raise
@@ -345,43 +373,32 @@ def rule_verdict(
         return Verdict.REPRODUCED if units and all(units) else Verdict.NOT_REPRODUCED
     if not looks:
         return _one_look(sum(units), len(units), bar, alpha)
-    for n in [n for n in looks if n <= len(units)] or [len(units)]:
-        ev = rate_evidence(list(units[:n]), bar, alpha, len(looks), prior)
-        if ev.p_above <= alpha:
-            return Verdict.REPRODUCED
-        if ev.p_below <= alpha:
-            return Verdict.NOT_REPRODUCED
-    return Verdict.INCONCLUSIVE
+    if not units:
+        return Verdict.INCONCLUSIVE
+    return rule_verdicts(np.asarray([units], dtype=bool), bar, alpha, looks, prior)[0]
 
 
-def sequential_verdicts(
-    units: np.ndarray, bar: float, alpha: float, looks: Sequence[int], prior: tuple[float, float]
+def rule_verdicts(
+    runs: np.ndarray, bar: float, alpha: float, looks: Sequence[int], prior: tuple[float, float] = (1.0, 1.0)
 ) -> list[Verdict]:
-    """Return ``rule_verdict`` of every row of ``units`` (claims x units) under the schedule ``looks``, at once.
+    """Return ``rule_verdict`` of many claims at once under a schedule of looks: ``runs`` is (claims x units).
 
-    The same anytime p-values as ``rule_verdict`` (the beta-binomial mixture's running maximum over
-    every unit), read at each look: the first look whose p-value for "above the bar" reaches alpha
-    gives REPRODUCED, else the first whose "below" does gives NOT REPRODUCED. The mixture depends on
-    (passed, units) alone, so it is tabulated once over every pair and read by index: one pass for
-    all claims instead of one ``rule_verdict`` each (which also inverts the bounds at every look).
+    The anytime p-values of every claim's path come in one vectorised pass
+    (``claimcheck.sequential.beta_binomial_paths``: the p-values ``rate_evidence`` reads at each look);
+    each claim stops at its first look that decides it.
     """
-    x = np.asarray(units, dtype=bool)
-    size = x.shape[1]
-    passed = np.cumsum(x, axis=1)
-    counts = np.arange(1, size + 1)
-    grid_k, grid_n = np.meshgrid(np.arange(size + 1), counts, indexing="ij")  # (passed, units): k <= n used
-    at = [n - 1 for n in looks if n <= size] or [size - 1]
-    shown = []
-    for side in ("greater", "less"):
-        table = beta_binomial_log_m(np.minimum(grid_k, grid_n), grid_n, bar, side, prior)
-        running = np.maximum.accumulate(np.nan_to_num(table[passed, counts - 1], nan=-np.inf), axis=1)
-        shown.append(np.minimum(1.0, np.exp(-running[:, at])) <= alpha)  # the anytime p-value (anytime_p)
-    out = []
-    for up, down in zip(*shown, strict=True):
-        either = up | down
-        first = int(either.argmax()) if either.any() else -1
-        out.append(Verdict.INCONCLUSIVE if first < 0 else Verdict.REPRODUCED if up[first] else Verdict.NOT_REPRODUCED)
-    return out
+    up = sq.beta_binomial_paths(runs, bar, "greater", prior)
+    down = sq.beta_binomial_paths(runs, bar, "less", prior)
+    verdicts = [Verdict.INCONCLUSIVE] * runs.shape[0]
+    open_ = np.ones(runs.shape[0], dtype=bool)
+    for n in [n for n in looks if n <= runs.shape[1]] or [runs.shape[1]]:
+        holds, fails = open_ & (up[:, n - 1] <= alpha), open_ & ~(up[:, n - 1] <= alpha) & (down[:, n - 1] <= alpha)
+        for i in np.flatnonzero(holds):
+            verdicts[i] = Verdict.REPRODUCED
+        for i in np.flatnonzero(fails):
+            verdicts[i] = Verdict.NOT_REPRODUCED
+        open_ &= ~(holds | fails)
+    return verdicts
 
 
 @cache
@@ -459,14 +476,13 @@ def simulate_rule(
         for rate in rates if rates is not None else true_rates(part.bar):
             rng = np.random.default_rng([seed, zlib.crc32(f"{proto.claim_id}\0{part.name}".encode()), n])
             counts: dict[str, int] = {}
-            plan = looks if len(looks) > 1 else ()
-            units = rng.random((reps, n)) < rate
-            if plan and 0 < part.bar < 1:
-                verdicts = sequential_verdicts(units, part.bar, proto.alpha, plan, prior)
+            draws = rng.random((reps, n)) < rate
+            if len(looks) > 1 and part.bar < 1:
+                verdicts = rule_verdicts(draws, part.bar, proto.alpha, looks, prior)
             else:
-                verdicts = [rule_verdict(row.tolist(), part.bar, proto.alpha, plan, prior) for row in units]
-            for verdict in verdicts:
-                counts[verdict.value] = counts.get(verdict.value, 0) + 1
+                verdicts = [rule_verdict(row.tolist(), part.bar, proto.alpha, (), prior) for row in draws]
+            for v in verdicts:
+                counts[v.value] = counts.get(v.value, 0) + 1
             rows.append(RuleRow(", ".join(by_units[looks]), n, rate, counts, reps))
     return RuleSimulation(proto.claim_id, part.name, part.bar, tuple(rows))
 
@@ -511,6 +527,7 @@ def control_kinds(proto: ClaimProtocol) -> dict[str, Any]:
         "claim": proto.claim_id,
         "discriminating": [{"name": c.name, "naive": c.naive} for c in proto.controls if c.kind == "discriminating"],
         "sanity": [c.name for c in proto.controls if c.kind == "sanity"],
+        "positive": [c.name for c in proto.controls if c.kind == "positive"],
         "flag": "" if disc else "no discriminating control",
     }
 
@@ -537,55 +554,54 @@ def calibrate_suite(
     return SuiteCalibration(tuple(parts), tuple(rules), controls, time.perf_counter() - start, seed)
 
 
-# --- the record the report reads -------------------------------------------------------------------
-
-RECORD_NAME = "calibration.json"
+# --- the record the report reads: calibrate entries of the ledger ---------------------------------
 
 
-def record_path(ledger: Path | None) -> Path | None:
-    """Return where calibration results are recorded: ``calibration.json`` beside the ledger (None without one)."""
-    if ledger is None:
-        return None
-    return ledger.parent / RECORD_NAME
+def ledger_results(pc: PartCalibration) -> dict[str, Any]:
+    """Return what a ledger ``calibrate`` entry keeps of a part's calibration: the mark and the counts.
 
-
-def write_record(path: Path, parts: Iterable[PartCalibration]) -> None:
-    """Add these results to the record at ``path`` (replacing earlier results of the same parts), atomically."""
-    entries = load_calibration(path) if path.exists() else {}
-    for p in parts:
-        entries[(p.claim, p.part)] = p.to_entry()
-    body = {"schema": SCHEMA, "entries": [entries[k] for k in sorted(entries)]}
-    write_atomic(path, json.dumps(body, indent=1) + "\n")
-
-
-def load_calibration(path: Path | None) -> dict[tuple[str, str], dict[str, Any]]:
-    """Return the recorded calibration entries by (claim, part); {} when there is no record.
-
-    This is the one place the report's calibration marks come from: re-point it at the ledger's
-    calibration entries once the ledger records them.
+    The wrong cases themselves stay in ``claimcheck calibrate --json``; the ledger keeps what the
+    report shows and what a reader needs to judge it (per family: cases and how many came out right).
     """
-    if path is None or not path.exists():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise CalibrationError(
-            f"{path}: cannot read the calibration record ({e}); rerun claimcheck calibrate --record"
-        ) from None
-    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA or not isinstance(raw.get("entries"), list):
-        raise CalibrationError(f"{path}: not a calibration record of schema {SCHEMA!r}; rerun claimcheck calibrate")
-    return {(str(e["claim"]), str(e["part"])): e for e in raw["entries"] if isinstance(e, dict) and "claim" in e}
+    sens, spec = pc.sensitivity, pc.specificity
+    return {
+        "decision": pc.decision,
+        "status": pc.status,
+        "summary": pc.summary(),
+        "sensitivity": {"passed": sens.passed, "n": sens.n, "low": round(sens.low, 4)},
+        "specificity": {"passed": spec.passed, "n": spec.n, "low": round(spec.low, 4)},
+        "floor": FLOOR,
+        "seed": pc.seed,
+        "families": [{"name": f.name, "expect": f.expect, "cases": f.cases, "right": f.right} for f in pc.families],
+    }
 
 
-def recorded_entries(ledger: Path | None) -> list[dict[str, Any]]:
-    """Return the calibration entries recorded beside ``ledger``, for a run's data (``RunData.calibration``).
+def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:
+    """Append a ``calibrate`` entry to ``ledger`` for each part whose result is not already its latest entry.
 
-    An unreadable record gives one entry ``{"error": why}``, which the report shows on its first screen.
+    A part calibrated again with the same decision and the same counts adds nothing; a changed
+    decision, grid or count is a new entry (the old ones stay: the ledger is appended, never edited).
     """
-    try:
-        return list(load_calibration(record_path(ledger)).values())
-    except CalibrationError as e:
-        return [{"error": str(e)}]
+    if ledger.suffix != ".toml":
+        ledger.mkdir(parents=True, exist_ok=True)
+    known = load_ledger(ledger) if ledger.exists() else Ledger(ledger)
+    added = []
+    for pc in parts:
+        results = ledger_results(pc)
+        latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
+        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
+            continue
+        added.append(append_calibration(ledger, pc.claim, pc.part, _digest(pc.decision), results))
+    return added
+
+
+def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
+    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
+    out = []
+    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
+        results = dict(e.get("results", {}))
+        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
+    return out
 
 
 def _digest(decision_id: object) -> str:
@@ -607,7 +623,7 @@ def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Ma
 
 
 def part_mark(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> str:
-    """Return the first screen's calibration mark of ``part``.
+    """Return the first screen's calibration mark of ``part`` (``entries``: ``calibration_entries``, latest first).
 
     "uncalibrated" without a decision or a recorded result, "uncalibrated (changed since)" when
     the recorded result is of another decision (its code or the part's statistics changed), else

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from claimcheck.calibration import recorded_entries
+from claimcheck.calibration import calibration_entries
 from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
 from claimcheck.expectations import PinnedAt, deviations, known_label, pins_of
@@ -296,7 +296,7 @@ class Controller:
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
         run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {}, self.titles)
-        run.calibration = recorded_entries(s.ledger)
+        run.calibration = calibration_entries(self.ledger)
         self.results = run.results()
         self._states(run)
         same = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)

@@ -99,7 +99,7 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                 option,
                 path,
                 f"{where} controls",
-                {"fails as required", "passes too often", "undecided"},
+                {"fails as required", "passes too often", "passes as required", "fails too often", "undecided"},
             )
             stats = {}
             for key, s in dict(pin.get("stats", {})).items():

@@ -27,7 +27,8 @@ Direction = Literal["<=", ">=", "<", ">"]
 Rule = Literal["pass-rate", "estimate", "mean"]
 Multiplicity = Literal["holm", "bonferroni"]
 Expect = Literal["pass", "fail"]
-ControlKind = Literal["discriminating", "sanity"]
+ControlKind = Literal["discriminating", "sanity", "positive"]
+CONTROL_KINDS: tuple[str, ...] = ("discriminating", "sanity", "positive")
 DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
 LEVEL = 0.90  # two-sided exact interval: each end is a one-sided 95% bound
 ALPHA = 0.05  # each decision's error per direction: (1 - LEVEL) / 2
@@ -203,7 +204,7 @@ class Part:
 
 @dataclass(frozen=True)
 class Control:
-    """A negative control: where the claim should not hold, and how often it may pass anyway.
+    """A control: where the claim should not hold (or, ``kind="positive"``, where it holds by construction).
 
     A control unit "passes" when every statistic of its ``part`` is met there (the check failed
     to tell the control from the claim). The control fails as required when the exact upper end of
@@ -214,18 +215,24 @@ class Control:
     (``naive`` says which check, and why); a *sanity* control fails by construction (a shuffle, an
     algebraic impossibility): it may stay, but it does not count among the controls that fail as
     required, and a claim with no discriminating control is flagged on the report.
+
+    A *positive* control is a case where the claim holds by construction, so the instrument must
+    see it: it is decided as its part would be (the pass rate against the part's bar, a mean or
+    estimate against the part's threshold; ``max_pass_rate`` plays no role). It passes as required
+    when shown to hold, and makes the claim ERROR when shown to fail: the instrument is blind there,
+    so a NOT REPRODUCED from it would say nothing. It does not count among the discriminating controls.
     """
 
     name: str
     part: str  # the part whose statistics it runs
-    why: str  # why the claim should not hold there
+    why: str  # why the claim should not hold there (a positive control: why it holds by construction)
     max_pass_rate: float = 0.2
-    kind: ControlKind = "discriminating"  # "sanity": fails by construction, so it does not count
+    kind: ControlKind = "discriminating"  # "sanity": fails by construction; "positive": must pass
     naive: str = ""  # discriminating: the naive check it would have fooled, and why
 
     def __post_init__(self) -> None:
-        if self.kind not in ("discriminating", "sanity"):
-            raise ConfigError(f"control {self.name!r}: kind must be 'discriminating' or 'sanity', got {self.kind!r}")
+        if self.kind not in CONTROL_KINDS:
+            raise ConfigError(f"control {self.name!r}: kind must be one of {CONTROL_KINDS}, got {self.kind!r}")
 
 
 @dataclass(frozen=True)

@@ -117,8 +117,10 @@ def _excluded(p: PartResult) -> int:
 def _controls_cell(r: ClaimResult) -> str:
     if not r.controls:
         return "none ran"
-    sanity = len(r.sanity_controls)
+    sanity, positive = len(r.sanity_controls), r.positive_controls
+    passing = sum(c.status == "passes as required" for c in positive)
     extra = f" (+{sanity} sanity, not counted)" if sanity else ""
+    extra += f"; positive: {passing}/{len(positive)} pass as required" if positive else ""
     if r.controls_total == 0:
         return f"**no discriminating control**{extra}"
     return f"{r.controls_failed}/{r.controls_total} fail as required{extra}"
@@ -240,7 +242,9 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
     rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
-        if rules.get(c.part) in ("estimate", "mean"):
+        if c.kind == "positive":
+            limit = "must be shown to hold as its part would; shown failing makes the claim ERROR (the check is blind)"
+        elif rules.get(c.part) in ("estimate", "mean"):
             limit = "its interval must not show the claimed effect"
         else:
             limit = (
@@ -249,6 +253,8 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
         kind = (
             "sanity: fails by construction, not counted"
             if c.kind == "sanity"
+            else "positive: the claim holds there by construction"
+            if c.kind == "positive"
             else f"discriminating: {c.naive}"
             if c.naive
             else "discriminating"
@@ -380,13 +386,21 @@ def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
     return out
 
 
+_KIND_NOTE = {
+    "sanity": " (sanity: fails by construction, not counted)",
+    "positive": " (positive: holds by construction, must pass)",
+}
+
+
 def _controls_table(controls: Sequence[ControlResult]) -> str:
     rows = [
         [
-            c.name + (" (sanity: fails by construction, not counted)" if c.kind == "sanity" else ""),
+            c.name + _KIND_NOTE.get(c.kind, ""),
             c.why,
             c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
-            "interval must not meet"
+            "must pass, as its part"
+            if c.kind == "positive"
+            else "interval must not meet"
             if c.rate is None
             else "none"
             if c.max_pass_rate <= 0
@@ -468,7 +482,8 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         parts += ["**Tests that raised**", ""]
         parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
-        parts += ["**Negative controls**", "", _controls_table(r.controls), ""]
+        heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
+        parts += [heading, "", _controls_table(r.controls), ""]
     stats = r.claim_stats + r.control_stats
     if stats:
         parts += ["**Statistics** (every check of every unit)", "", _stats_table(stats), ""]

@@ -21,8 +21,15 @@ from claimcheck.protocol import ClaimProtocol
 from claimcheck.record import ClaimRecorder, Look
 from claimcheck.verdicts import ClaimResult, TestOutcome, decide
 
-DECIDED = {"REPRODUCED", "NOT REPRODUCED", "fails as required", "passes too often"}
-FINAL_ONLY_AT_CAP = {"REPRODUCED", "fails as required"}  # for a bar-1 part / a max-0 control: a later unit may undo it
+DECIDED = {
+    "REPRODUCED",
+    "NOT REPRODUCED",
+    "fails as required",
+    "passes too often",
+    "passes as required",
+    "fails too often",
+}
+FINAL_ONLY_AT_CAP = {"REPRODUCED", "fails as required", "passes as required"}  # bar 1 / max 0: a later unit may undo it
 
 
 class ClaimUnits:
@@ -137,13 +144,19 @@ def _name(kind: str, name: str) -> str:
 def _decided(state: dict[str, str], proto: ClaimProtocol, last: bool) -> bool:
     """Return whether every entry of ``state`` is decided for good.
 
-    A bar-1 part that holds so far (every unit passed) or a control that may pass on no unit and
-    has not yet is decided only at the cap: a later unit could still be a counterexample.
+    A bar-1 part that holds so far (every unit passed), a positive control on one, or a control
+    that may pass on no unit and has not yet is decided only at the cap: a later unit could still
+    be a counterexample.
     """
     if not state:
         return False
-    final_at_cap = {_name("part", p.name) for p in proto.parts if p.bar >= 1}
-    final_at_cap |= {_name("control", c.name) for c in proto.controls if c.max_pass_rate <= 0}
+    bar_one = {p.name for p in proto.parts if p.bar >= 1}
+    final_at_cap = {_name("part", name) for name in bar_one}
+    final_at_cap |= {  # a positive control on a bar-1 part holds like the part; a negative one may pass on no unit
+        _name("control", c.name)
+        for c in proto.controls
+        if (c.part in bar_one if c.kind == "positive" else c.max_pass_rate <= 0)
+    }
     for name, value in state.items():
         if value not in DECIDED:
             return False

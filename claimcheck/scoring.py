@@ -195,7 +195,8 @@ def control_tests(
     """Return a control's tests, its units and its per-statistic tests (None when it recorded nothing).
 
     The control's ``StatTests`` reads: ``p_hold`` of "it does not fail as required", ``p_fail`` of
-    "it does not pass too often". A pass-rate control is its pass rate against ``max_pass_rate``
+    "it does not pass too often" (for a positive control: "it does not pass as required" and "it does not
+    fail too often", ``positive_tests``). A pass-rate control is its pass rate against ``max_pass_rate``
     (0: no unit may pass, decided by counting). A control on a mean part passes when every
     statistic meets the claim's threshold (so its p-value of passing is the largest of theirs, an
     intersection-union test) and fails as required when one of them is shown not to (the smallest
@@ -206,6 +207,8 @@ def control_tests(
     if not mine:
         return None
     left = [e for e in exclusions if e.control == ctl.name]
+    if ctl.kind == "positive":
+        return positive_tests(part, design, mine, left)
     if part.rule == "estimate":
         per = estimate_tests([c for _, c in mine], design.alpha)
         leaks = all(interval_meets(c)[0] for _, c in mine)
@@ -227,3 +230,23 @@ def control_tests(
         return StatTests(0.0 if n and k == 0 else 1.0, 0.0 if k else 1.0, ev), units, []
     t = pass_rate_tests(passes, ctl.max_pass_rate, design, (n for n, _ in mine))
     return StatTests(t.p_fail, t.p_hold, t.evidence), units, []
+
+
+def positive_tests(
+    part: Part, design: Design, mine: Sequence[tuple[str, Check]], left: Sequence[Exclusion]
+) -> ControlTests:
+    """Return a positive control's tests: decided as its part would be, on the control's own units.
+
+    The ``StatTests`` reads: ``p_hold`` of "it does not pass as required" (the part's "does not
+    hold"; over several statistics the largest, an intersection-union test) and ``p_fail`` of "it
+    does not fail too often" (the part's "does not fail"; the smallest times their number, Bonferroni
+    within the control), the member of the claim's Holm family that, rejected, says the instrument
+    is blind. A NaN counts as it does in a part: not met.
+    """
+    as_part = [(n, replace(c, control=None, part=part.name)) for n, c in mine]
+    found, units = part_tests(part, design, as_part, [replace(e, control=None, part=part.name) for e in left])
+    p_works = max(t.p_hold for t in found)
+    p_blind = min(1.0, len(found) * min(t.p_fail for t in found))
+    evidence = found[0].evidence if part.rule == "pass-rate" else None
+    per = [] if part.rule == "pass-rate" else found
+    return StatTests(p_works, p_blind, evidence, in_family=all(t.in_family for t in found)), units, per

@@ -28,6 +28,10 @@ from claimcheck.scoring import UnitScore as UnitScore  # re-exported: the report
 from claimcheck.stats import Proportion, Spread, bonferroni, holm, spread
 
 Outcome = Literal["passed", "error", "skipped"]
+# A control's status: a negative control fails as required or passes too often; a positive one
+# (``Control.kind == "positive"``) passes as required or fails too often. The second of each makes the claim ERROR.
+ControlStatus = Literal["fails as required", "passes too often", "passes as required", "fails too often", "undecided"]
+CANNOT_DISCRIMINATE = ("passes too often", "fails too often")
 
 
 class Verdict(StrEnum):
@@ -96,13 +100,13 @@ class ControlResult:
     part: str
     why: str
     max_pass_rate: float
-    status: Literal["fails as required", "passes too often", "undecided"]
+    status: ControlStatus
     rate: Proportion | None
     units: tuple[UnitScore, ...] = ()
     estimates: tuple[Check, ...] = ()
     p_fails: float = math.nan  # p-value of "it does not fail as required" (IUT side)
     p_passes: float = math.nan  # p-value of "it does not pass too often" (a Holm family member)
-    kind: str = "discriminating"  # "sanity": fails by construction; not counted in controls_failed
+    kind: str = "discriminating"  # "sanity": fails by construction; "positive": must pass; neither counted below
 
 
 @dataclass
@@ -127,17 +131,22 @@ class ClaimResult:
     @property
     def controls_failed(self) -> int:
         """Return how many discriminating controls failed as required (sanity controls do not count)."""
-        return sum(c.status == "fails as required" for c in self.controls if c.kind != "sanity")
+        return sum(c.status == "fails as required" for c in self.controls if c.kind == "discriminating")
 
     @property
     def controls_total(self) -> int:
         """Return how many discriminating controls ran."""
-        return sum(c.kind != "sanity" for c in self.controls)
+        return sum(c.kind == "discriminating" for c in self.controls)
 
     @property
     def sanity_controls(self) -> list[ControlResult]:
         """Return the sanity controls that ran (they fail by construction and show no discrimination)."""
         return [c for c in self.controls if c.kind == "sanity"]
+
+    @property
+    def positive_controls(self) -> list[ControlResult]:
+        """Return the positive controls that ran (cases where the claim holds by construction: they must pass)."""
+        return [c for c in self.controls if c.kind == "positive"]
 
 
 def summarise(checks: Iterable[Check]) -> list[StatSummary]:
@@ -248,16 +257,11 @@ def _control_result(ctl: Control, found: ControlTests, leaks: bool, alpha: float
     tests, units, per = found
     if not tests.in_family:  # an interval-only estimate control: decided by its interval
         leaks = tests.p_fail <= alpha
-    fails = tests.p_hold <= alpha
-    status: Literal["fails as required", "passes too often", "undecided"] = (
-        "undecided"
-        if fails and leaks
-        else "passes too often"
-        if leaks
-        else "fails as required"
-        if fails
-        else "undecided"
-    )
+    fails = tests.p_hold <= alpha  # for a positive control: shown to pass
+    positive = ctl.kind == "positive"
+    required: ControlStatus = "passes as required" if positive else "fails as required"
+    wrong: ControlStatus = "fails too often" if positive else "passes too often"
+    status: ControlStatus = "undecided" if fails and leaks else wrong if leaks else required if fails else "undecided"
     rate = _proportion(tests.evidence, alpha) if tests.evidence is not None and not per else None
     shown = tuple(t.check for t in per if t.check is not None)
     return ControlResult(
@@ -348,9 +352,16 @@ def _claim_verdict(
         return Verdict.ERROR, f"{len(errors)} test(s) raised: {errors[0].message}"
     if not any(c.control is None for _, c in checks):
         return Verdict.ERROR, "no claim statistic was recorded: the check could not have failed"
-    leaky = [c for c in r.controls if c.status == "passes too often"]
+    leaky = [c for c in r.controls if c.status in CANNOT_DISCRIMINATE]
     if leaky:
         c = leaky[0]
+        if c.kind == "positive":
+            rate = c.rate.format() if c.rate else "its estimate missed the claim's threshold"
+            return (
+                Verdict.ERROR,
+                f"the instrument is blind: positive control '{c.name}', where the claim holds by construction, "
+                f"was shown to fail ({rate}); a verdict from this check would say nothing",
+            )
         rate = c.rate.format() if c.rate else "its estimate met the claim's threshold"
         return (
             Verdict.ERROR,
@@ -361,6 +372,14 @@ def _claim_verdict(
     part_verdicts = [p.verdict for p in r.parts]
     reasons = "; ".join(f"{p.name}: {p.verdict.value}, {p.reason}" if p.name else p.reason for p in r.parts)
     if any(v is Verdict.NOT_REPRODUCED for v in part_verdicts):
+        seen = {c.name for c in r.controls if c.status == "passes as required"}
+        declared = r.protocol.controls if r.protocol is not None else ()
+        unseen = [c.name for c in declared if c.kind == "positive" and c.name not in seen]
+        if unseen:  # a part shown to fail says something only where the check was shown able to see
+            return Verdict.INCONCLUSIVE, (
+                f"{reasons}; but positive control '{unseen[0]}' is not shown to pass, so the check is not shown "
+                "able to see what the failing part misses"
+            )
         return Verdict.NOT_REPRODUCED, reasons
     if missing:
         return (
@@ -372,7 +391,8 @@ def _claim_verdict(
         if undecided:
             c = undecided[0]
             rate = c.rate.format() if c.rate else ""
-            return Verdict.INCONCLUSIVE, f"{reasons}; but control '{c.name}' is not yet shown to fail ({rate})"
+            shown = "pass" if c.kind == "positive" else "fail"
+            return Verdict.INCONCLUSIVE, f"{reasons}; but control '{c.name}' is not yet shown to {shown} ({rate})"
         return Verdict.REPRODUCED, reasons
     return Verdict.INCONCLUSIVE, reasons
 

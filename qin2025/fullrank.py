@@ -4,13 +4,22 @@ A ``Grid`` names what one unit (a seed) measures: (n, d) shapes, d_QK values, be
 of inputs X per weight draw. ``sweep`` draws the model's weights once per (shape, W_Q/W_K init,
 d_QK) and measures every beta on the same X; each draw's seed comes from the unit's seed and the
 grid point (``spectral.derive_seed``), so a point's numbers do not depend on what else the grid
-holds. The rest records what a claim shows beside its checks: the regime, notes and curves.
+holds.
+
+Each draw is measured twice: as drawn, and with its attention collapsed to S = 11^T/n, the limit
+Attn(X) tends to as it collapses to rank one (Xavier W_Q, W_K as d_QK grows). The collapse is the
+model's own forward on EPS X divided by EPS: the logits scale by EPS^2 (2^-52 here), so S is
+uniform to float precision, while the value path and the residual scale by EPS exactly. For the
+paper's model this is Z with W_Q = 0 to 1e-9 relative (tests/paper/test_fullrank.py); for a model
+with biases in its value path, or a LayerNorm before its attention, it is not the collapse, and the
+report says so through the model's premises.
+
+The rest records what a claim shows beside its checks: the regime, notes and curves.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -21,7 +30,6 @@ from claimcheck.record import ClaimRecorder
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, QKInit, init_params
 from qin2025.spectral import (
-    AttentionSample,
     attention_of,
     derive_seed,
     floor_ratio,
@@ -31,6 +39,7 @@ from qin2025.spectral import (
 from qin2025.usermodel import PAPER, ModelSpec
 
 INITS: tuple[QKInit, ...] = ("xavier", "normal")  # W_Q, W_K variance 2/(d + d_QK) or 1/d; the index seeds the draw
+EPS = 2.0**-26  # inputs scaled by EPS collapse the attention: logits x 2^-52, values x EPS (exact in binary)
 
 
 @dataclass(frozen=True)
@@ -55,11 +64,17 @@ class Point:
     z: np.ndarray  # (samples, n, d) Attn(X) + beta X: what C3's decisions take
     x: np.ndarray  # (samples, n, d)
     floor_attn: np.ndarray  # (samples,) sigma_min(Attn(X)) / sigma_min(X)
+    z_collapsed: np.ndarray  # (samples, n, d) Z of the same weights and X with S = 11^T/n
 
     @cached_property
     def floor_z(self) -> np.ndarray:
         """Return (samples,) sigma_min(Z) / sigma_min(X)."""
         return floor_ratio(self.z, self.x)
+
+    @cached_property
+    def floor_collapsed(self) -> np.ndarray:
+        """Return (samples,) sigma_min(Z) / sigma_min(X) with the attention collapsed."""
+        return floor_ratio(self.z_collapsed, self.x)
 
     @cached_property
     def deficit(self) -> np.ndarray:
@@ -72,9 +87,9 @@ class Point:
         return f"{self.init} n={self.n} d={self.d} d_qk={self.d_qk} beta={self.beta:g}"
 
 
-def inputs(seed: int, n: int, d: int, samples: int, rank: int | None = None) -> torch.Tensor:
-    """Return ``samples`` Gaussian inputs X (samples, n, d) of full row rank, or of rank ``rank``."""
-    return make_synthetic(samples, n, d, 1, derive_seed(seed, n, d, rank or 0), rank=rank).x
+def inputs(seed: int, n: int, d: int, samples: int) -> torch.Tensor:
+    """Return ``samples`` Gaussian inputs X (samples, n, d) of full row rank."""
+    return make_synthetic(samples, n, d, 1, derive_seed(seed, n, d, 0)).x
 
 
 def inits_of(model: ModelSpec) -> tuple[QKInit, ...]:
@@ -82,45 +97,31 @@ def inits_of(model: ModelSpec) -> tuple[QKInit, ...]:
     return INITS if "qk_init" in model.capabilities else INITS[:1]
 
 
-def _draws(
-    model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...], rank_divisor: int | None = None
-) -> Iterator[tuple[QKInit, int, int, int, list[AttentionSample]]]:
-    """Yield (init, n, d, d_QK, one sample per beta) for every weight draw of ``grid``.
-
-    X has full rank, or rank n // ``rank_divisor`` when that is given.
-    """
+def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
+    """Measure every (shape, init, d_QK, beta) of ``grid`` on X of full rank, as drawn and collapsed."""
+    points = []
     for n, d in grid.shapes:
-        x = inputs(seed, n, d, grid.samples, n // rank_divisor if rank_divisor else None)
+        x = inputs(seed, n, d, grid.samples)
         for init in inits:
             for d_qk in grid.d_qks:
                 cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
                 w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
-                yield init, n, d, d_qk, sample_attention_betas(cfg, x, w_seed, grid.betas, model)
+                drawn = sample_attention_betas(cfg, x, w_seed, grid.betas, model)
+                collapsed = sample_attention_betas(cfg, EPS * x, w_seed, grid.betas, model)
+                for beta, a, c in zip(grid.betas, drawn, collapsed, strict=True):
+                    points.append(Point(init, n, d, d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x), c.z / EPS))
+    return points
 
 
-def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
-    """Measure every (shape, init, d_QK, beta) of ``grid`` on X of full rank."""
-    return [
-        Point(init, n, d, d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x))
-        for init, n, d, d_qk, samples in _draws(model, seed, grid, inits)
-        for beta, a in zip(grid.betas, samples, strict=True)
-    ]
-
-
-def low_rank_outputs(
-    model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...], rank_divisor: int
-) -> list[np.ndarray]:
-    """Return Z of every draw of ``grid`` on X of rank n // ``rank_divisor`` (premise broken), one array per draw."""
-    return [a.z for *_, samples in _draws(model, seed, grid, inits, rank_divisor) for a in samples]
-
-
-def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> AttentionSample:
+def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> Point:
     """Return the paper's block with W_Q = 0 (S = 11^T/n, the limit of collapse) and W_V = -beta I."""
     cfg = ModelConfig(d=d, d_qk=4, beta=beta)
     params = init_params(cfg, torch.Generator().manual_seed(derive_seed(seed, n, d)))
     params["0.W_Q"] = torch.zeros_like(params["0.W_Q"])
     params["0.W_V"] = -beta * torch.eye(d, dtype=torch.float64)
-    return attention_of(params, inputs(seed, n, d, samples), cfg)
+    x = inputs(seed, n, d, samples)
+    a, c = attention_of(params, x, cfg), attention_of(params, EPS * x, cfg)
+    return Point("adversarial", n, d, cfg.d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x), c.z / EPS)
 
 
 def max_deficit(points: list[Point]) -> int:
@@ -149,15 +150,19 @@ def record_curves(rec: ClaimRecorder, points: list[Point], shape: tuple[int, int
         rec.curve("sigma_min(Attn)/sigma_min(X), beta=0", attn, x=x, group=group)
 
 
-def note_grid(rec: ClaimRecorder, points: list[Point], floor: float) -> None:
-    """Say how many draws held ``floor`` (of sigma_min(Z)/sigma_min(X)), the worst one, and Attn(X)'s own collapse."""
+def note_grid(rec: ClaimRecorder, seed: int, points: list[Point], floor: float) -> None:
+    """Say how many draws held ``floor`` as drawn and collapsed, the worst of each, Z's rank, and Attn(X)'s collapse."""
     ratios = np.concatenate([p.floor_z for p in points])
+    collapsed = np.concatenate([p.floor_collapsed for p in points])
     worst = min(points, key=lambda p: float(p.floor_z.min()))
+    worst_c = min(points, key=lambda p: float(p.floor_collapsed.min()))
     top_d_qk = max(p.d_qk for p in points)
     top = np.concatenate([p.floor_attn for p in points if p.d_qk == top_d_qk])
     rec.note(
-        f"seed {rec.seed}: floor held in {int((ratios >= floor).sum())}/{ratios.size} draws; min "
-        f"sigma_min(Z)/sigma_min(X) {worst.floor_z.min():.3g} at {worst.where}; beside it, median "
+        f"seed {seed}: floor held in {int((ratios >= floor).sum())}/{ratios.size} draws, and in "
+        f"{int((collapsed >= floor).sum())}/{collapsed.size} collapsed; min sigma_min(Z)/sigma_min(X) "
+        f"{worst.floor_z.min():.3g} at {worst.where}, collapsed {worst_c.floor_collapsed.min():.3g} at "
+        f"{worst_c.where}; max rank deficit of Z {max_deficit(points)}; beside it, median "
         f"sigma_min(Attn)/sigma_min(X) at d_qk={top_d_qk} is {np.median(top):.3g}"
     )
 
@@ -169,6 +174,7 @@ def note_edge(rec: ClaimRecorder, model: ModelSpec, seed: int, grid: Grid, floor
     d = grid.shapes[0][1]
     rec.note(
         f"seed {seed}, n = d = {d} (the edge of the premise, not gated): floor held in "
-        f"{int((ratios >= floor).sum())}/{ratios.size} draws, min ratio {ratios.min():.3g}; max rank deficit of Z "
+        f"{int((ratios >= floor).sum())}/{ratios.size} draws, min ratio {ratios.min():.3g} (collapsed "
+        f"{min(float(p.floor_collapsed.min()) for p in points):.3g}); max rank deficit of Z "
         f"{max_deficit(points)}. Square X has full rank, but its floor is a random-matrix tail."
     )

@@ -167,19 +167,15 @@ def test_the_core_decision_rule_is_covered_and_the_engine_is_named_not_followed(
 
 
 def test_fingerprinting_the_paper_suite_takes_well_under_a_second() -> None:
-    """Collecting the eight claims computes eight fingerprints; measured here from a cold cache."""
-    import time
-
+    """Collecting the eight claims computes eight distinct fingerprints from a cold parse cache (speed: a benchmark)."""
     from claimcheck import fingerprint as fpmod
 
     root = Path(__file__).resolve().parents[1]
     engine = Engine(packages=("qin2025",), modules=("qin2025.trainer", "qin2025.model"), identity="x")
     fpmod._PARSED.clear()
     fpmod._TEXTS.clear()
-    start = time.perf_counter()
     digests = {code_fingerprint(p, p.stem, None, engine).digest for p in sorted((root / "claims").glob("test_c*.py"))}
-    took = time.perf_counter() - start
-    assert len(digests) == 8 and took < 2.0, took  # about 0.4 s on the development machine
+    assert len(digests) == 8
 
 
 def test_one_decision_has_a_fingerprint_of_its_own_for_calibration_entries(toy: Path) -> None:

@@ -141,8 +141,9 @@ def render_calibration(suite: SuiteCalibration) -> str:
     for c in suite.controls:
         disc = ", ".join(d["name"] for d in c["discriminating"]) or "none"
         sanity = ", ".join(c["sanity"]) or "none"
+        positive = f"; positive (must pass): {', '.join(c['positive'])}" if c.get("positive") else ""
         flag = f" **{c['flag'].upper()}**" if c["flag"] else ""
-        lines.append(f"- {c['claim']}:{flag} discriminating: {disc}; sanity (not counted): {sanity}")
+        lines.append(f"- {c['claim']}:{flag} discriminating: {disc}; sanity (not counted): {sanity}{positive}")
     if flagged:
         lines += [
             "",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.baseline import compare, render_comparison
-from claimcheck.calibration import RECORD_NAME, RULE_REPS, calibrate_suite, write_record
+from claimcheck.calibration import RULE_REPS, calibrate_suite, record_in_ledger
 from claimcheck.commands.calibrate import load_protocols, render_calibration
 from claimcheck.commands.ledger_cmd import add_commands as add_ledger_commands
 from claimcheck.commands.mutants import render_mutants
@@ -194,9 +194,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"wrote {args.json}", file=sys.stderr)
     if args.record is not None:
         first = args.paths[0] if args.paths[0].is_dir() else args.paths[0].parent
-        where = args.record if args.record != Path() else first / RECORD_NAME  # beside the suite's ledger
-        write_record(where, suite.parts)
-        print(f"recorded {len(suite.parts)} calibration results in {where}", file=sys.stderr)
+        where = args.record if args.record != Path() else first / "ledger"  # the suite's ledger folder
+        added = record_in_ledger(where, suite.parts)
+        print(
+            f"recorded {len(added)} calibration result(s) in the ledger {where} "
+            f"({len(suite.parts) - len(added)} unchanged since their last entry)",
+            file=sys.stderr,
+        )
     _write_or_print(render_calibration(suite), args.output)
     return 1 if args.fail and suite.failing else 0
 
@@ -294,7 +298,8 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         const=Path(),
         metavar="PATH",
-        help="record the results for the report (default: calibration.json beside the ledger, claims/calibration.json)",
+        help="append each changed part's result to the ledger as a calibrate entry (default: the ledger folder "
+        "beside the claims, claims/ledger), where the report reads it",
     )
     k.add_argument("--cases", type=_positive, help="cases per family instead of each family's own count (a quick look)")
     k.add_argument("--reps", type=_positive, default=RULE_REPS, help=f"simulated claims per rule row ({RULE_REPS})")

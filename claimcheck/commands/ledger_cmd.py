@@ -312,6 +312,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ledger_path(text: str) -> Path:
+    """Return the ledger a command-line path names: a suite folder that holds ``ledger/`` names that folder."""
+    path = Path(text)
+    return path / "ledger" if path.is_dir() and (path / "ledger").is_dir() else path
+
+
 def add_commands(command: Command) -> None:
     """Add ``claimcheck ledger ...`` to the command line (``command(name, help)`` makes a subcommand)."""
     top = command("ledger", "register, confirm, verify and show the ledger of claim versions")
@@ -339,11 +345,13 @@ def add_commands(command: Command) -> None:
         metavar="TEXT",
         help="confirm on a block that already ran at this budget, for this recorded reason (shown with the state)",
     )
-    c.add_argument("--ledger", type=Path, default=Path("claims/ledger"), help="the ledger (default claims/ledger)")
+    c.add_argument(
+        "--ledger", type=_ledger_path, default=Path("claims/ledger"), help="the ledger (default claims/ledger)"
+    )
     v = action("verify", "check every hash chain, and each confirmation against git", cmd_verify)
-    v.add_argument("ledger", type=Path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
+    v.add_argument("ledger", type=_ledger_path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
     s = action("show", "print the ledger's entries, or one claim's history", cmd_show)
-    s.add_argument("ledger", type=Path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
+    s.add_argument("ledger", type=_ledger_path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
     s.add_argument("--claim", action="append", default=[], help="show this claim's history (repeatable)")
     m = action("migrate", "convert ledger files of the older format ([[version]] tables)", cmd_migrate)
     m.add_argument("files", type=Path, nargs="+", help="the old ledger files")

@@ -1,123 +1,227 @@
-"""Calibration families of C7's decisions: rate tables in worlds where the rate follows the conditioning of Z, or not.
+"""Calibration families of C7's decisions: one lever's rate table in worlds whose answer is known.
 
-A case is a whole sample (20 seeds at ci) of C7's 16 configurations: d_QK in {4, 512} x input
-scale in {0.5, 2} (the strata) x beta in {0, 0.3, 1, 3}. Each seed's sigma_min/sigma_max of Z
-(kinv) and lambda_max scatter (lognormal, sd 0.3 and 0.2) around the medians of the real runs
-(ci confirmatory block), kinv kept rising with beta inside each stratum as it does in every real
-stratum (medians 5e-4, 0.13, 0.32, 0.37). Only the rate differs between worlds, with lognormal
-noise of sd 0.02..0.15:
+A case is one unit of one lever, as the claim measures it (``qin2025.conditioning``): its 5 settings
+and 4 lambda runs, with kinv(Z), lambda_max, sigma_min(Z) and the step size mu. ``skeleton`` draws
+them from the structure measured on exploratory seeds 0-29 at T = 200 (docs/claims/c7-v3-design.md,
+E9: along each lever the slopes of log kinv(Z) and log lambda_max against the log setting, their
+levels, and lambda_max's exponents along the lambda runs, each with its seed-to-seed sd); a world
+then sets each run's log rate, with Gaussian noise of sd 0.15..0.4 (real residual sd: median
+0.24 on the input lever, 0.15 on the W_V lever, 90th percentile 0.41 and 0.22).
 
-Must pass: the rate follows the conditioning, rate ~ kinv^g, g 0.1..0.4. Must fail: it follows
-lambda_max alone (rate ~ lambda_max^g, g of either sign, |g| 0.1..0.4), or beta alone
-(rate ~ (1 + beta)^g, g 0.2..1), while the conditioning moves as it does; or nothing (sanity).
+Grid, by what each part's statement says (association: along the lever the better-conditioned
+runs are faster; governs: the elasticity b of the rate in kinv(Z), lambda_max held, is >= 0.5):
+
+- must pass, every part: the rate follows kinv(Z), log rate = b log kinv + c log lambda_max,
+  b 0.75..2, c -0.3..0; the bound form rate = mu sigma_min(Z)^2 (Theorem 1's shape at a fixed
+  fraction of the curvature bound);
+- must pass, association only: on the bar, b = 0.5; association (input) also where the rate
+  follows X's conditioning alone (along the input lever it does follow kinv(Z));
+- must fail, governs: a weak effect, b = 0.25; lambda_max alone, log rate = -g log lambda_max,
+  g 0.3..3; a curved function of lambda_max alone; beta alone (fixed within a unit, so no rate
+  change); the scale alone (X -> s X); governs (W_V) also where the rate follows X alone;
+- must fail, association: beta alone; the scale alone; association (W_V) also X alone.
+
+Not scored, and why: association in the weak (b = 0.25) and lambda-alone worlds (lambda_max
+moves with the lever, so a rate that follows it is associated with kinv(Z) along the lever; the
+association part states an association, the governs part the mechanism); governs on the bar
+(b = 0.5 is the threshold itself) and governs (input) where the rate follows X alone (along the
+input lever it follows kinv(Z) too: only the W_V lever tells them apart, which is why it is a part).
 """
 
 from __future__ import annotations
 
-import itertools
+import math
 from collections.abc import Callable
-from functools import partial
+from dataclasses import dataclass
 
 import numpy as np
 
 from claimcheck.protocol import Case, Expect, Family
-from qin2025.calibration.draw import log_uniform
+from qin2025.conditioning import INPUT, LAMBDA_RUNS, LEVERS, Lever
 
-BETAS = (0.0, 0.3, 1.0, 3.0)
-CONFIGS = list(itertools.product((4, 512), (0.5, 2.0), BETAS))  # (d_qk, x_scale, beta), C7's order
-STRATA = [f"d_qk={q} x*{x:g}" for q, x, _ in CONFIGS]
-KINV = np.asarray(
-    [4.75e-4, 0.133, 0.316, 0.37, 3.67e-5, 0.093, 0.232, 0.356, 1.6e-4, 0.15, 0.338, 0.37, 2.48e-3, 0.154, 0.327, 0.368]
-)  # real medians over the ci seeds, C7 v2
-LAMBDA = np.asarray([43.7, 47.5, 112, 747, 4050, 4020, 4780, 14500, 42.3, 46.2, 108, 658, 953, 982, 1920, 10900])
-
-Rate = Callable[[np.random.Generator, np.ndarray, np.ndarray], tuple[np.ndarray, dict[str, float]]]
-
-
-def _seed(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    kinv = KINV * np.exp(rng.normal(0.0, 0.3, KINV.size))
-    for k in range(0, kinv.size, len(BETAS)):  # rising with beta inside each stratum, as in every real one
-        kinv[k : k + len(BETAS)] = np.sort(kinv[k : k + len(BETAS)])
-    return kinv, LAMBDA * np.exp(rng.normal(0.0, 0.2, LAMBDA.size))
+# Structure measured on exploratory seeds 0-29 (mean, sd over seeds): d log kinv / d log setting,
+# d log lambda / d log setting, log kinv and log lambda at the best-conditioned setting.
+STRUCTURE = {
+    "input": {"k_slope": (-0.826, 0.057), "l_slope": (0.205, 0.071), "k0": (-0.672, 0.077), "l0": (6.142, 0.256)},
+    "W_V": {"k_slope": (0.887, 0.050), "l_slope": (0.044, 0.070), "k0": (-1.177, 0.166), "l0": (6.240, 0.290)},
+}
+# lambda_max exponents along the lambda runs (s down, s up, ug down, ug up), both levers pooled.
+LAM_EXP = {(0.5, 1.0): (2.12, 0.13), (2.0, 1.0): (2.50, 0.29), (1.0, 0.5): (0.71, 0.19), (1.0, 2.0): (1.40, 0.19)}
+SMAX_SLOPE_INPUT = 0.13  # d log sigma_max(Z) / d log kx (9.5 at kx = 1 to 17.5 at 100); flat on the W_V lever
+NOISE = (0.15, 0.4)  # sd of the log rate
 
 
-def sample(
-    rng: np.random.Generator,
-    law: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
-    seeds: int,
-    exponent: tuple[float, float],
-    signed: bool,
-) -> Case:
-    """A sample of ``seeds`` seeds whose rates follow ``law(kinv, lambda_max, g)`` times lognormal noise."""
-    g = float(rng.uniform(*exponent)) * (float(rng.choice([-1.0, 1.0])) if signed else 1.0)
-    noise = log_uniform(rng, 0.02, 0.15)
-    rates, kinvs, lams = [], [], []
-    for _ in range(seeds):
-        kinv, lam = _seed(rng)
-        rates.append((0.04 * law(kinv, lam, g) * np.exp(rng.normal(0.0, noise, kinv.size))).tolist())
-        kinvs.append(kinv.tolist())
-        lams.append(lam.tolist())
-    admissible = [[True] * len(CONFIGS) for _ in range(seeds)]
-    return Case(
-        {"exponent": g, "noise": noise},
-        {"rate": rates, "kinv": kinvs, "lam": lams, "admissible": admissible, "strata": STRATA},
-    )
+@dataclass(frozen=True)
+class Skeleton:
+    """One unit of one lever before its rates: what the claim measures at init, and each run's setting."""
+
+    lever: Lever
+    kinv: np.ndarray  # (9,)
+    lam: np.ndarray
+    smin: np.ndarray
+    mu: np.ndarray  # 1 / lambda_max: mu = 0.5 * 2 / lambda_max
+    s: np.ndarray  # the scale of X of each run
+    log_kx: np.ndarray  # log condition number of X (0 on the W_V lever, where X is the Gaussian draw)
+    reference: list[bool]
 
 
-BETA = np.asarray([b for _, _, b in CONFIGS])
-LAWS: tuple[
-    tuple[str, Expect, Callable[[np.ndarray, np.ndarray, float], np.ndarray], tuple[float, float], bool, str, str], ...
-] = (
-    (
-        "rate follows the conditioning",
-        "pass",
-        lambda k, m, g: (k / 0.3) ** g,
-        (0.1, 0.4),
-        False,
-        "rate ~ kinv^g, g 0.1..0.4",
-        "the conditioning of Z sets the rate",
-    ),
-    (
-        "rate follows lambda_max alone",
-        "fail",
-        lambda k, m, g: (m / 100) ** g,
-        (0.1, 0.4),
-        True,
-        "rate ~ lambda_max^g, |g| 0.1..0.4, either sign",
-        "the curvature sets the rate; the conditioning only moves with it",
-    ),
-    (
-        "rate follows beta alone",
-        "fail",
-        lambda k, m, g: (1 + BETA) ** g,
-        (0.2, 1.0),
-        False,
-        "rate ~ (1 + beta)^g, g 0.2..1",
-        "beta sets the rate (C5's evidence); the conditioning only moves with beta",
-    ),
-    (
-        "no relation (sanity)",
-        "fail",
-        lambda k, m, g: np.ones_like(k),
-        (0.0, 0.0),
-        False,
-        "rate independent of everything",
-        "nothing sets the rate",
-    ),
-)
+def skeleton(lever: Lever, rng: np.random.Generator) -> Skeleton:
+    """Draw one unit's 9 runs of ``lever``: its 5 settings, then the 4 lambda runs at its middle setting."""
+    st = {k: rng.normal(*v) for k, v in STRUCTURE[lever.name].items()}
+    runs = lever.settings()
+    moved = np.array([getattr(run, lever.field) for run in runs])
+    pos = np.log(moved / lever.values[0])  # 0 at the best-conditioned setting
+    s = np.array([run.s for run in runs])
+    log_kinv = st["k0"] + st["k_slope"] * pos
+    log_lam = st["l0"] + st["l_slope"] * pos
+    for i, (si, ui) in enumerate(LAMBDA_RUNS, start=len(lever.values)):
+        log_lam[i] += rng.normal(*LAM_EXP[(si, ui)]) * math.log(si * ui)
+    log_smax = math.log(10.0) + (SMAX_SLOPE_INPUT * pos if lever is INPUT else 0.0) + np.log(s)
+    lam = np.exp(log_lam)
+    log_kx = np.log(moved) if lever is INPUT else np.zeros(moved.size)
+    reference = [run.reference for run in runs]
+    return Skeleton(lever, np.exp(log_kinv), lam, np.exp(log_kinv + log_smax), 1.0 / lam, s, log_kx, reference)
 
 
-def conditioning_families(seeds: int, cases: int = 50) -> tuple[Family, ...]:
-    """Return the families of C7's parts (both take the same samples); each case is ``seeds`` seeds."""
-    grid = f"{seeds} seeds x 16 configurations; kinv, lambda_max scattered about the real medians; noise sd 0.02..0.15"
+World = Callable[[Skeleton, np.random.Generator], tuple[np.ndarray, dict[str, float]]]  # log rate, parameters
+
+
+def _noise(rng: np.random.Generator) -> float:
+    return float(rng.uniform(*NOISE))
+
+
+def follows_kinv(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows kinv(Z): log rate = b log kinv + c log lambda_max, b 0.75..2, c -0.3..0."""
+    b, c, sd = float(rng.uniform(0.75, 2.0)), float(rng.uniform(-0.3, 0.0)), _noise(rng)
+    return -3.0 + b * np.log(sk.kinv) + c * np.log(sk.lam) + rng.normal(0, sd, sk.kinv.size), {"b": b, "c": c, "sd": sd}
+
+
+def bound_form(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate is mu sigma_min(Z)^2: Theorem 1's shape at a fixed fraction of the curvature bound."""
+    sd = _noise(rng)
+    return np.log(sk.mu) + 2 * np.log(sk.smin) + rng.normal(0, sd, sk.kinv.size), {"sd": sd}
+
+
+def elasticity_world(b: float) -> World:
+    """Return the world whose rate follows kinv(Z) with elasticity exactly ``b`` (on the bar, or weak)."""
+
+    def world(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+        sd = _noise(rng)
+        return -3.0 + b * np.log(sk.kinv) + rng.normal(0, sd, sk.kinv.size), {"b": b, "sd": sd}
+
+    return world
+
+
+def lambda_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows lambda_max alone (the step size): log rate = -g log lambda_max, g 0.3..3."""
+    g, sd = float(rng.uniform(0.3, 3.0)), _noise(rng)
+    return -g * np.log(sk.lam) + rng.normal(0, sd, sk.kinv.size), {"g": g, "sd": sd}
+
+
+def curved_lambda(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows a curved function of lambda_max alone: -g (log lambda - 6.2)^2 - log lambda, g 0.1..0.5."""
+    g, sd = float(rng.uniform(0.1, 0.5)), _noise(rng)
+    log_lam = np.log(sk.lam)
+    return -g * (log_lam - 6.2) ** 2 - log_lam + rng.normal(0, sd, sk.kinv.size), {"g": g, "sd": sd}
+
+
+def beta_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows beta alone: beta is the same in every run of a unit, so the rate does not move."""
+    sd = _noise(rng)
+    return -3.0 + rng.normal(0, sd, sk.kinv.size), {"sd": sd}
+
+
+def input_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows X's conditioning alone: log rate = -bx log kx - 0.1 log lambda_max, bx 0.5..0.8."""
+    bx, sd = float(rng.uniform(0.5, 0.8)), _noise(rng)
+    return -3.0 - bx * sk.log_kx - 0.1 * np.log(sk.lam) + rng.normal(0, sd, sk.kinv.size), {"bx": bx, "sd": sd}
+
+
+def scale_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows the scale of X alone (so does sigma_min(Z)): log rate = -e log s, e 0.2..0.6."""
+    e, sd = float(rng.uniform(0.2, 0.6)), _noise(rng)
+    return -3.0 - e * np.log(sk.s) + rng.normal(0, sd, sk.kinv.size), {"e": e, "sd": sd}
+
+
+def unit_case(lever: Lever, world: World) -> Callable[[np.random.Generator], Case]:
+    """Return a generator of one unit of ``lever`` in ``world``: the measurements and the world's parameters."""
+
+    def generate(rng: np.random.Generator) -> Case:
+        sk = skeleton(lever, rng)
+        log_rate, params = world(sk, rng)
+        measurements = {
+            "rate": np.exp(log_rate).tolist(),
+            "kinv": sk.kinv.tolist(),
+            "lam": sk.lam.tolist(),
+            "reference": sk.reference,
+        }
+        return Case({"lever": lever.name, **params}, measurements)
+
+    return generate
+
+
+def sample_case(lever: Lever, world: World, units: int) -> Callable[[np.random.Generator], Case]:
+    """Return a generator of a whole sample of ``units`` units of ``lever`` in ``world`` (a mean-rule part's case).
+
+    Each unit draws its own skeleton, world parameters within the world's grid, and noise, so the
+    sample's mean elasticity lies within the grid: the answer the part must give is the world's.
+    """
+    one = unit_case(lever, world)
+
+    def generate(rng: np.random.Generator) -> Case:
+        drawn = [one(rng) for _ in range(units)]
+        return Case({"lever": lever.name, "units": units}, {"units": [c.measurements for c in drawn]})
+
+    return generate
+
+
+# name, world, grid in words, why the answer is known, and what each kind of part must say there
+# ("pass", "fail", or None: not scored, for the reason the module docstring gives).
+Row = tuple[str, World, str, str, dict[str, Expect | None]]
+
+
+def _rows(lever: Lever) -> list[Row]:
+    x_alone: dict[str, Expect | None] = {
+        "association": "pass" if lever is INPUT else "fail",
+        "governs": None if lever is INPUT else "fail",
+    }
+    return [
+        ("rate follows kinv(Z)", follows_kinv, "b 0.75..2, c -0.3..0", "the conditioning of Z sets the rate",
+         {"association": "pass", "governs": "pass"}),
+        ("bound form mu sigma_min(Z)^2", bound_form, "", "Theorem 1's rate at a fixed fraction of the bound",
+         {"association": "pass", "governs": "pass"}),
+        ("on the bar, b = 0.5", elasticity_world(0.5), "b = 0.5", "an association of the claimed size",
+         {"association": "pass", "governs": None}),
+        ("weak, b = 0.25", elasticity_world(0.25), "b = 0.25", "an elasticity half the bar: not governed",
+         {"association": None, "governs": "fail"}),
+        ("lambda_max alone", lambda_alone, "-g log lambda_max, g 0.3..3", "the step size sets the rate",
+         {"association": None, "governs": "fail"}),
+        ("curved lambda_max alone", curved_lambda, "-g (log lambda - 6.2)^2 - log lambda, g 0.1..0.5",
+         "a nonlinear function of the step size sets the rate", {"association": None, "governs": "fail"}),
+        ("beta alone", beta_alone, "beta fixed in the unit: no rate change", "beta, not Z, sets the rate",
+         {"association": "fail", "governs": "fail"}),
+        ("X's conditioning alone", input_alone, "-bx log kx - 0.1 log lambda_max, bx 0.5..0.8",
+         "the input's conditioning sets the rate; Z's follows it only on the input lever", x_alone),
+        ("scale of X alone", scale_alone, "-e log s, e 0.2..0.6", "the scale moves sigma(Z), not kinv(Z)",
+         {"association": "fail", "governs": "fail"}),
+    ]  # fmt: skip
+
+
+def conditioning_families(kind: str, lever: Lever, cases: int = 200, units: int = 0) -> tuple[Family, ...]:
+    """Return the families of the ``kind`` ("association" or "governs") part of ``lever``: every scored world.
+
+    ``units`` > 0 makes each case a sample of that many units (a mean-rule part decides a sample).
+    """
+    if kind not in ("association", "governs") or lever not in LEVERS:
+        raise ValueError(f"conditioning_families: kind association or governs, lever INPUT or W_V; got {kind!r}")
+    what = f"a sample of {units} units" if units else "one unit"
+    grid = f"{what} of the {lever.name} lever (9 runs each); noise sd {NOISE[0]:g}..{NOISE[1]:g} in log rate"
+
+    def gen(world: World) -> Callable[[np.random.Generator], Case]:
+        return sample_case(lever, world, units) if units else unit_case(lever, world)
+
     return tuple(
-        Family(
-            name,
-            expect,
-            partial(sample, law=law, seeds=seeds, exponent=exp, signed=signed),
-            cases,
-            f"{text}; {grid}",
-            why,
-        )
-        for name, expect, law, exp, signed, text, why in LAWS
+        Family(name, expect, gen(world), cases, f"{text}; {grid}" if text else grid, why)
+        for name, world, text, why, expects in _rows(lever)
+        if (expect := expects[kind]) is not None
     )
