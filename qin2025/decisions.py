@@ -1,17 +1,17 @@
-"""The unit decisions of claims C3-C7: plain functions of a unit's raw measurements that return its statistics.
+"""The unit decisions of claims C3-C5 and C7: plain functions of a unit's raw measurements that return its statistics.
 
 Each claim's protocol part names one of these as its ``decision``; the claim test scores every
 real unit with it (``ClaimRecorder.score``) and ``claimcheck calibrate`` runs it on cases whose
 answer is known (``qin2025.calibration``). A pass-rate decision takes one unit (a seed); an
 estimate-rule decision takes the whole sample and returns an ``Estimate`` per statistic. The
-linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``. docs/calibration.md
-lists every decision with its inputs.
+linear-rate and monotone decisions of C1, C2 and C8 live in ``qin2025.checks``, C6's in
+``qin2025.residual_depth``. docs/calibration.md lists every decision with its inputs.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -134,52 +134,6 @@ def faster_decision(betas: Sequence[float], curves: Sequence[Sequence[ArrayLike]
         what = f"Student-t {LEVEL:.0%} over {len(curves)} seeds"
         out[effect_name(b)] = Estimate(ci.estimate, ci.low, ci.high, what, label=f"beta={b:g}")
     return out
-
-
-# --- C6: residuals win as depth grows ------------------------------------------------------------
-
-TREND = "least-squares slope of the advantage over L (per layer)"
-
-
-def advantage_name(depth: int) -> str:
-    """Return the name of the per-seed advantage at depth ``depth``."""
-    return f"mean training error over steps 1..T, without minus with residual, L={depth}"
-
-
-def mean_step_error(error: ArrayLike) -> float:
-    """Return the training error averaged over steps 1..T of a curve E_0..E_T (NaN for a diverged run's NaN curve)."""
-    return float(np.mean(np.asarray(error, dtype=np.float64)[1:]))
-
-
-def depth_slope(depths: Sequence[int], values: Sequence[float]) -> float:
-    """Return the least-squares slope of ``values`` on ``depths`` (NaN with fewer than 2 depths or a NaN)."""
-    if len(depths) < 2 or not all(math.isfinite(v) for v in values):
-        return math.nan
-    return float(np.polyfit(np.asarray(depths, dtype=np.float64), np.asarray(values), 1)[0])
-
-
-def _advantages(better: Mapping[int, ArrayLike], worse: Mapping[int, ArrayLike]) -> dict[int, float]:
-    return {L: mean_step_error(worse[L]) - mean_step_error(better[L]) for L in sorted(worse)}
-
-
-def advantage_decision(better: Mapping[int, ArrayLike], worse: Mapping[int, ArrayLike]) -> dict[str, float]:
-    """Return, per depth of ``worse``, its mean training error over steps 1..T minus ``better``'s (C6 "advantage").
-
-    ``better`` and ``worse``: depth -> training-error curve E_0..E_T of one seed (with and without
-    residuals; a diverged run is a curve of NaN).
-    """
-    return {advantage_name(L): a for L, a in _advantages(better, worse).items()}
-
-
-def trend_decision(better: Mapping[int, ArrayLike], worse: Mapping[int, ArrayLike]) -> dict[str, float]:
-    """Return the least-squares slope over depth of the advantages of ``advantage_decision`` (C6 "trend").
-
-    Returns nothing with fewer than two depths (the trend is then not measured).
-    """
-    adv = _advantages(better, worse)
-    if len(adv) < 2:
-        return {}
-    return {TREND: depth_slope(list(adv), list(adv.values()))}
 
 
 # --- C7: the rate is governed by the conditioning of Z -------------------------------------------
