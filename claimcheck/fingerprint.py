@@ -80,7 +80,7 @@ class CodeFingerprint:
     """The hash over what decides a claim, and the definitions it covers (by module path, for people)."""
 
     digest: str
-    covers: tuple[str, ...]  # the project definitions hashed, e.g. qin2025.checks.linear_rate
+    covers: tuple[str, ...]  # the project definitions hashed, e.g. qin2025.linrate.rate_profile
     stops: tuple[str, ...] = field(default=())  # engine and stop-listed names the walk met and did not enter
 
     @property
@@ -540,7 +540,7 @@ def code_fingerprint(
 
 
 def function_fingerprint(qualified: str, engine: Engine = NO_ENGINE, local_root: Path | None = None) -> CodeFingerprint:
-    """Return the fingerprint of one project definition and of what it uses, e.g. ``qin2025.checks.linear_rate``.
+    """Return the fingerprint of one project definition and of what it uses, e.g. ``qin2025.linrate.rate_profile``.
 
     This names a decision apart from any claim (say the part's unit decision a calibration entry
     calibrated): the same walk and normalisation as ``code_fingerprint``, from that one definition,

@@ -151,11 +151,21 @@ def beta_binomial(passes: ArrayLike, p0: float, side: Side, prior: tuple[float, 
 
 
 def beta_binomial_paths(passes: ArrayLike, p0: float, side: Side, prior: tuple[float, float] = PRIOR) -> Floats:
-    """Return the anytime p-values of many runs at once: ``passes`` is (runs x units), the result likewise."""
+    """Return the anytime p-values of many runs at once: ``passes`` is (runs x units), the result likewise.
+
+    log M depends on (passed, units) alone, so it is computed once for each pair some run reaches and
+    read back by index: many runs share their pairs (2,000 runs of 460 units at rates 0.7-0.9 reach 6-9%
+    of the 212,000 cells, and take 0.03 s instead of 0.6-0.8 s), and one run costs what its own path costs.
+    """
     x = np.asarray(passes, dtype=bool)
-    k = np.cumsum(x, axis=-1, dtype=np.float64)
-    n = np.broadcast_to(np.arange(1, x.shape[-1] + 1, dtype=np.float64), x.shape)
-    return anytime_p(beta_binomial_log_m(k, n, p0, side, prior))
+    size = x.shape[-1]
+    cell = np.cumsum(x, axis=-1) * size + np.arange(size)  # (passed, units - 1) as one index
+    reached = np.zeros((size + 1) * size, dtype=bool)
+    reached[cell] = True
+    pairs = np.flatnonzero(reached)
+    table = np.empty(reached.size, dtype=np.float64)
+    table[pairs] = beta_binomial_log_m(pairs // size, pairs % size + 1, p0, side, prior)
+    return anytime_p(table[cell])
 
 
 RATE_GRID = np.linspace(1e-6, 1 - 1e-6, 41)  # null rates scanned to bracket a bound, then narrowed by bisection

@@ -1,111 +1,124 @@
-"""C6: pretrained Transformers truncated to L layers fit SST-2 better with residuals, more so as L grows.
+"""C6: pretrained Transformers truncated to L layers train to a lower error with residuals, more so as L grows.
 
-The encoder is all-MiniLM-L6-v2 (6-layer BERT, d = 384), first proven equal to the reference
-implementation (fixtures/minilm_reference.json). For each seed: one label-balanced sample of SST-2
-training sentences and one head initialisation; for each depth L of the grid the encoder is
-truncated to its first L layers and trained twice from the same start, with both residual adds
-of every layer on (beta = gamma = 1) and off (beta = gamma = 0, the post-LNs stay: LN(sublayer(x))).
-What trains: every weight of the L kept layers and a linear head on the mean-pooled output; the
-embeddings are frozen. Loss: 1/(2N) sum (f_i - y_i)^2 on y = +-1. Full-batch GD, T steps, step
-size 0.5 * 2/rho with rho = max |eigenvalue| of each model's own Hessian at its start.
-
-The metric is the training error (the fraction of sentences with sign(f) != y), measured after
-every step and averaged over steps 1..T: the area under the training-error curve, divided by T.
-Both variants reach zero training error within the horizon on the exploratory seeds, so the error
-at T alone would be a tie at zero; the mean over the run says which fit the sample sooner and
-with fewer errors on the way. The loss is reported beside it.
+The summary: "En modelos pre-entrenados truncados, los Transformers con conexiones residuales mostraron
+consistentemente un error de entrenamiento más bajo y una mejor escalabilidad al aumentar el número de
+capas (L)". Read as: at every depth of the grid the training *error* (not the loss) with residuals is
+lower than without, by an effect size whose interval over seeds lies above the smallest advantage
+the claim counts; and that advantage does not fall as L grows. The comparison is made where it
+means something: on a sample neither variant has memorised, once training is under way (the second
+half of the run). The encoder is all-MiniLM-L6-v2 (6-layer post-LN BERT), proven equal to the
+reference implementation; residual off is beta = gamma = 0 in every kept layer, the LayerNorms stay.
+Machinery: ``qin2025.residual_depth``; families: ``qin2025.calibration.depth``; design: docs/claims/c6.md.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
-import torch
 
 from claimcheck.budget import Budget
 from claimcheck.errors import DataUnavailable
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
+from claimcheck.schedule import ClaimUnits
 from claimcheck.settings import Settings
 from claimcheck.store import ResultCache
+from qin2025.calibration.depth import Grid as Families
 from qin2025.calibration.depth import advantage_families, trend_families
-from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
+from qin2025.data.sst2 import find_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
-from qin2025.decisions import TREND as SLOPE
-from qin2025.decisions import advantage_decision, advantage_name, mean_step_error, trend_decision
-from qin2025.encoder import EncoderConfig, Pretrained, load_pretrained
-from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, check_reference, prepare
+from qin2025.encoder import Pretrained, load_pretrained
+from qin2025.finetune import check_reference
+from qin2025.residual_depth import (
+    TREND,
+    Grid,
+    SeedRuns,
+    Setting,
+    advantage_decision,
+    advantage_name,
+    depth_note,
+    error_curve,
+    fmt,
+    premise_misses,
+    run_one_label,
+    run_seed,
+    threads,
+    trend_decision,
+    window_error,
+    window_loss,
+)
 from qin2025.trainer import Trainer
 
-DEPTHS = (1, 2, 3, 4, 5, 6)  # every depth any budget runs; a budget's grid picks some
-ADVANTAGE = Part(
-    "advantage per L",
-    "with residual connections the training error is lower than without, at every depth L of the grid: "
-    "per seed, the training error averaged over steps 1..T is lower with residuals at each L",
-    tuple(
-        Stat(
-            advantage_name(L),
-            ">",
-            0.0,
-            why="'lower' read literally: a tie (equal mean error, e.g. both fit from the first step) is no advantage",
-        )
-        for L in DEPTHS
-    ),
-    bar=0.8,  # "consistently": the typical seed, a pass rate shown above 0.8
-    decision=advantage_decision,
-    calibration=advantage_families(depths=(1, 6), n=24, steps=60),  # the ci grid, GRIDS[0]
+DEPTHS = (1, 6)  # the shallowest and the deepest truncation of the 6-layer encoder, at every budget
+DELTA = 0.01  # the smallest advantage the claim counts: one point of training error (2.6 sentences of 256)
+STANDARD_UNITS = 12  # seeds at standard: the sample a calibration case holds
+DECIDING = Families(depths=DEPTHS, n=256, steps=200, delta=DELTA, units=STANDARD_UNITS)  # standard's grid
+PREMISE = (
+    "the sample resolves delta as >= 2 sentences (N >= 200), neither run's loss became non-finite, and the two runs "
+    "had not both memorised the sample (zero error) before the window opened"
 )
-TREND = Part(
-    "trend",
-    "the advantage holds or grows as L increases: per seed, the least-squares slope of the advantage "
-    "over the grid's depths is not negative",
-    (Stat(SLOPE, ">=", 0.0, why="'holds or grows': the advantage does not fall with L"),),
-    bar=0.8,
-    decision=trend_decision,
-    calibration=trend_families(depths=(1, 6), n=24, steps=60),
-)
-CONTROL = "residual vs residual, other head seed"
-TREND_CONTROL = "residual vs residual, other head seed: trend"
+ONE_LABEL = "residual vs residual with one training label flipped"
+
+
+def _depth_part(L: int) -> Part:
+    return Part(
+        name=f"L={L}",
+        statement=f"at L = {L}, the training error once training is under way is lower with residuals than without, "
+        f"by more than {DELTA:g} on average over seeds",
+        stats=(Stat(advantage_name(L), ">", DELTA, why="'lower', by more than a tie in all but name: one point"),),
+        rule="mean",  # an effect size: the mean over seeds, one-sided Student-t at alpha (one look)
+        bounds=(-1.0, 1.0),  # a difference of two shares of the sample: the recorder refuses anything else
+        premise=PREMISE,
+        decision=advantage_decision,
+        calibration=advantage_families(L, DECIDING),
+    )
+
+
 PROTOCOL = ClaimProtocol(
-    "C6",
-    2,
-    (ADVANTAGE, TREND),
-    (
-        Control(
-            CONTROL,
-            ADVANTAGE.name,
-            "both runs keep every residual and differ only in the head's seed, so neither should fit better: "
-            "an 'advantage' of one over the other comes about half the time, and must come less often than "
-            "the claim's bar 0.8 asks of the real comparison",
-            max_pass_rate=0.8,
-            kind="sanity",  # two exchangeable runs: which one is 'better' is a coin flip by construction
-        ),
-        Control(
-            TREND_CONTROL,
-            TREND.name,
-            "the same residual-vs-residual pairs at the control's depths (two or more: standard and paper "
-            "budgets only); a slope of a null advantage is as often negative as not",
-            max_pass_rate=0.8,
-            kind="sanity",  # exchangeable runs, as above
+    claim_id="C6",
+    version=3,
+    parts=(
+        *(_depth_part(L) for L in DEPTHS),
+        Part(
+            name="trend",
+            statement="the advantage holds or grows as L increases: on average over seeds it does not fall from "
+            f"the shallowest depth to the deepest by {DELTA:g} or more",
+            stats=(
+                Stat(TREND, ">", -DELTA, why="'holds or grows': no loss as large as the smallest counted advantage"),
+            ),
+            rule="mean",
+            bounds=(-2.0, 2.0),
+            premise=PREMISE,
+            decision=trend_decision,
+            calibration=trend_families(DECIDING),
         ),
     ),
-    Seeds(
-        "C6-v2",
-        260000,
-        {"ci": 3, "standard": 20, "paper": 20},
-        exploratory="v1 runs (base seeds 0, 3, 10 at ci, L = 2..5 on seeds 0-2); seeds 0-2 at N=24, 12 tokens, "
-        "T=60, L = 1 and 6 on CPU; seeds 0, 2, 4, 6 at N=64 and 128, 8 tokens, T=300, L = 1..6 on a GPU "
-        "(error and loss curves), 2026-12-01",
+    controls=(
+        Control(
+            name=ONE_LABEL,
+            part=f"L={DEPTHS[0]}",
+            why="the same residual model, sample and head, one sentence's label flipped in the second run: it "
+            "keeps about one sentence more wrong, a tie in all but name; the mean must be shown <= delta",
+            kind="discriminating",
+            naive="a per-seed 'lower error' (v2: D > 0) or a mean tested against 0 calls this an advantage in "
+            "nearly every seed: the flipped sentence stays wrong in the window",
+        ),
     ),
-    regime="all-MiniLM-L6-v2 truncated to L layers, residual adds all on (1) or all off (0), post-LN kept; "
-    "all layer weights + linear head train, embeddings frozen; float32 (the checkpoint's precision); "
-    "mu = 0.5 * 2/rho, rho = max |eig| of each model's own Hessian at its start (a proxy for a step-size bound)",
-    horizon="ci: N=24 sentences, 8 tokens, L in (1, 6), T=60; standard: N=64, 16 tokens, L = 1..6, T=200; "
-    "paper: N=128, 32 tokens, L = 1..6, T=300",
+    seeds=Seeds(
+        block="C6-v3",
+        start=461000,
+        units={"ci": 2, "standard": STANDARD_UNITS, "paper": 30},
+        exploratory="scripts benchmarks/c6_design (seeds 0-7 at N = 256, 8 tokens, T = 200, L = 1 and 6: error, "
+        "loss, spikes, the one-label and head-seed runs; timing at N = 24-256); ci and standard on the "
+        "exploratory pool (docs/claims/c6.md)",
+    ),
+    regime="all-MiniLM-L6-v2 truncated to L layers, residual adds all on (1) or off (0), post-LN kept; all layer "
+    "weights + linear head train, embeddings frozen; full-batch GD, mu = 0.5 * 2/rho, rho = max |eig| of each "
+    "model's own Hessian at its start; float32. ci is a SMOKE TIER: N = 24 is memorised by both variants "
+    "within a few steps, so the premise excludes every ci unit and ci decides nothing (INCONCLUSIVE by design)",
+    horizon="standard and paper: N = 256 label-balanced SST-2 sentences, 8 tokens, T = 200 steps, L in (1, 6); the "
+    "statistic is the median training error over steps T/2..T (the loss beside it); ci (smoke): N = 24, T = 40",
 )
 CLAIM = pytest.mark.claim(
     "C6",
@@ -116,46 +129,14 @@ CLAIM = pytest.mark.claim(
 )
 pytestmark = pytest.mark.claim_needs("paper-model")
 
-REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_reference.json"
-
-
-@dataclass(frozen=True)
-class Grid:
-    """What one budget scale runs: sample size, token cap, depths, steps, and the control's depths."""
-
-    n_sentences: int  # N, label-balanced
-    max_tokens: int  # truncation, [CLS] and [SEP] included
-    depths: tuple[int, ...]  # L values compared
-    steps: int  # GD steps T
-    control_depths: tuple[int, ...]  # L values at which residual is compared with residual
-
-
-# The horizon runs past the start-up: on the exploratory seeds at ci, 17 of 18 runs reached zero
-# training error before T = 60 (residual runs by step 18; L = 6 without residuals at 32 and 49, and
-# seed 2 ends at 1/24); at N = 64 every run was at zero by step 200.
-GRIDS = {
-    0: Grid(24, 8, (1, 6), 60, (1,)),  # ci: about 77 s cold on one core (3 seeds)
-    1: Grid(64, 16, DEPTHS, 200, (1, 6)),
-    2: Grid(128, 32, DEPTHS, 300, DEPTHS),
+GRIDS = {  # by budget scale; the depths and delta are the protocol's at every budget
+    0: Grid(n_sentences=24, max_tokens=8, steps=40, control_depth=DEPTHS[0]),  # smoke: excluded by the premise
+    1: Grid(n_sentences=256, max_tokens=8, steps=200, control_depth=DEPTHS[0]),
+    2: Grid(n_sentences=256, max_tokens=8, steps=200, control_depth=DEPTHS[0]),  # standard's regime, more seeds
 }
-LR_FRACTION = 0.5  # mu = 0.5 * 2 / rho(Hessian at the start), each model its own rho
-DTYPE = "float32"  # the checkpoint's precision; the reference check below holds to 1e-4 in it
-# The compact encoder must reproduce the reference mean-pooled embeddings (float32 rounding only);
-# a miss is an error of the test (the premise that this is BERT fails), not a verdict.
-ENCODER_TOL = 1e-4
-CONTROL_HEAD_OFFSET = 1000  # the control's second residual run draws its head from seed + 1000
-FIGURE = "C6 mean training error over the run vs L"
-LOSS_FIGURE = "C6 final training loss vs L"
-
-
-@dataclass(frozen=True)
-class SeedRuns:
-    """The runs of one seed: per L, with and without residuals, and the control's second residual run."""
-
-    seed: int
-    with_res: dict[int, FinetuneRun]
-    without_res: dict[int, FinetuneRun]
-    control: dict[int, FinetuneRun]
+SETTING = Setting(depths=DEPTHS, lr_fraction=0.5, dtype="float32")  # the checkpoint's precision
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_reference.json"
+ENCODER_TOL = 1e-4  # the compact encoder reproduces the reference embeddings to float32 rounding
 
 
 @pytest.fixture(scope="module")
@@ -179,41 +160,12 @@ def sst2_path(claim_settings: Settings, pretrained: Pretrained, claim_store: Res
     return path
 
 
-def error_curve(run: FinetuneRun) -> np.ndarray:
-    """Return the run's training error after each step, all NaN when the run diverged (what the decisions take)."""
-    return np.full(run.error.shape, np.nan) if run.diverged_at is not None else run.error
-
-
-def mean_error(run: FinetuneRun) -> float:
-    """Return the training error averaged over steps 1..T (NaN when the run diverged)."""
-    return mean_step_error(error_curve(run))
-
-
-def _final(run: FinetuneRun) -> float:
-    return math.nan if run.diverged_at is not None else float(run.loss[-1])
-
-
-def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, trainer: Trainer) -> SeedRuns:
-    sample = balanced_sample(load_sst2(path), grid.n_sentences, seed)
-    data = prepare(pre, sample, grid.max_tokens)
-    cfg = FinetuneConfig(steps=grid.steps, lr_fraction=LR_FRACTION, dtype=DTYPE)
-    runs = SeedRuns(seed, {}, {}, {})
-    for L in grid.depths:
-        runs.with_res[L] = cached_finetune(trainer, pre, EncoderConfig.uniform(L, 1.0), cfg, data, seed)
-        runs.without_res[L] = cached_finetune(trainer, pre, EncoderConfig.uniform(L, 0.0), cfg, data, seed)
-    for L in grid.control_depths:
-        head = seed + CONTROL_HEAD_OFFSET
-        runs.control[L] = cached_finetune(trainer, pre, EncoderConfig.uniform(L, 1.0), cfg, data, head)
-    return runs
-
-
 def _check_encoder(rec: ClaimRecorder, pre: Pretrained, trainer: Trainer) -> None:
-    """Hold the compact encoder to the reference embeddings; a miss raises (the premise fails)."""
-    found = check_reference(trainer, pre, REFERENCE, 6)
+    """Hold the compact encoder to the reference embeddings; a miss raises (the premise that this is BERT fails)."""
+    found = check_reference(trainer, pre, REFERENCE, 6)  # cached under the files' sha256 and the code
     on, off = found.on, found.off
     rec.note(
-        f"encoder: max |embedding - reference| at 6 layers, mean-pooled, vs transformers.BertModel: {on:.3g} "
-        f"(tolerance {ENCODER_TOL:g}); with residuals off it misses by {off:.3g}, so the comparison can fail"
+        f"encoder: max |embedding - reference| at 6 layers {on:.3g} (tol {ENCODER_TOL:g}); residuals off {off:.3g}"
     )
     if not on <= ENCODER_TOL:
         raise AssertionError(f"the compact encoder misses the reference by {on:.3g} > {ENCODER_TOL:g}: not BERT")
@@ -221,23 +173,22 @@ def _check_encoder(rec: ClaimRecorder, pre: Pretrained, trainer: Trainer) -> Non
         rec.note(f"model.safetensors in {pre.directory} is not the file the reference was made from")
 
 
-def _record_pairs(
-    rec: ClaimRecorder, better: dict[int, FinetuneRun], worse: dict[int, FinetuneRun], seed: int, control: str | None
-) -> None:
-    """Record the advantage at each depth of ``better`` over ``worse``, and its slope over L."""
-    depths = tuple(sorted(worse))
-    up, down = ({L: error_curve(runs[L]) for L in depths} for runs in (better, worse))
-    for L in depths:  # one depth at a time, so that each check is labelled with its L
-        rec.score(
-            {"better": {L: up[L]}, "worse": {L: down[L]}},
-            part=ADVANTAGE.name,
-            control=control,
-            unit=seed,
-            label=f"L={L}",
-        )
-    if len(depths) >= 2:
-        trend_control = None if control is None else TREND_CONTROL
-        rec.score({"better": up, "worse": down}, part=TREND.name, control=trend_control, unit=seed, label=str(depths))
+def _score(rec: ClaimRecorder, runs: SeedRuns, grid: Grid) -> None:
+    """Score one seed at every depth and its trend; a comparison outside the premise is excluded, with why."""
+    missed = {}
+    for L in DEPTHS:
+        pair = (runs.with_res[L], runs.without_res[L])
+        better, worse = (error_curve(r) for r in pair)
+        rec.score({"depth": L, "better": better, "worse": worse}, part=f"L={L}", unit=runs.seed, label=f"L={L}")
+        missed[L] = premise_misses(grid.n_sentences, DELTA, pair)
+        if missed[L]:
+            rec.exclude(missed[L], unit=runs.seed, part=f"L={L}")
+    curves = {
+        k: {L: error_curve(v[L]) for L in DEPTHS} for k, v in (("better", runs.with_res), ("worse", runs.without_res))
+    }
+    rec.score(curves, part="trend", unit=runs.seed, label=str(DEPTHS))
+    if any(missed.values()):
+        rec.exclude("; ".join(f"L={L}: {m}" for L, m in missed.items() if m), unit=runs.seed, part="trend")
 
 
 @CLAIM
@@ -246,73 +197,63 @@ def test_c6_residuals_win_as_depth_grows(
     claim_budget: Budget,
     claim_settings: Settings,
     claim_train: Trainer,
-    claim_seeds: list[int],
+    claim_units: ClaimUnits,
     pretrained: Pretrained,
     sst2_path: Path,
 ) -> None:
-    rec, grid, seeds = claim_record, GRIDS[claim_budget.scale], claim_seeds
+    rec, grid = claim_record, GRIDS[claim_budget.scale]
     _check_encoder(rec, pretrained, claim_train)
-    all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_train) for s in seeds]
     rec.set_regime(
         "SST-2",
         encoder=pretrained.describe(),
         data=f"{sst2_path} ({claim_settings.data_dir_source})",
-        sample=f"per seed s: {grid.n_sentences} label-balanced training sentences drawn with seed s",
+        sample=f"per seed s: {grid.n_sentences} label-balanced training sentences drawn with seed s; head seed s",
         max_tokens=grid.max_tokens,
-        depths=list(grid.depths),
-        seeds=seeds,
+        depths=list(DEPTHS),
         steps=grid.steps,
-        metric="training error (sign(f) != y) after every step, averaged over steps 1..T; loss reported beside it",
-        trains="all weights of the kept layers (Q/K/V/output, both LayerNorms, FFN) + linear head; embeddings frozen",
-        residual_off="beta = gamma = 0 in every kept layer: x = LN(Attn(x)), x = LN(FFN(x))",
-        loss="1/(2N) sum (f_i - y_i)^2, y = +-1; f = head(mean-pooled output)",
-        step_size=f"mu = {LR_FRACTION} * 2/rho, rho = max |eig| of each model's Hessian at its start",
-        head_init="w ~ N(0, 1/d) from the seed, b = 0; the same head for both variants",
-        control=f"residual with head seed s + {CONTROL_HEAD_OFFSET} vs residual with head seed s at L in "
-        f"{list(grid.control_depths)}",
-        dtype=DTYPE,
+        metric="training error (sign(f) != y), median over steps T/2..T; the loss beside it",
+        step_size=f"mu = {SETTING.lr_fraction} * 2/rho, rho = max |eig| of each model's Hessian at its start",
+        dtype=SETTING.dtype,
         device=claim_settings.device,
-        cpu_threads=torch.get_num_threads(),
+        cpu_threads=threads(),
     )
-    for r in all_runs:
-        _record_pairs(rec, r.with_res, r.without_res, r.seed, None)
-        _record_pairs(rec, r.with_res, r.control, r.seed, CONTROL)  # the advantage of head s over head s + 1000
-    for L in grid.depths:
-        w = [r.with_res[L] for r in all_runs]
-        wo = [r.without_res[L] for r in all_runs]
-        rec.note(
-            f"L={L} (per seed {seeds}): mean training error over steps 1..T with residual "
-            f"{_fmt([mean_error(x) for x in w])}, without {_fmt([mean_error(x) for x in wo])}; "
-            f"training error at T with {_fmt([x.final_error for x in w], 3)}, without "
-            f"{_fmt([x.final_error for x in wo], 3)}; first step at zero error with {_firsts(w)}, without "
-            f"{_firsts(wo)}; loss at T with {_fmt([_final(x) for x in w])}, without {_fmt([_final(x) for x in wo])}; "
-            f"Hessian radius at start with {_fmt([x.hessian_radius for x in w], 4)}, without "
-            f"{_fmt([x.hessian_radius for x in wo], 4)}"
-        )
-        for r in all_runs:
+    done: list[SeedRuns] = []
+    for seeds in claim_units.batches():
+        for seed in seeds:
+            runs = run_seed(claim_train, pretrained, sst2_path, grid, SETTING, seed)
+            _score(rec, runs, grid)
+            done.append(runs)
+    for L in DEPTHS:
+        w, wo = [r.with_res[L] for r in done], [r.without_res[L] for r in done]
+        rec.note(depth_note(L, [r.seed for r in done], w, wo, grid.n_sentences))
+        for r in done:
             for variant, run in (("with residual", r.with_res[L]), ("without residual", r.without_res[L])):
                 rec.curve(variant, run.error.tolist(), group=f"C6 training error, L={L}")
                 rec.curve(variant, run.loss.tolist(), group=f"C6 training loss, L={L}")
-                if run.diverged_at is not None:
-                    rec.note(f"seed {r.seed}, L={L}, {variant}: loss not finite at step {run.diverged_at}")
-    for L in grid.control_depths:
-        ctl = [r.control[L] for r in all_runs]
-        rec.note(
-            f"control L={L}: mean training error over steps 1..T, residual with head seed + {CONTROL_HEAD_OFFSET} "
-            f"{_fmt([mean_error(x) for x in ctl])}, loss at T {_fmt([_final(x) for x in ctl])}"
-        )
-
-    depths = [float(L) for L in grid.depths]
-    for r in all_runs:
-        for variant, runs in (("with residual", r.with_res), ("without residual", r.without_res)):
-            rec.curve(variant, [mean_error(runs[L]) for L in grid.depths], x=depths, group=FIGURE)
-            rec.curve(variant, [_final(runs[L]) for L in grid.depths], x=depths, group=LOSS_FIGURE)
 
 
-def _firsts(runs: list[FinetuneRun]) -> str:
-    hits = [np.flatnonzero(r.error == 0) for r in runs]
-    return "[" + ", ".join(str(int(h[0])) if h.size else "never" for h in hits) + "]"
-
-
-def _fmt(values: list[float], digits: int = 4) -> str:
-    return "[" + ", ".join(f"{v:.{digits}g}" for v in np.asarray(values, dtype=np.float64)) + "]"
+@CLAIM
+def test_c6_control_one_flipped_label(
+    claim_record: ClaimRecorder,
+    claim_budget: Budget,
+    claim_train: Trainer,
+    claim_units: ClaimUnits,
+    pretrained: Pretrained,
+    sst2_path: Path,
+) -> None:
+    rec, grid = claim_record, GRIDS[claim_budget.scale]
+    L, pairs = grid.control_depth, []
+    for seeds in claim_units.batches():
+        for seed in seeds:
+            pair = run_one_label(claim_train, pretrained, sst2_path, grid, SETTING, seed)
+            better, worse = (error_curve(r) for r in pair)
+            rec.score({"depth": L, "better": better, "worse": worse}, control=ONE_LABEL, unit=seed, label=f"L={L}")
+            missed = premise_misses(grid.n_sentences, DELTA, pair)
+            if missed:
+                rec.exclude(missed, unit=seed, control=ONE_LABEL)
+            pairs.append(pair)
+    rec.note(
+        f"control L={L}: median window error, original labels {fmt([window_error(error_curve(a)) for a, _ in pairs])}, "
+        f"one label flipped {fmt([window_error(error_curve(b)) for _, b in pairs])}; median window loss "
+        f"{fmt([window_loss(a) for a, _ in pairs])} and {fmt([window_loss(b) for _, b in pairs])}"
+    )

@@ -1,4 +1,11 @@
-"""C8: the linear rate of C1 also holds with 2-4 stacked residual blocks."""
+"""C8: the linear rate of C1 also holds with 2-4 stacked residual blocks.
+
+The v1 abstract extends Theorem 1's linear rate to stacked layers, under the same premises: mu below
+the local stability bound along the run (CLAIMS.md). A run that leaves the premise is excluded and
+reported, not counted against the claim; a slow but linear run is not a counterexample. Read as C1
+reads one block (``qin2025.linrate``): every step contracts and the rate settles at a positive value,
+shown within a horizon long enough for the runs of each depth to settle (the deeper, the slower).
+"""
 
 from __future__ import annotations
 
@@ -6,69 +13,81 @@ import pytest
 
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
+from claimcheck.schedule import ClaimUnits
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
-from qin2025.checks import (
-    PERSISTENCE,
-    RATE_PER_SHARPNESS,
-    WORST_RATIO,
-    linear_rate_decision,
-    premise_ratio,
-    record_rate,
-    sharpness_along,
-)
-from qin2025.curves import increases
 from qin2025.data import make_synthetic
+from qin2025.linrate import (
+    LATE_DEPTH,
+    PLATEAU,
+    STEADINESS,
+    WORST_RATIO,
+    exclude_past_the_bound,
+    linear_rate_decision,
+    record_rate,
+)
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer
 
+NO_RESIDUAL = "beta = 0 at L = 3"
+# Depth -> (horizon in steps, per-step rate of the slowest calibration positive); explored settled rates
+# 0.014-0.040 at L = 2, 0.011-0.024 at L = 3, 0.0014-0.008 at L = 4 (design record).
+DEPTHS = {2: (1500, 0.005), 3: (2000, 0.004), 4: (4000, 0.001)}
+FRACTION = 1 / 3  # mu = FRACTION * 2/lambda_max(0) at every depth
+CHECKPOINTS = (5, 10, 20, 50, 100, 200, 500)  # lambda_max(t) is measured here and at the first rise
 # The same statistics and thresholds as C1 (claims/test_c1_linear_rate.py), so the two claims read alike.
 STATS = (
     Stat(WORST_RATIO, "<", 1.0, why="Theorem 1's inequality at every step, as in C1"),
-    Stat(RATE_PER_SHARPNESS, ">=", 1e-5, why="not a stall, as in C1 (explored at L = 4: >= 1.6e-3)"),
-    Stat(PERSISTENCE, ">=", 0.6, why="a margin above every power law t^-p (exactly 1/2), as in C1"),
+    Stat(STEADINESS, ">=", 0.9, why="the rate has settled, as in C1"),
+    Stat(LATE_DEPTH, ">=", 1.0, why="the settled part descends more than any steady-looking power law, as in C1"),
+    Stat(PLATEAU, ">=", 0.3, why="no stretch stood still, as in C1"),
 )
 PREMISE = (
-    "mu below the local stability bound 2/lambda_max(t) at step 0, steps 5, 20, 100 and 300, and the "
-    "first step whose loss rose (lambda_max by the engine's power iteration); a run past it is excluded"
+    "mu below the local stability bound 2/lambda_max(t) at step 0, steps 5, 10, 20, 50, 100, 200 and 500, and the "
+    "step whose update first raised the loss and the one after (lambda_max by the engine's iteration); a run past "
+    "it is excluded"
 )
 PROTOCOL = ClaimProtocol(
-    "C8",
-    3,
+    claim_id="C8",
+    version=4,
     parts=tuple(
         Part(
-            f"L{layers}",
-            f"{layers} stacked blocks converge at a linear rate",
-            STATS,
+            name=f"L{layers}",
+            statement=f"{layers} stacked blocks: every step contracts and the rate settles at a positive value",
+            stats=STATS,
             bar=0.8,
             premise=PREMISE,
             decision=linear_rate_decision,
-            calibration=linear_rate_families(steps=steps, mu_lambda=2 * fraction),
+            calibration=linear_rate_families(steps=steps, slowest=slowest),
         )
-        for layers, steps, fraction in ((2, 600, 1 / 3), (3, 600, 1 / 3), (4, 1000, 0.1))
+        for layers, (steps, slowest) in DEPTHS.items()
     ),
     controls=(
         Control(
-            "beta = 0 at L = 3",
-            "L3",
-            "no residual: attention collapses rank through depth (sigma_min(Z) ~ 1e-13 at init), so alpha = 0; "
-            "explored: 20 of 20 seeds stall (c >= 1 - 2e-7)",
+            name=NO_RESIDUAL,
+            part="L3",
+            why="no residual: attention collapses rank through depth (sigma_min(Z) ~ 1e-13 at init), so alpha = 0; "
+            "explored: 8 of 8 seeds stall (at most 0.34 nat over the last 1,000 of 2,000 steps)",
             max_pass_rate=0.35,
-            naive="a stall still contracts a little at every step (c = 1 - 1e-9): a check of c < 1 alone passes it",
+            naive="a stall still contracts a little at each step (c = 1 - 1e-9) and crawls as steadily as a rate: "
+            "c < 1 and the steadiness pass 4 of 8 explored, with the plateau ratio too 2 of 8; only the late depth "
+            "tells every one",
         ),
     ),
     seeds=Seeds(
-        "C8-v3",
-        281000,
-        {"ci": 6, "standard": 14, "paper": 29},
-        exploratory="seeds 0-21 and 100-121 at L = 2, 3, 4 (3,000 steps at L = 4, lambda_max at 13 checkpoints), "
-        "beta = 0 at L = 3 with normal and Xavier Q/K; earlier, the v1 runs of docs/claim-c8.md",
+        block="C8-v4",
+        start=481000,
+        units={"ci": 4, "standard": 460, "paper": 460},  # ci: a smoke tier; standard's cap decides a rate 0.1
+        batch={"standard": 10, "paper": 10},  # off the bar with chance 0.9 (423 at Holm's 0.0125), ~7% excluded
+        exploratory="seeds 0-15 at L = 2 and 3 (3,000 steps) and L = 4 (6,000 steps), beta = 0 at L = 3 on "
+        "seeds 0-7, all at mu = 1/3 x 2/lambda_max(0) with lambda_max(t) at 22 checkpoints; the lead's seeds "
+        "0-7 at v3's step sizes (L = 4 at 0.1 and 1/3, 3,000 steps); v3's design seeds before that",
     ),
-    regime="N=4 n=8 d=64 d_QK=16, beta = 1, Gaussian init, float64, CPU; mu = f_L x 2/lambda_max(0) with "
-    "f = 1/3, 1/3, 0.1 at L = 2, 3, 4 (v1's rule) as a PROXY for the theorem's bound, and the local bound "
-    "checked along the run (premise)",
-    horizon="600 steps at L = 2 and 3, 1,000 at L = 4, at every budget; the statistics do not grow with it",
+    regime="N=4 n=8 d=64 d_QK=16, beta = 1, Gaussian init, float64, CPU; mu = 1/3 x 2/lambda_max(0) at every "
+    "depth as a PROXY for the theorem's bound, with the local bound checked along the run (premise)",
+    horizon="1,500 steps at L = 2, 2,000 at L = 3 (and the control), 4,000 at L = 4, at every budget; runs stop "
+    "at 1e-24 L_0, the scoring floor",
 )
 CLAIM = pytest.mark.claim(
     "C8",
@@ -79,44 +98,38 @@ CLAIM = pytest.mark.claim(
 pytestmark = pytest.mark.claim_needs("n_layers")
 
 SIZE = (4, 8, 64, 16)  # N, n, d, d_qk: overparameterised as in C1
-LR_FRACTION = {2: 1 / 3, 3: 1 / 3, 4: 0.1}
-STEPS = {2: 600, 3: 600, 4: 1000}
-CHECKPOINTS = (5, 20, 100, 300)
 CONTROL_LAYERS = 3
 
 
 def _runs(layers: int, seeds: list[int], beta: float = 1.0) -> list[Run]:
     n_samples, n_tokens, d, d_qk = SIZE
     cfg = ModelConfig(d=d, d_qk=d_qk, d_out=1, n_layers=layers, beta=beta)
-    tcfg = TrainConfig(steps=STEPS[layers], lr_fraction=LR_FRACTION[layers])
+    tcfg = TrainConfig(steps=DEPTHS[layers][0], lr_fraction=FRACTION)
     return [Run(cfg, tcfg, make_synthetic(n_samples, n_tokens, d, 1, s), s) for s in seeds]
 
 
 @CLAIM
-@pytest.mark.parametrize("layers", [2, 3, 4])
+@pytest.mark.parametrize("layers", list(DEPTHS))
 def test_c8_stacked_blocks_converge_linearly(
-    claim_record: ClaimRecorder, claim_seeds: list[int], claim_train: Trainer, layers: int
+    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer, layers: int
 ) -> None:
     part, label = f"L{layers}", f"L={layers} N={SIZE[0]} n={SIZE[1]} d={SIZE[2]}"
-    runs = _runs(layers, claim_seeds)
-    for run, traj in zip(runs, claim_train.batch(runs), strict=True):
-        rise = increases(traj.loss).first
-        marks = CHECKPOINTS + (() if rise is None else (rise + 1,))
-        ratio, at = premise_ratio(traj, sharpness_along(claim_train, traj, run.model, run.data, marks))
-        if ratio >= 1:
-            claim_record.exclude(
-                f"mu = {ratio:.2f} x 2/lambda_max(t) at step {at} (lambda_max(t)/lambda_max(0) = "
-                f"{ratio / traj.lr_over_bound:.2f})",
-                part=part,
-                unit=traj.seed,
-            )
-        record_rate(claim_record, traj, label=label, part=part, unit=traj.seed)
+    for seeds in claim_units.batches(parts=[part]):
+        runs = _runs(layers, seeds)
+        trajs = claim_train.batch(runs)
+        exclude_past_the_bound(claim_record, claim_train, runs, trajs, CHECKPOINTS, part=part)
+        for traj in trajs:
+            record_rate(claim_record, traj, label=label, part=part, unit=traj.seed)
 
 
 @CLAIM
 def test_c8_control_no_residual_stalls(
-    claim_record: ClaimRecorder, claim_seeds: list[int], claim_train: Trainer
+    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer
 ) -> None:
     label = f"L={CONTROL_LAYERS} beta=0 N={SIZE[0]} n={SIZE[1]} d={SIZE[2]}"
-    for traj in claim_train.batch(_runs(CONTROL_LAYERS, claim_seeds, beta=0.0)):
-        record_rate(claim_record, traj, label=label, unit=traj.seed, control=PROTOCOL.controls[0].name)
+    for seeds in claim_units.batches(controls=[NO_RESIDUAL]):
+        runs = _runs(CONTROL_LAYERS, seeds, beta=0.0)
+        trajs = claim_train.batch(runs)
+        exclude_past_the_bound(claim_record, claim_train, runs, trajs, CHECKPOINTS, control=NO_RESIDUAL)
+        for traj in trajs:
+            record_rate(claim_record, traj, label=label, unit=traj.seed, control=NO_RESIDUAL)

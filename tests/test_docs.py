@@ -63,11 +63,7 @@ REPO_FILES = ("README.md", "pyproject.toml", "conftest.py")
 BEING_WRITTEN: dict[str, str] = {}
 # Paths a doc owned by another open issue still names wrongly or schematically, by (doc, path); a
 # test says when an entry is no longer needed.
-KNOWN_PATHS = {
-    # C8 v3's protocol prose (its exploratory seeds, outside the fingerprint), shown in every report;
-    # it becomes docs/claims/c8.md when C8's module is rewritten to the claim template.
-    ("claims/test_c8_multilayer.py", "docs/claim-c8.md"): "the design record is docs/claims/c8.md now",
-}
+KNOWN_PATHS: dict[tuple[str, str], str] = {}
 # Programs a bash block may run that this test does not check: installers, the shell's own words, Ray's CLI.
 AS_IS = ("pip", "git", "export", ".", "source", "cd", "mkdir", "ray")
 

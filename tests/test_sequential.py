@@ -239,3 +239,14 @@ def test_the_vectorised_paths_are_the_decisions_evidence() -> None:
         assert ev.p_above == pytest.approx(
             float(sq.beta_binomial_paths(x[run : run + 1, :stop], 0.8, "greater")[0, -1])
         )
+
+
+@pytest.mark.parametrize("prior", [(1.0, 1.0), (8.0, 2.0)])
+def test_the_tabulated_paths_are_each_runs_own_mixture_exactly(prior: tuple[float, float]) -> None:
+    x = np.random.default_rng(3).random((300, 60)) < 0.8
+    sides: tuple[sq.Side, ...] = ("greater", "less")
+    for side in sides:
+        paths = sq.beta_binomial_paths(x, 0.8, side, prior)
+        for run in range(0, 300, 37):
+            own = sq.anytime_p(sq.beta_binomial(x[run], 0.8, side, prior).log_m)
+            assert paths[run].tolist() == own.tolist()

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from claimcheck.stats import spearman, spread
-from qin2025.checks import linear_rate, rate_per_sharpness
 from qin2025.curves import contraction, increases, log_linear_fit
 
 
@@ -77,39 +75,3 @@ def test_spearman_of_a_monotone_relation_is_one() -> None:
 
 def test_spearman_of_a_constant_is_nan() -> None:
     assert math.isnan(spearman([1, 2, 3], [5, 5, 5]).rho)
-
-
-def test_linear_rate_of_a_straight_log_line_is_its_ratio_and_persists_fully() -> None:
-    loss = 0.9 ** np.arange(40)
-    r = linear_rate(loss)
-    assert r.worst_ratio == pytest.approx(0.9)
-    assert r.persistence == pytest.approx(1.0)
-    assert r.floor_step is None and r.steps == 39
-
-
-def test_linear_rate_of_a_power_law_persists_one_half() -> None:
-    # L_t = 1/t from t = 1: the worst decrement of each half is at its end, log(T/(T-1)) vs log((T/2)/(T/2-1)).
-    loss = 1.0 / np.arange(1, 2002)
-    assert linear_rate(loss).persistence == pytest.approx(0.5, abs=1e-3)
-
-
-def test_linear_rate_of_a_rising_step_fails_every_way() -> None:
-    r = linear_rate([1.0, 0.5, 0.6, 0.3, 0.2, 0.1])
-    assert r.worst_ratio == pytest.approx(1.2)
-    assert r.persistence == -math.inf
-
-
-def test_linear_rate_stops_at_the_numerical_floor() -> None:
-    loss = np.concatenate([10.0 ** -np.arange(14), [2e-13, 3e-13]])  # rounding noise after the floor
-    r = linear_rate(loss)
-    assert r.floor_step == 12
-    assert r.worst_ratio == pytest.approx(0.1)
-
-
-def test_linear_rate_of_a_diverged_curve_is_infinite() -> None:
-    assert linear_rate([1.0, 0.5, math.inf]).worst_ratio == math.inf
-
-
-def test_rate_per_sharpness_is_the_log_rate_over_mu_lambda() -> None:
-    assert rate_per_sharpness(math.exp(-0.01), lr=0.5, lambda_max0=2.0) == pytest.approx(0.01)
-    assert rate_per_sharpness(1.0, lr=0.5, lambda_max0=2.0) == 0.0
