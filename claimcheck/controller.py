@@ -187,7 +187,10 @@ class Controller:
         if s.report is not None:
             self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
             comp = self.written.comparison
-            if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
+            failed = comp is not None and (
+                (s.baseline_fail and comp.regressions) or (s.baseline_exact and comp.differences)
+            )
+            if failed and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.autosave:
             self.saved = save_run(dumps(run), session.config.rootpath, run.env)
@@ -255,6 +258,8 @@ class Controller:
         if w.comparison is not None:
             for line in w.comparison.regressions:
                 terminalreporter.write_line(f"changed against the baseline: {line}", red=True)
+            for line in w.comparison.differences if self.settings.baseline_exact else ():
+                terminalreporter.write_line(f"not bit-identical to the baseline: {line}", red=True)
         terminalreporter.write_sep(
             "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures)"
         )

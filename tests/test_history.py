@@ -122,7 +122,8 @@ def test_compare_and_matrix_take_history_entries(
     save_run(json.dumps(moved), tmp_path, moved["env"])
     assert main(["compare", "1", "2"]) == 0
     out = capsys.readouterr().out
-    assert "## Comparison with baseline" in out and ("**got worse**" in out or "moved (better)" in out)
+    assert "## Comparison with baseline" in out
+    assert "**worse beyond margin**" in out or "**better beyond margin**" in out
     assert main(["compare", "1", "2", "--fail"]) == 1
     capsys.readouterr()
     assert main(["compare", "1", "1", "--fail"]) == 0

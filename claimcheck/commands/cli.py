@@ -114,8 +114,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     base, now = _run_file(args.baseline, args), _run_file(args.run, args)
     comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
     _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output)
-    changed = comp.verdicts or any(s.flagged for s in comp.stats)
-    return 1 if args.fail and changed else 0
+    failed = (args.fail and comp.regressions) or (args.exact and comp.differences)
+    return 1 if failed else 0
 
 
 def _cmd_history(args: argparse.Namespace) -> None:
@@ -222,9 +222,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
     c.add_argument("run", help="the run to check: a .json file or a history entry")
     c.add_argument(
-        "--tolerance", default="1e-6,0.05", help="relative tolerance SAME[,CROSS] on medians (default 1e-6,0.05)"
+        "--tolerance",
+        default="0,0.05",
+        help="relative tolerance SAME[,CROSS] of the bit-identity check (default 0,0.05: bit for bit on one machine)",
     )
-    c.add_argument("--fail", action="store_true", help="exit 1 when a verdict changed or a statistic moved")
+    c.add_argument(
+        "--fail", action="store_true", help="exit 1 when a verdict got worse or a statistic is worse beyond its margin"
+    )
+    c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
     c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
     _history_option(c)
     c.set_defaults(func=_cmd_compare)
