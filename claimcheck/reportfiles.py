@@ -1,4 +1,8 @@
-"""Write a run's report files once, at the end: the JSON sidecar, the figures, the markdown, the CI summary."""
+"""Write a run's report files once, at the end: the JSON sidecar, the figures, the markdown, the CI summary.
+
+The markdown is one file when it fits ``MAX_CHARS`` (a pull-request comment); otherwise its
+per-claim sections go to ``<stem>-details.md`` beside it and the main file links there.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from pathlib import Path
 from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
-from claimcheck.report import figure_dir, md, render, render_compact
+from claimcheck.report import MAX_CHARS, details_path, figure_dir, md, render, render_compact, render_details
 from claimcheck.rundata import RunData, dumps
 
 
@@ -22,6 +26,7 @@ class Written:
 
     report: Path
     json: Path
+    details: Path | None = None  # the per-claim sections, when the report had to be split
     figures: list[Path] = field(default_factory=list)
     comparison: Comparison | None = None
     problems: list[str] = field(default_factory=list)  # what could not be done (a figure, the comparison)
@@ -97,12 +102,35 @@ def write_report(
                 "## Problems while writing this report\n\n" + "\n".join(f"- {md(p)}" for p in written.problems) + "\n"
             )
         shown = {p.name for p in written.figures}
-        write_atomic(path, render(run, figure_folder=folder.name, extra=extra, figures=shown))
+        written.details = write_markdown(run, path, folder.name, extra, shown)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as f:
             f.write(render_compact(run) + "\n")
     return written
+
+
+DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file: only such a file is ever removed
+
+
+def write_markdown(
+    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
+) -> Path | None:
+    """Write the markdown report at ``path``, split into a details file when whole it exceeds ``MAX_CHARS``.
+
+    Return the details file written, or None; a details file an earlier run left beside ``path``
+    is removed when this report is whole.
+    """
+    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown)
+    details = details_path(path)
+    if len(whole) <= MAX_CHARS:
+        write_atomic(path, whole)
+        if details.is_file() and details.read_text(encoding="utf-8").startswith(DETAILS_MARK):
+            details.unlink()
+        return None
+    write_atomic(details, DETAILS_MARK + "\n" + render_details(run, figure_folder=figure_folder, figures=shown))
+    write_atomic(path, render(run, figure_folder=figure_folder, extra=extra, figures=shown, details=details.name))
+    return details
 
 
 def _clear_figures(folder: Path) -> None:

@@ -211,9 +211,7 @@ def test_a_known_not_reproduced_claim_keeps_its_verdict_and_the_session_green(py
     text = _report(pytester)
     assert "**NOT REPRODUCED** (known)" in text
     assert "toy statistic = 1.75" in text  # the reason is the current evidence, not a stored string
-    result.stdout.fnmatch_lines(
-        ["*C9: NOT REPRODUCED (known)*", "*do not hold as REPRODUCED in this run: C9*"]
-    )
+    result.stdout.fnmatch_lines(["*C9: NOT REPRODUCED (known)*", "*do not hold as REPRODUCED in this run: C9*"])
 
 
 def test_a_known_claim_that_changes_verdict_fails_the_session(pytester: pytest.Pytester) -> None:
