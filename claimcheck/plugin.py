@@ -71,9 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = Settings.from_config(config)
         baseline = load(settings.baseline) if settings.baseline else None
         ledger = EMPTY if settings.ledger is None else load_ledger(settings.ledger, settings.ledger_source)
-        if baseline is not None and settings.baseline_fail:  # the trusted run's results are the expected ones
+        if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the expected ones
             source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"
-            settings = replace(settings, expected=pins_of(baseline.results()), expected_source=source)
+            pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}  # stats: the gate's
+            settings = replace(settings, expected=pins, expected_source=source)
         settings = replace(
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
