@@ -7,9 +7,11 @@ beyond the margin, better beyond it, or undecided. The margin is the statistic's
 when its protocol declares one, else ``MARGIN_SPREAD`` times the baseline's seed-to-seed standard
 deviation of the statistic (pooled within configurations; for a statistic measured once per run,
 the half-width of the baseline's own interval), never below ``FLOAT_FLOOR`` times its size, so
-float noise is never beyond it. "Worse beyond margin" is decided at a family-wise ``ALPHA`` over
-all statistics compared (Holm), so a benign edit trips the gate with probability at most 5% when
-no statistic truly moved by more than its margin.
+float noise is never beyond it. A positive statistic whose baseline values span more than
+``LOG_SPAN`` (a loss ratio from 1e-25 to 1e-3) is compared on log10, margin and all, unless its
+protocol declares a margin (which is in the statistic's own units). "Worse beyond margin" is
+decided at a family-wise ``ALPHA`` over all statistics compared (Holm), so a benign edit trips the
+gate with probability at most 5% when no statistic truly moved by more than its margin.
 
 A session with ``--claim-baseline-fail`` fails on a verdict that got worse or a statistic worse
 beyond its margin (``Comparison.regressions``); pass counts (29/29 -> 28/29) are shown with the
@@ -40,6 +42,7 @@ from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, TestOutc
 ABS_FLOOR = 1e-12  # relative differences are relative to max(|baseline|, ABS_FLOOR)
 MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard deviation
 FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest |value| (float noise)
+LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class StatChange:
     differ: int = 0  # values not equal to the baseline's within the exact check's tolerance
     values: int = 0  # values compared by the exact check
     max_relative: float = 0.0  # the largest relative difference of a value (inf if one side is not finite)
+    log: bool = False  # compared on log10 (a positive statistic spanning orders of magnitude)
 
     @property
     def worse(self) -> bool:
@@ -130,6 +134,7 @@ class StatChange:
         what = self.movement.value if self.movement else "not paired"
         return (
             f"{self.claim_id} {self.name}: median {self.before:.4g} -> {self.after:.4g}, mean paired change "
+            f"{'of log10 ' if self.log else ''}"
             f"{t.mean:+.3g}{interval} over {t.n} units, margin {t.margin:.3g} ({what})"
         )
 
@@ -278,22 +283,44 @@ def _compare_stat(
     source = ""
     differ = sum(relative(b[k][0], a[k][0]) > tol for k in shared)
     rels = [relative(b[k][0], a[k][0]) for k in shared] or [relative(med_b, med_a)]
+    log = False
     if shared:
         declared = _declared_margin(now.protocol, key)
         if declared is None:
             declared = _declared_margin(before.protocol, key)
-        margin, source = _margin(declared, {k: b[k] for k in shared})
-        halves = _halfwidths(b[shared[0]], a[shared[0]]) if len(shared) == 1 else None
+        log = declared is None and _log_scale([b[k][0] for k in shared], [a[k][0] for k in shared])
+        base, cur = ({k: _log10(p) for k, p in d.items()} if log else d for d in (b, a))
+        margin, source = _margin(declared, {k: base[k] for k in shared})
+        halves = _halfwidths(base[shared[0]], cur[shared[0]]) if len(shared) == 1 else None
         test = paired_test(
-            [b[k][0] for k in shared], [a[k][0] for k in shared], margin, _sign(direction, key[1]), halfwidths=halves
+            [base[k][0] for k in shared],
+            [cur[k][0] for k in shared],
+            margin,
+            _sign(direction, key[1]),
+            halfwidths=halves,
         )
     else:
         differ = int(relative(med_b, med_a) > tol)
     change = StatChange(
         cid, key[2], key[0], key[1], direction, med_b, med_a, test, source, None,
-        differ, len(shared) or 1, max(rels),
+        differ, len(shared) or 1, max(rels), log,
     )  # fmt: skip
     return change, test
+
+
+def _log_scale(before: list[float], after: list[float]) -> bool:
+    """Return True when a statistic is compared on log10: positive on both sides, spanning over ``LOG_SPAN`` before."""
+    finite = [v for v in before + after if math.isfinite(v)]
+    base = [v for v in before if math.isfinite(v)]
+    return bool(base) and all(v > 0 for v in finite) and max(base) > LOG_SPAN * min(base)
+
+
+def _log10(p: Point) -> Point:
+    value, low, high = p
+    logged = math.log10(value) if value > 0 else (math.inf if value == math.inf else math.nan)
+    return (
+        (logged, None, None) if low is None or high is None or low <= 0 else (logged, math.log10(low), math.log10(high))
+    )
 
 
 def _units(scores: Iterable[UnitScore]) -> dict[str, bool]:
@@ -364,6 +391,7 @@ def _stat_row(s: StatChange) -> str:
     else:
         interval = f" [{t.low:+.3g}, {t.high:+.3g}]" if math.isfinite(t.low) else ""
         change = "identical" if t.identical else f"{t.mean:+.3g}{interval}" if math.isfinite(t.mean) else "n/a"
+        change += " (log10)" if s.log and not t.identical else ""
         units = f"{t.n}" + (f" (+{t.left_out} not finite)" if t.left_out else "")
         margin = f"{t.margin:.3g} ({s.margin_source})"
         outcome = s.movement.value if s.movement else ""

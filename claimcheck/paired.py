@@ -19,7 +19,8 @@ whose standard error comes from the two runs' own intervals, ``se = sqrt(h_a^2 +
 for 90% half-widths ``h``; that ignores the (positive) correlation of two estimates on the same
 seeds, so it is conservative. A single pair without intervals is ``equivalent`` when identical and
 ``undecided`` otherwise. Pairs where either side is not finite are left out of the test and
-counted; two identical non-finite values (inf and inf, NaN and NaN) are a difference of zero.
+counted; two identical non-finite values (inf and inf, NaN and NaN) are a difference of zero. A
+statistic with such pairs is never called equivalent: the pairs that left the finite range changed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
@@ -112,12 +113,13 @@ def paired_test(
     w = sign * d  # towards worse
     mean = float(d.mean())
     if n == 1:
-        return _single(mean, float(w[0]), margin, halfwidths, left_out, identical)
+        test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical)
+        return replace(test, p_equivalent=nan) if left_out else test
     sd = float(w.std(ddof=1))
     if sd == 0.0:  # every pair moved by the same amount: no noise to test against
         m = float(w[0])
         p_worse, p_better = (0.0 if m > margin else 1.0), (0.0 if m < -margin else 1.0)
-        p_eq = 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
+        p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
         return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical)
     se = sd / math.sqrt(n)
     half = float(sps.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * se
@@ -130,8 +132,8 @@ def paired_test(
                                                           -margin, margin)  # fmt: skip
     # p_upp tests H0 "w >= margin" against "w < margin" (left tail); its complement tests H0 "w <= margin"
     return PairedTest(
-        n, mean, mean - half, mean + half, margin, 1.0 - float(p_upp), 1.0 - float(p_low), float(p_eq),
-        left_out, identical,
+        n, mean, mean - half, mean + half, margin, 1.0 - float(p_upp), 1.0 - float(p_low),
+        nan if left_out else float(p_eq), left_out, identical,
     )  # fmt: skip
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import pytest
+
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance, compare, render_comparison
 from claimcheck.paired import Movement
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
@@ -134,3 +136,11 @@ def test_a_statistic_that_became_infinite_differs_and_its_pairs_are_left_out() -
     comp = compare(_run([math.inf, *values[1:]]), _run(values), "base.json")
     stat = comp.stats[0]
     assert stat.max_relative == math.inf and stat.test.left_out == 1  # type: ignore[union-attr]
+
+
+def test_a_positive_statistic_spanning_orders_of_magnitude_is_compared_on_log10() -> None:
+    base = [10.0 ** -(5 + s % 15) for s in SEEDS]  # a loss ratio: 1e-5 .. 1e-19
+    comp = compare(_run([v * 1e-3 for v in base]), _run(base), "base.json")
+    stat = comp.stats[0]
+    assert stat.log and stat.test.mean == pytest.approx(-3.0)  # type: ignore[union-attr]
+    assert stat.movement is Movement.BETTER and "(log10)" in render_comparison(comp)

@@ -44,9 +44,9 @@ def test_a_constant_shift_is_decided_without_noise() -> None:
     assert paired_test([0, 0, 0], [0.1, 0.1, 0.1], margin=0.5, sign=1).movement() is Movement.EQUIVALENT
 
 
-def test_pairs_that_turned_non_finite_are_left_out_and_counted() -> None:
+def test_pairs_that_turned_non_finite_are_left_out_counted_and_bar_equivalence() -> None:
     t = paired_test([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, math.nan], margin=0.1, sign=1)
-    assert t.n == 3 and t.left_out == 1
+    assert t.n == 3 and t.left_out == 1 and t.movement() is Movement.UNDECIDED
 
 
 def test_a_single_estimate_is_tested_with_both_runs_intervals() -> None:
