@@ -23,6 +23,7 @@ from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.report import figure_dir, md, render
+from claimcheck.reportfiles import write_markdown
 from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
 from claimcheck.verdicts import ClaimResult
@@ -104,7 +105,14 @@ def _cmd_render(args: argparse.Namespace) -> None:
     figures = draw_figures(run, folder, enabled=out is not None and not args.no_figures)
     for text in figures.notes + figures.problems:
         print(f"claimcheck: {text}", file=sys.stderr)
-    _write_or_print(render(run, figure_folder=folder.name), out)
+    if out is None:
+        sys.stdout.write(render(run, figure_folder=folder.name))
+        return
+    details = write_markdown(run, out, folder.name, [], None)
+    print(
+        f"wrote {out}" + (f" and {details.name} (the report would exceed a PR comment)" if details else ""),
+        file=sys.stderr,
+    )
 
 
 def _cmd_matrix(args: argparse.Namespace) -> None:
