@@ -14,6 +14,8 @@ import ast
 import hashlib
 from pathlib import Path
 
+from qin2025.codeid import module_file
+
 
 def model_root(path: Path) -> Path:
     """Return the tree a model file belongs to: its folder, or the folder above its top-level package."""
@@ -29,14 +31,6 @@ def _module_name(path: Path, root: Path) -> str:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
-
-
-def _file_of(name: str, root: Path) -> Path | None:
-    base = root.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
 
 
 def _imports(path: Path, name: str) -> set[str]:
@@ -72,7 +66,7 @@ def model_sources(path: Path) -> dict[str, Path]:
             continue
         seen[name] = file
         for mod in _imports(file, name):
-            found = _file_of(mod, root)
+            found = module_file(mod, root)
             if found is not None and mod not in seen:
                 todo.append((mod, found))
     return dict(sorted(seen.items()))
