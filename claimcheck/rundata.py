@@ -155,6 +155,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
             ledger=dict(raw.get("ledger", {})),
             data_files=[dict(d) for d in raw.get("data_files", [])],
+            schema=str(raw["schema"]),  # what the file was written as: a READABLE older one stays named
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None

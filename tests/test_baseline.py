@@ -144,3 +144,26 @@ def test_a_positive_statistic_spanning_orders_of_magnitude_is_compared_on_log10(
     stat = comp.stats[0]
     assert stat.log and stat.test.mean == pytest.approx(-3.0)  # type: ignore[union-attr]
     assert stat.movement is Movement.BETTER and "(log10)" in render_comparison(comp)
+
+
+def test_a_baseline_of_the_first_schema_is_refused_with_the_command_that_regenerates_it() -> None:
+    from claimcheck.rundata import RunFileError, from_dict
+
+    raw = {
+        "schema": "claimcheck-run/1",
+        "env": {"rerun options": "--claim-seed 0 --claim-budget ci", "git commit": "abc"},
+    }
+    with pytest.raises(RunFileError) as e:
+        from_dict(raw, "main/claim-report.json")
+    assert "older schema 'claimcheck-run/1'" in str(e.value)
+    assert "`pytest claims --claim-seed 0 --claim-budget ci --claim-report=claim-report.md` on the code" in str(e.value)
+
+
+def test_a_baseline_of_the_second_schema_is_read_and_compared_seed_by_seed() -> None:
+    from pathlib import Path
+
+    from claimcheck.rundata import load
+
+    old = load(Path(__file__).parents[1] / "reports" / "reference" / "claim-report.json")  # claimcheck-run/2
+    comp = compare(old, old, "old.json")
+    assert old.schema == "claimcheck-run/2" and comp.counts()["equivalent"] == len(comp.stats) > 50

@@ -40,3 +40,15 @@ def test_a_report_that_fits_stays_whole_and_removes_an_old_details_file(tmp_path
     assert "**Protocol v3**" in (tmp_path / "r.md").read_text() and not stale.exists()
     write_markdown(run, tmp_path / "notes.md", "notes-figures", [], None)
     assert mine.read_text() == "a user's file\n"  # not a details file claimcheck wrote: left alone
+
+
+def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_checked() -> None:
+    from claimcheck.report import CONFIRMED_ON_KEY, SUBJECT_KEY, render
+
+    run = load(REFERENCE / "claim-report.json")
+    assert "| v3, confirmed |" in render(run)
+    run.env[SUBJECT_KEY] = "heads: 2; causal mask: none"
+    run.env[CONFIRMED_ON_KEY] = "the paper's model (qin2025.model)"
+    text = render(run)
+    assert "| v3, confirmed on the paper's model (qin2025.model) |" in text
+    assert "**Model under test**: `qin2025.model (the paper's Transformer)`: heads: 2; causal mask: none." in text

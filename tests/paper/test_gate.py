@@ -152,3 +152,34 @@ def test_editing_a_module_the_model_file_imports_recomputes_the_claim(pytester: 
     assert computed() == 0  # served from the cache
     (pytester.path / "helper.py").write_text("SCALE = 1.0  # an edit no probe at d = 6 can see\n")
     assert computed() == first
+
+
+FIRST_SCREEN_CLAIM = """
+import pytest
+
+@pytest.mark.claim("C9", "a toy claim of the paper", "Sec. 9")
+def test_claim(claim_record, claim_seed):
+    claim_record.check("s", 0.5, "<=", 1.0)
+    claim_record.check("s", 2.0, "<=", 1.0, control="c")
+"""
+
+
+@pytest.mark.parametrize(
+    ("mutant", "premise"),
+    [
+        ("causal_mask", "a causal mask (yes (found by the probe"),
+        ("layernorm", "LayerNorm (LayerNorm found by the probe"),
+        ("two_heads", "2 (S per head, found by the probe) attention heads"),
+    ],
+)
+def test_the_first_screen_names_the_model_and_the_premises_it_breaks_in_the_claims_row(
+    pytester: pytest.Pytester, mutant: str, premise: str
+) -> None:
+    pytester.makepyfile(test_toy=FIRST_SCREEN_CLAIM)
+    pytester.runpytest(f"--claim-model={EXAMPLE / 'mutants.py'}:{mutant}", "--claim-report")
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    screen = text.split("## Environment")[0]
+    row = next(line for line in screen.splitlines() if line.startswith("| [C9]"))
+    assert "**Model outside the claim's premises:** " in row and premise in row
+    assert f"**Model under test**: `{EXAMPLE / 'mutants.py'}:{mutant}`: heads: " in screen
+    assert "was earned on the paper's model (qin2025.model); it says nothing yet about this model" in screen
