@@ -83,7 +83,7 @@ def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
 
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
     model = config.stash[MODEL_KEY]
-    user = {CONFIRMED_ON_KEY: "the paper's model (qin2025.model)"} if config.stash[USER_MODEL_KEY] else {}
+    user = {CONFIRMED_ON_KEY: "the paper's model (qin2025.model)"} if config.stash.get(USER_MODEL_KEY, "") else {}
     return {
         "model": model.name,
         SUBJECT_KEY: subject_facts(model.regime()),
