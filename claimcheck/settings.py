@@ -61,11 +61,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + "
            "tokenizer.json)"),
     Option("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar"),
-    Option("--claim-baseline-fail", "claim_baseline_fail", "", "exit non-zero when a claim regresses against "
-           "--claim-baseline", kind="flag"),
-    Option("--claim-baseline-exact", "claim_baseline_exact", "", "with --claim-baseline-fail, also fail when any "
-           "value differs from the baseline's (bit identity on the same hardware; see --claim-tolerance)",
-           kind="flag"),
+    Option("--claim-baseline-fail", "claim_baseline_fail", "", "exit non-zero when a verdict changes, or a "
+           "statistic is worse beyond its margin seed by seed, against --claim-baseline", kind="flag"),
+    Option("--claim-baseline-exact", "claim_baseline_exact", "", "exit non-zero when any verdict or value differs "
+           "from --claim-baseline's (bit identity on the same hardware; see --claim-tolerance)", kind="flag"),
     Option("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances of the bit-identity "
            "check vs the baseline: on the same hardware, across hardware", "0,0.05"),
     Option("--claim-cache", "claim_cache", "MODE", "training-result cache: on, off, or clear (empty it, then use "
