@@ -109,7 +109,7 @@ class TwoHeads(Block):
         self.d_key = d_key
 
     def mix(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        split = h.shape[:-1] + (2, self.d_key)
+        split = (*h.shape[:-1], 2, self.d_key)
         q = self.query(h).view(split).transpose(-2, -3)  # (batch, 2, tokens, d_key)
         k = self.key(h).view(split).transpose(-2, -3)
         weights = (q @ k.transpose(-1, -2) / self.temperature).softmax(dim=-1)  # (batch, 2, tokens, tokens)
