@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -295,11 +296,18 @@ def _model_args(model: str) -> list[str]:
 def _killed_cell(j: Judgement) -> str:
     parts = []
     for k in KILLERS:
-        if k in j.killers:
-            seen = j.killers[k]
-            more = f"; and {len(seen) - 3} more" if len(seen) > 3 else ""
-            detail = seen[0] if k == "probe" else "; ".join(seen[:3]) + more
-            parts.append(f"**{k}**: {md(_short(detail, 300))}")
+        seen = j.killers.get(k, [])
+        if not seen:
+            continue
+        if k == "gate":
+            per = Counter(line.split(" ", 1)[0] for line in seen)
+            where = ", ".join(f"{cid} {n}" for cid, n in sorted(per.items(), key=lambda x: (len(x[0]), x[0])))
+            detail = f"{len(seen)} statistics worse beyond their margins ({where}), e.g. {seen[0]}"
+        elif k == "first screen":
+            detail = "; ".join(dict.fromkeys(line.split(": ", 1)[-1] for line in seen))
+        else:
+            detail = "; ".join(seen)
+        parts.append(f"**{k}**: {md(_short(detail, 260))}")
     if j.changed and "claims" not in j.killers:
         parts.append("verdicts changed: " + md("; ".join(j.changed)))
     if j.better:
@@ -354,4 +362,10 @@ def render_catalogue(catalogue: Catalogue, refs: Mapping[str, Outcome], judgemen
     for j in judgements:
         cells = [j.verdicts.get(c, "refused" if j.refused else "") for c in claims]
         lines.append(f"| `{md(j.entry.name)}` | " + " | ".join(cells) + " |")
+    lines += ["", "## What each check saw", ""]
+    for j in judgements:
+        seen = [f"- {k}: {md(line)}" for k in KILLERS for line in j.killers.get(k, [])]
+        seen += [f"- gate, better beyond margin (fails nothing): {md(line)}" for line in j.better]
+        if seen:
+            lines += [f"<details><summary>{md(j.entry.name)}</summary>", "", *seen, "", "</details>", ""]
     return "\n".join(lines) + "\n"
