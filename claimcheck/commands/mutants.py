@@ -22,6 +22,7 @@ fails the session on it), a statistic worse beyond its margin, or a new premise 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -245,6 +246,12 @@ Outcome = tuple[RunData | Exception, float]  # the run (or what stopped it at st
 Runner = Callable[[str, Path, Sequence[str], Path | None], Outcome]  # (name, report, args, cwd)
 
 
+def reference_name(model: str) -> str:
+    """Return the report name of the reference run of ``model`` (stable, so --reuse finds it): reference-own for ""."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", model.rsplit("/", 1)[-1]).strip("-")
+    return f"reference-{slug or 'own'}"
+
+
 def _reference_model(catalogue: Catalogue, entry: Entry) -> str:
     """Return the model an entry is judged against: its own for edits of the checkout, else the catalogue's."""
     return entry.model if entry.edits else catalogue.reference_model
@@ -266,7 +273,7 @@ def run_catalogue(
     entries = [e for e in catalogue.entries if not only or e.name in only]
     refs: dict[str, Outcome] = {}
     for model in dict.fromkeys(_reference_model(catalogue, e) for e in entries):
-        refs[model] = runner("reference", out / f"reference-{len(refs)}.md", _model_args(model), None)
+        refs[model] = runner("reference", out / f"{reference_name(model)}.md", _model_args(model), None)
         if not isinstance(refs[model][0], RunData):
             raise CatalogueError(f"the reference {model or 'the suite own model'!r} was refused: {refs[model][0]}")
 

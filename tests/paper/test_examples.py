@@ -36,7 +36,7 @@ def _row(table: str, name: str) -> str:
 
 
 def test_the_example_model_runs_every_claim_it_can(catalogue_run: Path) -> None:
-    ref = {r.claim_id: r for r in load(catalogue_run / "reference-0.json").results()}
+    ref = {r.claim_id: r for r in load(catalogue_run / "reference-claim-adapter-py-build.json").results()}
     for cid in ("C1", "C2", "C3"):
         assert ref[cid].verdict is Verdict.REPRODUCED, f"{cid}: {ref[cid].reason}"
     assert ref["C4"].verdict is not Verdict.SKIPPED  # the adapter honours qk_init
