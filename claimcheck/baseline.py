@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from claimcheck.environment import hardware_key
 from claimcheck.paired import ALPHA, Movement, PairedTest, holm, paired_test, spread_sd
 from claimcheck.protocol import ClaimProtocol
-from claimcheck.report import md
+from claimcheck.report import code, md
 from claimcheck.rundata import RunData
 from claimcheck.stats import spread
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, TestOutcome, UnitScore, Verdict
@@ -415,7 +415,7 @@ def render_comparison(comp: Comparison) -> str:
     parts = [
         "## Comparison with baseline",
         "",
-        f"Baseline: `{md(comp.baseline)}` ({where}). Each statistic is compared unit by unit (the same seeds): "
+        f"Baseline: {code(comp.baseline)} ({where}). Each statistic is compared unit by unit (the same seeds): "
         "the mean paired change now - baseline with its 90% interval, against an equivalence margin (the "
         f"protocol's, else {MARGIN_SPREAD:g} x the baseline's seed-to-seed SD). 'Worse beyond margin' is decided "
         f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm) and fails "

@@ -11,20 +11,23 @@ from __future__ import annotations
 import html
 import json
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from claimcheck.calibration import calibration_entries
 from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
-from claimcheck.expectations import deviations, known_label
+from claimcheck.expectations import PinnedAt, deviations, known_label, pins_of
+from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.history import save_run
-from claimcheck.ledger import Ledger
+from claimcheck.ledger import EMPTY, Ledger, State, check_git, load_ledger
+from claimcheck.paths import Places
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
-from claimcheck.reportfiles import Written, mark_superseded, write_report
+from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
 from claimcheck.rundata import RunData, dumps
 from claimcheck.settings import Settings
 from claimcheck.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
@@ -33,6 +36,7 @@ COUNTER_NAMES = {
     "computed": "training results computed",
     "cached": "read from the cache",
     "corrupt": "corrupt cache entries recomputed",
+    "unsaved": "results not saved to the cache",
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 
@@ -43,15 +47,18 @@ class Outcomes:
 
     run: RunData
     by_node: dict[str, TestOutcome] = field(default_factory=dict)
+    places: Places = field(default_factory=Places)  # this machine's folders, written by name
 
     def add(self, payload: str, duration: float) -> None:
-        """Merge one phase's payload (JSON put on the report by the worker) into its test."""
-        p = json.loads(payload)
+        """Merge one phase's payload (JSON put on the report by the worker) into its test; shorten its paths."""
+        p = json.loads(self.places.shorten(payload))
         for name, value in p.get("counts", {}).items():
             key = COUNTER_NAMES.get(name, name)
             self.run.counters[key] = self.run.counters.get(key, 0) + int(value)
         record = ClaimRecorder.from_json(p["record"]) if p.get("record") else None
         outcome: Outcome = p["outcome"]
+        if p.get("code"):
+            self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
         prev = self.by_node.get(p["nodeid"])
         if prev is None:
             self.by_node[p["nodeid"]] = TestOutcome(
@@ -73,11 +80,21 @@ class Outcomes:
             prev.outcome = outcome
             prev.message = p.get("message", "")
 
-    def snapshot(self, incomplete: list[str], not_run: dict[str, list[str]] | None = None) -> RunData:
-        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run."""
+    def snapshot(
+        self,
+        incomplete: list[str],
+        not_run: dict[str, list[str]] | None = None,
+        titles: dict[str, list[str]] | None = None,
+    ) -> RunData:
+        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run.
+
+        ``titles`` gives [title, source] of collected claims; those of claims none of whose tests ran are kept.
+        """
         self.run.tests = sorted(self.by_node.values(), key=lambda t: t.nodeid)
         self.run.incomplete = incomplete
         self.run.not_run = not_run or {}
+        ran = {t.claim_id for t in self.run.tests}
+        self.run.titles = {c: t for c, t in (titles or {}).items() if c in self.run.not_run and c not in ran}
         return self.run
 
 
@@ -97,21 +114,36 @@ def message_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
     return ""
 
 
-def start_run(config: pytest.Config, settings: Settings, executor: Executor, rerun: str) -> RunData:
-    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options."""
+def places_of(config: pytest.Config, settings: Settings) -> Places:
+    """Return the folders of this machine a report names by name: the project, home, data folder, environment."""
+    return Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
+
+
+def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> RunData:
+    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options.
+
+    Paths are written relative to the project, the home folder, ``$CLAIMCHECK_DATA_DIR`` or the
+    virtual environment (``claimcheck.paths``), not as this machine's absolute paths.
+    """
     run_id = uuid.uuid4().hex[:12]
     suite_lines = config.hook.pytest_claimcheck_environment(config=config)
+    suite_rerun = [o for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for o in opts or ()]
+    places = places_of(config, settings)
+    data_dir = places.shorten(str(settings.data_dir))
     env = {
         "run id": run_id,
         "base seed": str(settings.seed),
         "budget": f"{settings.budget.name}: {settings.budget.description}",
         "seed pool": settings.pool,
-        "data dir": f"{settings.data_dir} ({settings.data_dir_source})",
+        "budget position": str(settings.budget_index),
+        "data dir": data_dir if data_dir == settings.data_dir_source else f"{data_dir} ({settings.data_dir_source})",
         **{k: v for lines in suite_lines for k, v in (lines or {}).items()},
         **fingerprint(config.rootpath, settings.device),
         **({"executor": executor.describe()} if settings.executor != "local" else {}),
-        RERUN_KEY: rerun,
+        RERUN_KEY: " ".join([settings.rerun_options, *suite_rerun]),
+        **({"report path": _link_note(settings)} if settings.report_link is not None else {}),
     }
+    env = {k: places.shorten(str(v)) for k, v in env.items()}
     expected = {k: asdict(v) for k, v in settings.expected.items()}
     run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
     run.data_files = config.hook.pytest_claimcheck_data_files(config=config, data_dir=settings.data_dir) or []
@@ -120,42 +152,132 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor, rer
     return run
 
 
+def verified_ledger(settings: Settings) -> Ledger:
+    """Return the session's ledger, every file's chain verified and its confirmations checked against git.
+
+    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it.
+    """
+    if settings.ledger is None:
+        return EMPTY
+    ledger = load_ledger(settings.ledger, settings.ledger_source)
+    ledger.notes += check_git(ledger)
+    return ledger
+
+
+def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
+    """Return the settings that make a baseline's verdicts the expected ones, on the block that run drew.
+
+    The pins keep no statistics: those are the gate's, compared seed by seed with margins (``baseline``).
+    """
+    seed = baseline.env.get("base seed", "0")
+    at = PinnedAt(int(seed) if seed.isdigit() else -1, baseline.env.get("seed pool", "confirmatory"))
+    pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}
+    return {"expected": pins, "expected_source": source, "expected_at": at}
+
+
+def ledger_line(ledger: Ledger) -> str:
+    """Return the report's environment line about the ledger: what was verified, and what could not be."""
+    assert ledger.path is not None
+    files = len({e.file for e in ledger.entries})
+    confirms = sum(e.kind == "confirm" for e in ledger.entries)
+    git = "; ".join(ledger.notes) or f"git shows {confirms} confirmation(s) come after their registration"
+    head = f"{Path(*ledger.path.parts[-2:])}: {files} file(s), {len(ledger.entries)} entries, hash chains verified"
+    return f"{head}; {git}" if confirms else head
+
+
+def _link_note(settings: Settings) -> str:
+    return f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
+
+
+CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
+
+
+class WorkerClaims:
+    """A pytest-xdist worker's hooks: hand the controller the claim of every test it collected.
+
+    Every worker collects every test, so a worker that finishes tells the controller the claim of
+    a test whose own worker crashed before it could say.
+    """
+
+    def __init__(self, claim_of: Any) -> None:
+        self.claim_of = claim_of  # item -> (claim id, title, source) or None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:
+            metas = {item.nodeid: self.claim_of(item) for item in session.items}
+            output[CLAIMS_OUTPUT] = {nodeid: list(meta) for nodeid, meta in metas.items() if meta is not None}
+
+
 class Controller:
     """The controller's hooks: collect outcomes, decide claims, write the report, set the exit status."""
 
     def __init__(
-        self, run: RunData, settings: Settings, baseline: RunData | None, ledger: Ledger, claim_of: Any
+        self,
+        run: RunData,
+        settings: Settings,
+        baseline: RunData | None,
+        ledger: Ledger | None,
+        claim_of: Any,
+        places: Places | None = None,
+        engine: Engine = NO_ENGINE,
     ) -> None:
-        self.outcomes = Outcomes(run)
+        self.outcomes = Outcomes(run, places=places or Places())
         self.settings = settings
         self.baseline = baseline
-        self.ledger = ledger
-        self.claim_id_of = claim_of  # item -> claim id or None
+        self.ledger = ledger or EMPTY
+        self.engine = engine
+        if self.ledger.path is not None:
+            run.env["ledger"] = ledger_line(self.ledger)
+        self.changed: list[str] = []  # claims whose code matches no registered version
+        self.meta_of = claim_of  # item -> (claim id, title, source) or None
         self.collected: list[str] = []
         self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
+        self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
+        self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
         self.seen: set[str] = set()
         self.written: Written | None = None
         self.deviations: list[str] = []
         self.results: list[ClaimResult] = []
         self.saved: Path | None = None
+        self.not_written = ""  # why the report set could not be written
+        self.not_saved = ""  # why the run could not be saved to the history
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [i.nodeid for i in session.items]
         for item in session.items:
-            cid = self.claim_id_of(item)
-            if cid is not None:
-                self.claim_of[item.nodeid] = cid
+            meta = self.meta_of(item)
+            if meta is not None:
+                self.claim_of[item.nodeid] = meta[0]
+                self.titles[meta[0]] = list(meta[1:])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.collected = list(ids)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Learn each test's claim from a pytest-xdist worker (the controller collects nothing itself)."""
+        for nodeid, (cid, *titles) in getattr(node, "workeroutput", {}).get(CLAIMS_OUTPUT, {}).items():
+            self.claim_of[nodeid] = cid
+            self.titles[cid] = titles
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or not report.passed:  # a test cut off mid-call has only its setup report
             self.seen.add(report.nodeid)
-        for key, value in report.user_properties:
-            if key == "claimcheck":
-                self.outcomes.add(str(value), report.duration)
+        payloads = [str(value) for key, value in report.user_properties if key == "claimcheck"]
+        for payload in payloads:
+            self.outcomes.add(payload, report.duration)
+        if report.failed and not payloads:  # a test whose worker crashed: no payload came back
+            self.bare_failures[report.nodeid] = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
+
+    def _add_bare_failures(self) -> None:
+        """Add each claim test that failed without a payload (its pytest-xdist worker crashed) as an error."""
+        for nodeid, message in self.bare_failures.items():
+            cid = self.claim_of.get(nodeid)
+            if cid is not None and nodeid not in self.outcomes.by_node:
+                title, source = [*self.titles.get(cid, []), "", ""][:2]
+                self.outcomes.by_node[nodeid] = TestOutcome(nodeid, cid, title, source, "error", message=message)
 
     def _not_run(self, missing: list[str]) -> dict[str, list[str]]:
         """Map each claim to its tests that did not run (by collection, else by the file of its other tests)."""
@@ -169,6 +291,7 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml, pytest-html and pytest-json-report write their files
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._add_bare_failures()
         missing = [n for n in self.collected if n not in self.seen]
         incomplete = []
         if exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -176,24 +299,80 @@ class Controller:
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
-        run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {})
-        run.ledger = {r.claim_id: self.ledger.status(r.protocol) for r in run.results() if r.protocol is not None}
+        run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {}, self.titles)
+        run.calibration = calibration_entries(self.ledger)
         self.results = run.results()
-        self.deviations = deviations(self.results, s.expected, s.expected_source)
+        self._states(run)
+        same = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
+        run.expectations = self._expectations_note(same)
+        self.deviations = [] if s.expectations_off else deviations(self.results, s.expected, s.expected_source, same)
         self._to_junitxml(session.config)
-        failing = self.deviations or any(r.verdict is Verdict.ERROR for r in self.results)
+        changed = self.changed and not s.exploratory
+        failing = self.deviations or changed or any(r.verdict is Verdict.ERROR for r in self.results)
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is not None:
-            self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
-            comp = self.written.comparison
+            try:
+                self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
+            except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
+                self.not_written = str(e)
+                if session.exitstatus in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+                    session.exitstatus = REPORT_NOT_WRITTEN
+            comp = self.written.comparison if self.written else None
             failed = comp is not None and (
                 (s.baseline_fail and comp.regressions) or (s.baseline_exact and comp.differences)
             )
             if failed and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.autosave:
-            self.saved = save_run(dumps(run), session.config.rootpath, run.env)
+            try:
+                self.saved = save_run(dumps(run), session.config.rootpath, run.env)
+            except OSError as e:
+                self.not_saved = f"run not saved to the history: {e}"
+
+    def _states(self, run: RunData) -> None:
+        """Put each claim's ledger state in the run: confirmed, registered (not confirmed) or changed."""
+        self.changed = []
+        for r in self.results:
+            proto = r.protocol
+            if proto is None:
+                continue
+            code = run.code.get(r.claim_id, {})
+            if not proto.declared:
+                run.ledger[r.claim_id] = "exploratory: no protocol declared (every unit must pass)"
+            elif self.ledger.path is None:
+                run.ledger[r.claim_id] = "no ledger: no ledger is set (--claim-ledger), so no version is registered"
+            elif not code.get("fingerprint"):
+                run.ledger[r.claim_id] = "unknown: no test of the claim reported the fingerprint of its code"
+            else:
+                state = self.ledger.state(r.claim_id, code["fingerprint"], code.get("engine", ""))
+                run.ledger[r.claim_id] = state.text + self._consequence(state)
+                code["state"] = state.kind
+                code["confirmed on"] = str(state.confirmation.get("engine")) if state.confirmation else ""
+                if state.kind == "changed":
+                    self.changed.append(r.claim_id)
+
+    def _consequence(self, state: State) -> str:
+        if state.kind != "changed":
+            return ""
+        if self.settings.exploratory:
+            return "; labelled only: the run is declared exploratory"
+        return "; this fails the session (or declare the run exploratory: --claim-exploratory)"
+
+    def _expectations_note(self, same: bool) -> str:
+        """Return the sentence that says which expectations this run was held to, and why."""
+        s = self.settings
+        if s.expectations_off:
+            return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
+        if s.expected_at is None:
+            return ""
+        where = f"{s.expected_source} pins budget {s.budget.name} on {s.expected_at.describe()}"
+        if same:
+            return f"{where}: verdicts, controls and statistics are compared"
+        return (
+            f"{where}; this run draws base seed {s.seed} ({s.pool} pool), another block of seeds, so only the "
+            "verdicts of claims and parts are compared (statistics hold only on the block they were measured on)"
+        )
 
     def _verdicts(self) -> dict[str, dict[str, Any]]:
         """Return each claim's verdict, known label, parts and protocol, for pytest's other channels."""
@@ -243,11 +422,27 @@ class Controller:
         prefix.append(f"<h2>Claim verdicts</h2><table>{head}{''.join(rows)}</table>")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self._summary(terminalreporter)
+        if self.not_written:
+            terminalreporter.write_line(
+                f"claim report NOT written: {self.not_written}; the previous report set is kept as it was "
+                f"(exit status {REPORT_NOT_WRITTEN})",
+                red=True,
+            )
+        if self.not_saved:
+            terminalreporter.write_line(self.not_saved, red=True)
+
+    def _summary(self, terminalreporter: Any) -> None:
         if not self.results:
             return
         terminalreporter.write_sep("=", "claim verdicts")
-        for line, red in terminal_lines(self.outcomes.run, self.results):
+        run = self.outcomes.run
+        for line, red in terminal_lines(run, self.results):
             terminalreporter.write_line(line, red=red, bold=not red)
+        for cid in self.changed:
+            terminalreporter.write_line(f"{cid} {run.ledger[cid]}", red=not self.settings.exploratory)
+        if run.expectations and not run.expectations.endswith("are compared"):
+            terminalreporter.write_line(f"expectations: {run.expectations}")
         for line in self.deviations:
             terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
         if self.saved is not None:
@@ -260,8 +455,9 @@ class Controller:
                 terminalreporter.write_line(f"changed against the baseline: {line}", red=True)
             for line in w.comparison.differences if self.settings.baseline_exact else ():
                 terminalreporter.write_line(f"not bit-identical to the baseline: {line}", red=True)
+        link = f", through the symbolic link {self.settings.report_link}" if self.settings.report_link else ""
         terminalreporter.write_sep(
-            "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures)"
+            "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures{link})"
         )
 
     def _fix(self) -> str:

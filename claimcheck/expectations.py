@@ -6,6 +6,10 @@ every statistic, how many checks met it and its median within a stated relative 
 that deviates anywhere (a known NOT REPRODUCED claim whose stall test starts passing, a moved
 statistic) fails the session; the reason shown is always the current evidence. A claim that is not
 listed must be REPRODUCED. ``claimcheck expectations run.json`` writes the file from a run.
+
+Statistics are pinned on one block of seeds: each budget's table names the base seed and pool its
+pins came from (``base_seed``, ``pool``; base seed 0 of the confirmatory pool when absent). A run
+on another block draws other seeds, so there only the verdicts (claim and parts) are compared.
 """
 
 from __future__ import annotations
@@ -45,6 +49,23 @@ class ClaimPin:
 
 
 Expected = dict[str, ClaimPin]
+BLOCK_KEYS = ("base_seed", "pool")  # a budget table's own keys: the block its pins were measured on
+
+
+@dataclass(frozen=True)
+class PinnedAt:
+    """The block a budget's pins were measured on: a base seed and a seed pool."""
+
+    base_seed: int = 0
+    pool: str = "confirmatory"
+
+    def describe(self) -> str:
+        """Return e.g. ``base seed 0 (confirmatory pool)``."""
+        return f"base seed {self.base_seed} ({self.pool} pool)"
+
+    def covers(self, base_seed: int, pool: str) -> bool:
+        """Return whether a run at ``base_seed`` from ``pool`` draws the seeds these pins were measured on."""
+        return (self.base_seed, self.pool) == (base_seed, pool)
 
 
 def stat_key(part: str, control: str | None, statistic: str) -> str:
@@ -64,6 +85,8 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
         if not isinstance(table, dict):
             raise _fail(option, path, f"[{budget}]", "must be a table of claims")
         for claim, pin in table.items():
+            if claim in BLOCK_KEYS:
+                continue
             where = f"[{budget}.{claim}]"
             if not isinstance(pin, dict):
                 raise _fail(option, path, where, 'must be a table with verdict = "..." (the old one-line form is gone)')
@@ -76,7 +99,7 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                 option,
                 path,
                 f"{where} controls",
-                {"fails as required", "passes too often", "undecided"},
+                {"fails as required", "passes too often", "passes as required", "fails too often", "undecided"},
             )
             stats = {}
             for key, s in dict(pin.get("stats", {})).items():
@@ -104,15 +127,31 @@ def _strings(raw: Any, option: str, path: Path | str, where: str, allowed: set[s
     return {str(k): str(v) for k, v in raw.items()}
 
 
-def load_expectations(path: Path, option: str) -> dict[str, Expected]:
-    """Read an expectations file; raise ConfigError naming ``option``, the file and the first bad field."""
+def parse_blocks(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[str, PinnedAt]:
+    """Return {budget: the block its pins came from} (base seed 0, confirmatory, when a table names none)."""
+    out = {}
+    for budget, table in raw.items():
+        seed, pool = dict(table).get("base_seed", 0), dict(table).get("pool", "confirmatory")
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise _fail(option, path, f"[{budget}] base_seed", f"must be a non-negative integer, got {seed!r}")
+        if pool not in ("confirmatory", "exploratory"):
+            raise _fail(option, path, f"[{budget}] pool", f"must be confirmatory or exploratory, got {pool!r}")
+        out[str(budget)] = PinnedAt(seed, pool)
+    return out
+
+
+def load_expectations(path: Path, option: str) -> tuple[dict[str, Expected], dict[str, PinnedAt]]:
+    """Read an expectations file: the pins per budget and the block each budget's pins came from.
+
+    Raise ConfigError naming ``option``, the file and the first bad field.
+    """
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError(f"{option}: cannot read {path} ({e.strerror}); fix the path or set it empty") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{option}: {path} is not valid TOML ({e})") from None
-    return parse_pins(raw, option, path)
+    return parse_pins(raw, option, path), parse_blocks(raw, option, path)
 
 
 def pins_of(results: Sequence[ClaimResult]) -> Expected:
@@ -144,11 +183,12 @@ def _moved(before: float, after: float, rtol: float) -> bool:
     return abs(after - before) > rtol * max(abs(before), 1e-12)
 
 
-def deviations(results: Sequence[ClaimResult], expected: Expected, source: str) -> list[str]:
+def deviations(results: Sequence[ClaimResult], expected: Expected, source: str, same_block: bool = True) -> list[str]:
     """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim.
 
     A SKIPPED claim (its data or model is absent) is not a deviation. A claim not listed must be
-    REPRODUCED.
+    REPRODUCED. When the run is not on the block the pins were measured on (``same_block`` False),
+    only verdicts are compared: the claim's and its parts'.
     """
     out = []
     for r in results:
@@ -166,24 +206,66 @@ def deviations(results: Sequence[ClaimResult], expected: Expected, source: str) 
             want = pin.parts.get(p.name or "claim")
             if want is not None and p.verdict.value != want:
                 out.append(f"{r.claim_id} part {p.name or 'claim'} is {p.verdict.value}, {source} expects {want}")
-        for c in r.controls:
-            want = pin.controls.get(c.name)
-            if want is not None and c.status != want:
-                out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
-        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
-        for key, sp in pin.stats.items():
-            s = now.get(key)
-            if s is None:
-                out.append(f"{r.claim_id} {key}: pinned in {source} but not recorded")
-                continue
-            if (s.met, s.values.n) != (sp.met, sp.n):
-                out.append(f"{r.claim_id} {key}: met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
-            if _moved(sp.median, s.values.median, sp.rtol):
-                out.append(
-                    f"{r.claim_id} {key}: median {s.values.median:.6g}, {source} pins {sp.median:.6g} "
-                    f"(rtol {sp.rtol:g})"
-                )
+        if same_block:
+            out += _block_deviations(r, pin, source)
     return out
+
+
+def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str) -> list[str]:
+    """Return the deviations of the controls and statistics, which hold only on the block they were pinned on."""
+    out = []
+    for c in r.controls:
+        want = pin.controls.get(c.name)
+        if want is not None and c.status != want:
+            out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
+    now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+    for key, sp in pin.stats.items():
+        s = now.get(key)
+        if s is None:
+            out.append(f"{r.claim_id} {key}: pinned in {source} but not recorded")
+            continue
+        if (s.met, s.values.n) != (sp.met, sp.n):
+            out.append(f"{r.claim_id} {key}: met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
+        if _moved(sp.median, s.values.median, sp.rtol):
+            why = "" if math.isfinite(s.values.median) else f" ({nonfinite_why(r, s.part, s.control, s.statistic)})"
+            out.append(
+                f"{r.claim_id} {key}: median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} "
+                f"(rtol {sp.rtol:g})"
+            )
+    return out
+
+
+def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
+    """Return why a statistic's median is not a finite number: which units gave what, and what the record noted.
+
+    A median is NaN or infinite when at least half of the units' values are: say how many, which,
+    and quote the first note of a test that gave one (say "loss became non-finite at step 12").
+    """
+    bad: dict[str, list[str]] = {}
+    notes: list[str] = []
+    n = 0
+    for t in r.tests:
+        checks = [c for c in (t.record.checks if t.record else ()) if c.statistic == statistic]
+        checks = [c for c in checks if c.control == control and (control is not None or c.part == part)]
+        n += len(checks)
+        odd = [c for c in checks if not math.isfinite(c.value)]
+        for c in odd:
+            bad.setdefault(repr(c.value).replace("nan", "NaN"), []).append(c.unit or c.label or t.nodeid)
+        if odd and t.record:
+            notes += [x for x in t.record.notes if "finite" in x or "nan" in x.lower() or "diverg" in x]
+    if not bad:
+        return "not a finite number"
+    counts = "; ".join(
+        f"{len(units)} of {n} values are {value} (units {', '.join(units[:6])}{', ...' if len(units) > 6 else ''})"
+        for value, units in sorted(bad.items())
+    )
+    meaning = (
+        "NaN: the statistic could not be computed on those units"
+        if "NaN" in bad
+        else "an infinite value comes from a division by zero, a log of zero or an overflow on those units"
+    )
+    note = f"; the record notes: {notes[0]}" if notes else ""
+    return f"non-finite: {counts}; {meaning}{note}"
 
 
 def _toml_str(s: str) -> str:
@@ -198,9 +280,19 @@ def _toml_float(x: float) -> str:
     return repr(float(x))
 
 
-def render_pins(budget: str, pins: Expected, header: str = "") -> str:
-    """Return TOML text pinning ``pins`` under ``[budget]`` (readable by ``load_expectations``)."""
+def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | None = None) -> str:
+    """Return TOML text pinning ``pins`` under ``[budget]``, measured on the block ``at``; load_expectations reads it.
+
+    ``at`` defaults to base seed 0 of the confirmatory pool.
+    """
     lines = [f"# {line}" for line in header.splitlines()] if header else []
+    at = at or PinnedAt()
+    lines += [
+        "",
+        f"[{budget}]",
+        f"base_seed = {at.base_seed}  # the block these pins were measured on",
+        f"pool = {_toml_str(at.pool)}",
+    ]
     for cid, pin in pins.items():
         lines += ["", f"[{budget}.{cid}]", f"verdict = {_toml_str(pin.verdict)}"]
         if pin.parts:

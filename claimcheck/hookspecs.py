@@ -15,6 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from claimcheck.budget import Budget
+    from claimcheck.fingerprint import Engine
     from claimcheck.record import ClaimRecorder
 
 hookspec = pluggy.HookspecMarker("pytest")
@@ -70,4 +71,16 @@ def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mappin
 
     ``--claim-executor ray`` checks in every task that the worker imports the same engine code
     (the identity), and ships the suite's packages with the core to a named cluster.
+    """
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_engine(config: pytest.Config) -> Engine | None:
+    """Return what the suite's code is (``claimcheck.fingerprint.Engine``): its packages, its engine, its identity.
+
+    A claim's code fingerprint follows the claim module into the core and the suite's packages,
+    and stops at the engine's modules (what trains and measures) and at the modules listed as
+    ``stop`` (say calibration cases). The engine's ``identity`` is recorded with each confirmation
+    and shown beside the verdict. Without an answer, only the core and the claim's folder are
+    followed, and no engine identity is shown.
     """

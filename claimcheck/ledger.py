@@ -1,111 +1,498 @@
-"""Read the ledger of protocol versions: what changed, why, and whether a confirmatory block was run.
+"""Keep the ledger of claim versions: a hash chain of entries, appended and never edited.
 
 The ledger is a TOML file, or a folder of them (this suite's is ``claims/ledger/``, one file per
-claim), kept in the repository, with one ``[[version]]`` table per protocol version of a claim::
+claim). Each file is a chain of ``[[entry]]`` tables. Every entry holds its ``kind``, its fields,
+``prev`` (the hash of the entry before it in the file; "" for the first) and ``hash`` (the sha256
+of the entry's whole content, ``prev`` included, as canonical JSON). Editing, removing or
+reordering an entry breaks the chain, and ``load_ledger`` refuses the ledger naming the file and
+the entry. Kinds:
 
-    [[version]]
-    claim = "C1"
-    version = 2
-    fingerprint = "3f2a..."          # ClaimProtocol.fingerprint() of that version
-    date = "2026-12-01"
-    change = "what changed"
-    motivated_by = "which results motivated it"
-    block = "C1-v2"                  # its confirmatory block (seeds never looked at before)
-    confirmed = ""                   # empty until the block has run: then budget, seeds, date, result
+- ``register``: a version of a claim's code, before its confirmatory run: ``claim``, ``version``
+  (the protocol's), ``fingerprint`` (``claimcheck.fingerprint.code_fingerprint``: the protocol
+  and the code that decides), ``scheme``, ``block``, ``change``, ``motivated_by``, ``date``,
+  ``commit`` (HEAD when registered), ``engine``, ``covers`` (the definitions hashed), and
+  ``decides`` (the protocol's values that decide).
+- ``confirm``: the one confirmatory run of a registration: ``claim``, ``registration`` (its
+  hash), ``budget``, ``base_seed``, ``pool``, ``seeds``, ``commit`` (the run's), ``engine``,
+  ``date``, ``verdict``, ``result``.
+- ``calibrate``: a part's decision rule run on labelled cases: ``claim``, ``part``,
+  ``fingerprint``, ``date`` and a free ``results`` table (``append_calibration``).
+- ``migrate``: the ledger of the older format this file replaced: ``source``, ``source_sha256``,
+  ``date``, ``note`` and each old entry under ``legacy`` (their fingerprints are of the old
+  scheme, so they confirm nothing now).
 
-A version is *exploratory* until its ``confirmed`` entry is filled in, after a run on its block.
+A claim's state (``Ledger.state``) is *confirmed* when its code's fingerprint matches a
+registration that has a confirmation, *registered* when it matches one that has none yet, and
+*changed* when it matches none. Where git is available, ``check_git`` also shows that each
+confirmation's registration was committed, unchanged, in an ancestor of the run's commit.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+import re
+import shutil
+import subprocess
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Literal
 
 from claimcheck.errors import ConfigError
-from claimcheck.protocol import ClaimProtocol
 
-_FIELDS = {"claim": str, "version": int, "fingerprint": str, "date": str, "change": str, "motivated_by": str}
+SCHEMA = "claimcheck-ledger/1"
+CODE_SCHEME = "claimcheck-code/1"  # claimcheck.fingerprint.SCHEME: a registration of another scheme never matches
+_STR, _INT = str, int
+REQUIRED: dict[str, dict[str, type]] = {
+    "register": {
+        "claim": _STR, "version": _INT, "fingerprint": _STR, "scheme": _STR, "block": _STR, "change": _STR,
+        "motivated_by": _STR, "date": _STR,
+    },
+    "confirm": {
+        "claim": _STR, "registration": _STR, "budget": _STR, "base_seed": _INT, "pool": _STR, "seeds": _STR,
+        "commit": _STR, "engine": _STR, "date": _STR, "verdict": _STR, "result": _STR,
+    },
+    "calibrate": {"claim": _STR, "part": _STR, "fingerprint": _STR, "date": _STR},
+    "migrate": {"source": _STR, "source_sha256": _STR, "date": _STR, "note": _STR},
+}  # fmt: skip
+HEADER = (
+    "# A claimcheck ledger ({schema}): a hash chain of entries, appended and never edited.\n"
+    "# Each [[entry]] holds its kind and fields, prev (the hash of the entry before it) and hash (the sha256\n"
+    "# of its whole content). `claimcheck ledger verify` checks the chain; `claimcheck ledger show` prints it.\n\n"
+)
+StateKind = Literal["confirmed", "registered", "changed"]
+
+
+class LedgerError(ConfigError):
+    """The ledger is broken: an entry was edited, removed or reordered, or git contradicts it."""
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One protocol version as the ledger records it."""
+    """One entry of a ledger file, as read (``index`` counts from 1 in its file)."""
 
-    claim: str
-    version: int
-    fingerprint: str
-    date: str
-    change: str
-    motivated_by: str
-    block: str = ""
-    confirmed: str = ""  # empty: exploratory
+    kind: str
+    data: dict[str, Any]
+    prev: str
+    hash: str
+    file: Path
+    index: int
+
+    def get(self, name: str, default: Any = "") -> Any:
+        """Return a field of the entry (``default`` when it has none)."""
+        return self.data.get(name, default)
+
+    def describe(self) -> str:
+        """Return e.g. ``C1.toml entry #3 (register C1 v3, 5f2a0c1d)``."""
+        what = " ".join(str(x) for x in (self.kind, self.get("claim"), _v(self)) if x)
+        return f"{self.file.name} entry #{self.index} ({what}, {self.hash[:8]})"
+
+
+def _v(e: Entry) -> str:
+    return f"v{e.get('version')}" if e.kind == "register" else ""
 
 
 @dataclass(frozen=True)
+class State:
+    """Where a claim's code stands in the ledger, and the sentence the report shows."""
+
+    kind: StateKind
+    text: str  # "<kind>: ..." (the report shows the word before the colon in its tables)
+    registration: Entry | None = None
+    confirmation: Entry | None = None
+
+
+@dataclass
 class Ledger:
-    """Every recorded protocol version, by (claim, version)."""
+    """Every entry of a ledger (file or folder), chains verified."""
 
     path: Path | None
-    entries: dict[tuple[str, int], Entry]
+    entries: list[Entry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
 
-    def status(self, protocol: ClaimProtocol) -> str:
-        """Return ``confirmed: ...``, ``exploratory: ...`` or ``unregistered: ...`` for ``protocol``."""
-        if not protocol.declared:
-            return "exploratory: no protocol declared (every unit must pass)"
-        entry = self.entries.get((protocol.claim_id, protocol.version))
-        where = self.path.name if self.path else "the ledger"
-        if entry is None:
-            return f"unregistered: v{protocol.version} is not in {where}; add it before the confirmatory run"
-        if entry.fingerprint != protocol.fingerprint():
-            return (
-                f"unregistered: v{protocol.version} in code (fingerprint {protocol.fingerprint()}) differs from "
-                f"{where} ({entry.fingerprint}); a changed protocol is a new version"
+    def file_for(self, claim: str) -> Path:
+        """Return the file a new entry of ``claim`` goes to: ``<folder>/<claim>.toml``, or the ledger file."""
+        if self.path is None:
+            raise ConfigError("no ledger is set; name one with --claim-ledger (ini claim_ledger)")
+        return self.path if self.path.suffix == ".toml" else self.path / f"{claim}.toml"
+
+    def of(self, claim: str, kind: str) -> list[Entry]:
+        """Return the claim's entries of ``kind``, oldest first."""
+        return [e for e in self.entries if e.kind == kind and e.get("claim") == claim]
+
+    def by_hash(self, digest: str) -> Entry | None:
+        """Return the entry with this hash, or None."""
+        return next((e for e in self.entries if e.hash == digest), None)
+
+    def registration(self, claim: str, fingerprint: str) -> Entry | None:
+        """Return the latest registration of ``claim`` whose code fingerprint is ``fingerprint``."""
+        found = [
+            e
+            for e in self.of(claim, "register")
+            if (e.get("fingerprint"), e.get("scheme")) == (fingerprint, CODE_SCHEME)
+        ]
+        return found[-1] if found else None
+
+    def confirmation(self, registration: Entry) -> Entry | None:
+        """Return the first confirmation of ``registration``, or None."""
+        found = (e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash)
+        return next(found, None)
+
+    def state(self, claim: str, fingerprint: str, engine: str = "") -> State:
+        """Return whether ``claim``'s code (``fingerprint``) is confirmed, registered or changed, in words.
+
+        ``engine`` is this run's engine identity: shown beside the one the confirmation ran on. A
+        different engine leaves a confirmation standing (like new hardware); it is said, not hidden.
+        """
+        where = self.file_for(claim).name if self.path is not None else "the ledger"
+        reg = self.registration(claim, fingerprint)
+        if reg is None:
+            last = self.of(claim, "register")
+            before = f"; last registered: v{last[-1].get('version')} on {last[-1].get('date')}" if last else ""
+            return State(
+                "changed",
+                f"changed: the code that decides {claim} (fingerprint {fingerprint[:12]}) matches no registered "
+                f"version in {where}{before}; register it (claimcheck ledger register) before its confirmatory run",
             )
-        if entry.confirmed:
-            return f"confirmed: {entry.confirmed}"
-        return f"exploratory: block {entry.block or protocol.seeds.block} not yet run"
+        code = f"v{reg.get('version')} (code {fingerprint[:12]}, registered {reg.get('date')})"
+        now = f"this run: engine {engine}" if engine else "this run: no engine identity"
+        conf = self.confirmation(reg)
+        if conf is None:
+            return State(
+                "registered",
+                f"registered: {code}, not confirmed: block {reg.get('block')} has not run at base seed 0 "
+                f"(exploratory until it has); {now}",
+                reg,
+            )
+        same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
+        if conf.get("reused_block"):
+            same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
+        return State(
+            "confirmed",
+            f"confirmed: {code} at {conf.get('budget')}, base seed {conf.get('base_seed')}, on engine "
+            f"{conf.get('engine') or 'unknown'} (commit {conf.get('commit')}, {conf.get('date')}: "
+            f"{conf.get('verdict')}); {now}{same}",
+            reg,
+            conf,
+        )
 
-    def history(self, claim: str) -> list[Entry]:
-        """Return the claim's versions, oldest first."""
-        return sorted((e for (c, _), e in self.entries.items() if c == claim), key=lambda e: e.version)
+
+EMPTY = Ledger(None)
 
 
-EMPTY = Ledger(None, {})
+# --- reading ---------------------------------------------------------------------------------------
 
 
-def load_ledger(path: Path, option: str) -> Ledger:
-    """Read a ledger file, or every ``*.toml`` in a ledger folder; raise ConfigError naming the first bad field."""
-    files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
-    entries: dict[tuple[str, int], Entry] = {}
-    for f in files:
-        _read(f, option, entries)
-    return Ledger(path, entries)
+def content_hash(entry: Mapping[str, Any]) -> str:
+    """Return the sha256 of an entry's content (every field but ``hash``) as canonical JSON."""
+    body = {k: v for k, v in entry.items() if k != "hash"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _read(path: Path, option: str, entries: dict[tuple[str, int], Entry]) -> None:
+def _files(path: Path) -> list[Path]:
+    return sorted(path.glob("*.toml")) if path.is_dir() else [path]
+
+
+def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
+    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
+
+    Raise LedgerError naming the file and the entry when an entry was edited, removed, inserted or
+    reordered, and ConfigError naming the first bad field of an entry.
+    """
+    ledger = Ledger(path)
+    if path.is_dir() or path.is_file():
+        for f in _files(path):
+            ledger.entries += read_file(f, option)
+    elif path.suffix != ".toml":
+        raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
+    return ledger
+
+
+def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
+    """Return the entries of one ledger file, its chain verified (see ``load_ledger``)."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
-        raise ConfigError(
-            f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path or set it empty"
-        ) from None
+        raise ConfigError(f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{option}: the ledger {path} is not valid TOML ({e})") from None
-    rows = raw.get("version", [])
-    if not isinstance(rows, list):
-        raise ConfigError(f"{option}: {path}: expected [[version]] tables")
+    if "version" in raw and "entry" not in raw:
+        raise ConfigError(
+            f"{option}: {path} is a ledger of the older format ([[version]] tables, no hash chain); convert it, as a "
+            f"recorded entry, with: claimcheck ledger migrate {path}"
+        )
+    rows = raw.get("entry", [])
+    if not isinstance(rows, list) or set(raw) - {"entry"}:
+        raise ConfigError(f"{option}: {path}: a ledger holds only [[entry]] tables, found {sorted(raw)}")
+    out: list[Entry] = []
+    prev = ""
     for i, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise ConfigError(f"{option}: {path}: [[version]] #{i} is not a table")
-        for name, kind in _FIELDS.items():
-            if not isinstance(row.get(name), kind):
-                raise ConfigError(f"{option}: {path}: [[version]] #{i} needs {name} as {kind.__name__}")
-        extra = set(row) - set(_FIELDS) - {"block", "confirmed"}
-        if extra:
-            raise ConfigError(f"{option}: {path}: [[version]] #{i} has unknown fields {sorted(extra)}")
-        entry = Entry(**{k: row[k] for k in row})
-        key = (entry.claim, entry.version)
-        if key in entries:
-            raise ConfigError(f"{option}: {path}: {entry.claim} v{entry.version} is recorded twice")
-        entries[key] = entry
+        entry = _entry(row, path, i, option)
+        if entry.hash != content_hash(row):
+            raise LedgerError(
+                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) does not match its hash (stored "
+                f"{entry.hash[:12]}, content gives {content_hash(row)[:12]}): it was edited after it was written. "
+                "Entries are appended, never edited: restore the file from git and append a new entry instead"
+            )
+        if entry.prev != prev:
+            raise LedgerError(
+                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) follows "
+                f"{entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: an entry was "
+                "removed, inserted or reordered. "
+                "Restore the file from git"
+            )
+        prev = entry.hash
+        out.append(entry)
+    return out
+
+
+def _entry(row: Any, path: Path, i: int, option: str) -> Entry:
+    where = f"{option}: {path}: [[entry]] #{i}"
+    if not isinstance(row, dict):
+        raise ConfigError(f"{where} is not a table")
+    kind = row.get("kind")
+    if kind not in REQUIRED:
+        raise ConfigError(f"{where}: kind must be one of {sorted(REQUIRED)}, got {kind!r}")
+    for name, typ in {**REQUIRED[kind], "prev": str, "hash": str}.items():
+        if not isinstance(row.get(name), typ) or isinstance(row.get(name), bool):
+            raise ConfigError(f"{where} ({kind}) needs {name} as {typ.__name__}")
+    data = {k: v for k, v in row.items() if k not in ("kind", "prev", "hash")}
+    return Entry(kind, data, row["prev"], row["hash"], path, i)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+
+def today() -> str:
+    """Return today's date (UTC) as YYYY-MM-DD, the date every entry carries."""
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def _normal(value: Any, where: str) -> Any:
+    """Return ``value`` as TOML can hold it: tuples as lists, keys as text, None-valued keys left out."""
+    if isinstance(value, Mapping):
+        return {str(k): _normal(v, f"{where}.{k}") for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        if any(v is None for v in value):
+            raise ConfigError(f"ledger entry field {where}: TOML has no null; leave the item out")
+        return [_normal(v, where) for v in value]
+    if isinstance(value, bool | int | float | str):
+        return value
+    raise ConfigError(f"ledger entry field {where}: {type(value).__name__} cannot be written; give plain data")
+
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(k: str) -> str:
+    return k if _BARE.match(k) else _string(k)
+
+
+def _string(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _inline(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+    if isinstance(v, str):
+        return _string(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_inline(x) for x in v) + "]"
+    return "{ " + ", ".join(f"{_key(k)} = {_inline(x)}" for k, x in v.items()) + " }" if v else "{}"
+
+
+def render_entry(entry: Mapping[str, Any]) -> str:
+    """Return one entry as TOML: scalars first, then a table per mapping, an array of tables per list of them."""
+    lines = ["[[entry]]"]
+    tables = []
+    for k, v in entry.items():
+        if isinstance(v, dict):
+            tables.append(["", f"[entry.{_key(k)}]", *(f"{_key(a)} = {_inline(b)}" for a, b in v.items())])
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for x in v:
+                tables.append(["", f"[[entry.{_key(k)}]]", *(f"{_key(a)} = {_inline(b)}" for a, b in x.items())])
+        else:
+            lines.append(f"{_key(k)} = {_inline(v)}")
+    return "\n".join(lines + [line for t in tables for line in t]) + "\n"
+
+
+def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
+    """Append an entry of ``kind`` to the ledger file ``path`` (created if need be) and return it.
+
+    The file's chain is verified first; ``fields`` must hold the kind's required fields
+    (``REQUIRED``) and may hold more (plain data: text, numbers, booleans, lists, tables).
+    """
+    if kind not in REQUIRED:
+        raise ConfigError(f"ledger entry kind must be one of {sorted(REQUIRED)}, got {kind!r}")
+    missing = [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]
+    if missing:
+        raise ConfigError(f"a {kind} entry needs {', '.join(missing)} ({', '.join(REQUIRED[kind])} are required)")
+    before = read_file(path) if path.exists() else []
+    row = {"kind": kind, **_normal({k: v for k, v in fields.items() if k not in ("kind", "prev", "hash")}, kind)}
+    row["prev"] = before[-1].hash if before else ""
+    row["hash"] = content_hash(row)
+    text = render_entry(row)
+    if content_hash(tomllib.loads(text)["entry"][0]) != row["hash"]:  # it must read back as what was hashed
+        raise ConfigError(f"a {kind} entry for {path} does not read back as written; give plain data")
+    head = "" if path.exists() and path.stat().st_size else HEADER.format(schema=SCHEMA)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(head + ("\n" if before else "") + text)
+    return read_file(path)[-1]
+
+
+def append_calibration(
+    ledger: Path, claim: str, part: str, fingerprint: str, results: Mapping[str, Any], date: str = ""
+) -> Entry:
+    """Append a ``calibrate`` entry: the results of running ``part``'s decision on labelled cases.
+
+    ``ledger`` is the ledger file or folder (a folder gets ``<claim>.toml``); ``fingerprint`` names
+    the decision that was calibrated; ``results`` is plain data of the caller's design (counts per
+    family, sensitivity and specificity with their bounds, ...), kept as given under ``results``.
+    """
+    path = Ledger(ledger).file_for(claim)
+    fields = {"claim": claim, "part": part, "fingerprint": fingerprint, "date": date or today(), "results": results}
+    return append(path, "calibrate", fields)
+
+
+def migrate(path: Path, date: str = "") -> Entry:
+    """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
+
+    The entry records the old file's sha256 and each old version, marked legacy, so the history
+    stays in the ledger; legacy fingerprints are of the older scheme and confirm nothing now.
+    """
+    data = path.read_bytes()
+    raw = tomllib.loads(data.decode("utf-8"))
+    if "version" not in raw or "entry" in raw:
+        raise ConfigError(f"{path} is not a ledger of the older format ([[version]] tables); nothing to migrate")
+    legacy = [{**row, "legacy": True} for row in raw["version"]]
+    fields = {
+        "source": f"{path.name} ([[version]] tables, before {SCHEMA})",
+        "source_sha256": hashlib.sha256(data).hexdigest(),
+        "date": date or today(),
+        "note": "the older ledger, kept as legacy history: its fingerprints hash the declared protocol only "
+        "(ClaimProtocol.fingerprint), so no code registered now matches them; its confirmations stand for "
+        "the code of their day",
+        "legacy": legacy,
+    }
+    path.rename(path.with_suffix(".toml.migrating"))
+    try:
+        entry = append(path, "migrate", fields)
+    except BaseException:
+        path.with_suffix(".toml.migrating").rename(path)
+        raise
+    path.with_suffix(".toml.migrating").unlink()
+    return entry
+
+
+# --- git -----------------------------------------------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30, check=False)
+
+
+def git_root(path: Path) -> Path | None:
+    """Return the top of the git work tree holding ``path``, or None (no git, or not a repository)."""
+    if shutil.which("git") is None:
+        return None
+    folder = path if path.is_dir() else path.parent
+    if not folder.exists():
+        return None
+    out = _git(folder, "rev-parse", "--show-toplevel")
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def committed_in(root: Path, file: Path, digest: str) -> str | None:
+    """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
+    rel = file.resolve().relative_to(root.resolve()).as_posix()
+    out = _git(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel)
+    commits = out.stdout.split() if out.returncode == 0 else []
+    return commits[0] if commits else None
+
+
+def check_git(ledger: Ledger) -> list[str]:
+    """Check each confirmation against git; raise LedgerError naming the entry on a contradiction.
+
+    A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
+    used. Returns notes on what could not be checked (no git, not a repository, a commit missing
+    from a shallow clone); those are said, never passed silently.
+    """
+    confirms = [e for e in ledger.entries if e.kind == "confirm"]
+    if not confirms or ledger.path is None:
+        return []
+    root = git_root(ledger.path)
+    if root is None:
+        return [f"git checks skipped: {ledger.path} is not in a git work tree (or git is missing)"]
+    notes = []
+    for c in confirms:
+        reg = ledger.by_hash(str(c.get("registration")))
+        if reg is None or reg.kind != "register":
+            raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
+        first = committed_in(root, reg.file, reg.hash)
+        if first is None:
+            raise LedgerError(f"ledger {c.describe()}: its registration {reg.describe()} was never committed")
+        old = _git(root, "show", f"{first}:{reg.file.resolve().relative_to(root.resolve()).as_posix()}")
+        rows = tomllib.loads(old.stdout).get("entry", []) if old.returncode == 0 else []
+        if not any(r.get("hash") == reg.hash and content_hash(r) == reg.hash for r in rows):
+            raise LedgerError(f"ledger {reg.describe()}: it differs from the entry committed in {first[:12]}")
+        run = str(c.get("commit"))
+        anc = _git(root, "merge-base", "--is-ancestor", first, run)
+        if anc.returncode == 1:
+            raise LedgerError(
+                f"ledger {c.describe()}: its run used commit {run}, which does not descend from {first[:12]}, "
+                f"the commit that registered {reg.describe()}: the run is not shown to come after the registration"
+            )
+        if anc.returncode != 0:
+            notes.append(f"{c.describe()}: cannot check that commit {run} descends from {first[:12]} (not here)")
+    return notes
+
+
+def history(ledger: Ledger, claim: str) -> list[str]:
+    """Return one line per entry about ``claim`` (legacy versions included), oldest first."""
+    out = []
+    for e in ledger.entries:
+        if e.kind == "migrate":
+            versions = [r for r in e.get("legacy", []) if isinstance(r, dict) and r.get("claim") == claim]
+            out += [f"legacy v{r.get('version')} ({r.get('date')}): {r.get('change')}" for r in versions]
+        elif e.get("claim") == claim:
+            out.append(describe_entry(e))
+    return out
+
+
+def describe_entry(e: Entry) -> str:
+    """Return one line saying what an entry records."""
+    head = f"#{e.index} {e.kind}"
+    if e.kind == "register":
+        code = str(e.get("fingerprint"))[:12]
+        return f"{head} v{e.get('version')} code {code}, hash {e.hash[:12]} ({e.get('date')}): {e.get('change')}"
+    if e.kind == "confirm":
+        return (
+            f"{head} {str(e.get('registration'))[:12]} at {e.get('budget')}, base seed {e.get('base_seed')}, "
+            f"engine {e.get('engine')}, commit {e.get('commit')} ({e.get('date')}): {e.get('verdict')}"
+        )
+    if e.kind == "calibrate":
+        return f"{head} part {e.get('part') or 'claim'} ({e.get('date')})"
+    legacy, sha = e.get("legacy", []), str(e.get("source_sha256"))[:12]
+    return f"{head} {e.get('source')} ({len(legacy)} legacy versions, sha256 {sha})"
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """Return seeds as runs, e.g. ``211000-211028`` or ``5, 7-9``."""
+    out: list[str] = []
+    for s in sorted(seeds):
+        if out and out[-1].split("-")[-1] == str(s - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{s}"
+        else:
+            out.append(str(s))
+    return ", ".join(out)

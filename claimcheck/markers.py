@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from claimcheck.budget import seeds_for
-from claimcheck.protocol import ClaimProtocol
+from claimcheck.fingerprint import Engine, code_fingerprint
+from claimcheck.protocol import ClaimProtocol, block_seed
+from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
 
 MARKER_HELP = (
@@ -36,10 +38,23 @@ def claim_protocol_of(node: Any) -> ClaimProtocol | None:
 
 
 def unit_seeds(s: Settings, proto: ClaimProtocol | None) -> list[int]:
-    """Return the seeds of a claim's units under the session's base seed, budget and pool."""
+    """Return the seeds of a claim's units under the session's base seed, budget and pool.
+
+    A claim with no protocol draws the budget's number of seeds from the exploratory pool of its block.
+    """
     if proto is None:
-        return seeds_for(s.seed, s.budget)
-    return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool)
+        return [block_seed(s.seed, s.budget_index, i) for i in range(s.budget.seeds)]
+    return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool, s.budget_index)
+
+
+def record_for(node: Any) -> ClaimRecorder:
+    """Return a fresh recorder for the claim test ``node`` (its claim id, its seed, its protocol)."""
+    meta = claim_meta(node)
+    if meta is None:
+        raise pytest.UsageError(f"{node.nodeid}: claim_record needs @pytest.mark.claim(id, title, source)")
+    callspec = getattr(node, "callspec", None)
+    seed = callspec.params.get("claim_seed") if callspec is not None else None
+    return ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(node))
 
 
 def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
@@ -55,7 +70,20 @@ def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
     return str(values["id"]), str(values["title"]), str(values["source"])
 
 
-def claim_id(item: pytest.Item) -> str | None:
-    """Return the id of the claim the item checks, or None."""
-    meta = claim_meta(item)
-    return None if meta is None else meta[0]
+_CODE: dict[tuple[str, str, Engine, bytes], dict[str, str]] = {}
+
+
+def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
+    """Return the fingerprint of the code that decides the item's claim and the engine's identity (once per module).
+
+    None for a test outside a module (say a doctest item).
+    """
+    module = getattr(item, "module", None)
+    path = getattr(module, "__file__", None)
+    if module is None or path is None:
+        return None
+    key = (path, module.__name__, engine, Path(path).read_bytes())
+    if key not in _CODE:
+        fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)
+        _CODE[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}
+    return _CODE[key]

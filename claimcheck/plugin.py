@@ -16,24 +16,33 @@ from typing import Any
 import pytest
 import torch
 
+from claimcheck import controller as ctl
 from claimcheck.budget import Budget
-from claimcheck.controller import Controller, message_of, outcome_of, start_run
+from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, executor_for
-from claimcheck.expectations import pins_of
-from claimcheck.ledger import EMPTY, Ledger, load_ledger
-from claimcheck.markers import MARKER_HELP, NEEDS_HELP, claim_id, claim_meta, claim_protocol_of, unit_seeds
+from claimcheck.fingerprint import NO_ENGINE, Engine
+from claimcheck.markers import (
+    MARKER_HELP,
+    NEEDS_HELP,
+    claim_code,
+    claim_meta,
+    claim_protocol_of,
+    record_for,
+    unit_seeds,
+)
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
-from claimcheck.settings import OPTIONS, Settings, shown_path, spread_device
+from claimcheck.schedule import ClaimUnits, units_for
+from claimcheck.settings import Settings, add_options, report_value_as_test_path, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-CONTROLLER_KEY = pytest.StashKey[Controller]()
+CONTROLLER_KEY = pytest.StashKey[ctl.Controller | ctl.WorkerClaims]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
 STORE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
-LEDGER_KEY = pytest.StashKey[Ledger]()
+ENGINE_KEY = pytest.StashKey[Engine]()
 EXECUTOR_KEY = pytest.StashKey[Executor]()
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
@@ -45,22 +54,14 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("claimcheck", "claimcheck: check a paper's empirical claims")
-    for o in OPTIONS:
-        shown = f" (default {o.default})" if o.default else ""
-        text = f"{o.help}{shown}; ini: {o.ini}"
-        if o.kind == "flag":
-            group.addoption(o.flag, action="store_true", default=None, help=text)
-            parser.addini(o.ini, o.help, type="bool")
-        elif o.kind == "optional":
-            group.addoption(
-                o.flag, nargs="?", const="reports/claim-report.md", default=None, metavar=o.metavar, help=text
-            )
-            parser.addini(o.ini, o.help, default=o.default)
-        else:
-            group.addoption(o.flag, default=None, metavar=o.metavar, help=text)
-            parser.addini(o.ini, o.help, default=o.default)
-    parser.addini("claim_title", "title of the claim report", default="Claim report")
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    if report_value_as_test_path(args, early_config.invocation_params.dir):  # before pytest reads the test paths
+        fresh = vars(parser.parse_known_args(args))
+        vars(early_config.known_args_namespace).update({k: fresh[k] for k in ("file_or_dir", "claim_report")})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -70,11 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = Settings.from_config(config)
         baseline = load(settings.baseline) if settings.baseline else None
-        ledger = EMPTY if settings.ledger is None else load_ledger(settings.ledger, settings.ledger_source)
+        ledger = None if worker else ctl.verified_ledger(settings)
         if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the expected ones
             source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"
-            pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}  # stats: the gate's
-            settings = replace(settings, expected=pins, expected_source=source)
+            settings = replace(settings, **ctl.baseline_pins(baseline, source))
         settings = replace(
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
@@ -89,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
-    config.stash[LEDGER_KEY] = ledger
+    config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -98,16 +98,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.cache == "clear" and not worker:
         store.clear()
     config.stash[STORE_KEY] = store
-    if not worker:
-        rerun = " ".join([settings.rerun_options, *_suite_rerun_options(config)])
-        run = start_run(config, settings, config.stash[EXECUTOR_KEY], rerun)
-        controller = Controller(run, settings, baseline, ledger, claim_id)
-        config.stash[CONTROLLER_KEY] = controller
-        config.pluginmanager.register(controller, "claimcheck-controller")
-
-
-def _suite_rerun_options(config: pytest.Config) -> list[str]:
-    return [opt for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for opt in opts or ()]
+    if worker:  # tell the controller the claim of every test, a test whose worker crashes included
+        config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
+    else:
+        run = ctl.start_run(config, settings, config.stash[EXECUTOR_KEY])
+        places = ctl.places_of(config, settings)
+        engine = config.stash[ENGINE_KEY]
+        config.stash[CONTROLLER_KEY] = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+    config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -190,23 +188,25 @@ def claim_seeds(request: pytest.FixtureRequest) -> list[int]:
 @pytest.fixture
 def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
     """Record the statistics this claim test checks; the claim's verdict is decided from them."""
-    meta = claim_meta(request.node)
-    if meta is None:
-        raise pytest.UsageError(f"{request.node.nodeid}: claim_record needs @pytest.mark.claim(id, title, source)")
-    callspec = getattr(request.node, "callspec", None)
-    seed = callspec.params.get("claim_seed") if callspec is not None else None
-    rec = ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(request.node))
-    request.node.stash[RECORD_KEY] = rec
+    rec = request.node.stash[RECORD_KEY] = record_for(request.node)
     return rec
+
+
+@pytest.fixture
+def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> ClaimUnits:
+    """This claim's units in the batches its protocol schedules: ``for seeds in claim_units.batches(): ...``."""
+    s = request.config.stash[SETTINGS_KEY]
+    return units_for(claim_record, unit_seeds(s, claim_record.protocol), s.budget)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Count what the test computed and read through the store; let the suite finish its record."""
+    """Count what the test computed and read through the store, under ``--claim-timeout``; let the suite finish."""
     store = item.config.stash[STORE_KEY]
     item.stash[COUNTS_KEY] = replace(store.counts)
     try:
-        return (yield)
+        with deadline(item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0, item.nodeid):
+            return (yield)
     finally:
         rec = item.stash.get(RECORD_KEY, None)
         if rec is not None:
@@ -226,7 +226,7 @@ def _counts(item: pytest.Item) -> dict[str, int]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     meta = claim_meta(item)
-    outcome = outcome_of(report) if meta else None
+    outcome = ctl.outcome_of(report) if meta else None
     if meta is not None and outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
         payload: dict[str, Any] = {
@@ -235,12 +235,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "title": meta[1],
             "source": meta[2],
             "outcome": outcome,
-            "message": message_of(report, call),
+            "message": ctl.message_of(report, call),
             "record": rec.to_json() if rec is not None and report.when == "call" else None,
         }
         proto = claim_protocol_of(item)
         if proto is not None:
             payload["protocol"] = proto.to_dict()
+            payload["code"] = claim_code(item, item.config.stash[ENGINE_KEY]) if proto.declared else None
         if report.when == "call":
             payload["counts"] = _counts(item)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))

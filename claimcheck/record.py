@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from claimcheck.errors import ConfigError
-from claimcheck.protocol import ClaimProtocol, Direction, Stat
+from claimcheck.protocol import ClaimProtocol, Direction, Estimate, Stat
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -93,9 +93,22 @@ class Exclusion:
     control: str | None = None
 
 
+@dataclass(frozen=True)
+class Look:
+    """One look of a sequential claim test: the units run so far, the batch it added, and what was decided."""
+
+    units: int  # units handed out so far
+    added: list[str]  # the units of this look's batch, in order
+    state: dict[str, str]  # "part a" / "control c" -> its verdict or status at this look
+
+
 @dataclass
 class ClaimRecorder:
-    """Collect the checks, exclusions, regime, notes and curves of one claim test."""
+    """Collect the checks, exclusions, regime, notes and curves of one claim test.
+
+    A test that runs its units in batches (``claim_units.batches()``) also keeps its ``schedule``
+    (units after each planned look), the ``looks`` it took and why it ``stopped``.
+    """
 
     claim_id: str
     seed: int | None = None
@@ -104,6 +117,9 @@ class ClaimRecorder:
     notes: list[str] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
+    schedule: list[int] = field(default_factory=list)  # units after each planned look; [] for one look
+    looks: list[Look] = field(default_factory=list)
+    stopped: str = ""  # why a sequential test stopped: decided, the cap, or the test's own rule
     protocol: ClaimProtocol | None = field(default=None, repr=False, compare=False)  # not serialised
 
     def _unit(self, unit: object | None) -> str:
@@ -165,8 +181,23 @@ class ClaimRecorder:
         c = Check(
             statistic, float(value), stat.direction, stat.threshold, control, label, part, self._unit(unit), stat.tol
         )
+        self._one_value_per_unit(c)
         self.checks.append(c)
         return c.met
+
+    def _one_value_per_unit(self, c: Check) -> None:
+        """Refuse, for a part under the mean rule, a second value of one unit or a value outside the stated bounds."""
+        p = self.protocol.part(c.part) if self.protocol is not None else None
+        if p is None or p.rule != "mean":
+            return
+        where = f"{self.claim_id} v{self.protocol.version if self.protocol else 0}: part {p.name!r} (rule 'mean')"
+        if p.bounds is not None and not math.isnan(c.value) and not p.bounds[0] <= c.value <= p.bounds[1]:
+            raise ProtocolDrift(f"{where}: {c.statistic} = {c.value} on unit {c.unit} lies outside bounds {p.bounds}")
+        key = (c.statistic, c.control, c.unit)
+        if any((o.statistic, o.control, o.unit) == key and o.part == c.part for o in self.checks):
+            raise ProtocolDrift(
+                f"{where}: unit {c.unit!r} already has a value of {c.statistic!r}; the mean rule takes one per unit"
+            )
 
     def estimate(
         self,
@@ -202,6 +233,42 @@ class ClaimRecorder:
         )
         self.checks.append(c)
         return stat.met(float(low) if stat.direction in (">=", ">") else float(high))
+
+    def score(
+        self,
+        measurements: Mapping[str, Any],
+        *,
+        part: str = "",
+        unit: object | None = None,
+        label: str = "",
+        control: str | None = None,
+    ) -> dict[str, float | Estimate]:
+        """Score one unit with its part's declared decision and record every statistic it returns; return them.
+
+        ``measurements`` are the decision's keyword arguments (the unit's raw measurements; for an
+        estimate-rule part, the whole sample). A control is scored with the decision of the part
+        its protocol entry names. This is the code ``claimcheck calibrate`` runs on cases whose
+        answer is known, so what decides a real unit is what was calibrated.
+        """
+        if self.protocol is None:
+            raise ProtocolDrift(f"{self.claim_id}: score() needs a protocol whose part declares a decision")
+        name = self.protocol.control(control).part if control is not None else part
+        p = self.protocol.part(name)
+        if p.decision is None:
+            raise ProtocolDrift(
+                f"{self.claim_id} v{self.protocol.version}: part {name!r} declares no decision; give it "
+                "Part(decision=...) or record its statistics with check()"
+            )
+        values = dict(p.decision(**measurements))
+        for stat, value in values.items():
+            if isinstance(value, Estimate):
+                v = value
+                self.estimate(
+                    stat, v.value, v.low, v.high, v.interval, control=control, label=v.label or label, part=part
+                )
+            else:
+                self.check(stat, value, control=control, label=label, part=part, unit=unit)
+        return values
 
     def exclude(self, reason: str, *, unit: object | None = None, part: str = "", control: str | None = None) -> None:
         """Take ``unit`` out of ``part``'s count (it left the claim's premise), with the reason shown."""
@@ -250,6 +317,7 @@ class ClaimRecorder:
         raw["checks"] = [Check(**c) for c in raw["checks"]]
         raw["curves"] = [Curve(**c) for c in raw["curves"]]
         raw["exclusions"] = [Exclusion(**e) for e in raw.get("exclusions", [])]
+        raw["looks"] = [Look(**v) for v in raw.get("looks", [])]
         return cls(**raw)
 
 

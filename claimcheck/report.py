@@ -5,7 +5,7 @@ Per-unit rows live in the JSON sidecar; the markdown lists only the units that f
 excluded, each with its rerun command. Ordering follows claim ids and seeds, never execution order.
 
 A report must fit a pull-request comment: when the whole markdown would exceed ``MAX_CHARS``, the
-per-claim sections go to a details file beside it (``details_path``; ``render(..., details=...)``
+per-claim sections go to a details file beside it (``reportset.details_path``; ``render(..., details=...)``
 and ``render_details``), and the first screen links there.
 
 What a suite tells the first screen about its subject (the model under test) comes through the run's
@@ -16,14 +16,16 @@ records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject break
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
+from urllib.parse import quote
 
+from claimcheck.calibration import entry_of, part_mark
 from claimcheck.expectations import known_label
-from claimcheck.protocol import ClaimProtocol
+from claimcheck.protocol import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 
@@ -39,20 +41,34 @@ RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes,
 VERDICT_ORDER = tuple(Verdict)
 
 
+_URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
+_WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
+WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
+
+
 def md(text: object) -> str:
-    """Escape text for markdown: pipes, angle brackets, backticks, brackets and newlines cannot break out."""
-    return str(text).translate(_ESCAPES)
+    """Escape text from outside the run for markdown: it can make no link, image, HTML, table break or heading.
+
+    Pipes, angle brackets, backticks, brackets and newlines are escaped; a URL's ``://`` and a
+    ``www.`` get a backslash (GitHub shows ``http://``, but links nothing), and every ``@`` gets
+    an invisible word joiner before it, so that no email address is linked either.
+    """
+    escaped = _WWW.sub(r"\1\\.", _URL_SCHEME.sub(r"\\://", str(text).translate(_ESCAPES)))
+    return escaped.replace("@", WORD_JOINER + "@")
+
+
+def code(text: object) -> str:
+    """Return ``text`` as an inline code span that no backtick in it can end (nothing in it renders as markdown)."""
+    body = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def figure_name(claim_id: str, group: str) -> str:
     """Return the file name of the figure for ``group`` of ``claim_id`` (stable, filesystem-safe)."""
     slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-") or "curves"
     return f"{re.sub(r'[^A-Za-z0-9]+', '-', claim_id)}-{slug[:60]}.png"
-
-
-def figure_dir(report: Path) -> Path:
-    """Return the folder holding the figures of the report at ``report``."""
-    return report.with_name(report.stem + "-figures")
 
 
 def rerun_command(run: RunData, targets: Sequence[str]) -> str:
@@ -77,7 +93,11 @@ def _anchor(r: ClaimResult) -> str:
 
 
 def _files(tests: Sequence[TestOutcome]) -> list[str]:
-    return list(dict.fromkeys(t.nodeid.split("::")[0] for t in tests))
+    return _files_of([t.nodeid for t in tests])
+
+
+def _files_of(nodeids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(n.split("::")[0] for n in nodeids))
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
@@ -97,7 +117,7 @@ def _rate_cell(p: PartResult) -> str:
 
 
 def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
-    if p.rule == "estimate":
+    if p.rule in ("estimate", "mean"):
         stats = proto.part(p.name).stats if proto is not None else ()
         return ", ".join(f"{s.direction} {s.threshold:g}" for s in stats) or "n/a"
     return f"> {p.bar:g}" if p.bar < 1 else "every unit"
@@ -110,7 +130,20 @@ def _excluded(p: PartResult) -> int:
 def _controls_cell(r: ClaimResult) -> str:
     if not r.controls:
         return "none ran"
-    return f"{r.controls_failed}/{r.controls_total} fail as required"
+    sanity, positive = len(r.sanity_controls), r.positive_controls
+    passing = sum(c.status == "passes as required" for c in positive)
+    extra = f" (+{sanity} sanity, not counted)" if sanity else ""
+    extra += f"; positive: {passing}/{len(positive)} pass as required" if positive else ""
+    if r.controls_total == 0:
+        return f"**no discriminating control**{extra}"
+    return f"{r.controls_failed}/{r.controls_total} fail as required{extra}"
+
+
+def _calibration_cell(run: RunData, r: ClaimResult, name: str) -> str:
+    """Return the calibration mark of part ``name`` of ``r`` (from the run's recorded entries)."""
+    if r.protocol is None or not r.protocol.declared:
+        return "uncalibrated (no protocol)"
+    return md(part_mark(run.calibration, r.claim_id, r.protocol.part(name)))
 
 
 def _known(r: ClaimResult, expected: dict[str, object]) -> str:
@@ -152,34 +185,40 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
         proto = r.protocol
         version = _version(run, r)
         link = f"[{md(r.claim_id)}]({details}#{_anchor(r)})"
+        taken = looks_taken(r)
+        taken = f" ({taken})" if taken else ""
         if len(r.parts) <= 1:
             p = r.parts[0] if r.parts else None
             rows.append(
                 f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
-                f"{_rate_cell(p) if p else 'n/a'} | {_bar_cell(p, proto) if p else 'n/a'} | "
-                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {version} |"
+                f"{_rate_cell(p) if p else 'n/a'}{md(taken)} | {_bar_cell(p, proto) if p else 'n/a'} | "
+                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {version} | "
+                f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
             )
             continue
         rows.append(
-            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | | | | "
-            f"{_controls_cell(r)} | {version} |"
+            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {version} | |"
         )
         for p in r.parts:
             rows.append(
                 f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
-                f"{_bar_cell(p, proto)} | {_excluded(p)} | | |"
+                f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
             )
     head = [
-        "| claim | what it says | verdict | units passed, rate [90% exact] | bar | excluded | controls | protocol |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol "
+        "| calibration |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     out = _subject(run) + head + rows
+    out += _ledger_lines(run, results)
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
-            out.append(f"  rerun: `{rerun_command(run, _files(r.tests))}`")
+            targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
+            out.append(f"  rerun: {code(rerun_command(run, targets))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
@@ -202,6 +241,27 @@ def _subject(run: RunData) -> list[str]:
     return [line, ""]
 
 
+STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
+
+
+def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
+    """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        state = run.code.get(r.claim_id, {}).get("state")
+        if state:
+            groups.setdefault(state, []).append(r.claim_id)
+    if not groups:
+        return []
+    parts = [f"{STATE_WORDS.get(k, k)}: {', '.join(v)}" for k, v in groups.items()]
+    engines = {c.get("engine", "") for c in run.code.values()} - {""}
+    confirmed = {c.get("confirmed on", "") for c in run.code.values()} - {""}
+    if engines:
+        on = f"confirmed on engine {', '.join(sorted(confirmed))}; " if confirmed else ""
+        parts.append(f"{on}this run: engine {', '.join(sorted(engines))}")
+    return ["", f"**Ledger**: {md('; '.join(parts))}"]
+
+
 def _trim(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -209,23 +269,28 @@ def _trim(text: str, limit: int) -> str:
     return cut + " ..."
 
 
-def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
-    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; fingerprint {proto.fingerprint()})", ""]
+def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
+    fp = f"code fingerprint {identity['fingerprint'][:12]}" if identity.get("fingerprint") else "no code fingerprint"
+    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
     if not proto.declared:
         return [
             *lines,
             "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
             "",
         ]
+    batched = bool(proto.seeds.batch)
     for p in proto.parts:
         rule = (
-            f"pass rate of {md(p.unit)}s, exact {proto.level:.0%} interval vs bar {p.bar:g}"
+            f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
+            + (f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else "")
             if p.rule == "pass-rate" and p.bar < 1
             else "every admissible unit must pass (a failure is a counterexample)"
             if p.rule == "pass-rate"
-            else "estimate with its interval vs the threshold"
+            else _mean_rule(p.bounds, p.sigma, batched)
+            if p.rule == "mean"
+            else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         )
-        name = f"`{md(p.name)}`: " if p.name else ""
+        name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
         for s in p.stats:
             why = f" ({md(s.why)})" if s.why else ""
@@ -234,16 +299,34 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
     rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
-        if rules.get(c.part) == "estimate":
+        if c.kind == "positive":
+            limit = "must be shown to hold as its part would; shown failing makes the claim ERROR (the check is blind)"
+        elif rules.get(c.part) in ("estimate", "mean"):
             limit = "its interval must not show the claimed effect"
         else:
             limit = (
                 "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
             )
-        lines.append(f"- control `{md(c.name)}` (on {md(c.part or 'the claim')}): {md(c.why)}; {limit}")
+        kind = (
+            "sanity: fails by construction, not counted"
+            if c.kind == "sanity"
+            else "positive: the claim holds there by construction"
+            if c.kind == "positive"
+            else f"discriminating: {c.naive}"
+            if c.naive
+            else "discriminating"
+        )
+        lines.append(f"- control {code(c.name)} (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
-    lines.append(f"- seeds: block {md(seeds.block)} from seed {seeds.start} (+ base seed); units {md(units)}")
+    lines.append(
+        f"- seeds: block {md(seeds.block)} from offset {seeds.start} of each (base seed, budget) block "
+        f"(seed = (base x {N_BUDGETS} + budget position) x {SPAN} + offset); units {md(units)}"
+    )
+    if seeds.batch:
+        steps = ", ".join(f"{k}: {v} at a time up to {seeds.units[k]}" for k, v in seeds.batch.items())
+        lines.append(f"- units added in batches, decided after each, stopped when decided or at the cap: {md(steps)}")
+    lines.append(f"- decision: family-wise alpha {proto.alpha:g} per direction, {proto.multiplicity.capitalize()}")
     if seeds.exploratory:
         lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
     if proto.regime:
@@ -253,36 +336,128 @@ def _protocol_block(proto: ClaimProtocol, status: str) -> list[str]:
     return [*lines, ""]
 
 
+def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched: bool) -> str:
+    over = (
+        f", betting confidence sequence on {list(bounds)} over looks"
+        if batched and bounds is not None
+        else f", normal-mixture confidence sequence (sigma <= {sigma:g}) over looks"
+        if batched and sigma is not None
+        else ""
+    )
+    return f"mean over units vs the threshold: Student-t at one look{over}"
+
+
+def _claim_level(r: ClaimResult) -> str:
+    if math.isnan(r.alpha):
+        return ""
+    return (
+        f"Decided at family-wise alpha = {r.alpha:g} per direction: REPRODUCED needs every part to hold and every "
+        f"control to fail as required, each shown at {r.alpha:g} (an intersection-union test), so the chance of "
+        f"REPRODUCED while any of them is in truth otherwise is at most {r.alpha:g}; a part that fails or a control "
+        f"that passes too often is found by {r.multiplicity.capitalize()} at {r.alpha:g} over the claim's "
+        f"{r.family} such hypothes{'is' if r.family == 1 else 'es'}, so the chance that any it names is wrong is at "
+        f"most {r.alpha:g} too."
+        + (
+            " Parts under the rule 'estimate' carry only their interval: the test's own interval decides them, "
+            "outside that family."
+            if any(p.rule == "estimate" for p in r.parts)
+            else ""
+        )
+    )
+
+
+def _looks_lines(r: ClaimResult) -> list[str]:
+    """Return the looks each batched test of the claim took: units, what was decided, and why it stopped."""
+    out: list[str] = []
+    for t in r.tests:
+        rec = t.record
+        if rec is None or not rec.schedule:
+            continue
+        plan = ", ".join(str(n) for n in rec.schedule)
+        out.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
+        for i, look in enumerate(rec.looks, start=1):
+            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
+            out.append(f"  - look {i}, {look.units} units: {md(state)}")
+    return ["**Looks** (units added in batches; the decision was asked after each)", "", *out, ""] if out else []
+
+
+def looks_taken(r: ClaimResult) -> str:
+    """Return e.g. ``units run 20/30, 15/30`` (one figure per batched test) for a claim run in batches, else ""."""
+    runs = [t.record for t in r.tests if t.record is not None and t.record.schedule]
+    if not runs:
+        return ""
+    return "units run " + ", ".join(f"{rec.looks[-1].units if rec.looks else 0}/{rec.schedule[-1]}" for rec in runs)
+
+
+def session_level(results: Sequence[ClaimResult]) -> str:
+    """Return the session's level: a union bound over its decided claims, stated as one."""
+    decided = [r for r in results if r.verdict is not Verdict.SKIPPED and not math.isnan(r.alpha)]
+    if not decided:
+        return ""
+    total = min(1.0, sum(r.alpha for r in decided))
+    return (
+        f"Each claim is decided at its own family-wise alpha (stated in its section); across the {len(decided)} "
+        f"claim{'s' if len(decided) != 1 else ''} of this session no further correction is made, so by a union "
+        f"bound the chance that any of them is wrongly REPRODUCED is at most {total:.2g}, and likewise for any "
+        f"wrongly named failure."
+    )
+
+
 def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str) -> list[str]:
     if not units:
         return []
     out = [f"**{title}**", ""]
     for u in units:
         detail = u.excluded or "; ".join(u.misses)
-        rerun = f" rerun: `{rerun_command(run, list(u.nodeids))}`" if u.nodeids else ""
+        rerun = f" rerun: {code(rerun_command(run, list(u.nodeids)))}" if u.nodeids else ""
         out.append(f"- {what} {md(u.unit)}: {md(_trim(detail, 300))}.{rerun}")
     return [*out, ""]
 
 
-def _part_block(run: RunData, p: PartResult) -> list[str]:
-    name = f"Part `{md(p.name)}`" if p.name else "Claim"
+def _calibration_lines(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
+    """Return the part's calibration mark and, when its decision was calibrated, each family's count."""
+    if r.protocol is None or not r.protocol.declared:
+        return []
+    part = r.protocol.part(p.name)
+    mark = md(part_mark(run.calibration, r.claim_id, part))
+    out = [f"Calibration of its decision ({code(part.decision_id or 'none')}): {mark}"]
+    entry = entry_of(run.calibration, r.claim_id, part)
+    for f in entry.get("families", []) if entry else []:
+        verb = "accepted" if f["expect"] == "pass" else "rejected"
+        out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
+    return [*out, ""]
+
+
+def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
+    name = f"Part {code(p.name)}" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
-    failed = [u for u in p.units if not u.passed and not u.excluded]
+    out += _calibration_lines(run, r, p)
+    failed = [
+        u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
+    ]  # a mean has no failing unit
     excluded = [u for u in p.units if u.excluded]
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
     out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
     for c in p.estimates:
-        out.append(f"- estimate: {md(c.describe())} ({md(c.interval)})")
+        out.append(f"- {'mean' if p.rule == 'mean' else 'estimate'}: {md(c.describe())} ({md(c.interval)})")
     return out
+
+
+_KIND_NOTE = {
+    "sanity": " (sanity: fails by construction, not counted)",
+    "positive": " (positive: holds by construction, must pass)",
+}
 
 
 def _controls_table(controls: Sequence[ControlResult]) -> str:
     rows = [
         [
-            c.name,
+            c.name + _KIND_NOTE.get(c.kind, ""),
             c.why,
             c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
-            "interval must not meet"
+            "must pass, as its part"
+            if c.kind == "positive"
+            else "interval must not meet"
             if c.rate is None
             else "none"
             if c.max_pass_rate <= 0
@@ -336,7 +511,7 @@ def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
     """Return image links for the claim's figures (only those in ``shown``, when it is given)."""
     groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
     names = {g: figure_name(r.claim_id, g) for g in groups}
-    return [f"![{md(g)}]({folder}/{n})" for g, n in names.items() if shown is None or n in shown]
+    return [f"![{md(g)}]({quote(folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
 
 
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
@@ -350,17 +525,22 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if r.verdict is Verdict.SKIPPED:
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
-        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""))
+        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id, {}))
+    level = _claim_level(r)
+    if level:
+        parts += [md(level), ""]
+    parts += _looks_lines(r)
     for p in r.parts:
-        parts += _part_block(run, p)
+        parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
         parts += [f"Error: {md(_trim(r.reason, 600))}", ""]
     errors = [t for t in r.tests if t.outcome == "error"]
     if errors:
         parts += ["**Tests that raised**", ""]
-        parts += [f"- `{md(t.nodeid)}`: {md(_trim(t.message, 300))}" for t in errors] + [""]
+        parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
-        parts += ["**Negative controls**", "", _controls_table(r.controls), ""]
+        heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
+        parts += [heading, "", _controls_table(r.controls), ""]
     stats = r.claim_stats + r.control_stats
     if stats:
         parts += ["**Statistics** (every check of every unit)", "", _stats_table(stats), ""]
@@ -380,16 +560,18 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
 
 RULE_TEXT = (
     "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
-    "threshold; units outside the claim's premise are excluded and listed. The exact (Clopper-Pearson) "
-    "90% interval of the pass rate is compared with the protocol's bar: REPRODUCED when its lower end "
-    "(a one-sided 95% bound) is above, NOT REPRODUCED when its upper end is below, INCONCLUSIVE when it "
-    "straddles. A control may pass at most at its stated rate; one that passes more makes the claim ERROR."
+    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
+    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
+    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
+    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
+    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
+    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
+    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
+    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
+    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
+    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
+    "95% lower bounds of its sensitivity and specificity both reach 0.9."
 )
-
-
-def details_path(report: Path) -> Path:
-    """Return the file that holds the per-claim sections when the report at ``report`` is split."""
-    return report.with_name(report.stem + "-details.md")
 
 
 def render(
@@ -409,17 +591,22 @@ def render(
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
+    if run.expectations:
+        parts += [f"Expectations: {md(run.expectations)}.", ""]
     if run.incomplete:
-        parts += ["**INCOMPLETE RUN**: no claim of it is REPRODUCED; these did not finish:", ""]
+        parts += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}. What did not run or finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
     parts += _first_screen(run, results, details) if results else ["_no claim tests ran_"]
     if details:
         parts += ["", f"Per-claim details (protocol, parts, controls, statistics, regime, notes, figures): [{details}]"
                   f"({details}); every value is in the JSON sidecar."]  # fmt: skip
     parts += ["", RULE_TEXT, ""]
+    session = session_level(results)
+    if session:
+        parts += [md(session), ""]
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
-        parts += [", ".join(f"{k}: {v}" for k, v in run.counters.items()), ""]
+        parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
     if run.data_files:
         rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
         parts += ["**Data files** (sha256 against the published copies)", ""]
@@ -436,13 +623,26 @@ def render_details(run: RunData, *, figure_folder: str = "figures", figures: set
     return "\n".join(head + [_section(run, r, figure_folder, figures) for r in run.results()])
 
 
+def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:
+    """Say which claims of an interrupted run finished (their verdicts stand) and which did not (never REPRODUCED).
+
+    A claim finished when every test of it that was collected ran to the end (none is in ``run.not_run``).
+    """
+    done = [r.claim_id for r in results if r.claim_id not in run.not_run]
+    cut = [r.claim_id for r in results if r.claim_id in run.not_run]
+    return (
+        f"finished, so their verdicts stand: {', '.join(done) or 'none'}; "
+        f"did not finish, so none is REPRODUCED: {', '.join(cut) or 'none'}"
+    )
+
+
 def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[str, bool]]:
     """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, bool]] = [(f"INCOMPLETE RUN: {incomplete_line(run, results)}", True)] if run.incomplete else []
     for r in results:
         tag = _known(r, run.expected)
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
-        version = f"v{r.protocol.version} {status}" if r.protocol else ""
+        version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
         line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"
         if r.verdict is Verdict.SKIPPED:
             line = f"{r.claim_id}: SKIPPED: {r.reason}"
@@ -452,6 +652,11 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
         for p in r.parts:
             name = p.name or "claim"
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
+        if r.controls and r.controls_total == 0:
+            out.append(("    no discriminating control: every control it ran fails by construction", True))
+        taken = looks_taken(r)
+        if taken:
+            out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
@@ -468,7 +673,7 @@ def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:
     results = run.results()
     head = [f"### {md(run.title)}", "", f"**{counts(results)}**", ""]
     if run.incomplete:
-        head += ["**INCOMPLETE RUN**", ""]
+        head += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}", ""]
     text = "\n".join(head + _first_screen(run, results)) + "\n"
     if len(text.encode()) <= limit:
         return text

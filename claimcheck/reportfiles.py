@@ -1,13 +1,14 @@
-"""Write a run's report files once, at the end: the JSON sidecar, the figures, the markdown, the CI summary.
+"""Write a run's report set (JSON sidecar, figures, markdown) once, at the end, as a whole; then the CI summary.
 
 The markdown is one file when it fits ``MAX_CHARS`` (a pull-request comment); otherwise its
-per-claim sections go to ``<stem>-details.md`` beside it and the main file links there.
+per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and the main file links there.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from pathlib import Path
 from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
-from claimcheck.report import MAX_CHARS, details_path, figure_dir, md, render, render_compact, render_details
+from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
+from claimcheck.reportset import commit, details_path, figure_dir, foreign, recover, sidecar_path, staging_dir
 from claimcheck.rundata import RunData, dumps
 
 
@@ -34,7 +36,7 @@ class Written:
 
 @contextmanager
 def _report_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside ``path`` so that two sessions never interleave a report and its sidecar."""
+    """Hold an exclusive lock beside ``path`` so that two sessions never interleave their report sets."""
     lock = path.with_name(f".{path.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a") as f:
@@ -49,19 +51,33 @@ STALE_BANNER = (
     "> **This report is from an earlier run.** Run {run_id}, started {date}, is writing a new one; "
     "if this line stays, that run did not finish.\n\n"
 )
+# the exit status of a session whose report set could not be written: pytest 9 uses 0-6 (6: --max-warnings), and 12
+# leaves room for the codes it may add
+REPORT_NOT_WRITTEN = 12
 
 
-def mark_superseded(path: Path, run_id: str, date: str) -> None:
-    """Put a banner on an existing report: a run that is killed before it finishes leaves the old one marked."""
-    if not path.is_file():
-        return
+class ReportWriteError(Exception):
+    """The report set could not be written; the previous set is left as it was."""
+
+
+def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
+    """Finish or clean up what a killed run left, then put a banner on the existing report; return what was done.
+
+    A run that is killed before it finishes leaves the old report marked. Best effort: a report
+    that cannot be read or written is left alone (writing the new set will say why it fails).
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        with _report_lock(path):
+            done = recover(path)
+            if not path.is_file():
+                return done
+            text = path.read_text(encoding="utf-8")
+            if text.startswith("> **This report is from an earlier run.**"):
+                text = text.split("\n\n", 1)[-1]
+            write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
+            return done
     except (OSError, UnicodeDecodeError):
-        return
-    if text.startswith("> **This report is from an earlier run.**"):
-        text = text.split("\n\n", 1)[-1]
-    write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
+        return []
 
 
 def write_report(
@@ -72,14 +88,15 @@ def write_report(
     tolerance: Tolerance = DEFAULT_TOLERANCE,
     figures: bool = True,
 ) -> Written:
-    """Write the JSON sidecar, the figures, the markdown report, and the CI step summary of ``run``.
+    """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
 
     Nothing optional decides whether the report is written: a comparison or a figure that fails
-    is named in the report instead. The report and its sidecar are written under one lock,
-    sidecar first, and carry the same run id.
+    is named in the report instead. The set is staged and committed under one lock
+    (``claimcheck.reportset``), so it is the old set or the new one, never a mix, and two sessions
+    never interleave theirs. Raise ReportWriteError naming the path and the cause when the set
+    cannot be written (a full disk, no permission, a folder in the way); the old set is kept.
     """
-    json_path = path.with_suffix(".json")
-    written = Written(path, json_path)
+    written = Written(path, sidecar_path(path))
     extra = []
     if baseline is not None:
         try:
@@ -87,14 +104,41 @@ def write_report(
             extra.append(render_comparison(written.comparison))
         except Exception as e:
             written.problems.append(f"the comparison with {baseline_source} failed: {type(e).__name__}: {e}")
+    try:
+        with _report_lock(path):
+            recover(path)
+            _write_set(run, path, written, extra, figures)
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename else ""
+        raise ReportWriteError(
+            f"cannot write the claim report {path}: {e.strerror or type(e).__name__}{where}"
+        ) from None
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(render_compact(run) + "\n")
+        except OSError as e:
+            written.problems.append(f"the CI step summary {summary} was not written: {e.strerror}")
+    return written
+
+
+def _write_set(run: RunData, path: Path, written: Written, extra: list[str], figures: bool) -> None:
+    """Stage the sidecar, the figures and the markdown, then commit them (the lock is held)."""
+    for target in (path, written.json):
+        why = foreign(path, target)
+        if why is not None:
+            raise ReportWriteError(f"cannot write the claim report {path}: {why}")
+    run_id = run.env.get("run id", "run")
+    stage = staging_dir(path, run_id)
     folder = figure_dir(path)
-    with _report_lock(path):
-        write_atomic(json_path, dumps(run))
-        _clear_figures(folder)
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        write_atomic(stage / written.json.name, dumps(run))
         try:  # figures never decide the outcome
-            drawn = draw_figures(run, folder, enabled=figures)
-            written.figures = drawn.written
+            drawn = draw_figures(run, stage / folder.name, enabled=figures)
             written.problems += drawn.problems + drawn.notes
+            written.figures = _placeable(path, [folder / p.name for p in drawn.written], written.problems)
         except Exception as e:
             written.problems.append(f"drawing the figures failed: {type(e).__name__}: {e}")
         if written.problems:
@@ -102,39 +146,82 @@ def write_report(
                 "## Problems while writing this report\n\n" + "\n".join(f"- {md(p)}" for p in written.problems) + "\n"
             )
         shown = {p.name for p in written.figures}
-        written.details = write_markdown(run, path, folder.name, extra, shown)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as f:
-            f.write(render_compact(run) + "\n")
-    return written
+        files = markdown_files(run, path, folder.name, extra, shown)
+        for name, text in files.items():
+            write_atomic(stage / name, text)
+        details = details_path(path)
+        written.details = details if details.name in files else None
+        why = foreign(path, details) if written.details else None
+        if why is not None and not _marked(details):
+            raise ReportWriteError(f"cannot write the claim report {path}: {why}")
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    commit(path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])])
+    if written.details is None and _marked(details):  # left by a set written before manifests named it
+        details.unlink(missing_ok=True)
 
 
-DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file: only such a file is ever removed
+def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
+    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write."""
+    folder = figure_dir(report)
+    if folder.exists() and not folder.is_dir():
+        problems.append(f"no figure is shown: {folder} is a file, not a folder")
+        return []
+    out = []
+    for p in figures:
+        why = foreign(report, p)
+        if why is None:
+            out.append(p)
+        else:
+            problems.append(f"figure {p.name} is not shown: {why}")
+    return out
+
+
+DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file claimcheck wrote
+
+
+def _marked(path: Path) -> bool:
+    """Return whether ``path`` is a details file claimcheck wrote (a set written before manifests named it)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().rstrip("\n") == DETAILS_MARK
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def markdown_files(
+    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
+) -> dict[str, str]:
+    """Return the markdown of the report at ``path`` by file name: the report, and its details file when needed.
+
+    The report is whole when it fits ``MAX_CHARS``; otherwise its per-claim sections go to the
+    details file (``details_path``) and the report links there.
+    """
+    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown)
+    if len(whole) <= MAX_CHARS:
+        return {path.name: whole}
+    details = details_path(path)
+    return {
+        details.name: DETAILS_MARK + "\n" + render_details(run, figure_folder=figure_folder, figures=shown),
+        path.name: render(run, figure_folder=figure_folder, extra=extra, figures=shown, details=details.name),
+    }
 
 
 def write_markdown(
     run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
 ) -> Path | None:
-    """Write the markdown report at ``path``, split into a details file when whole it exceeds ``MAX_CHARS``.
+    """Write the markdown report at ``path`` alone (``claimcheck render``), split as ``markdown_files`` says.
 
-    Return the details file written, or None; a details file an earlier run left beside ``path``
-    is removed when this report is whole.
+    Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
+    an earlier report is removed when this report is whole.
     """
-    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown)
+    files = markdown_files(run, path, figure_folder, extra, shown)
+    for name, text in files.items():
+        write_atomic(path.with_name(name), text)
     details = details_path(path)
-    if len(whole) <= MAX_CHARS:
-        write_atomic(path, whole)
-        if details.is_file() and details.read_text(encoding="utf-8").startswith(DETAILS_MARK):
-            details.unlink()
-        return None
-    write_atomic(details, DETAILS_MARK + "\n" + render_details(run, figure_folder=figure_folder, figures=shown))
-    write_atomic(path, render(run, figure_folder=figure_folder, extra=extra, figures=shown, details=details.name))
-    return details
-
-
-def _clear_figures(folder: Path) -> None:
-    """Remove the figures an earlier run left, so that none of them can be taken for this run's."""
-    if folder.is_dir():
-        for old in folder.glob("*.png"):
-            old.unlink(missing_ok=True)
+    if details.name in files:
+        return details
+    if _marked(details):
+        details.unlink()
+    return None

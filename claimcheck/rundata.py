@@ -7,10 +7,12 @@ The markdown report is rendered from a ``RunData``, and a ``RunData`` round-trip
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claimcheck.calibration import part_mark
 from claimcheck.errors import DataError
 from claimcheck.record import ClaimRecorder
 from claimcheck.verdicts import ClaimResult, TestOutcome, aggregate
@@ -40,17 +42,22 @@ class RunData:
     not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
     ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
     data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
+    calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
+    code: dict[str, dict[str, str]] = field(default_factory=dict)  # claim id -> fingerprint, engine, ledger state
+    expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
+    titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
-        """Return the per-claim verdicts."""
-        return aggregate(self.tests, self.not_run)
+        """Return the per-claim verdicts (a claim collected but not run among them)."""
+        return aggregate(self.tests, self.not_run, self.titles)
 
 
 TYPED_ENV: dict[str, type] = {
     "base seed": int,
     "torch threads": int,
     "git tree dirty": bool,
+    "budget position": int,
     "deterministic algorithms": bool,
 }  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
 
@@ -74,13 +81,22 @@ def to_dict(run: RunData) -> dict[str, Any]:
     """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
     out = asdict(run)
     out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
-    out["claims"] = [claim_dict(r, run.ledger.get(r.claim_id, "")) for r in run.results()]
+    out["claims"] = [
+        claim_dict(r, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id), run.calibration) for r in run.results()
+    ]
     return out
 
 
-def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
-    """Return one claim's verdict and evidence as plain data: parts, controls, statistics, protocol."""
+def claim_dict(
+    r: ClaimResult,
+    status: str,
+    code: dict[str, str] | None = None,
+    calibration: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
     proto = r.protocol
+    declared = proto is not None and proto.declared
+    code = code or {}
     return {
         "id": r.claim_id,
         "title": r.title,
@@ -89,7 +105,13 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
         "reason": r.reason,
         "protocol_version": proto.version if proto else None,
         "protocol_fingerprint": proto.fingerprint() if proto else None,
+        "code_fingerprint": code.get("fingerprint"),
+        "engine": code.get("engine"),
         "protocol_status": status,
+        "alpha": r.alpha,
+        "multiplicity": r.multiplicity,
+        "family": r.family,
+        "looks": sequential_runs(r),
         "parts": [
             {
                 "name": p.name,
@@ -98,8 +120,11 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
                 "bar": p.bar,
                 "reason": p.reason,
                 "rate": asdict(p.rate) if p.rate else None,
+                "p_hold": p.p_hold,
+                "p_fail": list(p.p_fail),
                 "units": [asdict(u) for u in p.units],
                 "estimates": [asdict(c) for c in p.estimates],
+                "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
             }
             for p in r.parts
         ],
@@ -107,17 +132,36 @@ def claim_dict(r: ClaimResult, status: str) -> dict[str, Any]:
             {
                 "name": c.name,
                 "part": c.part,
+                "kind": c.kind,
                 "status": c.status,
                 "max_pass_rate": c.max_pass_rate,
                 "rate": asdict(c.rate) if c.rate else None,
+                "p_fails": c.p_fails,
+                "p_passes": c.p_passes,
                 "units": [asdict(u) for u in c.units],
+                "estimates": [asdict(e) for e in c.estimates],
             }
             for c in r.controls
         ],
         "statistics": [asdict(s) for s in r.claim_stats + r.control_stats],
         "controls_failed": r.controls_failed,
         "controls_total": r.controls_total,
+        "sanity_controls": [c.name for c in r.sanity_controls],
     }
+
+
+def sequential_runs(r: ClaimResult) -> list[dict[str, Any]]:
+    """Return, per test of the claim that ran its units in batches, its schedule, its looks and why it stopped."""
+    return [
+        {
+            "test": t.nodeid,
+            "schedule": list(t.record.schedule),
+            "looks": [asdict(look) for look in t.record.looks],
+            "stopped": t.record.stopped,
+        }
+        for t in r.tests
+        if t.record is not None and t.record.schedule
+    ]
 
 
 def dumps(run: RunData) -> str:
@@ -155,6 +199,10 @@ def from_dict(raw: Any, source: str) -> RunData:
             not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
             ledger=dict(raw.get("ledger", {})),
             data_files=[dict(d) for d in raw.get("data_files", [])],
+            calibration=[dict(e) for e in raw.get("calibration", [])],
+            code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
+            expectations=str(raw.get("expectations", "")),
+            titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
             schema=str(raw["schema"]),  # what the file was written as: a READABLE older one stays named
         )
     except (KeyError, TypeError, ValueError) as e:

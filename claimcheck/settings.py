@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
-from claimcheck.budget import Budget, get_budget
+from claimcheck.budget import BUDGETS, Budget, get_budget
 from claimcheck.errors import ConfigError
 from claimcheck.executor import INSTALL, ray_missing
-from claimcheck.expectations import Expected, load_expectations
+from claimcheck.expectations import Expected, PinnedAt, load_expectations
+from claimcheck.protocol import N_BUDGETS
+from claimcheck.reportset import foreign, sidecar_path
 
 if TYPE_CHECKING:
     import pytest
@@ -52,7 +54,8 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("--claim-report", "claim_report", "PATH", "write the claim report (markdown, JSON, figures) to PATH "
-           "(default reports/claim-report.md)", kind="optional"),
+           "(default reports/claim-report.md); never over a file claimcheck did not write; exit status 12 when it "
+           "cannot be written", kind="optional"),
     Option("--claim-seed", "claim_seed", "INT", "base seed; it selects each claim's replication block", "0"),
     Option("--claim-budget", "claim_budget", "NAME", "run size: ci, standard or paper", "ci"),
     Option("--claim-device", "claim_device", "DEV", "auto, cpu, cuda or cuda:N", "cpu"),
@@ -76,6 +79,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-pool", "claim_pool", "POOL", "seed pool: confirmatory (the protocol's block) or exploratory",
            "confirmatory"),
     Option("--claim-ledger", "claim_ledger", "TOML", "ledger of protocol versions (exploratory or confirmed)"),
+    Option("--claim-exploratory", "claim_exploratory", "", "declare the run exploratory: a claim whose code matches "
+           "no registered version is labelled changed instead of failing the session", kind="flag"),
     Option("--claim-figures", "claim_figures", "on|off", "draw the report's figures", "on"),
     Option("--claim-autosave", "claim_autosave", "", "keep this run's JSON in .claimcheck/history/<machine>/ "
            "(see claimcheck history)", kind="flag"),
@@ -83,7 +88,27 @@ OPTIONS: tuple[Option, ...] = (
            f"this process, or Ray tasks (needs {INSTALL})", "local"),
     Option("--claim-ray-address", "claim_ray_address", "ADDR", "Ray cluster (else $RAY_ADDRESS, else a local "
            "Ray)"),
+    Option("--claim-timeout", "claim_timeout", "SECONDS", "wall-clock limit per claim test and per training run; "
+           "one past it is an ERROR naming it (0: no limit)", "0"),
 )  # fmt: skip
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option of ``OPTIONS`` in one group, each with its ini twin (pytest's parser, duck-typed)."""
+    group = parser.getgroup("claimcheck", "claimcheck: check a paper's empirical claims")
+    for o in OPTIONS:
+        shown = f" (default {o.default})" if o.default else ""
+        text = f"{o.help}{shown}; ini: {o.ini}"
+        if o.kind == "flag":
+            group.addoption(o.flag, action="store_true", default=None, help=text)
+            parser.addini(o.ini, o.help, type="bool")
+            continue
+        if o.kind == "optional":
+            group.addoption(o.flag, nargs="?", const=DEFAULT_REPORT, default=None, metavar=o.metavar, help=text)
+        else:
+            group.addoption(o.flag, default=None, metavar=o.metavar, help=text)
+        parser.addini(o.ini, o.help, default=o.default)
+    parser.addini("claim_title", "title of the claim report", default="Claim report")
 
 
 @dataclass(frozen=True)
@@ -114,6 +139,12 @@ class Settings:
     ledger: Path | None = None  # the ledger file or folder; None: no ledger
     ledger_source: str = ""  # which setting named the ledger
     autosave: bool = False  # keep the run's JSON in the history folder
+    budget_index: int = 0  # the budget's position in the suite's list of budgets: it selects the seed block
+    exploratory: bool = False  # a declared exploratory run: changed code is labelled, not failed
+    expected_at: PinnedAt | None = None  # the block the pins were measured on (None: no pins)
+    expectations_off: bool = False  # --claim-expectations= (empty): no expectation is checked at all
+    timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
+    report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -125,9 +156,11 @@ class Settings:
         root = config.rootpath
         values = {o.ini: _value(config, o) for o in OPTIONS}
         data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
-        budget = parse_budget(*values["claim_budget"], config.hook.pytest_claimcheck_budgets(config=config))
+        budgets = config.hook.pytest_claimcheck_budgets(config=config)
+        budget = parse_budget(*values["claim_budget"], budgets)
         own = config.hook.pytest_claimcheck_own_subject(config=config)
-        expected, source = _expected(values["claim_expectations"], budget.name, root, own is False)
+        expected, source, at = _expected(values["claim_expectations"], budget.name, root, own is False)
+        pool = parse_pool(*values["claim_pool"])
         ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
         cache = parse_cache_mode(*values["claim_cache"])
         ledger_text, ledger_source = values["claim_ledger"]
@@ -148,7 +181,7 @@ class Settings:
             expected=expected,
             expected_source=source,
             cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, cache),
-            pool=parse_pool(*values["claim_pool"]),
+            pool=pool,
             figures=parse_switch(*values["claim_figures"]),
             executor=parse_executor(*values["claim_executor"]),
             ray_address=ray_address,
@@ -156,13 +189,23 @@ class Settings:
             ledger=parse_path(str(ledger_text or "").strip() or None, root),
             ledger_source=ledger_source,
             autosave=bool(values["claim_autosave"][0]),
+            budget_index=budget_index(budget, budgets),
+            exploratory=bool(values["claim_exploratory"][0]) or pool == "exploratory",
+            expected_at=at,
+            expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
+            timeout=parse_timeout(*values["claim_timeout"]),
+            report_link=report_link(values["claim_report"][0], root),
         )
 
     @property
     def rerun_options(self) -> str:
         """Return the core's options that make another session draw the same seeds, sizes and data."""
         pool = " --claim-pool exploratory" if self.pool == "exploratory" else ""
+        if self.exploratory and not pool:
+            pool = " --claim-exploratory"
         data = f" --claim-data-dir {shlex.quote(str(self.data_dir))}" if self.data_dir_source != "user cache" else ""
+        if self.data_dir_source == f"${DATA_ENV}":  # the variable, not this machine's folder
+            data = f' --claim-data-dir "${DATA_ENV}"'
         head = f"--claim-seed {self.seed} --claim-budget {self.budget.name} --claim-device {self.device}"
         return f"{head}{pool}{data}"
 
@@ -181,12 +224,28 @@ def _cuda_count() -> int:
     return int(torch.cuda.device_count())
 
 
-def _expected(value: tuple[Any, str], budget: str, root: Path, user_model: bool) -> tuple[Expected, str]:
-    """Return the pins at ``budget`` and their file; an ini file describes the suite's own subject, not a user's."""
+def _expected(
+    value: tuple[Any, str], budget: str, root: Path, user_model: bool
+) -> tuple[Expected, str, PinnedAt | None]:
+    """Return the pins at ``budget``, their file and the block they were measured on.
+
+    An ini file describes the suite's own subject, not a user's.
+    """
     path = parse_path(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
-        return {}, ""
-    return load_expectations(path, value[1]).get(budget, {}), shown_path(path, root)
+        return {}, "", None
+    pins, blocks = load_expectations(path, value[1])
+    return pins.get(budget, {}), shown_path(path, root), blocks.get(budget, PinnedAt())
+
+
+def budget_index(budget: Budget, budgets: list[Budget] | None) -> int:
+    """Return the budget's position among the suite's budgets (else the core's): it selects the seed block."""
+    names = [b.name for b in budgets] if budgets else list(BUDGETS)
+    if len(names) > N_BUDGETS:
+        raise ConfigError(
+            f"the suite declares {len(names)} budgets ({', '.join(names)}); the seed layout has room for {N_BUDGETS}"
+        )
+    return names.index(budget.name)
 
 
 def shown_path(path: Path, root: Path) -> str:
@@ -237,13 +296,23 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
         return None
+    if path.is_symlink():  # followed: the set is written beside the link's target (report_link says so)
+        path = path.resolve()
     if path.is_dir():
         raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() in (".json", ".py"):
+        what = "the name of the report's JSON sidecar" if path.suffix.lower() == ".json" else "a test module's name"
         raise ConfigError(
-            f"{option}: {path} ends in .json, the name of the report's JSON sidecar; give the markdown path "
+            f"{option}: {path} ends in {path.suffix}, {what}; give the markdown path "
             f"(e.g. {path.with_suffix('.md').name}) and the sidecar is written beside it"
         )
+    for target in (path, sidecar_path(path)):
+        why = foreign(path, target)
+        if why is not None:
+            raise ConfigError(
+                f"{option}: {why}; the report set never replaces a file it did not write: move it away or "
+                f"choose another report path (default {DEFAULT_REPORT})"
+            )
     parent = path.parent
     while not parent.exists():
         parent = parent.parent
@@ -252,6 +321,31 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"{option}: cannot write under {parent}; choose a writable path for the report")
     return path
+
+
+def report_value_as_test_path(args: list[str], invocation_dir: Path) -> bool:
+    """Give a test module, folder or node id written after a bare ``--claim-report`` back to the test paths.
+
+    ``--claim-report`` may be left without a value, so argparse takes the next word as the report
+    path: in ``pytest --claim-report claims/`` that word is the test path the user meant. Each such
+    ``--claim-report WORD`` in ``args`` becomes ``--claim-report=<default report>`` followed by
+    ``WORD`` (edited in place); return whether any was. ``--claim-report=PATH`` is never reread.
+    """
+    changed = False
+    for i, word in enumerate(args[:-1]):
+        if word == "--claim-report" and _is_test_path(args[i + 1], invocation_dir):
+            args[i] = f"--claim-report={DEFAULT_REPORT}"
+            changed = True
+    return changed
+
+
+def _is_test_path(word: str, invocation_dir: Path) -> bool:
+    """Return whether ``word`` names an existing folder or Python module (a node id's file part counts)."""
+    if word.startswith("-"):
+        return False
+    path = Path(word.split("::")[0]).expanduser()
+    path = path if path.is_absolute() else invocation_dir / path
+    return path.is_dir() or (path.suffix == ".py" and path.is_file())
 
 
 def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path) -> tuple[Path, str]:
@@ -306,6 +400,23 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
             f"got {text!r}"
         )
     return Tolerance(values[0], values[-1] if len(values) == 2 else DEFAULT_TOLERANCE.cross)
+
+
+def parse_timeout(text: str, option: str) -> float:
+    """Return a wall-clock limit in seconds (0: none), or raise ConfigError naming ``option``."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < math.inf:
+        raise ConfigError(f"{option}: expected a number of seconds (0 for no limit), got {text!r}")
+    return value
+
+
+def report_link(text: str | None, root: Path) -> Path | None:
+    """Return the report path as given when it is a symbolic link (``parse_report`` follows it), else None."""
+    path = parse_path(str(text).strip() if text is not None else None, root)
+    return path if path is not None and path.is_symlink() else None
 
 
 def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:

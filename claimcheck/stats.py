@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -84,6 +86,7 @@ class Proportion:
     low: float
     high: float
     level: float
+    method: str = "exact"  # "exact" (Clopper-Pearson, one look) or the confidence sequence's name (several looks)
 
     @property
     def rate(self) -> float:
@@ -91,10 +94,11 @@ class Proportion:
         return self.passed / self.n if self.n else math.nan
 
     def format(self) -> str:
-        """Return e.g. ``18/20 = 0.90 [0.72, 0.98]``."""
+        """Return e.g. ``18/20 = 0.90 [0.72, 0.98]`` (``[0.72, 0.98] anytime`` for a confidence sequence)."""
         if self.n == 0:
             return "0 units"
-        return f"{self.passed}/{self.n} = {self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]"
+        tag = "" if self.method == "exact" else " anytime"
+        return f"{self.passed}/{self.n} = {self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]{tag}"
 
 
 def clopper_pearson(passed: int, n: int, level: float = 0.90) -> Proportion:
@@ -129,3 +133,65 @@ def t_interval(values: ArrayLike, level: float = 0.90) -> Interval:
     mean = float(arr.mean())
     half = float(sps.t.ppf(1 - (1 - level) / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size))
     return Interval(mean, mean - half, mean + half, level)
+
+
+Alternative = Literal["greater", "less"]
+
+
+def binomial_p(passed: int, n: int, p0: float, alternative: Alternative) -> float:
+    """Return the exact one-sided binomial p-value of ``passed`` of ``n`` against the null rate ``p0``.
+
+    "greater" (H0: p <= p0) is P(K >= k | p0); "less" (H0: p >= p0) is P(K <= k | p0). It is the
+    test the Clopper-Pearson interval inverts: the exact lower end at level 1 - 2a is above p0
+    exactly when the "greater" p-value is below a. Hand-worked: 0 of 3 against 0.8, "less": 0.2^3 = 0.008.
+    """
+    if n < 0 or not 0 <= passed <= n:
+        raise ValueError(f"binomial_p needs 0 <= passed <= n, got passed={passed}, n={n}")
+    if n == 0:
+        return 1.0
+    if alternative == "greater":
+        return float(sps.binom.sf(passed - 1, n, p0))
+    return float(sps.binom.cdf(passed, n, p0))
+
+
+def t_test_p(values: ArrayLike, null: float, alternative: Alternative) -> float:
+    """Return the one-sided Student-t p-value of the mean of ``values`` against ``null`` (NaN below two values).
+
+    The test ``t_interval`` inverts: the lower end of the interval at level 1 - 2a is above ``null``
+    exactly when the "greater" p-value is below a. Values that are all equal give 0 or 1 (or 0.5 on the null).
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size < 2 or not np.all(np.isfinite(arr)):
+        return math.nan
+    mean, sd = float(arr.mean()), float(arr.std(ddof=1))
+    sign = 1.0 if alternative == "greater" else -1.0
+    if sd == 0:
+        return 0.5 if mean == null else (0.0 if sign * (mean - null) > 0 else 1.0)
+    t = sign * (mean - null) / (sd / math.sqrt(arr.size))
+    return float(sps.t.sf(t, arr.size - 1))
+
+
+def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Return which hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``.
+
+    Sort the p-values p_(1) <= ... <= p_(m); reject H_(1), ..., H_(j) while p_(i) <= alpha / (m - i + 1),
+    and stop at the first that is not (Holm 1979, Scand. J. Statist. 6). It controls the chance of any
+    false rejection at alpha under any dependence, and rejects everything Bonferroni rejects. NaN counts as 1.
+    Hand-worked at 0.05: (0.01, 0.04, 0.02): 0.01 <= 0.05/3, 0.02 <= 0.05/2, 0.04 <= 0.05/1, all
+    rejected; (0.01, 0.04, 0.03): 0.03 > 0.05/2, so only the first.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: 1.0 if math.isnan(p_values[i]) else p_values[i])
+    out = [False] * m
+    for step, i in enumerate(order):
+        p = 1.0 if math.isnan(p_values[i]) else p_values[i]
+        if p > alpha / (m - step):
+            break
+        out[i] = True
+    return out
+
+
+def bonferroni(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Return which hypotheses Bonferroni rejects: p <= alpha / m (NaN counts as 1)."""
+    m = len(p_values)
+    return [not math.isnan(p) and p <= alpha / m for p in p_values]

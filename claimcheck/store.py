@@ -2,10 +2,14 @@
 
 An entry is one ``.npz`` file (``allow_pickle=False``) named by the sha256 of everything that decides
 the result (``store_key``: the caller's parts, the entry format, torch's version). The file holds the
-result's arrays, its JSON metadata, and a checksum over both; an entry that fails the checksum is
-recomputed. A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers (or hosts sharing the
-folder over a POSIX file system) compute a result once: the first takes the lock and computes, the
-others wait and then read. A batch (``memo_many``) takes its entries' locks in key order, computes
+result's arrays, its JSON metadata, its own key, and a checksum over all three; an entry that fails
+the checksum, or that holds another key (a file copied or renamed over it), is recomputed and counted
+as corrupt. An entry that cannot be written (a full disk) costs nothing computed: the result is used,
+counted as unsaved, and a ``CacheWriteWarning`` names the path and the cause once per cache.
+
+A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers (or hosts sharing the folder over a
+POSIX file system) compute a result once: the first takes the lock and computes, the others wait
+and then read. A batch (``memo_many``) takes its entries' locks in key order, computes
 the missing results together, and stores one entry per result. Nothing here knows what is stored.
 """
 
@@ -17,6 +21,7 @@ import inspect
 import io
 import json
 import shutil
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,7 +38,7 @@ from claimcheck.settings import user_cache_dir
 
 Arrays = dict[str, np.ndarray]
 Meta = dict[str, Any]
-FORMAT = "claimcheck-cache/1"
+FORMAT = "claimcheck-cache/2"  # 2: every entry holds its key
 
 
 def store_key(parts: Mapping[str, Any]) -> str:
@@ -46,52 +51,60 @@ def store_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _checksum(arrays: Arrays, meta_json: str) -> str:
-    h = hashlib.sha256(meta_json.encode())
+class CacheWriteWarning(UserWarning):
+    """A cache entry could not be written; the result computed is used all the same."""
+
+
+def _checksum(arrays: Arrays, meta_json: str, key: str = "") -> str:
+    h = hashlib.sha256(key.encode() + b"\0" + meta_json.encode())
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         h.update(name.encode() + str((a.shape, a.dtype.str)).encode() + a.tobytes())
     return h.hexdigest()
 
 
-def encode(arrays: Arrays, meta: Meta) -> bytes:
-    """Return the bytes of an entry: the arrays, the metadata as JSON, and their checksum."""
+def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
+    """Return the bytes of entry ``key``: the arrays, the metadata as JSON, the key, and their checksum."""
     meta_json = json.dumps(meta, sort_keys=True)
     buf = io.BytesIO()
     payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
     payload["meta"] = np.array(meta_json)
-    payload["checksum"] = np.array(_checksum(arrays, meta_json))
+    payload["key"] = np.array(key)
+    payload["checksum"] = np.array(_checksum(arrays, meta_json, key))
     np.savez(buf, **payload)
     return buf.getvalue()
 
 
-def decode(data: bytes) -> tuple[Arrays, Meta] | None:
-    """Return (arrays, meta) from an entry's bytes, or None if it is corrupt or of another format."""
+def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
+    """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
             meta_json = str(z["meta"])
+            stored_key = str(z["key"])
             checksum = str(z["checksum"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
         return None
-    if _checksum(arrays, meta_json) != checksum:
+    if stored_key != key or _checksum(arrays, meta_json, stored_key) != checksum:
         return None
     return arrays, json.loads(meta_json)
 
 
 @dataclass
 class Counts:
-    """How many results a process computed, read from the cache, or recomputed after corruption."""
+    """How many results a process computed, read from the cache, recomputed after corruption, or could not save."""
 
     computed: int = 0
     cached: int = 0
     corrupt: int = 0
+    unsaved: int = 0  # computed, used, but not written to the cache (a full disk)
 
     def add(self, other: Counts, sign: int = 1) -> None:
         """Add ``other`` (times ``sign``) into these counts."""
         self.computed += sign * other.computed
         self.cached += sign * other.cached
         self.corrupt += sign * other.corrupt
+        self.unsaved += sign * other.unsaved
 
 
 @dataclass
@@ -100,6 +113,7 @@ class ResultCache:
 
     root: Path | None
     counts: Counts = field(default_factory=Counts)
+    warned: bool = False  # a CacheWriteWarning was shown (once per cache)
 
     def path(self, key: str) -> Path:
         """Return the file of entry ``key``."""
@@ -107,15 +121,42 @@ class ResultCache:
         return self.root / key[:2] / f"{key}.npz"
 
     @contextmanager
-    def _locked(self, key: str) -> Iterator[None]:
+    def _locked(self, key: str) -> Iterator[bool]:
+        """Hold entry ``key``'s lock; yield False (and warn) when the lock file cannot be made: no cache for it."""
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path.with_suffix(".lock"), "a+b") as lock:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(path.with_suffix(".lock"), "a+b")  # closed by the with below
+        except OSError as e:
+            self._cannot_write(path, e)
+            yield False
+            return
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                yield
+                yield True
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _store(self, key: str, arrays: Arrays, meta: Meta) -> None:
+        """Write entry ``key``; a failure (a full disk) is counted and warned of, and the result kept."""
+        try:
+            write_atomic(self.path(key), encode(arrays, meta, key))
+        except OSError as e:
+            self._cannot_write(self.path(key), e)
+
+    def _cannot_write(self, path: Path, error: OSError) -> None:
+        self.counts.unsaved += 1
+        if not self.warned:
+            self.warned = True
+            warnings.warn(
+                CacheWriteWarning(
+                    f"cannot write the cache entry {path} ({error.strerror or error}); results computed in this "
+                    "session are used all the same, but not saved for the next one (warned once; free space, or "
+                    "choose another folder with --claim-cache-dir)"
+                ),
+                stacklevel=4,
+            )
 
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return the cached result for ``parts``, computing and storing it once if absent or corrupt."""
@@ -123,14 +164,15 @@ class ResultCache:
             self.counts.computed += 1
             return compute()
         key = store_key(parts)
-        with self._locked(key):
-            hit = self._read(key)
+        with self._locked(key) as usable:
+            hit = self._read(key) if usable else None
             if hit is not None:
                 self.counts.cached += 1
                 return hit
             arrays, meta = compute()
-            write_atomic(self.path(key), encode(arrays, meta))
             self.counts.computed += 1
+            if usable:
+                self._store(key, arrays, meta)
             return arrays, meta
 
     def memo_many(
@@ -149,11 +191,12 @@ class ResultCache:
             return compute(list(range(len(parts))))
         keys = [store_key(p) for p in parts]
         found: dict[str, tuple[Arrays, Meta]] = {}
+        usable: dict[str, bool] = {}
         with ExitStack() as held:
             for key in sorted(set(keys)):
                 lock = ExitStack()
-                lock.enter_context(self._locked(key))
-                hit = self._read(key)
+                usable[key] = lock.enter_context(self._locked(key))
+                hit = self._read(key) if usable[key] else None
                 if hit is None:
                     held.push(lock)  # released once the result is stored
                 else:
@@ -162,18 +205,22 @@ class ResultCache:
             missing = [keys.index(key) for key in dict.fromkeys(keys) if key not in found]
             if missing:
                 for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
-                    write_atomic(self.path(keys[i]), encode(arrays, meta))
+                    if usable[keys[i]]:
+                        self._store(keys[i], arrays, meta)
                     found[keys[i]] = arrays, meta
         self.counts.computed += len(missing)
         self.counts.cached += len(keys) - len(missing)
         return [found[key] for key in keys]
 
     def _read(self, key: str) -> tuple[Arrays, Meta] | None:
-        """Return entry ``key`` if it is stored and intact; count it as corrupt if it fails to decode."""
+        """Return entry ``key`` if it is stored, intact and of this key; else count it as corrupt (None if absent)."""
         path = self.path(key)
         if not path.exists():
             return None
-        hit = decode(path.read_bytes())
+        try:
+            hit = decode(path.read_bytes(), key)
+        except OSError:
+            hit = None
         if hit is None:
             self.counts.corrupt += 1
         return hit

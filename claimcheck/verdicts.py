@@ -1,9 +1,15 @@
 """Decide each claim from its tests under its protocol: REPRODUCED, NOT REPRODUCED, INCONCLUSIVE, ERROR, SKIPPED.
 
 Every unit (normally a seed) of a part is scored pass or fail; units that left the claim's premise
-are excluded and listed. A part's verdict comes from the exact interval of its pass rate against
-the protocol's bar (``decide_rate``), or from an estimate's interval against its threshold
-(``decide_estimate``). Controls are scored the same way against the rate at which they may pass.
+are excluded and listed. Each statistic of a part (its pass rate against the bar, a mean or an
+estimate against its threshold) and each control gets two one-sided p-values (``claimcheck.evidence``):
+exact tests when the units ran in one look, anytime-valid ones when the protocol's schedule allowed
+several. The claim is decided at the protocol's family-wise level alpha (docs/decisions.md):
+
+- REPRODUCED needs every part to hold and every control to fail as required, each shown at alpha:
+  an intersection-union test, so P(REPRODUCED while any of them is false) <= alpha (Berger 1982).
+- A part fails, or a control passes too often, when its p-value is rejected by Holm (or Bonferroni)
+  at alpha over the claim's whole family of such hypotheses, so P(any of these findings is false) <= alpha.
 """
 
 from __future__ import annotations
@@ -14,11 +20,18 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
+from claimcheck.evidence import Evidence
 from claimcheck.protocol import ClaimProtocol, Control, Part, Stat, from_dict, implicit
-from claimcheck.record import Check, ClaimRecorder, Exclusion
-from claimcheck.stats import Proportion, Spread, clopper_pearson, spread
+from claimcheck.record import Check, ClaimRecorder
+from claimcheck.scoring import ControlTests, Design, StatTests, control_tests, interval_meets, part_tests
+from claimcheck.scoring import UnitScore as UnitScore  # re-exported: the report reads it from here
+from claimcheck.stats import Proportion, Spread, bonferroni, holm, spread
 
 Outcome = Literal["passed", "error", "skipped"]
+# A control's status: a negative control fails as required or passes too often; a positive one
+# (``Control.kind == "positive"``) passes as required or fails too often. The second of each makes the claim ERROR.
+ControlStatus = Literal["fails as required", "passes too often", "passes as required", "fails too often", "undecided"]
+CANNOT_DISCRIMINATE = ("passes too often", "fails too often")
 
 
 class Verdict(StrEnum):
@@ -62,17 +75,6 @@ class StatSummary:
 
 
 @dataclass(frozen=True)
-class UnitScore:
-    """One unit of a part or control: passed, failed, or excluded (with the reason)."""
-
-    unit: str
-    passed: bool
-    excluded: str = ""  # the reason, when the unit left the premise
-    nodeids: tuple[str, ...] = ()
-    misses: tuple[str, ...] = ()  # the checks it missed, described
-
-
-@dataclass(frozen=True)
 class PartResult:
     """The verdict of one part (sub-claim) and the evidence for it."""
 
@@ -84,8 +86,10 @@ class PartResult:
     reason: str
     rate: Proportion | None  # pass-rate rule
     units: tuple[UnitScore, ...] = ()
-    estimates: tuple[Check, ...] = ()  # estimate rule
+    estimates: tuple[Check, ...] = ()  # estimate rule; mean rule: each statistic's mean with its interval
     unit_name: str = "seed"  # what one unit is
+    p_hold: float = math.nan  # p-value of "the part does not hold" (the largest over its statistics)
+    p_fail: tuple[float, ...] = ()  # p-value of "it holds", per statistic: the claim's Holm family members
 
 
 @dataclass(frozen=True)
@@ -96,10 +100,13 @@ class ControlResult:
     part: str
     why: str
     max_pass_rate: float
-    status: Literal["fails as required", "passes too often", "undecided"]
+    status: ControlStatus
     rate: Proportion | None
     units: tuple[UnitScore, ...] = ()
     estimates: tuple[Check, ...] = ()
+    p_fails: float = math.nan  # p-value of "it does not fail as required" (IUT side)
+    p_passes: float = math.nan  # p-value of "it does not pass too often" (a Holm family member)
+    kind: str = "discriminating"  # "sanity": fails by construction; "positive": must pass; neither counted below
 
 
 @dataclass
@@ -117,16 +124,29 @@ class ClaimResult:
     tests: list[TestOutcome] = field(default_factory=list)
     claim_stats: list[StatSummary] = field(default_factory=list)
     control_stats: list[StatSummary] = field(default_factory=list)
+    alpha: float = math.nan  # the claim's decision level, per direction
+    multiplicity: str = ""  # how the family of "fails" hypotheses shares alpha
+    family: int = 0  # hypotheses in that family
 
     @property
     def controls_failed(self) -> int:
-        """Return how many controls failed as required."""
-        return sum(c.status == "fails as required" for c in self.controls)
+        """Return how many discriminating controls failed as required (sanity controls do not count)."""
+        return sum(c.status == "fails as required" for c in self.controls if c.kind == "discriminating")
 
     @property
     def controls_total(self) -> int:
-        """Return how many controls ran."""
-        return len(self.controls)
+        """Return how many discriminating controls ran."""
+        return sum(c.kind == "discriminating" for c in self.controls)
+
+    @property
+    def sanity_controls(self) -> list[ControlResult]:
+        """Return the sanity controls that ran (they fail by construction and show no discrimination)."""
+        return [c for c in self.controls if c.kind == "sanity"]
+
+    @property
+    def positive_controls(self) -> list[ControlResult]:
+        """Return the positive controls that ran (cases where the claim holds by construction: they must pass)."""
+        return [c for c in self.controls if c.kind == "positive"]
 
 
 def summarise(checks: Iterable[Check]) -> list[StatSummary]:
@@ -140,130 +160,14 @@ def summarise(checks: Iterable[Check]) -> list[StatSummary]:
     ]
 
 
-def decide_rate(rate: Proportion, bar: float) -> Verdict:
-    """Return the verdict of a pass rate against the bar pi_0.
-
-    REPRODUCED when the interval's lower end is above the bar, NOT REPRODUCED when its upper end
-    is below, INCONCLUSIVE when it straddles. Bar 1 is theorem-style: REPRODUCED only when every
-    unit passed (at least one), NOT REPRODUCED on any counterexample.
-    """
-    if rate.n == 0:
-        return Verdict.INCONCLUSIVE
-    if bar >= 1:
-        return Verdict.REPRODUCED if rate.passed == rate.n else Verdict.NOT_REPRODUCED
-    if rate.low > bar:
-        return Verdict.REPRODUCED
-    if rate.high < bar:
-        return Verdict.NOT_REPRODUCED
-    return Verdict.INCONCLUSIVE
-
-
 def decide_estimate(check: Check) -> Verdict:
     """Return REPRODUCED when all of the estimate's interval meets its threshold, NOT REPRODUCED when none does."""
-    if check.low is None or check.high is None or math.isnan(check.low) or math.isnan(check.high):
-        return Verdict.INCONCLUSIVE
-    stat = check.stat
-    near, far = (check.low, check.high) if check.direction in (">=", ">") else (check.high, check.low)
-    if stat.met(near):
-        return Verdict.REPRODUCED
-    if not stat.met(far):
-        return Verdict.NOT_REPRODUCED
-    return Verdict.INCONCLUSIVE
+    holds, fails = interval_meets(check)
+    return Verdict.REPRODUCED if holds else Verdict.NOT_REPRODUCED if fails else Verdict.INCONCLUSIVE
 
 
-def _score_units(checks: Sequence[tuple[str, Check]], exclusions: Sequence[Exclusion]) -> tuple[UnitScore, ...]:
-    """Score each unit: excluded if any exclusion names it; else passed when every check is met."""
-    by_unit: dict[str, list[tuple[str, Check]]] = {}
-    for nodeid, c in checks:
-        by_unit.setdefault(c.unit, []).append((nodeid, c))
-    why = {e.unit: e.reason for e in exclusions}
-    out = []
-    for unit in sorted(by_unit, key=_unit_key):
-        rows = by_unit[unit]
-        nodeids = tuple(dict.fromkeys(n for n, _ in rows))
-        misses = tuple(c.describe() + (f" at {c.label}" if c.label else "") for _, c in rows if not c.met)
-        out.append(UnitScore(unit, not misses, why.get(unit, ""), nodeids, misses))
-    for unit in sorted(set(why) - set(by_unit), key=_unit_key):
-        out.append(UnitScore(unit, False, why[unit]))
-    return tuple(out)
-
-
-def _unit_key(unit: str) -> tuple[int, int | str]:
-    return (0, int(unit)) if unit.lstrip("-").isdigit() else (1, unit)
-
-
-def _rate(units: Sequence[UnitScore], level: float) -> Proportion:
-    counted = [u for u in units if not u.excluded]
-    return clopper_pearson(sum(u.passed for u in counted), len(counted), level)
-
-
-def _part_result(
-    part: Part, level: float, checks: Sequence[tuple[str, Check]], exclusions: Sequence[Exclusion]
-) -> PartResult:
-    mine = [(n, c) for n, c in checks if c.part == part.name and c.control is None]
-    if part.rule == "estimate":
-        ests = tuple(c for _, c in mine)
-        if not ests:
-            return PartResult(part.name, part.statement, part.rule, part.bar, Verdict.INCONCLUSIVE, "no estimate", None)
-        verdicts = [decide_estimate(c) for c in ests]
-        verdict = _combine(verdicts)
-        reason = "; ".join(f"{c.describe()} ({c.interval}): {v.value}" for c, v in zip(ests, verdicts, strict=True))
-        left = tuple(
-            UnitScore(e.unit, False, e.reason) for e in exclusions if e.part == part.name and e.control is None
-        )
-        if left:
-            reason += f"; {len(left)} unit(s) excluded (left the premise)"
-        return PartResult(part.name, part.statement, part.rule, part.bar, verdict, reason, None, left, ests, part.unit)
-    units = _score_units(mine, [e for e in exclusions if e.part == part.name and e.control is None])
-    rate = _rate(units, level)
-    verdict = decide_rate(rate, part.bar)
-    excluded = sum(bool(u.excluded) for u in units)
-    reason = f"{rate.format()} of {part.unit}s passed vs bar {part.bar:g}"
-    if excluded:
-        reason += f"; {excluded} excluded (left the premise)"
-    if rate.n == 0:
-        reason = f"no admissible {part.unit} ran" + (f"; {excluded} excluded" if excluded else "")
-    failing = [u for u in units if not u.passed and not u.excluded]
-    if failing and part.bar >= 1:
-        reason += f"; counterexample: {part.unit} {failing[0].unit}: {'; '.join(failing[0].misses)}"
-    if failing and part.bar < 1:
-        reason += f"; first failing {part.unit} {failing[0].unit}: {'; '.join(failing[0].misses)}"
-    return PartResult(part.name, part.statement, part.rule, part.bar, verdict, reason, rate, units, (), part.unit)
-
-
-def _control_result(
-    ctl: Control, part: Part, level: float, checks: Sequence[tuple[str, Check]], exclusions: Sequence[Exclusion]
-) -> ControlResult | None:
-    mine = [(n, c) for n, c in checks if c.control == ctl.name]
-    if not mine:
-        return None
-    if part.rule == "estimate":
-        ests = tuple(c for _, c in mine)
-        verdict = _combine([decide_estimate(c) for c in ests])
-        status: Literal["fails as required", "passes too often", "undecided"] = (
-            "passes too often" if verdict is Verdict.REPRODUCED else "fails as required"
-        )
-        return ControlResult(ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, None, estimates=ests)
-    # A control unit "passes" when every check is met; a NaN showed nothing, so it counts as passing.
-    nan_as_met = [(n, c if c.defined else _as_met(c)) for n, c in mine]
-    units = _score_units(nan_as_met, [e for e in exclusions if e.control == ctl.name])
-    rate = _rate(units, level)
-    if ctl.max_pass_rate <= 0:  # every unit must fail
-        status = (
-            "fails as required" if rate.n and rate.passed == 0 else "passes too often" if rate.passed else "undecided"
-        )
-    elif rate.n and rate.high < ctl.max_pass_rate:
-        status = "fails as required"
-    elif rate.n and rate.low > ctl.max_pass_rate:
-        status = "passes too often"
-    else:
-        status = "undecided"
-    return ControlResult(ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, rate, units)
-
-
-def _as_met(c: Check) -> Check:
-    """Return a NaN check as one that met its threshold (a control that showed nothing did not fail)."""
-    return replace(c, value=c.threshold)
+def _proportion(ev: Evidence, alpha: float) -> Proportion:
+    return Proportion(ev.passed, ev.n, ev.low, ev.high, 1 - 2 * alpha, ev.method)
 
 
 def _combine(verdicts: Sequence[Verdict]) -> Verdict:
@@ -274,6 +178,95 @@ def _combine(verdicts: Sequence[Verdict]) -> Verdict:
     if all(v is Verdict.REPRODUCED for v in verdicts):
         return Verdict.REPRODUCED
     return Verdict.INCONCLUSIVE
+
+
+def _reject(p_values: Sequence[float], alpha: float, multiplicity: str) -> list[bool]:
+    return holm(p_values, alpha) if multiplicity == "holm" else bonferroni(p_values, alpha)
+
+
+def _part_result(
+    part: Part, tests: Sequence[StatTests], units: tuple[UnitScore, ...], fails: Sequence[bool], alpha: float
+) -> PartResult:
+    """Return the part's verdict: REPRODUCED when every statistic holds at alpha, NOT REPRODUCED when one fails."""
+    holds = all(t.p_hold <= alpha for t in tests)
+    failed = any(fails)
+    verdict = (
+        Verdict.INCONCLUSIVE
+        if holds and failed
+        else Verdict.REPRODUCED
+        if holds
+        else Verdict.NOT_REPRODUCED
+        if failed
+        else Verdict.INCONCLUSIVE
+    )
+    if part.rule == "estimate":  # interval only, as before the family-wise rule
+        verdict = _combine([decide_estimate(t.check) for t in tests if t.check is not None])
+    p_hold = max(t.p_hold for t in tests)
+    p_fail = tuple(t.p_fail for t in tests)
+    excluded = sum(bool(u.excluded) for u in units)
+    shown = tuple(t.check for t in tests if t.check is not None)
+    if part.rule != "pass-rate":
+        if not shown:
+            reason = "no estimate"
+        else:
+            reason = "; ".join(
+                f"{c.describe()} ({c.interval}): {_stat_word(t, f, alpha)}"
+                for c, t, f in zip(shown, tests, fails, strict=True)
+            )
+        if excluded:
+            reason += f"; {excluded} unit(s) excluded (left the premise)"
+        rate = None
+    else:
+        ev = tests[0].evidence
+        assert ev is not None
+        rate = _proportion(ev, alpha)
+        reason = f"{rate.format()} of {part.unit}s passed vs bar {part.bar:g}"
+        if excluded:
+            reason += f"; {excluded} excluded (left the premise)"
+        if rate.n == 0:
+            reason = f"no admissible {part.unit} ran" + (f"; {excluded} excluded" if excluded else "")
+        failing = [u for u in units if not u.passed and not u.excluded]
+        if failing and part.bar >= 1:
+            reason += f"; counterexample: {part.unit} {failing[0].unit}: {'; '.join(failing[0].misses)}"
+        if failing and part.bar < 1:
+            reason += f"; first failing {part.unit} {failing[0].unit}: {'; '.join(failing[0].misses)}"
+        if part.bar < 1 and rate.n:
+            reason += f"; {_stat_word(tests[0], fails[0], alpha)}"
+    if holds and failed:
+        reason += "; the evidence points both ways (a confidence sequence crossed the bar after excluding it)"
+    return PartResult(
+        part.name, part.statement, part.rule, part.bar, verdict, reason, rate, units, shown, part.unit, p_hold, p_fail
+    )
+
+
+def _stat_word(t: StatTests, failed: bool, alpha: float) -> str:
+    if t.p_hold <= alpha:
+        return f"holds, p = {_p(t.p_hold)}"
+    if failed:
+        return f"fails, p = {_p(t.p_fail)}"
+    if t.p_fail <= alpha:
+        return f"undecided: below at p = {_p(t.p_fail)}, short of the multiplicity-adjusted level"
+    return f"undecided (p = {_p(t.p_hold)} holds, {_p(t.p_fail)} fails)"
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else "< 1e-4"
+
+
+def _control_result(ctl: Control, found: ControlTests, leaks: bool, alpha: float) -> ControlResult:
+    tests, units, per = found
+    if not tests.in_family:  # an interval-only estimate control: decided by its interval
+        leaks = tests.p_fail <= alpha
+    fails = tests.p_hold <= alpha  # for a positive control: shown to pass
+    positive = ctl.kind == "positive"
+    required: ControlStatus = "passes as required" if positive else "fails as required"
+    wrong: ControlStatus = "fails too often" if positive else "passes too often"
+    status: ControlStatus = "undecided" if fails and leaks else wrong if leaks else required if fails else "undecided"
+    rate = _proportion(tests.evidence, alpha) if tests.evidence is not None and not per else None
+    shown = tuple(t.check for t in per if t.check is not None)
+    return ControlResult(
+        ctl.name, ctl.part, ctl.why, ctl.max_pass_rate, status, rate, units, shown, tests.p_hold, tests.p_fail, ctl.kind
+    )
 
 
 def protocol_of(tests: Sequence[TestOutcome], units: int = 0) -> ClaimProtocol:
@@ -316,7 +309,26 @@ def decide(tests: list[TestOutcome], protocol: ClaimProtocol | None = None, miss
     if not proto.declared:  # the implicit protocol's one part holds every statistic
         checks = [(n, _in_part(c, "")) for n, c in checks]
     exclusions = [e for t in ran if t.record for e in t.record.exclusions]
-    result.parts = [_part_result(p, proto.level, checks, exclusions) for p in proto.parts]
+    design = Design.of(proto, ((t.nodeid, t.record) for t in ran if t.record is not None))
+    found = [part_tests(p, design, checks, exclusions) for p in proto.parts]
+    parts = {p.name: p for p in proto.parts}
+    controls = [
+        (c, control_tests(c, parts.get(c.part, proto.parts[0]), design, checks, exclusions)) for c in proto.controls
+    ]
+    members = [t for stat_tests, _ in found for t in stat_tests] + [
+        f[0] if f else StatTests(1.0, 1.0) for _, f in controls
+    ]
+    family = [t.p_fail for t in members if t.in_family]
+    flags = iter(_reject(family, proto.alpha, proto.multiplicity))
+    rejected = [t.in_family and next(flags) for t in members]
+    result.alpha, result.multiplicity, result.family = proto.alpha, proto.multiplicity, len(family)
+    at = 0
+    for p, (stat_tests, units) in zip(proto.parts, found, strict=True):
+        result.parts.append(_part_result(p, stat_tests, units, rejected[at : at + len(stat_tests)], proto.alpha))
+        at += len(stat_tests)
+    for (c, ran_control), leaks in zip(controls, rejected[at:], strict=True):
+        if ran_control is not None:
+            result.controls.append(_control_result(c, ran_control, leaks, proto.alpha))
     if missing:  # an incomplete run cannot show that a part holds
         result.parts = [
             replace(p, verdict=Verdict.INCONCLUSIVE, reason=f"{p.reason}; the run is incomplete")
@@ -324,13 +336,6 @@ def decide(tests: list[TestOutcome], protocol: ClaimProtocol | None = None, miss
             else p
             for p in result.parts
         ]
-    parts = {p.name: p for p in proto.parts}
-    for ctl in proto.controls:
-        cr = _control_result(
-            ctl, parts[ctl.part] if ctl.part in parts else proto.parts[0], proto.level, checks, exclusions
-        )
-        if cr is not None:
-            result.controls.append(cr)
     result.verdict, result.reason = _claim_verdict(result, ran, checks, missing)
     return result
 
@@ -347,9 +352,16 @@ def _claim_verdict(
         return Verdict.ERROR, f"{len(errors)} test(s) raised: {errors[0].message}"
     if not any(c.control is None for _, c in checks):
         return Verdict.ERROR, "no claim statistic was recorded: the check could not have failed"
-    leaky = [c for c in r.controls if c.status == "passes too often"]
+    leaky = [c for c in r.controls if c.status in CANNOT_DISCRIMINATE]
     if leaky:
         c = leaky[0]
+        if c.kind == "positive":
+            rate = c.rate.format() if c.rate else "its estimate missed the claim's threshold"
+            return (
+                Verdict.ERROR,
+                f"the instrument is blind: positive control '{c.name}', where the claim holds by construction, "
+                f"was shown to fail ({rate}); a verdict from this check would say nothing",
+            )
         rate = c.rate.format() if c.rate else "its estimate met the claim's threshold"
         return (
             Verdict.ERROR,
@@ -360,6 +372,14 @@ def _claim_verdict(
     part_verdicts = [p.verdict for p in r.parts]
     reasons = "; ".join(f"{p.name}: {p.verdict.value}, {p.reason}" if p.name else p.reason for p in r.parts)
     if any(v is Verdict.NOT_REPRODUCED for v in part_verdicts):
+        seen = {c.name for c in r.controls if c.status == "passes as required"}
+        declared = r.protocol.controls if r.protocol is not None else ()
+        unseen = [c.name for c in declared if c.kind == "positive" and c.name not in seen]
+        if unseen:  # a part shown to fail says something only where the check was shown able to see
+            return Verdict.INCONCLUSIVE, (
+                f"{reasons}; but positive control '{unseen[0]}' is not shown to pass, so the check is not shown "
+                "able to see what the failing part misses"
+            )
         return Verdict.NOT_REPRODUCED, reasons
     if missing:
         return (
@@ -371,21 +391,39 @@ def _claim_verdict(
         if undecided:
             c = undecided[0]
             rate = c.rate.format() if c.rate else ""
-            return Verdict.INCONCLUSIVE, f"{reasons}; but control '{c.name}' is not yet shown to fail ({rate})"
+            shown = "pass" if c.kind == "positive" else "fail"
+            return Verdict.INCONCLUSIVE, f"{reasons}; but control '{c.name}' is not yet shown to {shown} ({rate})"
         return Verdict.REPRODUCED, reasons
     return Verdict.INCONCLUSIVE, reasons
 
 
-def aggregate(tests: Iterable[TestOutcome], missing: Mapping[str, Sequence[str]] | None = None) -> list[ClaimResult]:
-    """Group outcomes by claim id (in id order) and decide each claim; ``missing`` maps claim -> tests not run."""
+def aggregate(
+    tests: Iterable[TestOutcome],
+    missing: Mapping[str, Sequence[str]] | None = None,
+    titles: Mapping[str, Sequence[str]] | None = None,
+) -> list[ClaimResult]:
+    """Group outcomes by claim id (in id order) and decide each claim; ``missing`` maps claim -> tests not run.
+
+    A claim in ``missing`` none of whose tests ran is INCONCLUSIVE ("did not run"), with its title and
+    source from ``titles`` (claim -> [title, source]), so that every collected claim has a result.
+    """
     by_claim: dict[str, list[TestOutcome]] = {}
     for t in tests:
         by_claim.setdefault(t.claim_id, []).append(t)
     missing = missing or {}
+    ids = set(by_claim) | set(missing)
     return [
         decide(sorted(by_claim[cid], key=lambda t: t.nodeid), missing=missing.get(cid, ()))
-        for cid in sorted(by_claim, key=_claim_sort_key)
+        if cid in by_claim
+        else not_started(cid, missing[cid], *[*(titles or {}).get(cid, ()), "", ""][:2])
+        for cid in sorted(ids, key=_claim_sort_key)
     ]
+
+
+def not_started(claim_id: str, tests: Sequence[str], title: str = "", source: str = "") -> ClaimResult:
+    """Return the result of a claim none of whose ``tests`` ran: INCONCLUSIVE, saying so."""
+    reason = f"did not run: the session stopped before any of its {len(tests)} test(s) ran"
+    return ClaimResult(claim_id, title or "(did not run)", source, Verdict.INCONCLUSIVE, reason)
 
 
 def _claim_sort_key(cid: str) -> tuple[str, int, str]:

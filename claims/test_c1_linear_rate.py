@@ -8,7 +8,8 @@ from claimcheck.budget import Budget
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from qin2025.batched import Run
-from qin2025.checks import PERSISTENCE, RATE_PER_SHARPNESS, WORST_RATIO, record_rate
+from qin2025.calibration.linear_rate import linear_rate_families
+from qin2025.checks import PERSISTENCE, RATE_PER_SHARPNESS, WORST_RATIO, linear_rate_decision, record_rate
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
@@ -40,6 +41,8 @@ PROTOCOL = ClaimProtocol(
             "every GD step contracts the loss by a factor bounded away from 1 (Theorem 1), for both sizes of a seed",
             STATS,
             bar=0.8,
+            decision=linear_rate_decision,
+            calibration=linear_rate_families(steps=400, mu_lambda=1.0),
         ),
     ),
     controls=(
@@ -49,6 +52,8 @@ PROTOCOL = ClaimProtocol(
             "breaks Theorem 1's premise 'mu small enough' just past the stability bound (explored: 43 of 44 "
             "seeds have loss rises there, so c >= 1)",
             max_pass_rate=0.35,
+            naive="past the bound GD still reaches the float floor after a few rises: a check of the final loss "
+            "or of a straight-line fit of log L would pass it",
         ),
     ),
     seeds=Seeds(

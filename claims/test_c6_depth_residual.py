@@ -31,8 +31,11 @@ from claimcheck.errors import DataUnavailable
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
+from qin2025.calibration.depth import advantage_families, trend_families
 from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
+from qin2025.decisions import TREND as SLOPE
+from qin2025.decisions import advantage_decision, advantage_name, mean_step_error, trend_decision
 from qin2025.encoder import (
     EncoderConfig,
     Pretrained,
@@ -45,14 +48,6 @@ from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepa
 from qin2025.trainer import Trainer
 
 DEPTHS = (1, 2, 3, 4, 5, 6)  # every depth any budget runs; a budget's grid picks some
-
-
-def advantage_name(depth: int) -> str:
-    """Return the name of the per-seed advantage at depth ``depth``."""
-    return f"mean training error over steps 1..T, without minus with residual, L={depth}"
-
-
-SLOPE = "least-squares slope of the advantage over L (per layer)"
 ADVANTAGE = Part(
     "advantage per L",
     "with residual connections the training error is lower than without, at every depth L of the grid: "
@@ -67,6 +62,8 @@ ADVANTAGE = Part(
         for L in DEPTHS
     ),
     bar=0.8,  # "consistently": the typical seed, a pass rate shown above 0.8
+    decision=advantage_decision,
+    calibration=advantage_families(depths=(1, 6), n=24, steps=60),  # the ci grid, GRIDS[0]
 )
 TREND = Part(
     "trend",
@@ -74,6 +71,8 @@ TREND = Part(
     "over the grid's depths is not negative",
     (Stat(SLOPE, ">=", 0.0, why="'holds or grows': the advantage does not fall with L"),),
     bar=0.8,
+    decision=trend_decision,
+    calibration=trend_families(depths=(1, 6), n=24, steps=60),
 )
 CONTROL = "residual vs residual, other head seed"
 TREND_CONTROL = "residual vs residual, other head seed: trend"
@@ -89,6 +88,7 @@ PROTOCOL = ClaimProtocol(
             "an 'advantage' of one over the other comes about half the time, and must come less often than "
             "the claim's bar 0.8 asks of the real comparison",
             max_pass_rate=0.8,
+            kind="sanity",  # two exchangeable runs: which one is 'better' is a coin flip by construction
         ),
         Control(
             TREND_CONTROL,
@@ -96,6 +96,7 @@ PROTOCOL = ClaimProtocol(
             "the same residual-vs-residual pairs at the control's depths (two or more: standard and paper "
             "budgets only); a slope of a null advantage is as often negative as not",
             max_pass_rate=0.8,
+            kind="sanity",  # exchangeable runs, as above
         ),
     ),
     Seeds(
@@ -183,16 +184,14 @@ def sst2_path(claim_settings: Settings, pretrained: Pretrained) -> Path:
     return path
 
 
+def error_curve(run: FinetuneRun) -> np.ndarray:
+    """Return the run's training error after each step, all NaN when the run diverged (what the decisions take)."""
+    return np.full(run.error.shape, np.nan) if run.diverged_at is not None else run.error
+
+
 def mean_error(run: FinetuneRun) -> float:
     """Return the training error averaged over steps 1..T (NaN when the run diverged)."""
-    return math.nan if run.diverged_at is not None else float(np.mean(run.error[1:]))
-
-
-def slope(depths: tuple[int, ...], values: list[float]) -> float:
-    """Return the least-squares slope of ``values`` on ``depths`` (NaN with fewer than 2 depths or a NaN)."""
-    if len(depths) < 2 or not all(math.isfinite(v) for v in values):
-        return math.nan
-    return float(np.polyfit(np.asarray(depths, dtype=np.float64), np.asarray(values), 1)[0])
+    return mean_step_error(error_curve(run))
 
 
 def _final(run: FinetuneRun) -> float:
@@ -233,12 +232,18 @@ def _record_pairs(
 ) -> None:
     """Record the advantage at each depth of ``better`` over ``worse``, and its slope over L."""
     depths = tuple(sorted(worse))
-    adv = [mean_error(worse[L]) - mean_error(better[L]) for L in depths]
-    for L, a in zip(depths, adv, strict=True):
-        rec.check(advantage_name(L), a, part=ADVANTAGE.name, control=control, unit=seed, label=f"L={L}")
+    up, down = ({L: error_curve(runs[L]) for L in depths} for runs in (better, worse))
+    for L in depths:  # one depth at a time, so that each check is labelled with its L
+        rec.score(
+            {"better": {L: up[L]}, "worse": {L: down[L]}},
+            part=ADVANTAGE.name,
+            control=control,
+            unit=seed,
+            label=f"L={L}",
+        )
     if len(depths) >= 2:
         trend_control = None if control is None else TREND_CONTROL
-        rec.check(SLOPE, slope(depths, adv), part=TREND.name, control=trend_control, unit=seed, label=str(depths))
+        rec.score({"better": up, "worse": down}, part=TREND.name, control=trend_control, unit=seed, label=str(depths))
 
 
 @CLAIM

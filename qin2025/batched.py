@@ -234,6 +234,27 @@ def initial_lambdas(runs: Sequence[Run]) -> list[float]:
     return top_eigenvalues(stack, runs[0].model, runs)
 
 
+def train_batch_from(runs: Sequence[Run], params: Sequence[Params]) -> list[Trajectory]:
+    """Train every run from the initial parameters given for it (``params[i]`` for ``runs[i]``), as one batch.
+
+    What ``train_batch`` does, but from parameters the caller built (a weight moved off the seed's
+    draw, say) instead of ``init_params`` of the run's seed; the seed still starts the run's power
+    iteration. Every ``params[i]`` must hold the weights ``init_params(runs[i].model, ...)`` names,
+    with their shapes; they are moved to the runs' dtype and device and not modified.
+    """
+    check_batchable(runs)
+    if len(params) != len(runs) or any(p.keys() != params[0].keys() for p in params):
+        raise ConfigError(
+            f"train_batch_from needs one parameter dict per run, all with the same weights: got {len(params)} "
+            f"dict(s) for {len(runs)} run(s)"
+        )
+    first = runs[0].train
+    dtype, device = first.torch_dtype, torch.device(first.device)
+    datas = [TensorData(r.data.x.to(device, dtype), r.data.y.to(device, dtype), r.data.name) for r in runs]
+    stack = _stack(runs, [{k: v.to(device, dtype) for k, v in p.items()} for p in params], datas)
+    return _descend_stack(runs, stack, datas)
+
+
 def _step_size(i: int, run: Run, lam: float) -> tuple[float, str]:
     """Return ``step_size`` for run ``i``, naming the run (index and seed) if it raises ConfigError."""
     try:
@@ -250,6 +271,11 @@ def train_batch(runs: Sequence[Run]) -> list[Trajectory]:
     (NaN or infinite loss, loss floor, last step) without changing any other run's trajectory.
     """
     stack, datas = _initial(runs)
+    return _descend_stack(runs, stack, datas)
+
+
+def _descend_stack(runs: Sequence[Run], stack: Stack, datas: list[TensorData]) -> list[Trajectory]:
+    """Measure each run's lambda_max and step size at the stack's parameters, then descend; return the trajectories."""
     cfg = runs[0].model
     lams = top_eigenvalues(stack, cfg, runs)
     sizes = [_step_size(i, r, lam) for i, (r, lam) in enumerate(zip(runs, lams, strict=True))]

@@ -7,6 +7,12 @@ model protocol; the fine-tuning of C6; the spectral measurements; the data loade
 graph, not a hand-kept list). The walk stops at ``NOT_RESULTS``: modules that decide where or how
 a result is stored, or whether data is accepted, never a result's value. Editing any engine file, say
 ``h = 3.0 * f + gamma * z`` in ``model.py``, changes the identity, and with it every cache key.
+
+The same modules are the engine a claim's code fingerprint stops at (``engine_module_names``,
+handed to ``claimcheck.fingerprint`` by the plugin): what decides a verdict from the measurements
+(``checks``, ``curves``, the claim modules) is hashed by the fingerprint, what measures is named by
+this identity. A few statistics live among the measurements (``DECIDES``): the fingerprint
+follows those anyway.
 """
 
 from __future__ import annotations
@@ -24,6 +30,15 @@ NOT_RESULTS = {
     "qin2025.data.jena_sanity": "accepts or refuses a record; it changes no data",
     "qin2025.data.sst2_sanity": "accepts or refuses a split; it changes no data",
 }
+# Statistics that decide verdicts but sit in an engine module (beside the measures they read); a
+# claim's fingerprint covers them, and whatever of their own module they use.
+DECIDES = (
+    "qin2025.spectral.mean_rate",
+    "qin2025.spectral.loglog_slope",
+    "qin2025.spectral.partial_rank_correlation",
+    "qin2025.spectral.rank_deficit",
+)
+CALIBRATION = (f"{PACKAGE}.calibration",)  # labelled cases for calibrating decisions: in no claim's fingerprint
 
 
 @dataclass(frozen=True)
@@ -118,3 +133,9 @@ def identity_of(root: Path) -> CodeIdentity:
 def code_identity() -> CodeIdentity:
     """Return the identity of the engine this process imported (read once: the source of a running process is fixed)."""
     return identity_of(Path(__file__).resolve().parent.parent)
+
+
+@cache
+def engine_module_names() -> tuple[str, ...]:
+    """Return the engine's module names for a claim's fingerprint to stop at (the package itself holds no engine)."""
+    return tuple(m for m in engine_modules(Path(__file__).resolve().parent.parent) if m != PACKAGE)

@@ -131,6 +131,8 @@ def paper_regime(cfg: ModelConfig | None = None) -> dict[str, str]:
             "attention_kernel": "explicit softmax (qin2025.model)",
         }
     qk = "xavier N(0, 2/(d + d_qk))" if cfg.qk_init == "xavier" else "normal N(0, 1/d)"
+    if cfg.qk_gain != 1.0:
+        qk += f", std times {cfg.qk_gain:g}"
     ffn = "relu(Z W_1)" if cfg.ffn_matrices == 1 else f"relu(Z W_1) W_2 (hidden {cfg.hidden})"
     return {
         "layernorm": "none",

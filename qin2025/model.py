@@ -46,6 +46,7 @@ class ModelConfig:
     ffn_matrices: Literal[1, 2] = 2  # 2: relu(Z W_1) W_2; 1: relu(Z W_1) with W_1 (d, d)
     logit_scale: LogitScale = "inv_sqrt_dqk"  # multiplier of Q K^T: 1/sqrt(d_qk), 1/d_qk or 1
     qk_init: QKInit = "normal"  # W_Q, W_K entries: normal var 1/d, or xavier var 2/(d + d_qk)
+    qk_gain: float = 1.0  # W_Q, W_K entries' standard deviation times qk_gain (the logit sd times qk_gain^2)
     v_gain: float = 1.0  # W_V entries ~ N(0, v_gain^2 / d)
     ffn_gain: float = 1.0  # W_1, W_2 entries ~ N(0, ffn_gain^2 / fan_in)
     u_gain: float = 1.0  # W_U entries ~ N(0, u_gain^2 / d)
@@ -97,7 +98,7 @@ def init_params(cfg: ModelConfig, generator: torch.Generator, dtype: torch.dtype
         return torch.randn(rows, cols, generator=generator, dtype=dtype) * std
 
     d, h = cfg.d, cfg.hidden
-    qk_std = math.sqrt(2.0 / (d + cfg.d_qk)) if cfg.qk_init == "xavier" else 1 / math.sqrt(d)
+    qk_std = cfg.qk_gain * (math.sqrt(2.0 / (d + cfg.d_qk)) if cfg.qk_init == "xavier" else 1 / math.sqrt(d))
     params: Params = {}
     for layer in range(cfg.n_layers):
         params[f"{layer}.W_Q"] = normal(d, cfg.d_qk, qk_std)

@@ -8,6 +8,7 @@ core's report the model, the engine's code identity and the data files' provenan
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -15,11 +16,12 @@ import pytest
 
 import qin2025
 from claimcheck.executor import LOCAL, Executor
+from claimcheck.fingerprint import Engine
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import CONFIRMED_ON_KEY, PREMISES_KEY, SUBJECT_KEY
 from claimcheck.settings import Settings
 from claimcheck.store import ResultCache
-from qin2025.codeid import code_identity
+from qin2025.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
 from qin2025.data.known import folder_provenance
 from qin2025.facts import subject_facts
 from qin2025.trainer import Trainer, engine_identity
@@ -68,6 +70,11 @@ def _engine_identity() -> dict[str, str]:
     return {k: str(v) for k, v in engine_identity().items()}
 
 
+def pytest_claimcheck_engine(config: pytest.Config) -> Engine:
+    """Claims' fingerprints stop at this suite's engine, whose identity is shown beside each verdict."""
+    return Engine((PACKAGE,), engine_module_names(), CALIBRATION, DECIDES, code_identity().digest[:12])
+
+
 def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str]:
     return list(CAPABILITIES)
 
@@ -78,7 +85,7 @@ def pytest_claimcheck_own_subject(config: pytest.Config) -> bool:
 
 def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
     model = config.stash[USER_MODEL_KEY]
-    return [f"--claim-model {model}"] if model else []
+    return [f"--claim-model {shlex.quote(model)}"] if model else []
 
 
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
@@ -124,7 +131,8 @@ def claim_train(
     """Train (model_cfg, train_cfg, data, seed) on the session's device through the result cache."""
     # a Ray task sees only the GPU it was given, as cuda:0
     on_ray = claim_executor is not LOCAL and claim_settings.device.startswith("cuda")
-    return Trainer(claim_store, "cuda" if on_ray else claim_settings.device, claim_model, executor=claim_executor)
+    device = "cuda" if on_ray else claim_settings.device
+    return Trainer(claim_store, device, claim_model, executor=claim_executor, timeout=claim_settings.timeout)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

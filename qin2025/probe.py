@@ -4,7 +4,8 @@
 (2, 4, 6) float64 batch and checks, in this order (each refusal is a ``ConfigError`` naming
 ``--claim-model`` and what to do):
 
-1. two calls with the same parameters and input agree (no call counters, caches or dropout);
+1. the output is finite (no NaN, no inf, named as such), and two calls with the same parameters and
+   input agree (no call counters, caches or dropout);
 2. the output has shape (N, n, d_out);
 3. second derivatives: one Hessian-vector product of a squared loss, through
    ``torch.func.functional_call`` and double backward as the engine's power iteration for
@@ -94,6 +95,7 @@ def _hidden_state_and_shape(model: ModuleModel, cfg: ModelConfig, params: Params
     with torch.no_grad():
         first = model.forward(params, x, cfg).out
         again = model.forward(params, x, cfg).out
+    _finite(model, first)
     if again.shape != first.shape or not torch.equal(again, first):
         diff = (again - first).abs().max().item() if again.shape == first.shape else math.inf
         raise ConfigError(
@@ -108,6 +110,19 @@ def _hidden_state_and_shape(model: ModuleModel, cfg: ModelConfig, params: Params
             f"{tuple(x.shape)} the output has shape {tuple(first.shape)}, expected {want}; the factory "
             "must build its model from the ModelConfig it is given"
         )
+
+
+def _finite(model: ModuleModel, out: torch.Tensor) -> None:
+    """Refuse an output that holds NaN or an infinity, naming which (before comparing two calls, as NaN != NaN)."""
+    if not out.is_floating_point() or bool(torch.isfinite(out).all()):
+        return
+    nans, infs = int(torch.isnan(out).sum()), int(torch.isinf(out).sum())
+    what = " and ".join(w for w, n in (("NaN", nans), ("inf", infs)) if n)
+    raise ConfigError(
+        f"--claim-model {model.name}: on the (2, 4, 6) float64 probe batch the output holds {what} ({nans} NaN, "
+        f"{infs} inf of {out.numel()} entries); the claims need finite outputs: check the factory's initialisation, "
+        "divisions and logs"
+    )
 
 
 def _derivatives(

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import torch
 
+from claimcheck.deadline import deadline
 from claimcheck.executor import LOCAL, Executor, split
 from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
 from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
@@ -82,6 +83,7 @@ class Trainer:
     model: ModelSpec = PAPER
     counts: Counts = field(default_factory=Counts)
     executor: Executor = LOCAL
+    timeout: float = 0.0  # wall-clock seconds per training run (--claim-timeout); 0: no limit
 
     def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
         """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
@@ -106,9 +108,12 @@ class Trainer:
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
         name = str(parts.get("kind", "memo"))
-        return self._counted(
-            lambda: self.cache.memo({**engine_identity(), **parts}, lambda: self.executor.run(compute, name))
-        )
+
+        def timed() -> tuple[Arrays, Meta]:
+            with deadline(self.timeout, f"the {name} run of seed {parts.get('seed', '?')} ({_model_of(parts)})"):
+                return self.executor.run(compute, name)
+
+        return self._counted(lambda: self.cache.memo({**engine_identity(), **parts}, timed))
 
     def batch(self, runs: Sequence[Run]) -> list[Trajectory]:
         """Return ``self(run.model, run.train, run.data, run.seed)`` for every run, training the missing together.
@@ -162,7 +167,9 @@ class Trainer:
     def _spread(self, fn: Callable[[Sequence[Run]], list[T]], runs: list[Run]) -> list[T]:
         """Return ``fn(runs)``, run as one batch per slot of the executor (the results are the same bits)."""
         chunks = split(range(len(runs)), self.executor.slots)
-        done = self.executor.map([partial(fn, runs[c[0] : c[-1] + 1]) for c in chunks], fn.__name__)
+        seeds = ", ".join(str(r.seed) for r in runs[:8]) + (", ..." if len(runs) > 8 else "")
+        with deadline(self.timeout, f"the {fn.__name__} batch of {len(runs)} run(s), seeds {seeds}", len(runs)):
+            done = self.executor.map([partial(fn, runs[c[0] : c[-1] + 1]) for c in chunks], fn.__name__)
         return [value for part in done for value in part]
 
     def _counted(self, work: Callable[[], T]) -> T:
@@ -172,6 +179,14 @@ class Trainer:
         self.counts.add(self.cache.counts)
         self.counts.add(before, sign=-1)
         return result
+
+
+def _model_of(parts: Mapping[str, Any]) -> str:
+    """Return the model config of a result's key parts, in short (for a message)."""
+    model = parts.get("model")
+    if not isinstance(model, Mapping):
+        return "no model config"
+    return ", ".join(f"{k}={model[k]}" for k in ("d", "d_qk", "n_layers", "beta") if k in model)
 
 
 def _lambda_key(

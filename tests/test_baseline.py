@@ -20,7 +20,7 @@ SPREAD = [0.03 * ((7 * s) % 11) for s in SEEDS]  # a fixed seed-to-seed pattern 
 
 def _protocol(margin: float | None = None) -> ClaimProtocol:
     part = Part("", "s stays small", (Stat("s", "<=", 1.0, margin=margin),), bar=0.8)
-    return ClaimProtocol("C1", 1, (part,), (Control("ctl", "", "shifted"),), Seeds("b", 0, {"ci": 20}))
+    return ClaimProtocol("C1", 1, (part,), (Control("ctl", "", "shifted"),), Seeds("b", 1000, {"ci": 20}))
 
 
 def _run(

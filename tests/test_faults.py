@@ -6,29 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from toys import toy
 
 from claimcheck.rundata import RunFileError, load
 
-TOY = """
-import pytest
-
-CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9")
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed):
-    claim_record.check("toy statistic", 0.5, "<=", 1.0)
-    claim_record.curve("loss", [1.0, {last}], group="toy curve")
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("toy statistic", 2.0, "<=", 1.0, control="toy control")
-"""
-
 
 def _toy(pytester: pytest.Pytester, last: str = "0.5") -> None:
-    pytester.makepyfile(test_toy=TOY.format(last=last))
+    pytester.makepyfile(test_toy=toy(last))
 
 
 def _baseline(pytester: pytest.Pytester) -> dict[str, object]:
@@ -164,16 +148,21 @@ def test_the_rerun_command_keeps_the_full_report_and_names_the_data_folder(pytes
     pytester.runpytest("--claim-report", f"--claim-data-dir={data}")
     text = (pytester.path / "reports" / "claim-report.md").read_text()
     rerun = next(line for line in text.splitlines() if "rerun: `pytest" in line)
-    assert f"--claim-data-dir {data}" in rerun and "--claim-report=reports/claim-rerun.md" in rerun
+    assert "--claim-data-dir data " in rerun and "--claim-report=reports/claim-rerun.md" in rerun  # relative
 
 
-def test_figures_of_an_earlier_run_are_removed(pytester: pytest.Pytester) -> None:
+def test_figures_of_an_earlier_run_are_removed_and_no_file_of_the_users(pytester: pytest.Pytester) -> None:
     _toy(pytester)
-    stale = pytester.path / "reports" / "claim-report-figures" / "C9-old-figure.png"
-    stale.parent.mkdir(parents=True)
-    stale.write_bytes(b"not this run's")
-    pytester.runpytest("--claim-report")
-    assert not stale.exists() and (stale.parent / "C9-toy-curve.png").exists()
+    pytester.runpytest("--claim-report=vacation.md")
+    figures = pytester.path / "vacation-figures"
+    ours = figures / "C9-toy-curve.png"
+    beach = figures / "beach.png"
+    beach.write_bytes(b"the user's photo")
+    assert ours.exists()
+    pytester.makepyfile(test_toy=toy().replace('group="toy curve"', 'group="other curve"'))
+    pytester.runpytest("--claim-report=vacation.md")
+    assert not ours.exists() and (figures / "C9-other-curve.png").exists()  # the earlier run's figure is gone
+    assert beach.read_bytes() == b"the user's photo"  # and the user's file is not
 
 
 def test_a_hostile_baseline_cannot_put_links_or_images_into_the_report(pytester: pytest.Pytester) -> None:

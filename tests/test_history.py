@@ -148,7 +148,17 @@ def test_help_lists_every_command_with_a_plain_one_line_description(capsys: pyte
         main(["--help"])
     text = capsys.readouterr().out
     commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert set(commands) == {"render", "matrix", "compare", "history", "expectations", "stability", "mutants"}
+    assert set(commands) == {
+        "render",
+        "matrix",
+        "compare",
+        "history",
+        "expectations",
+        "stability",
+        "mutants",
+        "calibrate",
+        "ledger",
+    }
     for name in commands:
         (line,) = [x for x in text.splitlines() if x.startswith(f"    {name} ")]
         assert len(line.split(name, 1)[1].strip()) > 10, line

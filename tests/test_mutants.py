@@ -27,7 +27,7 @@ from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "T1", 1, (Part("", "value stays small", (Stat("value", "<=", 1.0),), bar=0.5),),
-    (Control("shifted", "", "the value is shifted past one", max_pass_rate=0.3),), Seeds("T1-v1", 0, {{"ci": 12}}),
+    (Control("shifted", "", "the value is shifted past one", max_pass_rate=0.3),), Seeds("T1-v1", 1000, {{"ci": 12}}),
 )
 CLAIM = pytest.mark.claim("T1", "value stays small", "toy", protocol=PROTOCOL)
 

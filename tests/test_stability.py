@@ -33,7 +33,7 @@ def test_a_control_that_passes_is_counted() -> None:
 
 def test_render_lists_every_claim() -> None:
     text = render_stability(stability([_run(0.5, 2.0)]), [0], "ci")
-    assert "| C1 | REPRODUCED x1 | 0/1 | 0/1 | 1/1 | 1/1 |" in text
+    assert "| C1 | REPRODUCED x1 | 1/1 | 0/1 | 0/1 | 1/1 | 1/1 |" in text
 
 
 def test_inconclusive_is_a_move_not_a_flip() -> None:
@@ -54,5 +54,6 @@ def test_run_seeds_runs_pytest_per_base_seed(tmp_path: Path) -> None:
     )
     runs = run_seeds([0, 2], tmp_path / "out", "ci", ["--claim-cache=off", f"--rootdir={tmp_path}"], [str(claims)])
     (s,) = stability(runs)
-    # base seed 0 runs seeds 0-2 (all <= 3); base seed 2 runs 2-4 (4 > 3): the verdict flips
+    # base seed 0 runs seeds 0-2 (all <= 3); base seed 2 runs its own block, 2 x 8 x 2**24 on: the verdict flips
     assert s.verdicts == {"REPRODUCED": 1, "NOT REPRODUCED": 1} and s.flips == 1
+    assert s.independent == 2  # the two runs share no unit seed

@@ -12,18 +12,23 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from claimcheck.baseline import compare, render_comparison
+from claimcheck.calibration import RULE_REPS, calibrate_suite, record_in_ledger
+from claimcheck.commands.calibrate import load_protocols, render_calibration
+from claimcheck.commands.ledger_cmd import add_commands as add_ledger_commands
 from claimcheck.commands.mutants import Catalogue, Entry, load_catalogue, render_catalogue, run_catalogue
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import RunRefused, reused, run_suite
-from claimcheck.errors import ClaimcheckError
-from claimcheck.expectations import pins_of, render_pins
+from claimcheck.errors import ClaimcheckError, ConfigError
+from claimcheck.expectations import PinnedAt, pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run, verdict_changes
-from claimcheck.report import figure_dir, md, render
+from claimcheck.report import md, render
 from claimcheck.reportfiles import write_markdown
+from claimcheck.reportset import figure_dir
 from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
 from claimcheck.verdicts import ClaimResult
@@ -155,17 +160,20 @@ def _cmd_history(args: argparse.Namespace) -> None:
 
 def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
+    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    seed = run.env.get("base seed", "0")
+    at = PinnedAt(int(seed) if seed.isdigit() else 0, run.env.get("seed pool", "confirmatory"))
     header = (
-        f"What this suite is known to give at budget {args.budget}, pinned check by check.\n"
-        f"Written by `claimcheck expectations {args.run.name} --budget {args.budget}` from the run of "
-        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')}, "
-        f"base seed {run.env.get('base seed', '?')})."
+        f"What this suite is known to give at budget {budget}, pinned check by check, on {at.describe()}:\n"
+        "at another base seed or pool only the verdicts are compared.\n"
+        f"Written by `claimcheck expectations {args.run.name} --budget {budget}` from the run of "
+        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
-    _write_or_print(render_pins(args.budget, pins_of(run.results()), header), args.output)
+    _write_or_print(render_pins(budget, pins_of(run.results()), header, at), args.output)
 
 
 def _cmd_stability(args: argparse.Namespace) -> None:
-    seeds = [args.first + i * args.stride for i in range(args.base_seeds)]
+    seeds = [args.first + i for i in range(args.base_seeds)]
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
     text = render_stability(stability(runs), seeds, args.budget)
     _write_or_print(text, args.out / "stability.md")
@@ -208,6 +216,34 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     sys.stdout.write(text)
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    protocols = load_protocols(args.paths)
+    if args.only:
+        wanted = set(args.only.split(","))
+        protocols = [p for p in protocols if p.claim_id in wanted]
+    if not protocols:
+        raise ConfigError(f"claimcheck calibrate: no claim protocol found under {', '.join(map(str, args.paths))}")
+
+    def progress(pc: Any) -> None:
+        print(f"calibrated {pc.claim}/{pc.part}: {pc.status} ({pc.seconds:.1f} s)", file=sys.stderr)
+
+    suite = calibrate_suite(protocols, args.seed, args.cases, args.reps, progress)
+    if args.json is not None:
+        write_atomic(args.json, json.dumps(suite.to_dict(), indent=1) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.record is not None:
+        first = args.paths[0] if args.paths[0].is_dir() else args.paths[0].parent
+        where = args.record if args.record != Path() else first / "ledger"  # the suite's ledger folder
+        added = record_in_ledger(where, suite.parts)
+        print(
+            f"recorded {len(added)} calibration result(s) in the ledger {where} "
+            f"({len(suite.parts) - len(added)} unchanged since their last entry)",
+            file=sys.stderr,
+        )
+    _write_or_print(render_calibration(suite), args.output)
+    return 1 if args.fail and suite.failing else 0
+
+
 class _Formatter(argparse.HelpFormatter):
     """Keep each command's help on its name's line: argparse measures the commands without their indent."""
 
@@ -231,11 +267,15 @@ def _parser() -> argparse.ArgumentParser:
         prog="claimcheck",
         formatter_class=_Formatter,
         description=(
-            "Re-render claim reports, compare runs, keep a history of runs, and run the claim suite many times. "
+            "Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, and "
+            "calibrate its decision rules. "
             "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
             "prefix of its name (see: claimcheck history)."
         ),
-        epilog="stability and mutants pass everything after -- to pytest. claimcheck COMMAND --help: its options.",
+        epilog=(
+            "stability, mutants and ledger register pass everything after -- to pytest. "
+            "claimcheck COMMAND --help: its options."
+        ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -255,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     m.set_defaults(func=_cmd_matrix)
     e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
-    e.add_argument("--budget", default="ci", help="the budget table to write (default ci)")
+    e.add_argument("--budget", default=None, help="the budget table to write (default: the run's budget)")
     e.add_argument("-o", "--output", type=Path, help="write the TOML here (default: stdout)")
     e.set_defaults(func=_cmd_expectations)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")
@@ -282,10 +322,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     _history_option(h)
     h.set_defaults(func=_cmd_history)
-    s = command("stability", "run the suite over K base seeds; count verdict flips")
+    s = command("stability", "run the suite over K base seeds (K independent replications); count verdict flips")
     s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
     s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
-    s.add_argument("--stride", type=_positive, default=1, help="distance between base seeds (default 1)")
     s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
@@ -310,6 +349,26 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
     u.set_defaults(func=_cmd_mutants)
+    k = command("calibrate", "run every part's decision on cases whose answer is known; simulate the claim rule")
+    k.add_argument("paths", nargs="*", type=Path, default=[Path("claims")], help="claim modules or folders (claims)")
+    k.add_argument("--json", type=Path, metavar="PATH", help="write every count, bound and wrong case here")
+    k.add_argument(
+        "--record",
+        type=Path,
+        nargs="?",
+        const=Path(),
+        metavar="PATH",
+        help="append each changed part's result to the ledger as a calibrate entry (default: the ledger folder "
+        "beside the claims, claims/ledger), where the report reads it",
+    )
+    k.add_argument("--cases", type=_positive, help="cases per family instead of each family's own count (a quick look)")
+    k.add_argument("--reps", type=_positive, default=RULE_REPS, help=f"simulated claims per rule row ({RULE_REPS})")
+    k.add_argument("--seed", type=int, default=0, help="seed of the case generators (default 0)")
+    k.add_argument("--only", metavar="IDS", help="comma-separated claim ids to calibrate (default: all)")
+    k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
+    k.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    k.set_defaults(func=_cmd_calibrate)
+    add_ledger_commands(command)
     return parser
 
 

@@ -1,4 +1,9 @@
-"""Measure whether verdicts hold across base seeds, and whether every negative control keeps failing."""
+"""Measure whether verdicts hold across base seeds, and whether every negative control keeps failing.
+
+Each base seed draws a block of seeds of its own (``claimcheck.protocol.block_seed``), so K base
+seeds are K independent replications; ``stability`` also counts, from the runs themselves, how many
+of them share no unit seed with another (``ClaimStability.independent``).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ class ClaimStability:
     controls_failed: int  # controls that failed as required, over all runs
     controls_total: int
     runs_with_every_control_failing: int  # runs in which every control failed as required
+    independent: int = 0  # runs whose unit seeds meet no other run's: disjoint replications
 
     @property
     def majority(self) -> str:
@@ -43,12 +49,19 @@ def flips(verdicts: Sequence[str]) -> int:
     return min(c[DECISIVE[0]], c[DECISIVE[1]])
 
 
+def disjoint(units: Sequence[set[str]]) -> int:
+    """Return how many of the runs' unit sets share no unit with any other run's (an empty set counts as none)."""
+    return sum(1 for i, u in enumerate(units) if u and not any(u & v for j, v in enumerate(units) if j != i))
+
+
 def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
     """Return, per claim, the verdict counts, flips, INCONCLUSIVE moves and control failures over ``runs``."""
     by_claim: dict[str, list[tuple[str, int, int]]] = {}
+    seeds: dict[str, list[set[str]]] = {}
     for run in runs:
         for r in run.results():
             by_claim.setdefault(r.claim_id, []).append((r.verdict.value, r.controls_failed, r.controls_total))
+            seeds.setdefault(r.claim_id, []).append({c.unit for t in r.tests if t.record for c in t.record.checks})
     out = []
     for cid in sorted(by_claim, key=lambda c: (len(c), c)):
         rows = by_claim[cid]
@@ -63,6 +76,7 @@ def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
                 controls_failed=sum(f for _, f, _ in rows),
                 controls_total=sum(t for _, _, t in rows),
                 runs_with_every_control_failing=sum(1 for _, f, t in rows if t > 0 and f == t),
+                independent=disjoint(seeds[cid]),
             )
         )
     return out
@@ -76,16 +90,20 @@ def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budge
     lines = [
         f"# Verdict stability over {len(seeds)} base seeds ({shown}), budget {md(budget)}",
         "",
-        "A flip is a change between REPRODUCED and NOT REPRODUCED; INCONCLUSIVE is counted apart.",
+        f"Each base seed draws its own block of seeds: {len(seeds)} base seeds are {len(seeds)} independent "
+        "replications. The column 'independent' counts, per claim, the runs whose unit seeds meet no other "
+        "run's. A flip is a change between REPRODUCED and NOT REPRODUCED; INCONCLUSIVE is counted apart.",
         "",
-        "| claim | verdicts | flips R/NR | INCONCLUSIVE | runs with every control failing | controls failed |",
-        "|---|---|---|---|---|---|",
+        "| claim | verdicts | independent | flips R/NR | INCONCLUSIVE | runs with every control failing "
+        "| controls failed |",
+        "|---|---|---|---|---|---|---|",
     ]
     for s in rows:
         verdicts = ", ".join(f"{v} x{n}" for v, n in sorted(s.verdicts.items()))
         lines.append(
-            f"| {md(s.claim_id)} | {verdicts} | {s.flips}/{s.runs} | {s.inconclusive}/{s.runs} | "
-            f"{s.runs_with_every_control_failing}/{s.runs} | {s.controls_failed}/{s.controls_total} |"
+            f"| {md(s.claim_id)} | {verdicts} | {s.independent}/{s.runs} | {s.flips}/{s.runs} | "
+            f"{s.inconclusive}/{s.runs} | {s.runs_with_every_control_failing}/{s.runs} | "
+            f"{s.controls_failed}/{s.controls_total} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -100,7 +118,7 @@ def run_seeds(
 ) -> list[RunData]:
     """Run the claim suite once per base seed (a pytest subprocess each) and load every run's JSON.
 
-    The runs share the result cache, so seeds that two base seeds have in common train once.
+    The runs share the result cache (a rerun of a base seed reads its results from it).
     """
     runs = [(out / f"seed-{seed}.md", [f"--claim-seed={seed}", *pytest_args]) for seed in seeds]
     return run_many(runs, budget, targets, jobs)

@@ -63,6 +63,14 @@ class ValueFrozen(Block):
         return weights, weights @ F.linear(h, self.value.weight.detach())
 
 
+class AttentionDetached(Block):
+    """The attention output is detached from the graph: the forward is unchanged, W_Q, W_K, W_V never learn."""
+
+    def mix(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        weights, mixed = super().mix(h)
+        return weights, mixed.detach()
+
+
 class NoTemperature(Block):
     """The 1/sqrt(d_QK) scale of the logits is dropped: softmax(Q K^T)."""
 
@@ -164,6 +172,11 @@ def qk_detached(cfg: ModelConfig) -> nn.Module:
 def value_frozen(cfg: ModelConfig) -> nn.Module:
     """W_V detached."""
     return ClaimTinyTransformer(cfg, ValueFrozen)
+
+
+def attention_detached(cfg: ModelConfig) -> nn.Module:
+    """Attention output detached from the graph."""
+    return ClaimTinyTransformer(cfg, AttentionDetached)
 
 
 def no_temperature(cfg: ModelConfig) -> nn.Module:

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from claimcheck.errors import ConfigError
-from qin2025.batched import Run, check_batchable, train_batch
+from qin2025.batched import Run, check_batchable, train_batch, train_batch_from
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
-from qin2025.model import ModelConfig
+from qin2025.model import ModelConfig, init_params
 from qin2025.train import TrainConfig, Trajectory, train
 
 RTOL = 1e-10  # the contract: every recorded number agrees to 1e-10, relative, in float64
@@ -122,3 +122,28 @@ def test_a_run_without_a_positive_lambda_max_is_named() -> None:
 def test_an_empty_batch_is_refused() -> None:
     with pytest.raises(ConfigError, match="at least one run"):
         train_batch([])
+
+
+def test_training_from_given_parameters_is_training_from_the_seeds_draw_when_they_are_that_draw() -> None:
+    runs = _sweep(MODEL, TrainConfig(steps=STEPS, lr_fraction=0.5, sigma_every=10))[:6]
+    drawn = [init_params(r.model, torch.Generator().manual_seed(r.seed), torch.float64) for r in runs]
+    for got, want in zip(train_batch_from(runs, drawn), train_batch(runs), strict=True):
+        np.testing.assert_array_equal(got.loss, want.loss)
+        assert (got.lambda_max, got.lr) == (want.lambda_max, want.lr)
+
+
+def test_training_from_given_parameters_starts_there_and_leaves_them_unchanged() -> None:
+    run = Run(MODEL, TrainConfig(steps=STEPS, lr_fraction=0.5), _data(0), 0)
+    params = init_params(MODEL, torch.Generator().manual_seed(0), torch.float64)
+    moved = {**params, "W_U": 2 * params["W_U"]}
+    kept = {k: v.clone() for k, v in moved.items()}
+    (other,) = train_batch_from([run], [moved])
+    (own,) = train_batch([run])
+    assert other.loss[0] != own.loss[0] and other.lambda_max != own.lambda_max
+    assert all(torch.equal(moved[k], kept[k]) for k in kept)
+
+
+def test_training_from_given_parameters_needs_one_dict_per_run() -> None:
+    run = Run(MODEL, TrainConfig(steps=STEPS, lr_fraction=0.5), _data(0), 0)
+    with pytest.raises(ConfigError, match="one parameter dict per run"):
+        train_batch_from([run, run], [init_params(MODEL, torch.Generator().manual_seed(0), torch.float64)])

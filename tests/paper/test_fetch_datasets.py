@@ -230,7 +230,7 @@ def test_gzip_n9_matches_gnu_gzip_on_the_reference_files() -> None:
         assert sources.gzip_n9(gzip.decompress(raw)) == raw, f
 
 
-def test_the_default_data_folder_is_the_same_in_code_help_and_readme(
+def test_the_default_data_folder_is_the_same_in_code_help_and_the_usage_guide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("CLAIMCHECK_DATA_DIR", raising=False)
@@ -245,6 +245,6 @@ def test_the_default_data_folder_is_the_same_in_code_help_and_readme(
     assert "$XDG_CACHE_HOME/claimcheck/data (~/.cache/claimcheck/data when XDG_CACHE_HOME is unset)" in (
         capsys.readouterr().out
     )
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "`$XDG_CACHE_HOME/claimcheck/data` (`~/.cache/claimcheck/data` when `XDG_CACHE_HOME` is unset)" in readme
-    assert "../shared" not in readme
+    usage = " ".join((ROOT / "docs" / "usage.md").read_text().split())
+    assert "`$XDG_CACHE_HOME/claimcheck/data` (`~/.cache/claimcheck/data` when `XDG_CACHE_HOME` is unset)" in usage
+    assert "../shared" not in usage + (ROOT / "README.md").read_text()

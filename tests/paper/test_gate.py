@@ -30,7 +30,7 @@ PROTOCOL = ClaimProtocol(
     1,
     parts=(Part("", "the loss falls", STATS, bar=0.5),),
     controls=(Control("past the bound", "", "mu = 4 x 2/lambda_max: GD is not stable", max_pass_rate=0.3),),
-    seeds=Seeds("G1-v1", 100, {{"ci": {units}}}),
+    seeds=Seeds("G1-v1", 1000, {{"ci": {units}}}),
 )
 CLAIM = pytest.mark.claim("G1", "a small Transformer trains", "toy", protocol=PROTOCOL)
 

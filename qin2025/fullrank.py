@@ -1,0 +1,180 @@
+"""Measure how far Z = Attn(X) + beta X stays from rank deficiency over a grid of weight draws (C3's instrument).
+
+A ``Grid`` names what one unit (a seed) measures: (n, d) shapes, d_QK values, betas and the number
+of inputs X per weight draw. ``sweep`` draws the model's weights once per (shape, W_Q/W_K init,
+d_QK) and measures every beta on the same X; each draw's seed comes from the unit's seed and the
+grid point (``spectral.derive_seed``), so a point's numbers do not depend on what else the grid
+holds.
+
+Each draw is measured twice: as drawn, and with its attention collapsed to S = 11^T/n, the limit
+Attn(X) tends to as it collapses to rank one (Xavier W_Q, W_K as d_QK grows). The collapse is the
+model's own forward on EPS X divided by EPS: the logits scale by EPS^2 (2^-52 here), so S is
+uniform to float precision, while the value path and the residual scale by EPS exactly. For the
+paper's model this is Z with W_Q = 0 to 1e-9 relative (tests/paper/test_fullrank.py); for a model
+with biases in its value path, or a LayerNorm before its attention, it is not the collapse, and the
+report says so through the model's premises.
+
+The rest records what a claim shows beside its checks: the regime, notes and curves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import torch
+
+from claimcheck.record import ClaimRecorder
+from qin2025.data import make_synthetic
+from qin2025.model import ModelConfig, QKInit, init_params
+from qin2025.spectral import (
+    attention_of,
+    derive_seed,
+    floor_ratio,
+    rank_deficit,
+    sample_attention_betas,
+)
+from qin2025.usermodel import PAPER, ModelSpec
+
+INITS: tuple[QKInit, ...] = ("xavier", "normal")  # W_Q, W_K variance 2/(d + d_QK) or 1/d; the index seeds the draw
+EPS = 2.0**-26  # inputs scaled by EPS collapse the attention: logits x 2^-52, values x EPS (exact in binary)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What one unit measures: every (shape, init, d_QK) weight draw, at every beta, on ``samples`` inputs."""
+
+    shapes: tuple[tuple[int, int], ...]  # (n tokens, d width)
+    d_qks: tuple[int, ...]
+    betas: tuple[float, ...]
+    samples: int  # inputs X per weight draw
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point: a weight draw at (init, shape, d_QK, beta) applied to the grid's inputs."""
+
+    init: str
+    n: int
+    d: int
+    d_qk: int
+    beta: float
+    z: np.ndarray  # (samples, n, d) Attn(X) + beta X: what C3's decisions take
+    x: np.ndarray  # (samples, n, d)
+    floor_attn: np.ndarray  # (samples,) sigma_min(Attn(X)) / sigma_min(X)
+    z_collapsed: np.ndarray  # (samples, n, d) Z of the same weights and X with S = 11^T/n
+
+    @cached_property
+    def floor_z(self) -> np.ndarray:
+        """Return (samples,) sigma_min(Z) / sigma_min(X)."""
+        return floor_ratio(self.z, self.x)
+
+    @cached_property
+    def floor_collapsed(self) -> np.ndarray:
+        """Return (samples,) sigma_min(Z) / sigma_min(X) with the attention collapsed."""
+        return floor_ratio(self.z_collapsed, self.x)
+
+    @cached_property
+    def deficit(self) -> np.ndarray:
+        """Return (samples,) min(n, d) - numerical rank of Z."""
+        return rank_deficit(self.z)
+
+    @property
+    def where(self) -> str:
+        """Return the point's coordinates for a note."""
+        return f"{self.init} n={self.n} d={self.d} d_qk={self.d_qk} beta={self.beta:g}"
+
+
+def inputs(seed: int, n: int, d: int, samples: int) -> torch.Tensor:
+    """Return ``samples`` Gaussian inputs X (samples, n, d) of full row rank."""
+    return make_synthetic(samples, n, d, 1, derive_seed(seed, n, d, 0)).x
+
+
+def inits_of(model: ModelSpec) -> tuple[QKInit, ...]:
+    """Return both W_Q, W_K inits, or one when the model ignores qk_init (the two would be the same draw)."""
+    return INITS if "qk_init" in model.capabilities else INITS[:1]
+
+
+def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
+    """Measure every (shape, init, d_QK, beta) of ``grid`` on X of full rank, as drawn and collapsed."""
+    points = []
+    for n, d in grid.shapes:
+        x = inputs(seed, n, d, grid.samples)
+        for init in inits:
+            for d_qk in grid.d_qks:
+                cfg = ModelConfig(d=d, d_qk=d_qk, qk_init=init)
+                w_seed = derive_seed(seed, n, d, d_qk, INITS.index(init))
+                drawn = sample_attention_betas(cfg, x, w_seed, grid.betas, model)
+                collapsed = sample_attention_betas(cfg, EPS * x, w_seed, grid.betas, model)
+                for beta, a, c in zip(grid.betas, drawn, collapsed, strict=True):
+                    points.append(Point(init, n, d, d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x), c.z / EPS))
+    return points
+
+
+def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> Point:
+    """Return the paper's block with W_Q = 0 (S = 11^T/n, the limit of collapse) and W_V = -beta I."""
+    cfg = ModelConfig(d=d, d_qk=4, beta=beta)
+    params = init_params(cfg, torch.Generator().manual_seed(derive_seed(seed, n, d)))
+    params["0.W_Q"] = torch.zeros_like(params["0.W_Q"])
+    params["0.W_V"] = -beta * torch.eye(d, dtype=torch.float64)
+    x = inputs(seed, n, d, samples)
+    a, c = attention_of(params, x, cfg), attention_of(params, EPS * x, cfg)
+    return Point("adversarial", n, d, cfg.d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x), c.z / EPS)
+
+
+def max_deficit(points: list[Point]) -> int:
+    """Return the largest rank deficit of Z over every draw."""
+    return max(int(p.deficit.max()) for p in points)
+
+
+def weights(init: str, model: ModelSpec) -> dict[str, object]:
+    """Return how the weights were drawn: the paper's Gaussians, or what a --claim-model does itself."""
+    if model is not PAPER:
+        qk = f"qk_init={init}" if "qk_init" in model.capabilities else "its own init (it ignores qk_init)"
+        return {"model": model.name, "W_Q, W_K": qk, "W_V, logit scale": "the model's own"}
+    qk = "N(0, 2/(d + d_qk))" if init == "xavier" else "N(0, 1/d)"
+    return {"model": model.name, "W_Q, W_K": qk, "W_V": "N(0, 1/d)", "logit scale": "1/sqrt(d_qk)"}
+
+
+def record_curves(rec: ClaimRecorder, points: list[Point], shape: tuple[int, int]) -> None:
+    """Draw, per init at ``shape``, the median sigma_min ratio of Z (beta = 1) and of Attn(X) against log2(d_QK)."""
+    n, d = shape
+    for init in dict.fromkeys(p.init for p in points):  # in the order measured
+        line = [p for p in points if (p.init, p.n, p.d, p.beta) == (init, n, d, 1.0)]
+        group = f"sigma_min ratio vs log2(d_QK), {init} W_Q, W_K, n={n} d={d}, median of {line[0].floor_z.size}"
+        x = [math.log2(p.d_qk) for p in line]
+        rec.curve("sigma_min(Z)/sigma_min(X), beta=1", [float(np.median(p.floor_z)) for p in line], x=x, group=group)
+        attn = [float(np.median(p.floor_attn)) for p in line]
+        rec.curve("sigma_min(Attn)/sigma_min(X), beta=0", attn, x=x, group=group)
+
+
+def note_grid(rec: ClaimRecorder, seed: int, points: list[Point], floor: float) -> None:
+    """Say how many draws held ``floor`` as drawn and collapsed, the worst of each, Z's rank, and Attn(X)'s collapse."""
+    ratios = np.concatenate([p.floor_z for p in points])
+    collapsed = np.concatenate([p.floor_collapsed for p in points])
+    worst = min(points, key=lambda p: float(p.floor_z.min()))
+    worst_c = min(points, key=lambda p: float(p.floor_collapsed.min()))
+    top_d_qk = max(p.d_qk for p in points)
+    top = np.concatenate([p.floor_attn for p in points if p.d_qk == top_d_qk])
+    rec.note(
+        f"seed {seed}: floor held in {int((ratios >= floor).sum())}/{ratios.size} draws, and in "
+        f"{int((collapsed >= floor).sum())}/{collapsed.size} collapsed; min sigma_min(Z)/sigma_min(X) "
+        f"{worst.floor_z.min():.3g} at {worst.where}, collapsed {worst_c.floor_collapsed.min():.3g} at "
+        f"{worst_c.where}; max rank deficit of Z {max_deficit(points)}; beside it, median "
+        f"sigma_min(Attn)/sigma_min(X) at d_qk={top_d_qk} is {np.median(top):.3g}"
+    )
+
+
+def note_edge(rec: ClaimRecorder, model: ModelSpec, seed: int, grid: Grid, floor: float) -> None:
+    """Measure ``grid`` (square X, the edge of the premise) and note how many draws held ``floor``, ungated."""
+    points = sweep(model, seed, grid, inits_of(model))
+    ratios = np.concatenate([p.floor_z for p in points])
+    d = grid.shapes[0][1]
+    rec.note(
+        f"seed {seed}, n = d = {d} (the edge of the premise, not gated): floor held in "
+        f"{int((ratios >= floor).sum())}/{ratios.size} draws, min ratio {ratios.min():.3g} (collapsed "
+        f"{min(float(p.floor_collapsed.min()) for p in points):.3g}); max rank deficit of Z "
+        f"{max_deficit(points)}. Square X has full rank, but its floor is a random-matrix tail."
+    )

@@ -1,0 +1,286 @@
+"""C5's instrument: the rate at which a loss curve approaches its own floor once the run is under way.
+
+The residual coefficient beta moves the starting loss L_0 (the output's scale at initialisation,
+which the first few GD steps fit away) and the level the loss reaches within the horizon. Neither
+is a rate. The rate used here is that of the loss's excess over its own floor, whatever that floor
+is, on the run's steady part (the second half of the horizon):
+
+    steady rate r = minus the least-squares slope of log D_k on the step, D_k = m_k - m_(k+1),
+
+where m_k is the mean loss over the k-th of ``BLOCKS`` equal blocks of [T/2, T]. For
+L(t) = F + A e^(-r t) every D_k is A e^(-r t_k) times a constant, so the slope is exactly -r:
+the rate does not depend on L_0, on the amplitude A or on the floor F. For an offset power law
+F + A (1 + t/tau)^(-p) it is about (p + 1)/(t + tau), the exponent over the time: a larger
+exponent, or a run earlier in its descent, is faster. A block that does not lower the loss leaves
+the rate undefined (NaN): the run is not descending there.
+
+A faster approach to a *higher* level is a stall, not a faster convergence (an own-floor
+normalisation alone would reward it), so each part also looks at where the run ends, L_T:
+
+- "order" (one seed, every beta): Spearman rho(beta, r) >= 0.9, and L_T does not rise with beta
+  (rho(beta, L_T) <= 0.8);
+- "beta>0 vs beta=0" (one seed, mean over seeds): per beta > 0 the advantage
+  (r_beta - r_0) / (|r_beta| + |r_0|) in [-1, 1], counted as at most 0 when the beta run ends
+  above the beta = 0 run.
+
+The experiment's machinery (the Jena windows, one sweep of betas per seed at one step size, the
+notes) is here too; ``qin2025.calibration.residual_speed`` holds the cases these decisions were
+calibrated on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from claimcheck.record import ClaimRecorder
+from claimcheck.schedule import look_result
+from claimcheck.stats import spearman
+from claimcheck.verdicts import Verdict
+from qin2025.batched import Run
+from qin2025.data.jena import WindowSpec, load_jena, locate_jena, window_jena
+from qin2025.data.jena_sanity import check_jena
+from qin2025.data.synthetic import TensorData
+from qin2025.model import ModelConfig
+from qin2025.train import TrainConfig
+from qin2025.trainer import Trainer
+
+BLOCKS = 8  # blocks of the steady part [T/2, T]; BLOCKS - 1 decrements enter the fit
+STEADY_FROM = 0.5  # the steady part starts at this fraction of the horizon
+
+LR_FRACTION = 0.5  # mu = 0.5 x min over a seed's runs of 2/lambda_max: below every run's bound
+# train() measures lambda_max again before its first step; the sweep has measured it already (to the
+# engine's default precision) and passes mu absolutely, so one iteration there saves time.
+TRAIN_POWER_ITERS = 1
+
+RATE_RHO = "Spearman rho(beta, steady rate)"
+END_RHO = "Spearman rho(beta, L_T)"
+_CENTRED = np.arange(BLOCKS - 1) - (BLOCKS - 2) / 2
+
+
+def advantage_name(beta: float) -> str:
+    """Return the name of the mean steady-rate advantage of ``beta`` over beta = 0."""
+    return f"mean over seeds of the steady-rate advantage of beta={beta:g} over beta=0"
+
+
+def steady_rate(curve: ArrayLike) -> float:
+    """Return the rate at which ``curve`` (L_0..L_T) nears its own floor over [T/2, T] (NaN if it does not descend).
+
+    Minus the least-squares slope, per step, of the log of the decrements between the means of
+    ``BLOCKS`` equal blocks of the steady part. Needs T >= 2 * BLOCKS; a non-finite loss or a block
+    whose mean is not below the previous one's gives NaN.
+    """
+    loss = np.asarray(curve, dtype=np.float64)
+    steps = loss.size - 1
+    start = int(steps * STEADY_FROM)
+    width = (steps - start) // BLOCKS
+    if width < 1:
+        raise ValueError(f"steady_rate needs T >= {2 * BLOCKS} steps, got T = {steps}")
+    means = loss[start : start + width * BLOCKS].reshape(BLOCKS, width).mean(axis=1)
+    drops = means[:-1] - means[1:]
+    if not (drops > 0).all():  # also false for NaN
+        return math.nan
+    k = _CENTRED  # block boundaries, centred: the least-squares slope in closed form
+    return float(-(k @ np.log(drops)) / (width * (k @ k)))
+
+
+def descends(curve: ArrayLike) -> bool:
+    """Return whether every block of the steady part lowers the loss (``steady_rate`` is defined)."""
+    return math.isfinite(steady_rate(curve))
+
+
+def advantage(rate: float, rate0: float, end: float, end0: float) -> float:
+    """Return (rate - rate0) / (|rate| + |rate0|), at most 0 when the run ends above the beta = 0 run (``end > end0``).
+
+    1: only the beta run descends at a positive rate; 0: equal rates (or both 0), or a faster
+    approach to a higher end (a stall); NaN when either rate is.
+    """
+    if math.isnan(rate) or math.isnan(rate0):
+        return math.nan
+    scale = abs(rate) + abs(rate0)
+    value = (rate - rate0) / scale if scale > 0 else 0.0
+    return min(value, 0.0) if end > end0 else value
+
+
+def order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
+    """Return one seed's Spearman rho(beta, steady rate) and rho(beta, L_T) (C5 "order").
+
+    ``curves``: the loss curve L_0..L_T of each beta of ``betas``, same seed, same step size. The
+    rate's rho is NaN when any run's steady rate is (that run did not descend over its steady part).
+    """
+    rates = [steady_rate(c) for c in curves]
+    ends = [float(np.asarray(c, dtype=np.float64)[-1]) for c in curves]
+    defined = all(math.isfinite(r) for r in rates)
+    return {
+        RATE_RHO: spearman(betas, rates).rho if defined else math.nan,
+        END_RHO: spearman(betas, ends).rho if all(math.isfinite(e) for e in ends) else math.nan,
+    }
+
+
+def faster_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
+    """Return one seed's steady-rate advantage of every beta > 0 over beta = 0 (C5 "beta>0 vs beta=0", rule "mean").
+
+    ``curves``: the loss curve of each beta of ``betas`` (``betas[0]`` is 0), same seed, same step size.
+    """
+    if betas[0] != 0:
+        raise ValueError(f"faster_decision compares every beta with beta = 0, which must come first; got {betas}")
+    rates = [steady_rate(c) for c in curves]
+    ends = [float(np.asarray(c, dtype=np.float64)[-1]) for c in curves]
+    return {advantage_name(b): advantage(rates[j], rates[0], ends[j], ends[0]) for j, b in enumerate(betas) if j > 0}
+
+
+# --- the experiment: one sweep of betas per seed on the Jena windows -----------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The Jena windows C5 trains on and how the report names them."""
+
+    data: TensorData
+    tag: str  # file, rows and span
+    items: dict[str, object]  # the data regime
+
+
+def prepare_jena(data_dir: Path, n_windows: int, n_tokens: int) -> Prepared:
+    """Load the Jena record found in ``data_dir`` and cut it into ``n_windows`` windows of ``n_tokens`` hourly tokens.
+
+    Raises ``JenaNotFound`` (the claim skips with its message) when no record is there, and
+    ``JenaSanityError`` when the weather is implausible (the claim errors with the reason).
+    """
+    choice = locate_jena(data_dir)
+    record = load_jena(choice.path, irregular="split")
+    check_jena(record)
+    windows = window_jena(record, WindowSpec(n_windows=n_windows, n_tokens=n_tokens))
+    start, end = record.span()
+    spec = windows.spec
+    items: dict[str, object] = {
+        "file": str(record.path),
+        "why this file": choice.reason,
+        "record": record.describe(),
+        "windows": f"N={n_windows} x n={n_tokens} tokens, one token every {spec.every} rows (hourly)",
+        "training rows": f"{windows.train_rows[0]} -> {windows.train_rows[1]} (first {spec.train_fraction:.0%})",
+        "features (d)": f"{len(windows.features)}: {', '.join(windows.features)}",
+        "target": f"{spec.target} {spec.horizon} token(s) after each token",
+        "normalisation": "z-score per feature with the training windows' mean and std only",
+    }
+    tag = f"{record.path.name}, {record.rows:,} rows, {start} -> {end}"
+    return Prepared(windows.tensor_data(f"Jena {record.path.name} N={n_windows} n={n_tokens}"), tag, items)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Loss curves of one group of runs, one per label (a beta, or a group labelled as one), at one step size."""
+
+    labels: tuple[float, ...]
+    curves: tuple[np.ndarray, ...]  # per label, L_0 .. L_T
+    lambdas: tuple[float, ...]  # per label, lambda_max at initialisation
+    lr: float
+
+    def by_start(self) -> Sweep:
+        """Return the sweep with its runs relabelled in order of their starting loss (the lowest L_0 gets labels[0])."""
+        order = np.argsort([c[0] for c in self.curves], kind="stable")
+        return Sweep(self.labels, tuple(self.curves[i] for i in order), tuple(self.lambdas[i] for i in order), self.lr)
+
+    @property
+    def measured(self) -> dict[str, object]:
+        """Return the decisions' keyword arguments for this sweep."""
+        return {"betas": list(self.labels), "curves": list(self.curves)}
+
+
+Group = tuple[Sequence[float], Sequence[int]]  # (beta of each run, init seed of each run)
+
+
+def train_sweeps(
+    data: TensorData, labels: Sequence[float], groups: Sequence[Group], steps: int, train: Trainer, model: ModelConfig
+) -> list[Sweep]:
+    """Train one run per label for every group of (betas, init seeds), each group at its own step size.
+
+    A group's mu is ``LR_FRACTION`` x min over its runs of 2/lambda_max at initialisation, so it is
+    below every run's bound. ``model`` gives every setting but beta. All lambda_max are measured
+    in one batch and all runs trained in another (``Trainer.lambda_maxes``, ``Trainer.batch``).
+    """
+    k = len(labels)
+    runs = [
+        Run(replace(model, beta=beta), TrainConfig(steps=steps), data, s)
+        for betas, seeds in groups
+        for beta, s in zip(betas, seeds, strict=True)
+    ]
+    lambdas = train.lambda_maxes(runs)
+    lrs = [LR_FRACTION * 2 / max(lambdas[i : i + k]) for i in range(0, len(runs), k)]
+    tcfgs = [TrainConfig(steps=steps, lr=lr, lr_fraction=None, power_iters=TRAIN_POWER_ITERS) for lr in lrs]
+    trained = train.batch([replace(run, train=tcfgs[i // k]) for i, run in enumerate(runs)])
+    return [
+        Sweep(tuple(labels), tuple(t.loss for t in trained[g * k : g * k + k]), tuple(lambdas[g * k : g * k + k]), lr)
+        for g, lr in enumerate(lrs)
+    ]
+
+
+def train_step_sweeps(
+    data: TensorData,
+    factors: Sequence[float],
+    seeds: Sequence[int],
+    steps: int,
+    train: Trainer,
+    model: ModelConfig,
+    base_fraction: float,
+) -> list[Sweep]:
+    """Train one run per step factor c for every seed: the same init and model, mu = c x base_fraction x 2/lambda_max.
+
+    A speed-up by construction (a larger step is, to first order, the same gradient flow run
+    faster). The labels are the factors; lambda_max is measured once per seed.
+    """
+    base = [Run(model, TrainConfig(steps=steps), data, s) for s in seeds]
+    lambdas = train.lambda_maxes(base)
+    runs = [
+        replace(
+            run,
+            train=TrainConfig(
+                steps=steps, lr=c * base_fraction * 2 / lam, lr_fraction=None, power_iters=TRAIN_POWER_ITERS
+            ),
+        )
+        for run, lam in zip(base, lambdas, strict=True)
+        for c in factors
+    ]
+    trained = train.batch(runs)
+    k = len(factors)
+    return [
+        Sweep(tuple(factors), tuple(t.loss for t in trained[i * k : i * k + k]), (lam,) * k, base_fraction * 2 / lam)
+        for i, lam in enumerate(lambdas)
+    ]
+
+
+def describe(sweep: Sweep, seed: int, what: str) -> str:
+    """Return one sweep's note: L_0, L_T, steady rate, log(L_T/L_0) and the step size against each bound."""
+
+    def per(values: Sequence[float], fmt: str) -> str:
+        return ", ".join(f"{b:g}: {v:{fmt}}" for b, v in zip(sweep.labels, values, strict=True))
+
+    bounds = [2 / lam for lam in sweep.lambdas]
+    return (
+        f"seed {seed}, per {what}: L_0 {per([c[0] for c in sweep.curves], '.4g')}; "
+        f"L_T {per([c[-1] for c in sweep.curves], '.4g')}; "
+        f"steady rate {per([steady_rate(c) for c in sweep.curves], '.3g')}; "
+        f"log(L_T/L_0) (C5 v2's measure) {per([math.log(c[-1] / c[0]) for c in sweep.curves], '.3f')}; "
+        f"mu = {sweep.lr:.4g}, below every bound 2/lambda_max: {all(sweep.lr < b for b in bounds)}"
+    )
+
+
+def naive_order(sweep: Sweep) -> float:
+    """Return C5 v2's statistic on ``sweep``: Spearman rho(label, log(L_T/L_0)) (it passed at <= -0.9)."""
+    return spearman(sweep.labels, [math.log(c[-1] / c[0]) for c in sweep.curves]).rho
+
+
+def settled(record: ClaimRecorder) -> bool:
+    """Return whether a part of ``record``'s claim is shown to fail: the claim is NOT REPRODUCED whatever follows.
+
+    A batched claim test may stop there by its own rule; its sequential decisions stay valid.
+    """
+    if record.protocol is None:
+        return False
+    result = look_result(record.protocol, record, record.claim_id)
+    return any(p.verdict is Verdict.NOT_REPRODUCED for p in result.parts)

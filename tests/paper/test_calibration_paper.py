@@ -1,0 +1,109 @@
+"""This paper's calibration: every part of every claim runs its decision on its families, the decisions give the
+numbers the claims recorded, and docs/calibration.md's example runs. Failing parts are findings, not test failures."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from claimcheck.calibration import calibrate_suite
+from claimcheck.commands.calibrate import load_protocols
+from claimcheck.commands.cli import main
+from qin2025.checks import PERSISTENCE, WORST_RATIO, linear_rate_decision, monotone_decision
+from qin2025.decisions import advantage_decision, advantage_name
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIMS = ROOT / "claims"
+REFERENCE = ROOT / "reports" / "reference" / "claim-report.json"
+DOC = ROOT / "docs" / "calibration.md"
+
+
+@pytest.fixture(scope="module")
+def protocols() -> list[Any]:
+    return load_protocols([CLAIMS])
+
+
+def test_every_part_of_every_claim_declares_a_decision_and_families(protocols: list[Any]) -> None:
+    assert [p.claim_id for p in protocols] == ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8"]
+    for proto in protocols:
+        for part in proto.parts:
+            assert part.decision is not None, f"{proto.claim_id}/{part.name}"
+            assert {f.expect for f in part.calibration} == {"pass", "fail"}, f"{proto.claim_id}/{part.name}"
+
+
+def test_a_quick_calibration_of_the_suite_lists_every_part_with_its_counts(protocols: list[Any]) -> None:
+    suite = calibrate_suite(protocols, cases=4, reps=20)
+    data = suite.to_dict()
+    assert len(data["parts"]) == sum(len(p.parts) for p in protocols) == 17
+    for entry in data["parts"]:
+        fams = entry["families"]
+        assert entry["sensitivity"]["n"] == 4 * sum(f["expect"] == "pass" for f in fams)
+        assert entry["specificity"]["n"] == 4 * sum(f["expect"] == "fail" for f in fams)
+        assert entry["status"] in ("calibrated", "failing calibration") and entry["decision"]
+    every_claim = {f"C{k}" for k in range(1, 9)}
+    assert {r["claim"] for r in data["claim_rule"]} == every_claim  # each has a pass-rate part
+    assert {c["claim"] for c in data["controls"] if c["flag"]} == {"C6"}
+
+
+@pytest.mark.slow
+def test_claimcheck_calibrate_runs_the_whole_suite_in_under_a_minute_of_cpu(tmp_path: Path) -> None:
+    out = tmp_path / "calibration.json"
+    start = time.process_time()
+    assert main(["calibrate", str(CLAIMS), "--json", str(out), "-o", str(tmp_path / "calibration.md")]) == 0
+    assert time.process_time() - start < 60
+    data = json.loads(out.read_text())
+    assert len(data["parts"]) == 17
+    for entry in data["parts"]:
+        assert entry["sensitivity"]["n"] == sum(f["cases"] for f in entry["families"] if f["expect"] == "pass")
+        assert entry["specificity"]["n"] == sum(f["cases"] for f in entry["families"] if f["expect"] == "fail")
+    listed = {f"{e['claim']}/{e['part']}" for e in data["parts"] if e["status"] == "failing calibration"}
+    assert set(data["failing"]) == listed  # every failing part is listed, none hidden
+
+
+def _reference() -> dict[str, Any]:
+    return json.loads(REFERENCE.read_text())  # type: ignore[no-any-return]
+
+
+def _test(data: dict[str, Any], needle: str) -> dict[str, Any]:
+    return next(t["record"] for t in data["tests"] if needle in t["nodeid"])  # type: ignore[no-any-return]
+
+
+def test_the_linear_rate_and_monotone_decisions_give_the_numbers_the_claims_recorded() -> None:
+    data = _reference()
+    c1 = _test(data, "test_c1_loss_falls_geometrically")
+    checks = [c for c in c1["checks"] if c["statistic"] in (WORST_RATIO, PERSISTENCE)]
+    curves = c1["curves"]
+    assert len(curves) * 2 == len(checks)
+    for k, curve in enumerate(curves):
+        got = linear_rate_decision(curve["y"], 1.0, 1.0)
+        assert got[WORST_RATIO] == checks[2 * k]["value"] and got[PERSISTENCE] == checks[2 * k + 1]["value"]
+    c2 = _test(data, "test_c2_loss_never_rises_below_bound")
+    values = [(c["statistic"], c["value"]) for c in c2["checks"]]
+    assert values == [kv for curve in c2["curves"] for kv in monotone_decision(curve["y"]).items()]
+
+
+def test_the_advantage_decision_gives_the_numbers_the_claim_recorded() -> None:
+    data = _reference()
+    c6 = _test(data, "test_c6_residuals_win_as_depth_grows")
+    for depth in (1, 6):
+        errors = [np.asarray(c["y"]) for c in c6["curves"] if c["group"] == f"C6 training error, L={depth}"]
+        name = advantage_name(depth)
+        want = [c["value"] for c in c6["checks"] if c["statistic"] == name and c["control"] is None]
+        got = [
+            advantage_decision({depth: w}, {depth: wo})[name] for w, wo in zip(errors[::2], errors[1::2], strict=True)
+        ]
+        assert got == want
+
+
+def test_the_example_in_docs_calibration_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks, "docs/calibration.md has no python example"
+    for block in blocks:
+        exec(compile(block, str(DOC), "exec"), {"__name__": "docs_example"})
+    assert "persistence" in capsys.readouterr().out

@@ -1,0 +1,361 @@
+"""Calibration in the core: a part's decision on cases whose answer is known, the claim rule on known rates,
+the record the report reads, and controls by kind. Toy decisions only: nothing here knows a paper."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claimcheck.calibration import (
+    FLOOR,
+    accepts,
+    calibrate_part,
+    calibration_entries,
+    case_rng,
+    decide_case,
+    part_mark,
+    record_in_ledger,
+    rule_verdict,
+    simulate_rule,
+)
+from claimcheck.commands.cli import main
+from claimcheck.decisionid import decision_identity
+from claimcheck.errors import ConfigError
+from claimcheck.evidence import rate_evidence
+from claimcheck.ledger import load_ledger
+from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
+from claimcheck.record import ClaimRecorder, ProtocolDrift
+from claimcheck.verdicts import Verdict
+
+X = Stat("x", "<=", 1.0)
+
+
+def below_one(value: float) -> dict[str, float]:
+    """Return the toy statistic: the value itself."""
+    return {"x": value}
+
+
+def uniform(low: float, high: float, rng: np.random.Generator) -> Case:
+    v = float(rng.uniform(low, high))
+    return Case({"value": v}, {"value": v})
+
+
+def family(name: str, expect: str, low: float, high: float, cases: int = 200) -> Family:
+    return Family(name, expect, lambda rng: uniform(low, high, rng), cases, f"value {low}..{high}")  # type: ignore[arg-type]
+
+
+def toy_part(*families: Family, decision: object = below_one, stats: tuple[Stat, ...] = (X,)) -> Part:
+    return Part("p", "toy: x stays at or below 1", stats, decision=decision, calibration=families)  # type: ignore[arg-type]
+
+
+def test_a_decision_that_separates_its_families_is_calibrated() -> None:
+    part = toy_part(family("small", "pass", 0.0, 0.9), family("large", "fail", 1.1, 2.0))
+    result = calibrate_part("T1", part)
+    assert result.status == "calibrated"
+    assert (result.sensitivity.passed, result.sensitivity.n) == (200, 200)
+    assert (result.specificity.passed, result.specificity.n) == (200, 200)
+    assert result.sensitivity.low == pytest.approx(0.05 ** (1 / 200))  # all right: the exact one-sided 95% bound
+    assert result.summary() == "calibrated: 200/200 must-fail rejected, 200/200 must-pass accepted"
+
+
+def test_a_family_the_decision_accepts_fails_calibration_and_shows_its_worst_cases() -> None:
+    part = toy_part(family("small", "pass", 0.0, 0.9), family("straddles", "fail", 0.5, 1.5))
+    result = calibrate_part("T1", part)
+    fam = result.families[1]
+    assert result.status == "failing calibration" and result.specificity.low < FLOOR
+    assert 60 < fam.right < 140  # about half of 0.5..1.5 lies above 1
+    assert fam.wrong_ranges["value"][0] >= 0.5 and fam.wrong_ranges["value"][1] <= 1.0
+    worst = [w.params["value"] for w in fam.wrong]
+    assert worst == sorted(worst) and len(worst) == 5  # the most confidently accepted first: the smallest values
+    assert "worst: straddles" in result.summary()
+
+
+def test_the_same_case_comes_back_in_any_order_and_on_every_run() -> None:
+    first = [case_rng(0, "T1", "p", "f", i).random() for i in range(5)]
+    backwards = [case_rng(0, "T1", "p", "f", i).random() for i in reversed(range(5))]
+    assert first == backwards[::-1]
+    assert case_rng(1, "T1", "p", "f", 0).random() != first[0]
+
+
+def test_a_decision_that_raises_gets_the_case_wrong_and_keeps_the_message() -> None:
+    def fragile(value: float) -> dict[str, float]:
+        if value > 0.8:
+            raise ValueError("too few steps above the floor")
+        return {"x": value}
+
+    result = calibrate_part("T1", toy_part(family("small", "pass", 0.0, 1.0), decision=fragile))
+    fam = result.families[0]
+    assert fam.errors == fam.cases - fam.right > 0
+    assert fam.wrong[0].error == "ValueError: too few steps above the floor"
+    assert result.status == "uncalibrated"  # no must-fail cases
+
+
+def test_a_decision_returning_a_statistic_the_part_does_not_state_is_a_config_error() -> None:
+    part = toy_part(family("small", "pass", 0.0, 1.0), decision=lambda value: {"y": value})
+    with pytest.raises(ConfigError, match="returned 'y', which is not one of its statistics"):
+        calibrate_part("T1", part)
+
+
+def test_an_estimate_is_accepted_only_when_its_whole_interval_meets() -> None:
+    part = Part("e", "toy effect above 0", (Stat("effect", ">", 0.0),), rule="estimate")
+    assert accepts(part, {"effect": Estimate(0.5, 0.1, 0.9, "t")})
+    assert not accepts(part, {"effect": Estimate(0.5, -0.1, 0.9, "t")})
+    assert not accepts(part, {"effect": Estimate(math.nan, math.nan, math.nan, "t")})
+    assert not accepts(part, {})
+
+
+def sample(mean: float, units: int, rng: np.random.Generator) -> Case:
+    return Case({"mean": mean}, {"units": [{"value": float(v)} for v in rng.normal(mean, 0.5, units)]})
+
+
+def test_a_mean_part_is_calibrated_on_samples_by_the_one_look_test_of_its_mean() -> None:
+    def fam(name: str, expect: str, mean: float) -> Family:
+        return Family(name, expect, lambda rng: sample(mean, 10, rng), 200)  # type: ignore[arg-type]
+
+    part = Part("m", "toy: the mean stays below 1", (X,), rule="mean", decision=below_one)
+    part = replace(part, calibration=(fam("well below", "pass", 0.0), fam("on the bar", "fail", 1.0)))
+    result = calibrate_part("T1", part)
+    assert result.sensitivity.passed >= 195  # t(9) at 0.05: the mean 0 is 6 standard errors below 1
+    assert 180 <= result.specificity.passed <= 200  # on the threshold the one-sided test accepts about 5%
+    stats = decide_case(part, {"units": [{"value": 0.0}, {"value": 0.2}, {"value": 0.4}]})
+    assert isinstance(stats["x"], Estimate) and stats["x"].value == pytest.approx(0.2)
+    assert stats["x"].high == pytest.approx(0.2 + 2.919986 * 0.2 / math.sqrt(3), rel=1e-5)  # t_{0.95, 2}
+    with pytest.raises(ConfigError, match=r"holds \{'units'"):
+        decide_case(part, {"value": 0.0})
+
+
+def _protocol(part: Part, units: int = 10) -> ClaimProtocol:
+    return ClaimProtocol("T1", 1, (part,), (Control("c", "p", "toy"),), Seeds("T1-v1", 1000, {"ci": units}))
+
+
+def test_the_recorder_scores_a_unit_with_the_parts_decision() -> None:
+    rec = ClaimRecorder("T1", seed=3, protocol=_protocol(toy_part()))
+    assert rec.score({"value": 0.5}, part="p", label="size a") == {"x": 0.5}
+    rec.score({"value": 2.0}, control="c")
+    assert [(c.statistic, c.value, c.threshold, c.part, c.control, c.unit, c.met) for c in rec.checks] == [
+        ("x", 0.5, 1.0, "p", None, "3", True),
+        ("x", 2.0, 1.0, "p", "c", "3", False),
+    ]
+
+
+def test_the_recorder_records_an_estimate_parts_decision_as_estimates() -> None:
+    def effect(values: list[float]) -> dict[str, Estimate]:
+        return {"effect": Estimate(float(np.mean(values)), -1.0, 2.0, "toy interval", label="all seeds")}
+
+    part = Part("p", "toy", (Stat("effect", ">", 0.0),), rule="estimate", decision=effect)
+    rec = ClaimRecorder("T1", protocol=_protocol(part))
+    rec.score({"values": [0.0, 1.0]}, part="p")
+    (c,) = rec.checks
+    assert (c.value, c.low, c.high, c.interval, c.label, c.unit) == (
+        0.5,
+        -1.0,
+        2.0,
+        "toy interval",
+        "all seeds",
+        "pooled",
+    )
+
+
+def test_scoring_a_part_without_a_decision_says_what_to_do() -> None:
+    rec = ClaimRecorder("T1", protocol=_protocol(Part("p", "toy", (X,))))
+    with pytest.raises(ProtocolDrift, match=r"declares no decision; give it Part\(decision=\.\.\.\)"):
+        rec.score({"value": 0.5}, part="p")
+
+
+def test_families_need_a_decision_to_run_on() -> None:
+    with pytest.raises(ConfigError, match="calibration families need a decision"):
+        Part("p", "toy", (X,), calibration=(family("small", "pass", 0.0, 1.0),))
+
+
+def test_the_protocol_carries_its_decisions_identity_in_json_not_the_function() -> None:
+    proto = _protocol(toy_part(family("small", "pass", 0.0, 1.0)))
+    data = json.loads(json.dumps(proto.to_dict()))
+    assert "decision" not in data["parts"][0] and "calibration" not in data["parts"][0]
+    back = from_dict(data)
+    assert back.parts[0].decision_id == proto.parts[0].decision_id
+    assert back.parts[0].decision_id.startswith("test_calibration:below_one ")
+    assert back.fingerprint() == proto.fingerprint()
+
+
+def test_the_claim_rule_simulation_uses_the_controllers_decision() -> None:
+    part = toy_part()
+    sim = simulate_rule(_protocol(part, units=29), part, reps=200, rates=[0.0, 1.0])
+    zero, one = sim.rows
+    assert zero.counts == {"NOT REPRODUCED": 200} and one.counts == {"REPRODUCED": 200}
+    assert rule_verdict([True] * 28 + [False], 0.8) is Verdict.REPRODUCED  # 28/29: exact lower bound 0.847
+    assert rule_verdict([True] * 27 + [False] * 2, 0.8) is Verdict.INCONCLUSIVE  # 27/29: 0.798
+
+
+def test_the_scheduled_claim_rule_stops_where_the_evidence_at_each_look_decides() -> None:
+    rng = np.random.default_rng(5)
+    looks = list(range(10, 101, 10))
+    for rate in (0.5, 0.7, 0.8, 0.9, 1.0):
+        for _ in range(20):
+            units = (rng.random(100) < rate).tolist()
+            want = Verdict.INCONCLUSIVE
+            for n in looks:  # the controller's evidence, asked look by look
+                ev = rate_evidence(units[:n], 0.8, 0.05, len(looks))
+                if ev.p_above <= 0.05 or ev.p_below <= 0.05:
+                    want = Verdict.REPRODUCED if ev.p_above <= 0.05 else Verdict.NOT_REPRODUCED
+                    break
+            assert rule_verdict(units, 0.8, 0.05, looks) is want
+    assert rule_verdict([], 0.8, 0.05, looks) is Verdict.INCONCLUSIVE
+
+
+def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_since(tmp_path: Path) -> None:
+    part = toy_part(family("small", "pass", 0.0, 0.9), family("large", "fail", 1.1, 2.0))
+    ledger = tmp_path / "ledger"
+    ledger.mkdir()
+    assert len(record_in_ledger(ledger, [calibrate_part("T1", part)])) == 1
+    assert record_in_ledger(ledger, [calibrate_part("T1", part)]) == []  # the same result adds no entry
+    entries = calibration_entries(load_ledger(ledger))
+    assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
+    moved = toy_part(stats=(Stat("x", "<=", 1.5),))  # the same code, another threshold: another decision
+    assert part_mark(entries, "T1", moved) == "uncalibrated (changed since)"
+    assert part_mark(entries, "T2", part) == "uncalibrated (no calibration recorded)"
+    assert part_mark(entries, "T1", Part("p", "toy", (X,))) == "uncalibrated (no decision declared)"
+    assert len(record_in_ledger(ledger, [calibrate_part("T1", moved)])) == 1  # appended, the first one kept
+    entries = calibration_entries(load_ledger(ledger))
+    assert part_mark(entries, "T1", moved) != "uncalibrated (changed since)"
+    assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
+
+
+def _module(tmp_path: Path, name: str, body: str) -> object:
+    import importlib.util
+    import sys
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_a_decisions_identity_follows_its_code_not_its_docstrings_or_comments(tmp_path: Path) -> None:
+    base = """
+    LIMIT = {limit}
+
+    def helper(v):
+        {doc}return v * 2  # {comment}
+
+    def decide(value):
+        return {{"x": helper(value) - LIMIT}}
+    """
+    ids = [
+        decision_identity(_module(tmp_path, f"dec{i}", base.format(**kw)).decide)  # type: ignore[attr-defined]
+        for i, kw in enumerate(
+            [
+                {"limit": 1, "doc": "", "comment": "a"},
+                {"limit": 1, "doc": '"""Double it."""\n        ', "comment": "b"},
+                {"limit": 2, "doc": "", "comment": "a"},
+            ]
+        )
+    ]
+    digests = [i.split()[1] for i in ids]
+    assert digests[0] == digests[1]  # a docstring and a comment change nothing
+    assert digests[0] != digests[2]  # a constant the decision uses does
+
+
+SUITE_HEAD = '''
+import pytest
+from claimcheck.protocol import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
+
+
+def decide(value):
+    """Return the value as the statistic."""
+    return {"x": value}
+
+
+def draw(low, high):
+    def gen(rng):
+        v = float(rng.uniform(low, high))
+        return Case({"value": v}, {"value": v})
+    return gen
+'''
+TOY_SUITE = (
+    SUITE_HEAD
+    + """
+
+
+PROTOCOL = ClaimProtocol(
+    "T7",
+    1,
+    (Part("", "toy", (Stat("x", "<=", 1.0),), decision=decide,
+          calibration=(Family("small", "pass", draw(0, 0.9), 20), Family("near", "fail", draw(0.9, 1.2), 20))),),
+    (Control("shuffle", "", "toy", kind="sanity"),),
+    Seeds("T7-v1", 1000, {"ci": 10}),
+)
+"""
+)
+
+
+def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_toy.py").write_text(TOY_SUITE)
+    out = tmp_path / "c.json"
+    assert main(["calibrate", str(suite), "--json", str(out), "--record", "--reps", "50"]) == 0
+    text = capsys.readouterr().out
+    assert "| T7 | failing calibration | 20/20 = 1.000 [0.861] |" in text
+    assert "T7: **NO DISCRIMINATING CONTROL**" in text
+    data = json.loads(out.read_text())
+    (part,) = data["parts"]
+    assert [f["cases"] for f in part["families"]] == [20, 20] and data["failing"] == ["T7/"]
+    assert data["claim_rule"][0]["rows"][0]["units"] == 10
+    assert 'kind = "calibrate"' in (suite / "ledger" / "T7.toml").read_text()
+    assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
+    assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
+
+
+REPORTED_SUITE = (
+    SUITE_HEAD
+    + """
+
+
+FAMILIES = (Family("small", "pass", draw(0, 0.9), 40), Family("large", "fail", draw(1.1, 2), 40))
+PROTOCOL = ClaimProtocol(
+    "T8",
+    1,
+    (Part("", "toy", (Stat("x", "<=", 1.0),), decision=decide, calibration=FAMILIES),),
+    (Control("shuffle", "", "toy", max_pass_rate=0.0, kind="sanity"),),
+    Seeds("T8-v1", 1000, {"ci": 3}),
+)
+CLAIM = pytest.mark.claim("T8", "toy", "Sec. 8", protocol=PROTOCOL)
+
+
+@CLAIM
+def test_claim(claim_record, claim_seed):
+    claim_record.score({"value": 0.5})
+
+
+@CLAIM
+def test_control(claim_record, claim_seed):
+    claim_record.score({"value": 2.0}, control="shuffle")
+"""
+)
+
+
+def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_discriminating_control(
+    pytester: pytest.Pytester,
+) -> None:
+    from claimcheck.commands.calibrate import load_protocols
+
+    pytester.makepyfile(test_toy=REPORTED_SUITE)
+    (proto,) = load_protocols([pytester.path / "test_toy.py"])
+    record_in_ledger(pytester.path / "ledger.toml", [calibrate_part("T8", proto.parts[0])])
+    result = pytester.runpytest("--claim-report", "--claim-ledger=ledger.toml")
+    result.stdout.fnmatch_lines(["*no discriminating control: every control it ran fails by construction*"])
+    first = (pytester.path / "reports" / "claim-report.md").read_text().split("## Environment")[0]
+    row = next(line for line in first.splitlines() if line.startswith("| [T8]"))
+    assert "calibrated: 40/40 must-fail rejected, 40/40 must-pass accepted" in row
+    assert "**no discriminating control** (+1 sanity, not counted)" in row

@@ -1,0 +1,202 @@
+"""The fingerprint over the code that decides: it moves with a constant or a decision, not with prose or a move."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from claimcheck.fingerprint import Engine, code_fingerprint
+
+CHECKS = '''
+"""Decision functions of the toy suite."""
+
+FLOOR = 1e-12  # losses below this are not scored
+
+
+def rate(loss):
+    """Return the last loss over the first (floored)."""
+    # the ratio, floored
+    return max(loss[-1], FLOOR) / loss[0]
+'''
+ENGINE = """
+def train(seed):
+    return [1.0, 0.25 + 0 * seed]
+"""
+CLAIM = '''
+"""T1: the toy rate is below a bar."""
+
+import pytest
+
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from toydecide.checks import rate
+from toydecide.engine import train
+
+BELOW = 0.5
+PROTOCOL = ClaimProtocol(
+    "T1",
+    1,
+    (Part("", "the toy rate is below the bar", (Stat("rate", "<=", 0.9, why="a reason"),)),),
+    (Control("big", "", "a step past the bar"),),
+    Seeds("T1-v1", 1000, {"ci": 3}),
+    regime="a toy regime",
+)
+CLAIM = pytest.mark.claim("T1", "the toy rate", "Sec. 1", protocol=PROTOCOL)
+
+
+@CLAIM
+def test_claim(claim_record, claim_seed):
+    claim_record.check("rate", rate(train(claim_seed)) / BELOW * 0.5)
+'''
+TOY_ENGINE = Engine(packages=("toydecide",), modules=("toydecide.engine",), identity="e1")
+
+
+def _toy(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (root / "toydecide").mkdir(parents=True)
+    (root / "toydecide" / "__init__.py").write_text("")
+    (root / "toydecide" / "checks.py").write_text(CHECKS)
+    (root / "toydecide" / "engine.py").write_text(ENGINE)
+    (root / "claims").mkdir()
+    (root / "claims" / "test_toy.py").write_text(CLAIM)
+    monkeypatch.syspath_prepend(str(root))
+    for name in [m for m in sys.modules if m.split(".")[0] == "toydecide"]:
+        monkeypatch.delitem(sys.modules, name)
+    return root
+
+
+def _fingerprint(root: Path, namespace: bool = False) -> str:
+    path = root / "claims" / "test_toy.py"
+    values = None
+    if namespace:
+        spec = importlib.util.spec_from_file_location("test_toy", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        values = vars(module)
+    return code_fingerprint(path, "test_toy", values, TOY_ENGINE).digest
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return _toy(tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("claims/test_toy.py", "BELOW = 0.5", "BELOW = 0.9"),  # a constant of the claim module
+        ("toydecide/checks.py", "FLOOR = 1e-12", "FLOOR = 1e-9"),  # a constant the decision function reads
+        ("toydecide/checks.py", "max(loss[-1], FLOOR)", "min(loss[-1], FLOOR)"),  # the decision function itself
+        ("claims/test_toy.py", '"rate", "<=", 0.9', '"rate", "<=", 0.8'),  # a threshold of the protocol
+    ],
+)
+def test_the_fingerprint_changes_when_what_decides_changes(toy: Path, file: str, old: str, new: str) -> None:
+    before = _fingerprint(toy)
+    _edit(toy / file, old, new)
+    assert _fingerprint(toy) != before
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("toydecide/checks.py", '"""Return the last loss over the first (floored)."""', '"""Say it otherwise."""'),
+        ("claims/test_toy.py", '"""T1: the toy rate is below a bar."""', '"""T1, reworded."""'),
+        ("toydecide/checks.py", "# the ratio, floored", "# another comment"),
+        (
+            "toydecide/checks.py",
+            "return max(loss[-1], FLOOR) / loss[0]",
+            "return (max(loss[-1],\n        FLOOR) / loss[0])",
+        ),
+        ("claims/test_toy.py", "    claim_record.check(", "    # a comment\n    claim_record.check("),
+        ("toydecide/engine.py", "0.25", "0.35"),  # the engine has an identity of its own, not this fingerprint
+        ("claims/test_toy.py", "def test_claim(", "def test_claim_renamed("),
+    ],
+)
+def test_the_fingerprint_ignores_docstrings_comments_formatting_and_the_engine(
+    toy: Path, file: str, old: str, new: str
+) -> None:
+    before = _fingerprint(toy)
+    _edit(toy / file, old, new)
+    assert _fingerprint(toy) == before
+
+
+def test_moving_a_decision_function_to_another_module_changes_nothing(toy: Path) -> None:
+    before = _fingerprint(toy)
+    moved = toy / "toydecide" / "rates.py"
+    moved.write_text(CHECKS.replace("def rate(", "def rate_of("))  # moved and renamed
+    (toy / "toydecide" / "checks.py").write_text('"""Nothing left here."""\n')
+    _edit(
+        toy / "claims" / "test_toy.py", "from toydecide.checks import rate\n", "from toydecide.rates import rate_of\n"
+    )
+    _edit(toy / "claims" / "test_toy.py", "rate(train(", "rate_of(train(")
+    assert _fingerprint(toy) == before
+    _edit(moved, "FLOOR = 1e-12", "FLOOR = 1e-6")  # and it still follows the function to its new home
+    assert _fingerprint(toy) != before
+
+
+def test_a_re_export_is_followed_to_the_definition(toy: Path) -> None:
+    before = _fingerprint(toy)
+    (toy / "toydecide" / "__init__.py").write_text("from toydecide.checks import rate\n")
+    _edit(toy / "claims" / "test_toy.py", "from toydecide.checks import rate\n", "from toydecide import rate\n")
+    assert _fingerprint(toy) == before
+
+
+def test_rewording_the_protocol_is_not_a_new_version_but_a_number_is(toy: Path) -> None:
+    before = _fingerprint(toy, namespace=True)
+    _edit(toy / "claims" / "test_toy.py", '"the toy rate is below the bar"', '"reworded statement"')
+    _edit(toy / "claims" / "test_toy.py", 'why="a reason"', 'why="another reason"')
+    _edit(toy / "claims" / "test_toy.py", '"the toy rate", "Sec. 1"', '"a new title", "Sec. 2"')
+    assert _fingerprint(toy, namespace=True) == before
+    _edit(toy / "claims" / "test_toy.py", 'Seeds("T1-v1", 1000,', 'Seeds("T1-v1", 2000,')
+    assert _fingerprint(toy, namespace=True) != before
+
+
+def test_the_core_decision_rule_is_covered_and_the_engine_is_named_not_followed(toy: Path) -> None:
+    fp = code_fingerprint(toy / "claims" / "test_toy.py", "test_toy", None, TOY_ENGINE)
+    assert {"claimcheck.verdicts.decide", "claimcheck.stats.clopper_pearson", "toydecide.checks.rate"} <= set(fp.covers)
+    assert "toydecide.checks.FLOOR" in fp.covers and not any(c.startswith("toydecide.engine") for c in fp.covers)
+    assert fp.stops == ("engine:train",)
+
+
+def test_fingerprinting_the_paper_suite_takes_well_under_a_second() -> None:
+    """Collecting the eight claims computes eight distinct fingerprints from a cold parse cache (speed: a benchmark)."""
+    from claimcheck import fingerprint as fpmod
+
+    root = Path(__file__).resolve().parents[1]
+    engine = Engine(packages=("qin2025",), modules=("qin2025.trainer", "qin2025.model"), identity="x")
+    fpmod._PARSED.clear()
+    fpmod._TEXTS.clear()
+    digests = {code_fingerprint(p, p.stem, None, engine).digest for p in sorted((root / "claims").glob("test_c*.py"))}
+    assert len(digests) == 8
+
+
+def test_one_decision_has_a_fingerprint_of_its_own_for_calibration_entries(toy: Path) -> None:
+    from claimcheck.errors import ConfigError
+    from claimcheck.fingerprint import function_fingerprint
+
+    before = function_fingerprint("toydecide.checks.rate", TOY_ENGINE)
+    assert before.covers == ("toydecide.checks.rate", "toydecide.checks.FLOOR")
+    _edit(toy / "toydecide" / "checks.py", "# the ratio, floored", "# reworded")
+    assert function_fingerprint("toydecide.checks.rate", TOY_ENGINE) == before
+    _edit(toy / "toydecide" / "checks.py", "FLOOR = 1e-12", "FLOOR = 1e-6")
+    assert function_fingerprint("toydecide.checks.rate", TOY_ENGINE).digest != before.digest
+    with pytest.raises(ConfigError, match=r"toydecide\.engine\.train is not a top-level definition"):
+        function_fingerprint("toydecide.engine.train", TOY_ENGINE)
+
+
+def test_a_definition_made_under_a_condition_is_followed(toy: Path) -> None:
+    checks = toy / "toydecide" / "checks.py"
+    _edit(checks, "def rate(loss):", "if FLOOR > 0:\n\n  def rate(loss):")
+    _edit(checks, '    """Return the last loss', '      """Return the last loss')
+    _edit(checks, "    # the ratio, floored\n    return", "      # the ratio, floored\n      return")
+    before = _fingerprint(toy)
+    _edit(checks, "max(loss[-1], FLOOR)", "min(loss[-1], FLOOR)")
+    assert _fingerprint(toy) != before
