@@ -5,7 +5,8 @@
 
 Times are medians over rounds. Engine rows give the median and the paired ratio against the
 hand-written step; sweep rows the ratio of one-at-a-time to batched; scaling rows the step's
-matmul FLOPs, GFLOP/s and the share of ``test_peak``'s GFLOP/s at the same thread count.
+matmul FLOPs, GFLOP/s and the share of ``test_peak``'s GFLOP/s at the same thread count; the suite
+row the cold run, the warm median and their ratio.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def scaling_rows(benches: list[Bench]) -> list[str]:
     rows = []
     for b in timed:
         info, r = b["extra_info"], rate[b["name"]]
-        share = f"{100 * r / peak[info['threads']]:.1f}" if info["threads"] in peak else ""
+        float64 = info["threads"] in peak and not info.get("peak_float32")
+        share = f"{100 * r / peak[info['threads']]:.1f}" if float64 else ""
         dims = [str(info.get(k, "")) for k in DIMS]
         rows.append(
             [b["name"], str(info["threads"]), *dims, f"{info['flops'] / 1e6:.2f}", _ms(b), f"{r / 1e9:.2f}", share]
@@ -65,7 +67,24 @@ def scaling_rows(benches: list[Bench]) -> list[str]:
     return _table(["benchmark", "threads", *DIMS, "MFLOP/step", "ms/step", "GFLOP/s", "% of peak"], rows)
 
 
+def suite_rows(benches: list[Bench]) -> list[str]:
+    """Return the cold-then-warm suite table: cold seconds, warm median, speed-up, load, targets met."""
+    rows = [
+        [
+            f"{i['cold_s']:.1f}",
+            f"{i['warm_median_s']:.2f}",
+            ", ".join(f"{w:.2f}" for w in i["warm_walls_s"]),
+            f"{i['speed_up']:.1f}",
+            " -> ".join(f"{x:.2f}" for x in i["load"]),
+            "yes" if i["targets_met"] else "no",
+        ]
+        for b in benches
+        if "warm_median_s" in (i := b["extra_info"])
+    ]
+    return _table(["cold s", "warm median s", "warm rounds s", "speed-up", "load", "targets met"], rows)
+
+
 if __name__ == "__main__":
     benches = json.loads(Path(sys.argv[1]).read_text())["benchmarks"]
-    for section in (engine_rows, sweep_rows, scaling_rows):
+    for section in (engine_rows, sweep_rows, scaling_rows, suite_rows):
         print("\n".join(section(benches)), end="\n\n")

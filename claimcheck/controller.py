@@ -30,6 +30,7 @@ from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
 from claimcheck.rundata import RunData, dumps
 from claimcheck.settings import Settings
+from claimcheck.store import default_cache_dir
 from claimcheck.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
 
 COUNTER_NAMES = {
@@ -39,6 +40,7 @@ COUNTER_NAMES = {
     "unsaved": "results not saved to the cache",
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
+FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
 
 
 @dataclass
@@ -312,8 +314,11 @@ class Controller:
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.report is not None:
+            figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
             try:
-                self.written = write_report(run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures)
+                self.written = write_report(
+                    run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache
+                )
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
                 if session.exitstatus in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):

@@ -16,30 +16,35 @@ Rules a reader can rely on:
   transforms) are left out, and the figure and the returned notes say how many.
 - **A figure that fails is reported, not raised**: ``draw_figures`` returns it among its
   problems, so the markdown report is still written. ``enabled=False`` draws nothing.
+- **An unchanged figure is copied, not drawn again.** With a ``cache`` folder, each PNG is kept
+  under the sha256 of what decides it (title, curves, threshold, this module's source, matplotlib's
+  version); a rerun whose curves did not change copies the file. matplotlib is imported only when
+  a figure has to be drawn.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from claimcheck.files import write_atomic
 from claimcheck.record import Curve
 from claimcheck.report import figure_name
 from claimcheck.rundata import RunData
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 LIMIT = 1e150  # larger magnitudes overflow matplotlib's transforms and tick locators
 SPARSE = 12  # sweeps with at most this many points get markers
@@ -135,6 +140,16 @@ def _threshold(curves: Sequence[Curve], given: float | None) -> float | None:
     return values[0] if values else None
 
 
+def _pyplot() -> Any:
+    """Return matplotlib.pyplot on the headless Agg backend (imported on first use: about 0.5 s)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def draw_group(title: str, curves: Sequence[Curve], *, threshold: float | None = None) -> tuple[bytes, int]:
     """Return a PNG of one figure, and how many values were left out because they cannot be drawn."""
     fig, left_out = figure(title, curves, threshold=threshold)
@@ -143,7 +158,58 @@ def draw_group(title: str, curves: Sequence[Curve], *, threshold: float | None =
         fig.savefig(buf, format="png")
         return buf.getvalue(), left_out
     finally:
-        plt.close(fig)
+        _pyplot().close(fig)
+
+
+def figure_key(title: str, curves: Sequence[Curve], threshold: float | None) -> str:
+    """Return the sha256 of everything that decides a figure's PNG: its data, its style and the drawing code."""
+    parts = {
+        "title": title,
+        "curves": [{"type": type(c).__name__, **vars(c)} | _extra(c) for c in curves],  # vars: no deep copy
+        "threshold": threshold,
+        "code": _source_digest(),
+        "matplotlib": version("matplotlib"),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def _extra(curve: Curve) -> dict[str, Any]:
+    """Return the optional drawing attributes a curve may carry (``kind``, ``threshold``)."""
+    return {k: getattr(curve, k) for k in ("kind", "threshold") if hasattr(curve, k)}
+
+
+_DIGEST: list[str] = []
+
+
+def _source_digest() -> str:
+    if not _DIGEST:
+        _DIGEST.append(hashlib.sha256(Path(__file__).read_bytes()).hexdigest())
+    return _DIGEST[0]
+
+
+def cached_group(
+    title: str, curves: Sequence[Curve], *, threshold: float | None = None, cache: Path | None = None
+) -> tuple[bytes, int]:
+    """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before.
+
+    An entry is the count of values left out, a newline, then the PNG; one that cannot be read
+    is drawn again and replaced.
+    """
+    if cache is None:
+        return draw_group(title, curves, threshold=threshold)
+    path = cache / f"{figure_key(title, curves, threshold)}.png"
+    try:
+        head, png = path.read_bytes().split(b"\n", 1)
+        if png.startswith(b"\x89PNG"):
+            return png, int(head)
+    except (OSError, ValueError):
+        pass
+    png, left_out = draw_group(title, curves, threshold=threshold)
+    try:
+        write_atomic(path, f"{left_out}\n".encode() + png)
+    except OSError:
+        pass  # a cache that cannot be written costs a redraw next time, never the figure
+    return png, left_out
 
 
 def figure(title: str, curves: Sequence[Curve], *, threshold: float | None = None) -> tuple[Figure, int]:
@@ -156,6 +222,7 @@ def figure(title: str, curves: Sequence[Curve], *, threshold: float | None = Non
     for c in curves:
         by_name.setdefault(c.name, []).append(c)
     level = _threshold(curves, threshold)
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     try:
         lows: list[np.ndarray] = []
@@ -224,12 +291,14 @@ def draw_figures(
     *,
     enabled: bool = True,
     thresholds: Mapping[tuple[str, str], float] | None = None,
+    cache: Path | None = None,
 ) -> Figures:
     """Write one PNG per (claim, curve group) into ``folder``; never raise for one figure.
 
     ``thresholds`` maps (claim id, group) to a level drawn on that figure. A figure that fails
     to draw is skipped and listed in ``problems``; values left out are listed in ``notes``.
-    ``enabled=False`` writes nothing and returns an empty result.
+    ``enabled=False`` writes nothing and returns an empty result. With ``cache`` (a folder), a
+    figure whose data and style are unchanged is copied from it (``cached_group``).
     """
     out = Figures()
     if not enabled:
@@ -242,7 +311,8 @@ def draw_figures(
         for group, curves in groups.items():
             title = group if group.startswith(r.claim_id) else f"{r.claim_id}: {group}"
             try:
-                png, left_out = draw_group(title, curves, threshold=(thresholds or {}).get((r.claim_id, group)))
+                level = (thresholds or {}).get((r.claim_id, group))
+                png, left_out = cached_group(title, curves, threshold=level, cache=cache)
                 path = folder / figure_name(r.claim_id, group)
                 write_atomic(path, png)
             except Exception as e:  # one bad figure must not cost the report

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from claimcheck.fingerprint import Engine, code_fingerprint
+from claimcheck.progress import ProgressReporter
 from claimcheck.protocol import ClaimProtocol, block_seed
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
@@ -87,3 +88,13 @@ def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
         fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)
         _CODE[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}
     return _CODE[key]
+
+
+def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
+    """Return the reporter of the session's progress: each claim's units planned from its protocol's seeds."""
+
+    def claim_of(item: pytest.Item) -> str | None:
+        meta = claim_meta(item)
+        return None if meta is None else meta[0]
+
+    return ProgressReporter(config, claim_of, lambda item: unit_seeds(s, claim_protocol_of(item)))

@@ -28,6 +28,7 @@ from claimcheck.markers import (
     claim_code,
     claim_meta,
     claim_protocol_of,
+    progress_reporter,
     record_for,
     unit_seeds,
 )
@@ -92,8 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     store = ResultCache(None if settings.cache == "off" else settings.cache_dir or default_cache_dir())
     if settings.cache == "clear" and not worker:
         store.clear()
@@ -105,6 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
         places = ctl.places_of(config, settings)
         engine = config.stash[ENGINE_KEY]
         config.stash[CONTROLLER_KEY] = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+        config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
     config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
 
 

@@ -226,8 +226,8 @@ class Control:
     A *positive* control is a case where the claim holds by construction, so the instrument must
     see it: it is decided as its part would be (the pass rate against the part's bar, a mean or
     estimate against the part's threshold; ``max_pass_rate`` plays no role). It passes as required
-    when shown to hold, and makes the claim ERROR when shown to fail: the instrument is blind there,
-    so a NOT REPRODUCED from it would say nothing. It does not count among the discriminating controls.
+    when shown to hold, and makes the claim INCONCLUSIVE when shown to fail: the instrument is blind
+    there, so no verdict from it would say anything. It does not count among the discriminating controls.
     """
 
     name: str

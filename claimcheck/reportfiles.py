@@ -87,8 +87,12 @@ def write_report(
     baseline_source: str = "",
     tolerance: Tolerance = DEFAULT_TOLERANCE,
     figures: bool = True,
+    figure_cache: Path | None = None,
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
+
+    ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
+    figure is copied from it instead of drawn.
 
     Nothing optional decides whether the report is written: a comparison or a figure that fails
     is named in the report instead. The set is staged and committed under one lock
@@ -107,7 +111,7 @@ def write_report(
     try:
         with _report_lock(path):
             recover(path)
-            _write_set(run, path, written, extra, figures)
+            _write_set(run, path, written, extra, figures, figure_cache)
     except OSError as e:
         where = f" ({e.filename})" if e.filename else ""
         raise ReportWriteError(
@@ -123,7 +127,9 @@ def write_report(
     return written
 
 
-def _write_set(run: RunData, path: Path, written: Written, extra: list[str], figures: bool) -> None:
+def _write_set(
+    run: RunData, path: Path, written: Written, extra: list[str], figures: bool, figure_cache: Path | None
+) -> None:
     """Stage the sidecar, the figures and the markdown, then commit them (the lock is held)."""
     for target in (path, written.json):
         why = foreign(path, target)
@@ -136,7 +142,7 @@ def _write_set(run: RunData, path: Path, written: Written, extra: list[str], fig
     try:
         write_atomic(stage / written.json.name, dumps(run))
         try:  # figures never decide the outcome
-            drawn = draw_figures(run, stage / folder.name, enabled=figures)
+            drawn = draw_figures(run, stage / folder.name, enabled=figures, cache=figure_cache)
             written.problems += drawn.problems + drawn.notes
             written.figures = _placeable(path, [folder / p.name for p in drawn.written], written.problems)
         except Exception as e:

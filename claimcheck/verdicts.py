@@ -29,7 +29,9 @@ from claimcheck.stats import Proportion, Spread, bonferroni, holm, spread
 
 Outcome = Literal["passed", "error", "skipped"]
 # A control's status: a negative control fails as required or passes too often; a positive one
-# (``Control.kind == "positive"``) passes as required or fails too often. The second of each makes the claim ERROR.
+# (``Control.kind == "positive"``) passes as required or fails too often. A negative control that passes too
+# often makes the claim ERROR (the check accepts what the claim excludes); a positive one that fails too often
+# makes it INCONCLUSIVE (the check cannot see the effect, so it decides nothing either way).
 ControlStatus = Literal["fails as required", "passes too often", "passes as required", "fails too often", "undecided"]
 CANNOT_DISCRIMINATE = ("passes too often", "fails too often")
 
@@ -290,7 +292,8 @@ def protocol_of(tests: Sequence[TestOutcome], units: int = 0) -> ClaimProtocol:
 def decide(tests: list[TestOutcome], protocol: ClaimProtocol | None = None, missing: Sequence[str] = ()) -> ClaimResult:
     """Return the claim's verdict, parts, controls and reason, from all of its tests.
 
-    ERROR wins (a crash, a control that passes too often, no claim statistic, no control);
+    ERROR wins (a crash, a control that passes too often, no claim statistic, no control); a positive
+    control shown to fail makes it INCONCLUSIVE (the instrument is blind);
     SKIPPED when nothing ran; then the parts decide: NOT REPRODUCED if any part is, REPRODUCED if
     all are and every control failed as required, INCONCLUSIVE otherwise (an undecided control or
     part, or tests of the claim that did not run: ``missing``).
@@ -358,9 +361,9 @@ def _claim_verdict(
         if c.kind == "positive":
             rate = c.rate.format() if c.rate else "its estimate missed the claim's threshold"
             return (
-                Verdict.ERROR,
+                Verdict.INCONCLUSIVE,
                 f"the instrument is blind: positive control '{c.name}', where the claim holds by construction, "
-                f"was shown to fail ({rate}); a verdict from this check would say nothing",
+                f"was shown to fail ({rate}); this check cannot decide the claim here",
             )
         rate = c.rate.format() if c.rate else "its estimate met the claim's threshold"
         return (

@@ -13,7 +13,7 @@ a rate. The rate of a run is that of its excess over its own floor on the steady
 to a higher end is a stall and earns nothing. The discriminating control relabels runs that differ
 only in their initialisation by their starting loss, which fools a measure divided by L_0 (C5 v2's).
 The positive control runs one init at step sizes 1..2 x mu, a speed-up by construction that the
-instrument must see; where it does not, the claim is ERROR (the instrument is blind there), as it
+instrument must see; where it does not, the claim is INCONCLUSIVE (the instrument is blind there), as it
 is on the exploratory pool (docs/claims/c5.md).
 """
 

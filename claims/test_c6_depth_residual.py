@@ -31,20 +31,14 @@ from claimcheck.errors import DataUnavailable
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
+from claimcheck.store import ResultCache
 from qin2025.calibration.depth import advantage_families, trend_families
 from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
 from qin2025.decisions import TREND as SLOPE
 from qin2025.decisions import advantage_decision, advantage_name, mean_step_error, trend_decision
-from qin2025.encoder import (
-    EncoderConfig,
-    Pretrained,
-    load_pretrained,
-    read_reference,
-    reference_max_abs_diff,
-    sha256_file,
-)
-from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, prepare
+from qin2025.encoder import EncoderConfig, Pretrained, load_pretrained
+from qin2025.finetune import FinetuneConfig, FinetuneRun, cached_finetune, check_reference, prepare
 from qin2025.trainer import Trainer
 
 DEPTHS = (1, 2, 3, 4, 5, 6)  # every depth any budget runs; a budget's grid picks some
@@ -174,13 +168,14 @@ def pretrained(claim_settings: Settings) -> Pretrained:
 
 
 @pytest.fixture(scope="module")
-def sst2_path(claim_settings: Settings, pretrained: Pretrained) -> Path:
+def sst2_path(claim_settings: Settings, pretrained: Pretrained, claim_store: ResultCache) -> Path:
     """Find SST-2's train split in the data directory or skip C6 with the fix; check its labels carry sentiment."""
     try:
         path = find_sst2(claim_settings.data_dir, "train")
     except DataUnavailable as e:
         pytest.skip(f"C6 needs SST-2 (data dir {claim_settings.data_dir}, from {claim_settings.data_dir_source}): {e}")
-    check_sst2_data(pretrained, claim_settings.data_dir, path)  # Sst2SanityError: C6 errors with the reason
+    # Sst2SanityError: C6 errors with the reason
+    check_sst2_data(pretrained, claim_settings.data_dir, path, claim_store)
     return path
 
 
@@ -212,18 +207,17 @@ def _run_seed(pre: Pretrained, path: Path, grid: Grid, seed: int, trainer: Train
     return runs
 
 
-def _check_encoder(rec: ClaimRecorder, pre: Pretrained) -> None:
+def _check_encoder(rec: ClaimRecorder, pre: Pretrained, trainer: Trainer) -> None:
     """Hold the compact encoder to the reference embeddings; a miss raises (the premise fails)."""
-    ref = read_reference(REFERENCE)
-    on = reference_max_abs_diff(pre, ref, 6, 1.0)
-    off = reference_max_abs_diff(pre, ref, 6, 0.0)
+    found = check_reference(trainer, pre, REFERENCE, 6)
+    on, off = found.on, found.off
     rec.note(
         f"encoder: max |embedding - reference| at 6 layers, mean-pooled, vs transformers.BertModel: {on:.3g} "
         f"(tolerance {ENCODER_TOL:g}); with residuals off it misses by {off:.3g}, so the comparison can fail"
     )
     if not on <= ENCODER_TOL:
         raise AssertionError(f"the compact encoder misses the reference by {on:.3g} > {ENCODER_TOL:g}: not BERT")
-    if sha256_file(pre.directory / "model.safetensors") != ref.model_sha256:
+    if not found.same_weights:
         rec.note(f"model.safetensors in {pre.directory} is not the file the reference was made from")
 
 
@@ -257,7 +251,7 @@ def test_c6_residuals_win_as_depth_grows(
     sst2_path: Path,
 ) -> None:
     rec, grid, seeds = claim_record, GRIDS[claim_budget.scale], claim_seeds
-    _check_encoder(rec, pretrained)
+    _check_encoder(rec, pretrained, claim_train)
     all_runs = [_run_seed(pretrained, sst2_path, grid, s, claim_train) for s in seeds]
     rec.set_regime(
         "SST-2",

@@ -24,7 +24,7 @@ from claimcheck.errors import ConfigError
 from qin2025.data.synthetic import TensorData
 from qin2025.matrixwise import project
 from qin2025.model import ModelConfig, Params, forward, init_params
-from qin2025.train import PowerIteration, TrainConfig, Trajectory, TrajectoryLog, sigma_extremes, step_size
+from qin2025.train import Lanczos, TrainConfig, Trajectory, TrajectoryLog, sigma_extremes, step_size
 
 # What every run of a batch must share; everything else (seed, beta, ffn_residual, init gains,
 # data values, steps, step size, power iteration, floor, sigma schedule) may differ per run.
@@ -149,28 +149,12 @@ def top_eigenvalues(stack: Stack, cfg: ModelConfig, runs: Sequence[Run]) -> list
     """Return each run's top Hessian eigenvalue at the stack's parameters, as ``hessian_top_eigenvalue``.
 
     Every run starts from the vector its own seed draws and stops by its own rule (its
-    ``power_iters`` and ``power_tol``); a stopped run is frozen. A run whose dominant eigenvalue
-    is negative iterates again on H + |lambda| I, as the one-run engine does.
+    ``power_iters`` and ``power_tol``, the same ``Lanczos`` steps); a stopped run is frozen.
     """
     size = sum(p[0].numel() for p in stack.params.values())
-    gens = [torch.Generator().manual_seed(run.seed) for run in runs]
-    states = [PowerIteration(size, g, stack.x, 0.0, run.train.power_tol) for g, run in zip(gens, runs, strict=True)]
+    states = [Lanczos(size, torch.Generator().manual_seed(run.seed), stack.x, run.train.power_tol) for run in runs]
     counts = [0] * len(runs)
-    found: dict[int, float] = {}
-
-    def settle(i: int) -> None:
-        """Move run i on once its iteration stops: to its second pass, or to ``found``."""
-        state, cap = states[i], runs[i].train.power_iters
-        if not (state.done or counts[i] >= cap):
-            return
-        if state.shift == 0.0 and state.value < 0:
-            states[i], counts[i] = PowerIteration(size, gens[i], stack.x, abs(state.value), state.tol), 0
-            settle(i)
-        else:
-            found[i] = state.value
-
-    for i in range(len(runs)):
-        settle(i)
+    found = {i: states[i].value for i, run in enumerate(runs) if run.train.power_iters < 1}  # no product to take
     while len(found) < len(runs):
         stack = stack.keep([k for k, row in enumerate(stack.rows) if row not in found])
         hvp = _hvp(stack, cfg)
@@ -180,7 +164,8 @@ def top_eigenvalues(stack: Stack, cfg: ModelConfig, runs: Sequence[Run]) -> list
                 if row not in found:
                     states[row].update(hv[k])
                     counts[row] += 1
-                    settle(row)
+                    if states[row].done or counts[row] >= runs[row].train.power_iters:
+                        found[row] = states[row].value
     return [found[i] for i in range(len(runs))]
 
 

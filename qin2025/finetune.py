@@ -38,6 +38,8 @@ from qin2025.encoder import (
     encode,
     layer_params,
     mean_pool,
+    read_reference,
+    reference_max_abs_diff,
     sha256_file,
     tokenize,
 )
@@ -225,9 +227,44 @@ def finetune(
     )
 
 
+def weights_sha256(pre: Pretrained) -> str:
+    """Return the sha256 of ``pre``'s model.safetensors (hashed once per file state in a process)."""
+    path = pre.directory / "model.safetensors"
+    st = path.stat()
+    return _sha256_of(path, st.st_size, st.st_mtime_ns)
+
+
 @functools.cache
-def _weights_sha256(path: Path) -> str:
+def _sha256_of(path: Path, size: int, mtime_ns: int) -> str:
     return sha256_file(path)
+
+
+@dataclass(frozen=True)
+class ReferenceCheck:
+    """How far the compact encoder is from the reference embeddings, with residuals on and off."""
+
+    on: float  # max |mean-pooled embedding - reference| with every residual add (BertModel)
+    off: float  # the same with the residual adds off: the comparison's power to fail
+    same_weights: bool  # model.safetensors is the file the reference was made from
+
+
+def check_reference(trainer: Trainer, pre: Pretrained, path: Path, depth: int) -> ReferenceCheck:
+    """Return ``reference_max_abs_diff`` at ``depth`` with residuals on and off, through the trainer's cache.
+
+    The key holds the fixture's and the weights' sha256 and the engine's identity, so a warm run
+    reads the two numbers instead of running the encoder twice.
+    """
+    weights = weights_sha256(pre)
+    parts = {"kind": "encoder-reference", "reference": sha256_file(path), "weights": weights, "depth": depth}
+    parts |= {"tokenizer": pre.tokenizer_sha256}
+
+    def compute() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        ref = read_reference(path)
+        on, off = (reference_max_abs_diff(pre, ref, depth, r) for r in (1.0, 0.0))
+        return {}, {"on": on, "off": off, "same_weights": weights == ref.model_sha256}
+
+    meta = trainer.memo(parts, compute)[1]
+    return ReferenceCheck(float(meta["on"]), float(meta["off"]), bool(meta["same_weights"]))
 
 
 def cached_finetune(
@@ -240,9 +277,9 @@ def cached_finetune(
     cfg = replace(cfg, device=trainer.device)
     parts = {
         "kind": "finetune",
-        "weights": _weights_sha256(pre.directory / "model.safetensors"),
+        "weights": weights_sha256(pre),
         "encoder": enc_cfg.to_dict(),
-        "train": asdict(cfg),
+        "train": asdict(cfg) | {"device": torch.device(cfg.device).type},  # a device type shares its entries
         "data": fingerprint_tensors(data.x, data.mask, data.y),
         "head_seed": head_seed,
     }

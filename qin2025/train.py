@@ -2,7 +2,7 @@
 
 ``train(model_cfg, train_cfg, data, seed) -> Trajectory``. The step size is either a number or a
 fraction of the local stability bound 2 / lambda_max, where lambda_max is the top eigenvalue of the
-loss Hessian at initialisation, measured by power iteration on Hessian-vector products.
+loss Hessian at initialisation, measured by Lanczos on Hessian-vector products.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig, Params, squared_loss
 from qin2025.usermodel import PAPER, ModelSpec
 
-ENGINE_VERSION = "2"  # 2: no per-step gradient norm (it cost ~40 us a step and nothing read it)
+ENGINE_VERSION = "3"  # 3: lambda_max by Lanczos (2: no per-step gradient norm; 1: the first engine)
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -30,8 +30,8 @@ class TrainConfig:
     steps: int = 200  # GD steps T; the trajectory holds T + 1 losses
     lr: float | None = None  # absolute step size mu; exactly one of lr, lr_fraction
     lr_fraction: float | None = 0.5  # mu = lr_fraction * 2 / lambda_max(Hessian at init)
-    power_iters: int = 200  # cap on power-iteration steps for lambda_max
-    power_tol: float = 1e-7  # stop when the Rayleigh quotient changes by less (relative)
+    power_iters: int = 200  # cap on Hessian-vector products (Lanczos steps) for lambda_max
+    power_tol: float = 1e-7  # stop when the estimate of lambda_max changes by less (relative)
     sigma_every: int = 0  # record sigma(Z) every k steps (0: at the first and last step only)
     rel_floor: float = 1e-24  # stop early once loss <= rel_floor * loss_0 (float64 noise floor)
     dtype: str = "float64"
@@ -90,39 +90,73 @@ def _flat(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([t.reshape(-1) for t in tensors])
 
 
-class PowerIteration:
-    """Hold one run's power iteration on H + shift I: the vector, the Rayleigh quotient, the stop rule.
+class Lanczos:
+    """Hold one run's Lanczos iteration for the top eigenvalue of a symmetric H: its basis and its stop rule.
 
     ``hessian_top_eigenvalue`` and the batched engine both step it, so both stop by the same rule
     and return the same number. The start vector is the next ``size`` normals drawn from the CPU
-    ``generator``, in the dtype and on the device of ``like``.
+    ``generator``, in the dtype and on the device of ``like``. Each step takes H v for the last
+    basis vector ``v``, orthogonalises it against the whole basis (twice: the basis stays
+    orthonormal to rounding), and extends the tridiagonal T = Q^T H Q. The estimate is the top
+    eigenvalue of T (a Ritz value), which rises monotonically towards the top eigenvalue of H: the
+    largest, not the largest in magnitude, so no shifted second pass is needed. It stops once the
+    estimate changes by at most ``tol`` (relative), or when the basis spans an invariant subspace
+    (the estimate is then exact). After ``RESTART`` vectors the iteration restarts from its best
+    Ritz vector, which bounds the memory at ``RESTART`` vectors of the parameters' size.
     """
 
-    def __init__(self, size: int, generator: torch.Generator, like: torch.Tensor, shift: float, tol: float) -> None:
-        self.v = torch.randn(size, generator=generator, dtype=like.dtype).to(like.device)
-        self.v /= self.v.norm()
-        self.shift = shift
+    RESTART = 40
+
+    def __init__(self, size: int, generator: torch.Generator, like: torch.Tensor, tol: float) -> None:
+        v = torch.randn(size, generator=generator, dtype=like.dtype).to(like.device)
         self.tol = tol
-        self.lam = 0.0  # Rayleigh quotient of H + shift I at the last step
-        self.done = False  # converged, or H + shift I sent v to zero
-        self.zero = False
+        self._start(v / v.norm())
+        self.lam = 0.0  # the estimate after the last step
+        self.done = False  # converged, or the basis spans an invariant subspace
+
+    def _start(self, v: torch.Tensor) -> None:
+        self.v = v  # the vector whose product H v the next step takes
+        self.basis: list[torch.Tensor] = [v]
+        self.alphas: list[float] = []
+        self.betas: list[float] = []
 
     def update(self, hv: torch.Tensor) -> None:
-        """Take one step given ``hv`` = H v; set ``done`` once the quotient changes by at most tol (relative)."""
-        w = hv + self.shift * self.v
-        new = float(self.v @ w)
-        norm = w.norm()
-        if norm == 0:
-            self.zero = self.done = True
-            return
-        self.v = w / norm
-        self.done = abs(new - self.lam) <= self.tol * abs(new)
+        """Take one step given ``hv`` = H v; set ``done`` once the estimate changes by at most tol (relative)."""
+        w = hv.clone()  # a fresh, aligned vector: the products below round alike in every engine
+        self.alphas.append(float(self.v @ w))
+        q = torch.stack(self.basis)  # (k, size)
+        for _ in range(2):
+            w -= q.T @ (q @ w)
+        beta = float(w.norm())
+        theta, vectors = np.linalg.eigh(_tridiagonal(self.alphas, self.betas))
+        new = float(theta[-1])
+        invariant = not beta > 1e-12 * max(abs(new), abs(float(theta[0])), 1e-300)
+        self.done = invariant or (len(self.alphas) > 1 and abs(new - self.lam) <= self.tol * abs(new))
         self.lam = new
+        if self.done:
+            return
+        if len(self.basis) < self.RESTART:
+            self.betas.append(beta)
+            self.v = w / beta
+            self.basis.append(self.v)
+        else:  # restart from the best Ritz vector, H-estimate kept
+            ritz = q.T @ torch.as_tensor(vectors[:, -1], dtype=q.dtype, device=q.device)
+            self._start(ritz / ritz.norm())
 
     @property
     def value(self) -> float:
-        """Return the eigenvalue estimate of H (the shift taken off)."""
-        return -self.shift if self.zero else self.lam - self.shift
+        """Return the estimate of the top eigenvalue of H."""
+        return self.lam
+
+
+def _tridiagonal(alphas: list[float], betas: list[float]) -> np.ndarray:
+    """Return the symmetric tridiagonal matrix with diagonal ``alphas`` and off-diagonal ``betas``."""
+    k = len(alphas)
+    t = np.diag(np.asarray(alphas, dtype=np.float64))
+    if k > 1:
+        off = np.asarray(betas[: k - 1], dtype=np.float64)
+        t += np.diag(off, 1) + np.diag(off, -1)
+    return t
 
 
 def hessian_top_eigenvalue(
@@ -135,10 +169,10 @@ def hessian_top_eigenvalue(
     seed: int = 0,
     model: ModelSpec = PAPER,
 ) -> float:
-    """Return the largest eigenvalue of the loss Hessian at ``params`` by power iteration.
+    """Return the largest eigenvalue of the loss Hessian at ``params`` by Lanczos on Hessian-vector products.
 
-    Uses Hessian-vector products (double backward). If the dominant eigenvalue in magnitude is
-    negative, iterates again on H + |lambda| I to find the top (most positive) one.
+    Uses Hessian-vector products (double backward), at most ``iters`` of them, stopping once the
+    estimate changes by at most ``tol`` (relative); see ``Lanczos``.
     """
     names = list(params)
     leaves = [params[k].detach().clone().requires_grad_(True) for k in names]
@@ -152,20 +186,12 @@ def hessian_top_eigenvalue(
         )
         return _flat(list(hv))
 
-    gen = torch.Generator().manual_seed(seed)
-
-    def power(shift: float) -> float:
-        state = PowerIteration(flat_grad.numel(), gen, flat_grad, shift, tol)
-        for _ in range(iters):
-            state.update(hvp(state.v))
-            if state.done:
-                break
-        return state.value
-
-    lam = power(0.0)
-    if lam < 0:
-        lam = power(abs(lam))
-    return lam
+    state = Lanczos(flat_grad.numel(), torch.Generator().manual_seed(seed), flat_grad, tol)
+    for _ in range(iters):
+        state.update(hvp(state.v))
+        if state.done:
+            break
+    return state.value
 
 
 def sigma_extremes(z_list: list[torch.Tensor]) -> tuple[list[float], list[float]]:

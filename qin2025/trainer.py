@@ -8,14 +8,20 @@ that other code computed.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
 from claimcheck.deadline import deadline
+from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, split
 from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
 from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
@@ -58,12 +64,13 @@ def train_key(
     model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec = PAPER
 ) -> dict[str, Any]:
     """Return everything that decides a training result."""
+    device_type = torch.device(train_cfg.device).type  # cuda:0 and cuda:1 (cpu and cpu:0) share entries
     return {
         "kind": "train",
         "impl": model.identity,
         "model": model_cfg.to_dict(),
-        "train": train_cfg.to_dict(),
-        "device_type": torch.device(train_cfg.device).type,
+        "train": train_cfg.to_dict() | {"device": device_type},
+        "device_type": device_type,
         "dtype": train_cfg.dtype,
         "data": data.fingerprint,
         "seed": seed,
@@ -104,6 +111,29 @@ class Trainer:
             return {}, {"lambda_max": lam}
 
         return float(self.memo(parts, compute)[1]["lambda_max"])
+
+    def call(self, fn: Callable[..., Mapping[str, Any]], **inputs: Any) -> Arrays:
+        """Return ``fn(self.model, **inputs)`` as arrays through the cache: for computations that train nothing.
+
+        For a measurement a claim makes without training (a spectral sweep, a probe). The key holds
+        the engine's identity, ``fn``'s name and the sha256 of the file that defines it (so editing a
+        claim module recomputes that module's entries only), the model's identity and ``inputs``,
+        which must be JSON (numbers, strings, lists). ``fn`` is not given the device: it computes
+        where its own tensors are (the CPU), so a CPU and a GPU session share its entries. It returns
+        a mapping of names to arrays (or to what ``numpy.asarray`` makes one of).
+        """
+        parts = {
+            "kind": "call",
+            "fn": f"{fn.__module__}.{fn.__qualname__}",
+            "code": _file_digest(fn),
+            "impl": self.model.identity,
+            "inputs": inputs,
+        }
+
+        def compute() -> tuple[Arrays, Meta]:
+            return {k: np.asarray(v) for k, v in fn(self.model, **inputs).items()}, {}
+
+        return self.memo(parts, compute)[0]
 
     def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
         """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
@@ -179,6 +209,19 @@ class Trainer:
         self.counts.add(self.cache.counts)
         self.counts.add(before, sign=-1)
         return result
+
+
+def _file_digest(fn: Callable[..., Any]) -> str:
+    """Return the sha256 of the file defining ``fn`` (read once per process: a running module's source is fixed)."""
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        raise ConfigError(f"Trainer.call needs a function defined in a file, got {fn!r}")
+    return _sha256_of(path)
+
+
+@functools.cache
+def _sha256_of(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _model_of(parts: Mapping[str, Any]) -> str:

@@ -128,3 +128,43 @@ def test_figures_can_be_turned_off(tmp_path: Path) -> None:
     result = draw_figures(_run(Curve("a", [1.0, 2.0])), tmp_path / "figs", enabled=False)
     assert result.written == [] and not (tmp_path / "figs").exists()
     assert draw(_run(Curve("a", [1.0, 2.0])), tmp_path / "figs", enabled=False) == []
+
+
+def test_an_unchanged_figure_is_copied_from_the_cache_not_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    curves = [Curve("loss", [1.0, 0.5, 0.25]), Curve("loss", [1.0, float("inf"), 0.2])]
+    png, left_out = figures.cached_group("C1: loss per GD step", curves, cache=tmp_path)
+    assert png.startswith(b"\x89PNG") and left_out == 1
+
+    def no_drawing(*args: object, **kwargs: object) -> tuple[bytes, int]:
+        raise AssertionError("drawn again")
+
+    monkeypatch.setattr(figures, "draw_group", no_drawing)
+    assert figures.cached_group("C1: loss per GD step", curves, cache=tmp_path) == (png, 1)
+    with pytest.raises(AssertionError, match="drawn again"):  # other data: another figure
+        figures.cached_group("C1: loss per GD step", [Curve("loss", [1.0, 0.4])], cache=tmp_path)
+    with pytest.raises(AssertionError, match="drawn again"):  # another threshold
+        figures.cached_group("C1: loss per GD step", curves, threshold=0.5, cache=tmp_path)
+
+
+def test_a_damaged_cached_figure_is_drawn_again(tmp_path: Path) -> None:
+    curves = [Curve("loss", [1.0, 0.5])]
+    png, _ = figures.cached_group("C1: loss per GD step", curves, cache=tmp_path)
+    (entry,) = tmp_path.glob("*.png")
+    entry.write_bytes(b"0\nnot a png")
+    assert figures.cached_group("C1: loss per GD step", curves, cache=tmp_path) == (png, 0)
+    assert entry.read_bytes().endswith(png)
+
+
+def test_drawing_figures_with_a_cache_writes_the_same_files(tmp_path: Path) -> None:
+    run = _run(
+        Curve("loss", [1.0, 0.5], group="loss per GD step"), Curve("rate", [0.1, 0.2], [1.0, 2.0], group="rate vs d")
+    )
+    plain = draw_figures(run, tmp_path / "plain")
+    cold = draw_figures(run, tmp_path / "cold", cache=tmp_path / "cache")
+    warm = draw_figures(run, tmp_path / "warm", cache=tmp_path / "cache")
+    names = [[p.name for p in f.written] for f in (plain, cold, warm)]
+    assert names[0] == names[1] == names[2] and names[0]
+    for a, b in zip(cold.written, warm.written, strict=True):
+        assert a.read_bytes() == b.read_bytes()

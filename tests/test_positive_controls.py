@@ -1,7 +1,8 @@
-"""Positive controls: where the claim holds by construction, the check must see it, or the claim is ERROR.
+"""Positive controls: where the claim holds by construction, the check must see it, or the claim is INCONCLUSIVE.
 
 A positive control (``Control(kind="positive")``) is decided as its part would be. Shown to hold,
-it passes as required; shown to fail, the instrument is blind and the claim is ERROR; undecided, a
+it passes as required; shown to fail, the instrument is blind and the claim is INCONCLUSIVE (the check ran as
+written and cannot see; ERROR is kept for a negative control that passes too often); undecided, a
 failing part cannot make the claim NOT REPRODUCED. Decided here through ``verdicts.decide``, the
 controller's function, and once from outside with pytester for the report.
 """
@@ -65,16 +66,17 @@ def test_a_failing_part_is_not_reproduced_when_the_positive_controls_show_the_ch
     assert r.family == 5  # two parts, one negative and two positive controls: each a "fails" hypothesis
 
 
-def test_a_positive_control_shown_to_fail_makes_the_claim_an_error() -> None:
+def test_a_positive_control_shown_to_fail_makes_the_claim_inconclusive() -> None:
     r = _decide(LOW, LOW, SEEN)
-    assert r.verdict is Verdict.ERROR
+    assert r.verdict is Verdict.INCONCLUSIVE
     assert _status(r, "sees b") == "fails too often"
     assert "the instrument is blind: positive control 'sees b'" in r.reason
 
 
 def test_a_positive_control_on_a_pass_rate_part_is_decided_against_the_parts_bar() -> None:
     r = _decide(HIGH, HIGH, UNSEEN)
-    assert _status(r, "sees r") == "fails too often" and r.verdict is Verdict.ERROR
+    assert _status(r, "sees r") == "fails too often" and r.verdict is Verdict.INCONCLUSIVE
+    assert "the instrument is blind" in r.reason
     rate = next(c.rate for c in r.controls if c.name == "sees r")
     assert rate is not None and rate.passed == 0 and rate.n == 20
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from claimcheck.errors import DataError, DataUnavailable
+from claimcheck.store import ResultCache
 from qin2025.data.jena import FEATURES, load_jena
 from qin2025.data.jena_sanity import JenaSanityError, check_jena
 from qin2025.data.known import PUBLISHED, Published, folder_provenance, provenance
@@ -189,3 +190,19 @@ def test_faulty_sst2_fails_the_probe(pretrained: Pretrained, fault: str) -> None
         faulty = Sst2Split(text, train.labels, train.path)
     with pytest.raises(Sst2SanityError, match=r"the labels do not follow the sentences' sentiment: a linear probe"):
         check_sst2(pretrained, faulty, dev)
+
+
+@needs_sst2
+def test_the_probe_runs_once_per_data_file_and_its_result_is_held_every_time(
+    pretrained: Pretrained, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qin2025.data import sst2_sanity
+
+    cache = ResultCache(tmp_path)
+    first = check_sst2_data(pretrained, SHARED, SST2_TRAIN, cache)
+    monkeypatch.setattr(sst2_sanity, "probe_sst2", lambda *a, **k: pytest.fail("the probe ran again"))
+    assert check_sst2_data(pretrained, SHARED, SST2_TRAIN, cache) == first
+    assert (cache.counts.computed, cache.counts.cached) == (1, 1)
+    monkeypatch.setattr(sst2_sanity, "MIN_ACCURACY", first.accuracy + 0.01)  # the bar is held on a cached result
+    with pytest.raises(Sst2SanityError, match="the labels do not follow"):
+        check_sst2_data(pretrained, SHARED, SST2_TRAIN, cache)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,17 +14,21 @@ from tokenizers.models import WordPiece
 from tokenizers.pre_tokenizers import Whitespace
 
 from claimcheck.errors import ConfigError
+from claimcheck.store import ResultCache
 from qin2025 import encoder
 from qin2025.data.sst2 import Sst2Sample
 from qin2025.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained
 from qin2025.finetune import (
     FinetuneConfig,
+    cached_finetune,
+    check_reference,
     finetune,
     hessian_spectral_radius,
     init_head,
     objective,
     prepare,
 )
+from qin2025.trainer import Trainer
 
 WORDS = ["[PAD]", "[UNK]", "good", "bad", "film", "plot", "dull", "fine"]
 
@@ -130,3 +135,41 @@ def test_prepare_embeds_each_sentence_and_maps_labels_to_signs(tiny: Pretrained)
     assert data.x.shape[0] == 4 and data.x.shape[2] == 4
     assert data.y.tolist() == [1.0, -1.0, -1.0, 1.0]
     assert data.mask.sum(1).tolist() == [2, 2, 3, 3]
+
+
+def test_fine_tuning_runs_on_the_trainer_s_device_with_the_same_numbers(tiny: Pretrained, tmp_path: Path) -> None:
+    data = prepare(tiny, _sample(), 8)
+    cfg = FinetuneConfig(steps=3)
+    on = cached_finetune(Trainer(ResultCache(None), device="cpu:0"), tiny, EncoderConfig.uniform(1), cfg, data, 0)
+    plain = cached_finetune(Trainer(ResultCache(None)), tiny, EncoderConfig.uniform(1), cfg, data, 0)
+    assert on.train["device"] == "cpu:0" and plain.train["device"] == "cpu"
+    np.testing.assert_array_equal(on.loss, plain.loss)
+    assert on.lr == plain.lr
+
+
+def test_the_encoder_reference_check_runs_once_per_weights_and_fixture(
+    tiny: Pretrained, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qin2025 import finetune as finetune_module
+
+    batch = encoder.tokenize(tiny, ["good film", "bad plot dull"], 8)
+    pooled = {1: encoder.sentence_embeddings(tiny, batch, EncoderConfig.uniform(1))}
+    fixture = tmp_path / "reference.json"
+    fixture.write_text(
+        json.dumps(
+            {
+                "sentences": ["good film", "bad plot dull"],
+                "input_ids": batch.input_ids.tolist(),
+                "attention_mask": batch.attention_mask.tolist(),
+                "mean_pooled": {"1": pooled[1].tolist()},
+                "model_sha256": "not these weights",
+                "tokenizer_sha256": tiny.tokenizer_sha256,
+            }
+        )
+    )
+    trainer = Trainer(ResultCache(tmp_path / "cache"))
+    first = check_reference(trainer, tiny, fixture, 1)
+    assert first.on == 0.0 and first.off > 0 and not first.same_weights
+    monkeypatch.setattr(finetune_module, "reference_max_abs_diff", lambda *a: pytest.fail("computed again"))
+    assert check_reference(trainer, tiny, fixture, 1) == first
+    assert (trainer.counts.computed, trainer.counts.cached) == (1, 1)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 from claimcheck.errors import ConfigError
 from claimcheck.store import ResultCache, decode, encode
@@ -258,3 +262,124 @@ def test_bad_cache_mode_names_the_option(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_t=CLAIM)
     result = pytester.runpytest("--claim-cache=maybe")
     result.stderr.fnmatch_lines(["*--claim-cache: expected one of on, off, clear, got 'maybe'*"])
+
+
+CALLED = """
+import numpy as np
+
+CALLS = []
+
+
+def measure(model, size):
+    CALLS.append(size)
+    return {"values": np.arange(float(size))}
+"""
+
+
+def _claim_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Write two claim-like modules, each with its own ``measure``, and import them afresh."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    modules = []
+    for name in ("claim_a", "claim_b"):
+        (tmp_path / f"{name}.py").write_text(CALLED)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        modules.append(importlib.import_module(name))
+    return modules
+
+
+def test_a_call_is_computed_once_per_code_and_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, _ = _claim_modules(tmp_path, monkeypatch)
+    trainer = Trainer(ResultCache(tmp_path / "cache"))
+    first = trainer.call(a.measure, size=3)
+    again = trainer.call(a.measure, size=3)
+    other = trainer.call(a.measure, size=4)
+    np.testing.assert_array_equal(first["values"], again["values"])
+    assert other["values"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert a.CALLS == [3, 4]
+    assert (trainer.counts.computed, trainer.counts.cached) == (2, 1)
+
+
+def test_editing_one_claim_module_recomputes_only_its_own_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qin2025 import trainer as trainer_module
+
+    a, b = _claim_modules(tmp_path, monkeypatch)
+    Trainer(ResultCache(tmp_path / "cache")).call(a.measure, size=3)
+    Trainer(ResultCache(tmp_path / "cache")).call(b.measure, size=3)
+    (tmp_path / "claim_a.py").write_text(CALLED + "\n# edited\n")
+    trainer_module._sha256_of.cache_clear()  # a new process reads the edited file
+    again = Trainer(ResultCache(tmp_path / "cache"))
+    again.call(a.measure, size=3)
+    again.call(b.measure, size=3)
+    assert (again.counts.computed, again.counts.cached) == (1, 1)
+    assert a.CALLS == [3, 3] and b.CALLS == [3]
+
+
+def test_a_call_is_keyed_by_the_engine_and_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qin2025 import trainer as trainer_module
+
+    a, _ = _claim_modules(tmp_path, monkeypatch)
+    Trainer(ResultCache(tmp_path / "cache")).call(a.measure, size=2)
+    monkeypatch.setattr(trainer_module, "engine_identity", lambda: {"engine": "other", "code": "other"})
+    moved = Trainer(ResultCache(tmp_path / "cache"))
+    moved.call(a.measure, size=2)
+    assert moved.counts.computed == 1
+
+
+# --- the GPU path on the CPU: a device string other than "cpu" that resolves to the CPU --------------
+
+DEVICE = "cpu:0"
+
+
+@pytest.fixture
+def moves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every device a tensor is moved to with ``Tensor.to`` (as written by the caller)."""
+    seen: list[str] = []
+    real = torch.Tensor.to
+
+    def to(self: torch.Tensor, *args: object, **kwargs: object) -> torch.Tensor:
+        for a in (*args, kwargs.get("device")):
+            if isinstance(a, (str, torch.device)):
+                seen.append(str(a))
+        return real(self, *args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(torch.Tensor, "to", to)
+    return seen
+
+
+def test_every_entry_point_of_the_engine_moves_its_tensors_to_the_configured_device(moves: list[str]) -> None:
+    from qin2025.checks import sharpness_along
+
+    runs = _runs()
+    on, plain = Trainer(ResultCache(None), device=DEVICE), Trainer(ResultCache(None))
+    alone = on(runs[0].model, runs[0].train, runs[0].data, runs[0].seed)
+    assert DEVICE in moves and alone.train["device"] == DEVICE
+    _assert_same_numbers(alone, plain(runs[0].model, runs[0].train, runs[0].data, runs[0].seed))
+    moves.clear()
+    batched = on.batch(runs)
+    assert DEVICE in moves and {t.train["device"] for t in batched} == {DEVICE}
+    for got, want in zip(batched, plain.batch(runs), strict=True):
+        _assert_same_numbers(got, want)
+    for name, measure in {
+        "lambda_max": lambda t: t.lambda_max(runs[0].model, runs[0].data, runs[0].seed),
+        "lambda_maxes": lambda t: t.lambda_maxes(runs),
+        "sharpness": lambda t: sharpness_along(t, alone, runs[0].model, runs[0].data, (2, 4)),
+    }.items():
+        moves.clear()
+        assert measure(on) == measure(plain), name
+        assert DEVICE in moves, name
+
+
+def _assert_same_numbers(got: Trajectory, want: Trajectory) -> None:
+    for name in ("loss", "sigma_min", "sigma_max"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+    assert (got.lr, got.lambda_max) == (want.lr, want.lambda_max)
+
+
+def test_a_device_of_the_same_type_reads_the_same_entries(tmp_path: Path) -> None:
+    runs = _runs()
+    Trainer(ResultCache(tmp_path)).batch(runs)
+    other = Trainer(ResultCache(tmp_path), device=DEVICE)
+    other.batch(runs)
+    assert (other.counts.computed, other.counts.cached) == (0, len(runs))

@@ -1,0 +1,145 @@
+"""Progress on long runs: per claim, units done of units planned and the time left, as lines on the terminal."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from claimcheck import progress
+from claimcheck.progress import Progress, clock_text, recorded_units
+
+TOY = """
+import time
+
+import pytest
+
+CLAIM = pytest.mark.claim("C9", "a toy claim", "toy")
+
+
+@CLAIM
+def test_each_seed(claim_record, claim_seed):
+    time.sleep(0.05)
+    claim_record.check("value", 0.5, "<=", 1.0, label="toy")
+
+
+@CLAIM
+def test_all_seeds(claim_record, claim_seeds):
+    time.sleep(0.05)
+    for s in claim_seeds:
+        claim_record.check("value", 0.5, "<=", 1.0, label="toy", unit=s)
+
+
+def test_not_a_claim():
+    pass
+"""
+EVERY_TEST = """
+import claimcheck.progress as progress
+
+progress.MIN_SECONDS = 0.0  # print a line for every test, however quick
+progress.LOG_EVERY = progress.TTY_EVERY = 0.0
+"""
+
+
+def test_a_claim_that_has_started_is_estimated_at_its_own_pace_and_the_rest_at_the_runs() -> None:
+    p = Progress(started=0.0)
+    for claim, units in (("C1", 10), ("C1", 10), ("C2", 5)):
+        p.plan(claim, units)
+    p.plan(None)  # a test of no claim
+    p.finish("C1", 10, 20.0)  # 2 s a unit
+    assert p.done_of_planned() == (10, 25, "units")
+    assert p.left() == pytest.approx(10 * 2.0 + 5 * 2.0)
+    p.finish("C2", 5, 1.0)  # C2 is done; C1 keeps its own pace
+    assert p.left() == pytest.approx(10 * 2.0)
+    line = p.line(30.0, tty=False, claim="C1")
+    assert line.startswith("claimcheck progress 60%: C1 10/20 units (1/2 tests, 20.0 s)")
+    assert "run 15/25 units, 0:30 elapsed, about 0:20 left" in line
+
+
+def test_a_claim_not_yet_started_is_estimated_at_its_pace_in_an_earlier_cold_run() -> None:
+    p = Progress(started=0.0, pace={"C6": 20.0})
+    p.plan("C1", 10)
+    p.plan("C6", 3)
+    p.finish("C1", 10, 5.0)
+    assert p.left() == pytest.approx(3 * 20.0)  # not 3 * 0.5, the run's pace so far
+    p.finish("C6", 3, 30.0, cold=False)  # read from the cache: not a pace to remember
+    assert p.paces() == {"C1": 0.5}
+
+
+def test_on_a_terminal_the_line_carries_a_bar() -> None:
+    p = Progress(started=0.0)
+    p.plan("C1", 4)
+    p.finish("C1", 1, 1.0)
+    assert p.line(1.0, tty=True).startswith("claimcheck [#####...............]  25% run 1/4 units")
+
+
+def test_without_a_plan_of_units_the_run_is_measured_in_tests() -> None:
+    p = Progress(started=0.0)
+    for _ in range(4):
+        p.plan(None)
+    p.finish("C1", 7, 3.0)
+    assert p.done_of_planned() == (1, 4, "tests")
+    assert p.left() == pytest.approx(9.0)
+    assert "C1 7 units (1/1 tests, 3.0 s), run 1/4 tests" in p.line(3.0, tty=False, claim="C1")
+    assert Progress().left() is None
+
+
+def test_times_read_as_minutes_and_hours() -> None:
+    assert [clock_text(s) for s in (0, 59.2, 61, 3600, 3725)] == ["0:00", "1:00", "1:01", "1:00:00", "1:02:05"]
+
+
+def test_a_payload_names_its_claim_and_distinct_units() -> None:
+    record = json.dumps({"checks": [{"unit": "1"}, {"unit": "1"}, {"unit": "2"}], "exclusions": [{"unit": "3"}]})
+    assert recorded_units(json.dumps({"claim_id": "C5", "record": record})) == ("C5", 3, True)
+    warm = {"claim_id": "C5", "record": None, "counts": {"cached": 4}}
+    assert recorded_units(json.dumps(warm)) == ("C5", 0, False)
+    assert recorded_units("not json") == (None, 1, False)
+
+
+def test_a_serial_run_prints_units_done_of_planned_per_claim(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):  # a line for every test, however quick
+        monkeypatch.setattr(progress, name, 0.0)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=5)
+    lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
+    assert lines, result.stdout.str()
+    result.stdout.fnmatch_lines(["claimcheck progress *: C9 1/6 units (1/4 tests, *s), run 1/6 units, * elapsed, *"])
+    assert "C9 6/6 units (4/4 tests" in lines[-2]  # the last claim test; then the plain test
+    assert "about 0:00 left" in lines[-1]
+
+
+def test_a_second_run_remembers_each_claim_s_cold_pace(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    pytester.runpytest("-p", "no:randomly")
+    pace = pytester.parseconfigure().cache.get("claimcheck/pace/default", None)  # type: ignore[union-attr]
+    assert set(pace) == {"C9"} and pace["C9"] > 0
+
+
+def test_a_session_without_claim_tests_prints_no_progress(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_plain="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
+        monkeypatch.setattr(progress, name, 0.0)
+    assert "claimcheck progress" not in pytester.runpytest().stdout.str()
+
+
+def test_a_quick_run_prints_no_progress(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    result = pytester.runpytest()
+    assert "claimcheck progress" not in result.stdout.str()
+
+
+def test_under_xdist_the_controller_prints_a_line_per_finished_claim_test(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_toy=TOY)
+    pytester.makeconftest(EVERY_TEST)  # the controller is another process: patch it from its conftest
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["claimcheck progress *: C9 * units (*/* tests, *s), run */5 tests, *"])
+    lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
+    # one line per finished test, but for the plain test when it ends before any claim test is seen
+    assert len(lines) in (4, 5) and "run 5/5 tests" in lines[-1]
