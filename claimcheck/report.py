@@ -300,7 +300,10 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
     rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
         if c.kind == "positive":
-            limit = "must be shown to hold as its part would; shown failing makes the claim INCONCLUSIVE (the check is blind)"
+            limit = (
+                "must be shown to hold as its part would; "
+                "shown failing makes the claim INCONCLUSIVE (the check is blind)"
+            )
         elif rules.get(c.part) in ("estimate", "mean"):
             limit = "its interval must not show the claimed effect"
         else:
