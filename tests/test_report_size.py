@@ -52,3 +52,22 @@ def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_chec
     text = render(run)
     assert "| v3, confirmed on the paper's model (qin2025.model) |" in text
     assert "**Model under test**: `qin2025.model (the paper's Transformer)`: heads: 2; causal mask: none." in text
+
+
+def test_a_sessions_report_set_carries_its_details_file_and_drops_it_when_the_next_report_fits(tmp_path: Path) -> None:
+    from claimcheck.reportfiles import write_report
+    from claimcheck.reportset import read_manifest
+
+    big = load(REFERENCE / "claim-report.json")
+    report = tmp_path / "claim-report.md"
+    written = write_report(big, report, figures=False)
+    assert written.details == tmp_path / "claim-report-details.md" and written.details.read_text().startswith(
+        DETAILS_MARK
+    )
+    manifest = read_manifest(report)
+    assert manifest is not None and "claim-report-details.md" in manifest.files
+    small = load(REFERENCE / "claim-report.json")
+    small.tests = [t for t in small.tests if t.claim_id == "C2"]
+    small.env["run id"] = "next"
+    assert write_report(small, report, figures=False).details is None
+    assert not (tmp_path / "claim-report-details.md").exists() and "**Protocol v" in report.read_text()
