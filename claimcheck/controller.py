@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,10 +167,14 @@ def verified_ledger(settings: Settings) -> Ledger:
 
 
 def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
-    """Return the settings that make a baseline's results the expected ones, on the block that run drew."""
+    """Return the settings that make a baseline's verdicts the expected ones, on the block that run drew.
+
+    The pins keep no statistics: those are the gate's, compared seed by seed with margins (``baseline``).
+    """
     seed = baseline.env.get("base seed", "0")
     at = PinnedAt(int(seed) if seed.isdigit() else -1, baseline.env.get("seed pool", "confirmatory"))
-    return {"expected": pins_of(baseline.results()), "expected_source": source, "expected_at": at}
+    pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}
+    return {"expected": pins, "expected_source": source, "expected_at": at}
 
 
 def ledger_line(ledger: Ledger) -> str:
@@ -320,7 +324,10 @@ class Controller:
                 if session.exitstatus in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
                     session.exitstatus = REPORT_NOT_WRITTEN
             comp = self.written.comparison if self.written else None
-            if s.baseline_fail and comp is not None and comp.regressions and session.exitstatus == 0:
+            failed = comp is not None and (
+                (s.baseline_fail and comp.regressions) or (s.baseline_exact and comp.differences)
+            )
+            if failed and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.autosave:
             try:
@@ -451,6 +458,8 @@ class Controller:
         if w.comparison is not None:
             for line in w.comparison.regressions:
                 terminalreporter.write_line(f"changed against the baseline: {line}", red=True)
+            for line in w.comparison.differences if self.settings.baseline_exact else ():
+                terminalreporter.write_line(f"not bit-identical to the baseline: {line}", red=True)
         link = f", through the symbolic link {self.settings.report_link}" if self.settings.report_link else ""
         terminalreporter.write_sep(
             "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures{link})"

@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -123,6 +124,28 @@ def list_entries(root: Path, *, folder: Path | None = None) -> list[Entry]:
     base = history_dir(root, folder)
     machines = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
     return [e for m in machines for e in sorted(_entries(m), key=lambda e: e.number)]
+
+
+def verdict_changes(runs: Sequence[tuple[Entry, Mapping[str, str]]]) -> list[tuple[Entry, list[str]]]:
+    """Return, for every entry after the first of its machine, the claims whose verdict changed since the one before.
+
+    ``runs`` pairs each entry (as ``list_entries`` orders them) with its verdicts by claim id. A
+    claim only one of the two runs has is named as appearing or gone.
+    """
+    out: list[tuple[Entry, list[str]]] = []
+    last: dict[str, Mapping[str, str]] = {}
+    for entry, verdicts in runs:
+        before = last.get(entry.machine)
+        last[entry.machine] = verdicts
+        if before is None:
+            continue
+        changed = []
+        for cid in sorted(set(before) | set(verdicts), key=lambda c: (len(c), c)):
+            a, b = before.get(cid), verdicts.get(cid)
+            if a != b:
+                changed.append(f"{cid} {a or '(not run)'} -> {b or '(not run)'}")
+        out.append((entry, changed))
+    return out
 
 
 def resolve(spec: str, root: Path, *, folder: Path | None = None, machine: str | None = None) -> Path:

@@ -73,7 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = Settings.from_config(config)
         baseline = load(settings.baseline) if settings.baseline else None
         ledger = None if worker else ctl.verified_ledger(settings)
-        if baseline is not None and settings.baseline_fail:  # the trusted run's results are the expected ones
+        if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the expected ones
             source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"
             settings = replace(settings, **ctl.baseline_pins(baseline, source))
         settings = replace(

@@ -63,6 +63,10 @@ class Stat:
 
     ``tol`` is absolute and stated in the protocol: ``value <= threshold`` is met when
     ``value <= threshold + tol`` (float noise such as rho = -0.8999999999999998 against -0.9).
+    ``margin`` is the regression gate's equivalence margin (``claimcheck.baseline``): the largest
+    mean change per unit, against a baseline on the same seeds, that counts as no change. None:
+    the gate derives one from the baseline's seed-to-seed spread. It does not decide the verdict,
+    so it is not part of the fingerprint.
     """
 
     name: str
@@ -70,12 +74,15 @@ class Stat:
     threshold: float
     tol: float = 0.0
     why: str = ""  # where the threshold comes from, in one line
+    margin: float | None = None  # the gate's equivalence margin, in the statistic's units; None: derived
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
             raise ConfigError(f"statistic {self.name!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
         if not self.tol >= 0:
             raise ConfigError(f"statistic {self.name!r}: tol must be >= 0, got {self.tol}")
+        if self.margin is not None and not (self.margin >= 0 and math.isfinite(self.margin)):
+            raise ConfigError(f"statistic {self.name!r}: margin must be finite and >= 0, or None; got {self.margin}")
 
     def met(self, value: float) -> bool:
         """Return whether ``value`` meets the threshold within ``tol`` (never for NaN)."""

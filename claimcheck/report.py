@@ -3,6 +3,15 @@ then one detail section per claim (protocol, parts, controls, statistics, regime
 
 Per-unit rows live in the JSON sidecar; the markdown lists only the units that failed or were
 excluded, each with its rerun command. Ordering follows claim ids and seeds, never execution order.
+
+A report must fit a pull-request comment: when the whole markdown would exceed ``MAX_CHARS``, the
+per-claim sections go to a details file beside it (``reportset.details_path``; ``render(..., details=...)``
+and ``render_details``), and the first screen links there.
+
+What a suite tells the first screen about its subject (the model under test) comes through the run's
+environment and records: ``SUBJECT_KEY`` (one line of facts about it), ``CONFIRMED_ON_KEY`` (what
+the protocols' ledger status was confirmed on, when that is not the subject) and, in a claim's
+records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject breaks, shown in its row).
 """
 
 from __future__ import annotations
@@ -24,6 +33,10 @@ _ESCAPES = str.maketrans(
     {"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "\\`", "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
 )
 RERUN_KEY = "rerun options"  # env entry holding the options that reproduce this run
+SUBJECT_KEY = "model facts"  # env entry: what the subject under test is (shown on the first screen)
+CONFIRMED_ON_KEY = "protocols confirmed on"  # env entry: set when the ledger's confirmations are not of the subject
+PREMISES_KEY = "premises broken"  # regime entry: the claim's premises its subject breaks (in the claim's row)
+MAX_CHARS = 60_000  # a GitHub pull-request comment holds 65,536 characters; leave room for a comparison
 RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes, so it never replaces the full report
 VERDICT_ORDER = tuple(Verdict)
 
@@ -138,26 +151,54 @@ def _known(r: ClaimResult, expected: dict[str, object]) -> str:
     return md(known_label(r.verdict.value, str(pin.get("verdict")) if isinstance(pin, dict) else None))
 
 
-def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
+def premises(r: ClaimResult) -> list[str]:
+    """Return the premises of the claim that its subject breaks, as its records state them (``PREMISES_KEY``)."""
+    found = [
+        str(items[PREMISES_KEY])
+        for t in r.tests
+        if t.record
+        for items in t.record.regime.values()
+        if items.get(PREMISES_KEY)
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _what(r: ClaimResult) -> str:
+    broken = premises(r)
+    if not broken:
+        return md(r.title)
+    return f"{md(r.title)} **Model outside the claim's premises:** {md('; '.join(broken))}"
+
+
+def _version(run: RunData, r: ClaimResult) -> str:
+    proto = r.protocol
+    if proto is None:
+        return "n/a"
+    status = _short_status(run.ledger.get(r.claim_id, ""))
+    on = run.env.get(CONFIRMED_ON_KEY, "")
+    return md(f"v{proto.version}, {status}" + (f" on {on}" if on and status != "n/a" else ""))
+
+
+def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "") -> list[str]:
     rows = []
     for r in results:
         proto = r.protocol
-        version = f"v{proto.version}, {_short_status(run.ledger.get(r.claim_id, ''))}" if proto else "n/a"
-        link = f"[{md(r.claim_id)}](#{_anchor(r)})"
+        version = _version(run, r)
+        link = f"[{md(r.claim_id)}]({details}#{_anchor(r)})"
         taken = looks_taken(r)
         taken = f" ({taken})" if taken else ""
         if len(r.parts) <= 1:
             p = r.parts[0] if r.parts else None
             rows.append(
-                f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+                f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
                 f"{_rate_cell(p) if p else 'n/a'}{md(taken)} | {_bar_cell(p, proto) if p else 'n/a'} | "
-                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {md(version)} | "
+                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {version} | "
                 f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
             )
             continue
         rows.append(
-            f"| {link} | {md(r.title)} | **{r.verdict.value}**{_known(r, run.expected)} | "
-            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {md(version)} | |"
+            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {version} | |"
         )
         for p in r.parts:
             rows.append(
@@ -169,7 +210,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
         "| calibration |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    out = head + rows
+    out = _subject(run) + head + rows
     out += _ledger_lines(run, results)
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if why:
@@ -182,6 +223,22 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
     return out
+
+
+def _subject(run: RunData) -> list[str]:
+    """Return the line on the model under test, when the suite describes it, and whose protocols were confirmed."""
+    facts = run.env.get(SUBJECT_KEY, "")
+    if not facts:
+        return []
+    name = run.env.get("model", "")
+    line = f"**Model under test**: `{md(name)}`: {md(facts)}." if name else f"**Model under test**: {md(facts)}."
+    on = run.env.get(CONFIRMED_ON_KEY, "")
+    if on:
+        line += (
+            f" A protocol's ledger status (confirmed or exploratory) was earned on {md(on)}; it says nothing yet "
+            "about this model, whose verdicts are the ones below."
+        )
+    return [line, ""]
 
 
 STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
@@ -243,7 +300,10 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
     rules = {p.name: p.rule for p in proto.parts}
     for c in proto.controls:
         if c.kind == "positive":
-            limit = "must be shown to hold as its part would; shown failing makes the claim INCONCLUSIVE (the check is blind)"
+            limit = (
+                "must be shown to hold as its part would; "
+                "shown failing makes the claim INCONCLUSIVE (the check is blind)"
+            )
         elif rules.get(c.part) in ("estimate", "mean"):
             limit = "its interval must not show the claimed effect"
         else:
@@ -518,13 +578,19 @@ RULE_TEXT = (
 
 
 def render(
-    run: RunData, *, figure_folder: str = "figures", extra: Sequence[str] = (), figures: set[str] | None = None
+    run: RunData,
+    *,
+    figure_folder: str = "figures",
+    extra: Sequence[str] = (),
+    figures: set[str] | None = None,
+    details: str = "",
 ) -> str:
-    """Return the whole markdown report: the first screen, the environment, then one section per claim.
+    """Return the markdown report: the first screen, the environment, then one section per claim.
 
     ``figure_folder`` is the figures' folder relative to the report; ``extra`` are sections
     (e.g. a baseline comparison) placed after the environment; ``figures`` names the figure files
-    that exist (None: link every figure the run recorded).
+    that exist (None: link every figure the run recorded). ``details`` names the details file
+    (``render_details``) that holds the per-claim sections instead: the first screen links there.
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
@@ -533,7 +599,10 @@ def render(
     if run.incomplete:
         parts += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}. What did not run or finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]
-    parts += _first_screen(run, results) if results else ["_no claim tests ran_"]
+    parts += _first_screen(run, results, details) if results else ["_no claim tests ran_"]
+    if details:
+        parts += ["", f"Per-claim details (protocol, parts, controls, statistics, regime, notes, figures): [{details}]"
+                  f"({details}); every value is in the JSON sidecar."]  # fmt: skip
     parts += ["", RULE_TEXT, ""]
     session = session_level(results)
     if session:
@@ -546,9 +615,15 @@ def render(
         parts += ["**Data files** (sha256 against the published copies)", ""]
         parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
     parts += [*extra]
-    for r in results:
-        parts += [_section(run, r, figure_folder, figures)]
+    if not details:
+        parts += [_section(run, r, figure_folder, figures) for r in results]
     return "\n".join(parts)
+
+
+def render_details(run: RunData, *, figure_folder: str = "figures", figures: set[str] | None = None) -> str:
+    """Return the per-claim sections of ``render`` as a file of their own, headed by the run's title and id."""
+    head = [f"# {md(run.title)}: per-claim details", "", f"Run {md(run.env.get('run id', ''))}.", ""]
+    return "\n".join(head + [_section(run, r, figure_folder, figures) for r in run.results()])
 
 
 def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:

@@ -1,4 +1,8 @@
-"""Write a run's report set (JSON sidecar, figures, markdown) once, at the end, as a whole; then the CI summary."""
+"""Write a run's report set (JSON sidecar, figures, markdown) once, at the end, as a whole; then the CI summary.
+
+The markdown is one file when it fits ``MAX_CHARS`` (a pull-request comment); otherwise its
+per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and the main file links there.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,8 @@ from pathlib import Path
 from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
-from claimcheck.report import md, render, render_compact
-from claimcheck.reportset import commit, figure_dir, foreign, recover, sidecar_path, staging_dir
+from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
+from claimcheck.reportset import commit, details_path, figure_dir, foreign, recover, sidecar_path, staging_dir
 from claimcheck.rundata import RunData, dumps
 
 
@@ -24,6 +28,7 @@ class Written:
 
     report: Path
     json: Path
+    details: Path | None = None  # the per-claim sections, when the report had to be split
     figures: list[Path] = field(default_factory=list)
     comparison: Comparison | None = None
     problems: list[str] = field(default_factory=list)  # what could not be done (a figure, the comparison)
@@ -147,11 +152,20 @@ def _write_set(
                 "## Problems while writing this report\n\n" + "\n".join(f"- {md(p)}" for p in written.problems) + "\n"
             )
         shown = {p.name for p in written.figures}
-        write_atomic(stage / path.name, render(run, figure_folder=folder.name, extra=extra, figures=shown))
+        files = markdown_files(run, path, folder.name, extra, shown)
+        for name, text in files.items():
+            write_atomic(stage / name, text)
+        details = details_path(path)
+        written.details = details if details.name in files else None
+        why = foreign(path, details) if written.details else None
+        if why is not None and not _marked(details):
+            raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    commit(path, run_id, [written.json, *written.figures, path])
+    commit(path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])])
+    if written.details is None and _marked(details):  # left by a set written before manifests named it
+        details.unlink(missing_ok=True)
 
 
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
@@ -168,3 +182,52 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
         else:
             problems.append(f"figure {p.name} is not shown: {why}")
     return out
+
+
+DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file claimcheck wrote
+
+
+def _marked(path: Path) -> bool:
+    """Return whether ``path`` is a details file claimcheck wrote (a set written before manifests named it)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().rstrip("\n") == DETAILS_MARK
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def markdown_files(
+    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
+) -> dict[str, str]:
+    """Return the markdown of the report at ``path`` by file name: the report, and its details file when needed.
+
+    The report is whole when it fits ``MAX_CHARS``; otherwise its per-claim sections go to the
+    details file (``details_path``) and the report links there.
+    """
+    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown)
+    if len(whole) <= MAX_CHARS:
+        return {path.name: whole}
+    details = details_path(path)
+    return {
+        details.name: DETAILS_MARK + "\n" + render_details(run, figure_folder=figure_folder, figures=shown),
+        path.name: render(run, figure_folder=figure_folder, extra=extra, figures=shown, details=details.name),
+    }
+
+
+def write_markdown(
+    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
+) -> Path | None:
+    """Write the markdown report at ``path`` alone (``claimcheck render``), split as ``markdown_files`` says.
+
+    Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
+    an earlier report is removed when this report is whole.
+    """
+    files = markdown_files(run, path, figure_folder, extra, shown)
+    for name, text in files.items():
+        write_atomic(path.with_name(name), text)
+    details = details_path(path)
+    if details.name in files:
+        return details
+    if _marked(details):
+        details.unlink()
+    return None

@@ -56,6 +56,11 @@ def figure_dir(report: Path) -> Path:
     return report.with_name(report.stem + "-figures")
 
 
+def details_path(report: Path) -> Path:
+    """Return the file that holds the per-claim sections when the report at ``report`` is split."""
+    return report.with_name(report.stem + "-details.md")
+
+
 def staging_dir(report: Path, run_id: str) -> Path:
     """Return the folder a run stages its new set in before it commits it."""
     return report.with_name(f".{report.name}.{run_id}.staging")

@@ -17,7 +17,11 @@ from claimcheck.errors import DataError
 from claimcheck.record import ClaimRecorder
 from claimcheck.verdicts import ClaimResult, TestOutcome, aggregate
 
-SCHEMA = "claimcheck-run/2"
+SCHEMA = "claimcheck-run/3"
+READABLE = {  # older schemas read as they are: what they lack is derived or left out
+    "claimcheck-run/2": "written before protocols could declare the regression gate's margins (Stat.margin); "
+    "the gate derives them from the baseline's spread",
+}
 OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}
 
 
@@ -171,9 +175,9 @@ def from_dict(raw: Any, source: str) -> RunData:
         old = raw["schema"]
         raise RunFileError(
             f"{source}: a run file of the older schema {old!r} ({OLD_SCHEMAS[old]}); this claimcheck reads "
-            f"{SCHEMA!r}. Rerun the suite to get a current file, or read this one with the claimcheck that wrote it"
+            f"{SCHEMA!r} and {sorted(READABLE)}. {regenerate(raw, source)}"
         )
-    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
+    if not isinstance(raw, dict) or (raw.get("schema") != SCHEMA and raw.get("schema") not in READABLE):
         found = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
         raise RunFileError(
             f"{source}: not a claimcheck run file of schema {SCHEMA!r} (found {found!r}); "
@@ -199,6 +203,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
             expectations=str(raw.get("expectations", "")),
             titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
+            schema=str(raw["schema"]),  # what the file was written as: a READABLE older one stays named
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None
@@ -263,6 +268,17 @@ def _validate(raw: dict[str, Any], source: str) -> None:
             ys = cv.get("y") if isinstance(cv, dict) else None
             if not isinstance(ys, list) or not all(_number(y) for y in ys):
                 raise bad(f"{where}.record.curves[{j}].y", "must be a list of numbers")
+
+
+def regenerate(raw: dict[str, Any], source: str = "baseline.json") -> str:
+    """Return the command that writes a current file for the run ``raw`` describes (its options and commit)."""
+    env = raw["env"] if isinstance(raw.get("env"), dict) else {}
+    options = str(env.get("rerun options", "") or "")
+    commit = str(env.get("git commit", "") or "")
+    report = Path(source).with_suffix(".md").name
+    command = " ".join(p for p in ("pytest claims", options, f"--claim-report={report}") if p)
+    where = f" on the code and model of that run (commit {commit})" if commit else " on the code and model of that run"
+    return f"Regenerate it with this claimcheck: `{command}`{where}"
 
 
 def load(path: Path) -> RunData:

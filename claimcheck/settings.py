@@ -64,10 +64,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + "
            "tokenizer.json)"),
     Option("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar"),
-    Option("--claim-baseline-fail", "claim_baseline_fail", "", "exit non-zero when a claim regresses against "
-           "--claim-baseline", kind="flag"),
-    Option("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances vs the baseline",
-           "1e-6,0.05"),
+    Option("--claim-baseline-fail", "claim_baseline_fail", "", "exit non-zero when a verdict changes, or a "
+           "statistic is worse beyond its margin seed by seed, against --claim-baseline", kind="flag"),
+    Option("--claim-baseline-exact", "claim_baseline_exact", "", "exit non-zero when any verdict or value differs "
+           "from --claim-baseline's (bit identity on the same hardware; see --claim-tolerance)", kind="flag"),
+    Option("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances of the bit-identity "
+           "check vs the baseline: on the same hardware, across hardware", "0,0.05"),
     Option("--claim-cache", "claim_cache", "MODE", "training-result cache: on, off, or clear (empty it, then use "
            "it)", "on"),
     Option("--claim-cache-dir", "claim_cache_dir", "DIR", "cache folder (default ~/.cache/claimcheck/results)"),
@@ -122,6 +124,7 @@ class Settings:
     model_dir: Path | None  # a local pretrained model directory, if given
     baseline: Path | None = None  # an earlier run's JSON to compare with
     baseline_fail: bool = False  # make regressions against the baseline fail the session
+    baseline_exact: bool = False  # with baseline_fail: a value that is not the baseline's is a regression too
     tolerance: Tolerance = DEFAULT_TOLERANCE
     cache: str = "on"  # on, off, or clear (empty the cache, then use it)
     cache_dir: Path | None = None  # None: the user cache folder
@@ -171,6 +174,7 @@ class Settings:
             model_dir=parse_model_dir(*values["claim_model_dir"], root),
             baseline=parse_baseline(*values["claim_baseline"], root),
             baseline_fail=bool(values["claim_baseline_fail"][0]),
+            baseline_exact=bool(values["claim_baseline_exact"][0]),
             tolerance=parse_tolerance(*values["claim_tolerance"]),
             cache=cache,
             threads=parse_threads(*values["claim_threads"]),
@@ -384,15 +388,16 @@ def parse_budget(text: str, option: str, budgets: list[Budget] | None = None) ->
 
 
 def parse_tolerance(text: str, option: str) -> Tolerance:
-    """Parse ``SAME[,CROSS]`` relative tolerances (positive numbers) or raise ConfigError."""
+    """Parse ``SAME[,CROSS]`` relative tolerances (finite numbers >= 0; 0 is bit identity) or raise ConfigError."""
     parts = [p.strip() for p in str(text).split(",")]
     try:
         values = [float(p) for p in parts]
     except ValueError:
         values = []
-    if len(values) not in (1, 2) or not all(0 < v < math.inf for v in values):
+    if len(values) not in (1, 2) or not all(0 <= v < math.inf for v in values):
         raise ConfigError(
-            f"{option}: expected SAME[,CROSS] finite positive relative tolerances like 1e-6,0.05, got {text!r}"
+            f"{option}: expected SAME[,CROSS] finite relative tolerances >= 0 like 0,0.05 (0: bit for bit), "
+            f"got {text!r}"
         )
     return Tolerance(values[0], values[-1] if len(values) == 2 else DEFAULT_TOLERANCE.cross)
 

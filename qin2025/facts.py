@@ -12,8 +12,10 @@ Declaring ``d_qk`` or ``qk_init`` declines that ``ModelConfig`` field: a model m
 ``qk_init`` (``claim_honours``) and declare it. ``found_facts`` adds what the start-up probe can see
 for itself (LayerNorm modules, the head count of ``nn.MultiheadAttention``) when it is not declared.
 
-``premises_broken`` lists the premises of Theorem 1 a model's facts break (LayerNorm, more than one
-head), so a claim section can say that its model is outside the theorem.
+``premises_broken`` lists the premises of Theorem 1 a model's facts break (a normalisation layer,
+more than one head, a causal mask, attention other than softmax, weights that do not learn), so a
+claim can say that its model is outside the theorem: in its row of the report's first screen.
+``subject_facts`` is the line the first screen prints about the model under test.
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ from claimcheck.errors import ConfigError
 from qin2025.model import ModelConfig
 
 FACTS: dict[str, str] = {  # key: what the value says
-    "layernorm": "where LayerNorm sits: none, pre or post",
+    "layernorm": "where LayerNorm (or another normalisation layer) sits: none, pre or post",
     "heads": "the number of attention heads",
+    "causal_mask": "whether a token attends only to itself and earlier tokens: none or yes",
+    "attention": "the kind of attention: softmax, or another (hard argmax, linear, ...)",
+    "frozen": "parameters that never learn (claim_frozen): none, or their names",
     "d_qk": "the query/key width",
     "qk_init": "how W_Q, W_K are drawn",
     "logit_scale": "the multiplier of the attention logits",
@@ -85,11 +90,19 @@ def read_facts(declared: object, honours: frozenset[str], name: str) -> dict[str
     return {str(k): _text(v) for k, v in declared.items()}
 
 
+NORMS: tuple[type[torch.nn.Module], ...] = (
+    torch.nn.LayerNorm,
+    torch.nn.GroupNorm,
+    torch.nn.modules.batchnorm._BatchNorm,
+    torch.nn.modules.instancenorm._InstanceNorm,
+    *([torch.nn.RMSNorm] if hasattr(torch.nn, "RMSNorm") else []),
+)  # normalisation layers the probe recognises by class
+
+
 def found_facts(module: torch.nn.Module) -> dict[str, str]:
-    """Return what a module shows of itself: its normalisation layers and attention head counts."""
+    """Return what a module shows of itself: its normalisation layers and ``nn.MultiheadAttention`` head counts."""
     found: dict[str, str] = {}
-    norms = (torch.nn.LayerNorm, *([torch.nn.RMSNorm] if hasattr(torch.nn, "RMSNorm") else []))
-    kinds = sorted({type(m).__name__ for m in module.modules() if isinstance(m, norms)})
+    kinds = sorted({type(m).__name__ for m in module.modules() if isinstance(m, NORMS)})
     if kinds:
         found["layernorm"] = f"{', '.join(kinds)} found by the probe, placement not declared"
     heads = sorted({m.num_heads for m in module.modules() if isinstance(m, torch.nn.MultiheadAttention)})
@@ -104,6 +117,9 @@ def paper_regime(cfg: ModelConfig | None = None) -> dict[str, str]:
         return {
             "layernorm": "none",
             "heads": "1",
+            "causal_mask": "none",
+            "attention": "softmax",
+            "frozen": "none",
             "d_qk": "ModelConfig.d_qk",
             "qk_init": "ModelConfig.qk_init: normal N(0, 1/d) or xavier N(0, 2/(d + d_qk))",
             "logit_scale": "ModelConfig.logit_scale (default 1/sqrt(d_qk))",
@@ -121,6 +137,9 @@ def paper_regime(cfg: ModelConfig | None = None) -> dict[str, str]:
     return {
         "layernorm": "none",
         "heads": "1",
+        "causal_mask": "none",
+        "attention": "softmax",
+        "frozen": "none",
         "d_qk": str(cfg.d_qk),
         "qk_init": qk,
         "logit_scale": _SCALES[cfg.logit_scale],
@@ -164,13 +183,37 @@ def user_regime(
     return out
 
 
+def _present(facts: Mapping[str, str], key: str) -> str | None:
+    """Return the fact's value when it says the thing is there (not absent, not unknown), else None."""
+    value = facts.get(key, "none").strip()
+    return None if value.lower() in NONE or value.startswith(OWN) else value
+
+
 def premises_broken(facts: Mapping[str, str]) -> list[str]:
     """Return the premises of Theorem 1 that ``facts`` break, each named with its reason."""
     broken = []
-    norm = facts.get("layernorm", "none")
-    if norm.strip().lower() not in NONE:
+    norm = _present(facts, "layernorm")
+    if norm:
         broken.append(f"LayerNorm ({norm}; Theorem 1 assumes none)")
-    heads = facts.get("heads", "1")
-    if heads.strip() != "1":
+    heads = facts.get("heads", "1").strip()
+    if heads.split(" ")[0].rstrip(",") != "1" and not heads.startswith(OWN):
         broken.append(f"{heads} attention heads (Theorem 1 assumes single-head attention)")
+    mask = _present(facts, "causal_mask")
+    if mask:
+        broken.append(f"a causal mask ({mask}; Theorem 1 lets every token attend to every token)")
+    kind = facts.get("attention", "softmax").strip()
+    if not kind.lower().startswith("softmax") and not kind.startswith(OWN):
+        broken.append(f"{kind} attention (Theorem 1 assumes softmax attention)")
+    frozen = _present(facts, "frozen")
+    if frozen:
+        broken.append(f"frozen weights ({frozen}; Theorem 1 trains every weight by gradient descent)")
     return broken
+
+
+SUBJECT_KEYS = ("heads", "causal_mask", "layernorm", "attention", "frozen")  # what the first screen says of a model
+
+
+def subject_facts(regime: Mapping[str, str]) -> str:
+    """Return one line on the model under test: heads, causal mask, normalisation, attention kind, frozen weights."""
+    names = {"causal_mask": "causal mask", "layernorm": "normalisation", "frozen": "frozen weights"}
+    return "; ".join(f"{names.get(k, k)}: {regime.get(k, OWN)}" for k in SUBJECT_KEYS)

@@ -18,10 +18,12 @@ import qin2025
 from claimcheck.executor import LOCAL, Executor
 from claimcheck.fingerprint import Engine
 from claimcheck.record import ClaimRecorder
+from claimcheck.report import CONFIRMED_ON_KEY, PREMISES_KEY, SUBJECT_KEY
 from claimcheck.settings import Settings
 from claimcheck.store import ResultCache
 from qin2025.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
 from qin2025.data.known import folder_provenance
+from qin2025.facts import subject_facts
 from qin2025.trainer import Trainer, engine_identity
 from qin2025.usermodel import CAPABILITIES, ModelSpec, load_model, missing
 
@@ -87,8 +89,12 @@ def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
 
 
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
+    model = config.stash[MODEL_KEY]
+    user = {CONFIRMED_ON_KEY: "the paper's model (qin2025.model)"} if config.stash.get(USER_MODEL_KEY, "") else {}
     return {
-        "model": config.stash[MODEL_KEY].name,
+        "model": model.name,
+        SUBJECT_KEY: subject_facts(model.regime()),
+        **user,
         "dtype": "float64 unless a claim's regime says otherwise",
         "code identity": code_identity().describe(),
     }
@@ -151,7 +157,8 @@ def _label_user_model(rec: ClaimRecorder, model: ModelSpec) -> None:
         for key in _MODEL_KEYS:
             if key in items and not model.honours(key):
                 items[key] = facts.get(key, "the model's own")
-    rec.set_regime("model under test", name=model.name, **facts)
     broken = model.premises_broken()
+    premises = {PREMISES_KEY: "; ".join(broken)} if broken else {}
+    rec.set_regime("model under test", name=model.name, **facts, **premises)
     if broken:
         rec.note(f"the model under test is outside Theorem 1's premises: {'; '.join(broken)}")

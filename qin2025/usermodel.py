@@ -10,13 +10,22 @@ What a user's module must do (the protocol):
 - ``module(x)`` maps a float (N, n, cfg.d) batch to the output (N, n, cfg.d_out): either a tensor,
   or an object with ``out`` and, to expose its attention, ``attn`` (a list with the row-stochastic
   S of each block, (N, n, n)) and ``z`` (a list with Z = Attn(X) + beta X of each block, (N, n, d)),
-  such as ``qin2025.model.Forward``.
+  such as ``qin2025.model.Forward``. A model with h heads returns, per block, either S averaged over
+  its heads (N, n, n), as ``nn.MultiheadAttention`` does by default, or one S per head (N, h, n, n),
+  which claimcheck averages over the heads: the claims measure the head average. Either way a
+  multi-head model is outside Theorem 1 (one head); its head count is found (per-head S,
+  ``nn.MultiheadAttention``) or declared (``claim_facts = {"heads": "2"}``).
 - ``claim_honours`` (an attribute, optional): the ``ModelConfig`` fields beyond the shape
   (d, d_qk, d_out) that the factory honours, from ``HONOURABLE``. ``beta`` is the residual knob.
   The probe builds the model with a second value of each and refuses one whose output does not move.
 - ``claim_facts`` (an attribute, optional): what the model is where it is not the paper's, keyed
-  from ``qin2025.facts.FACTS``, e.g. ``{"layernorm": "post", "biases": True, "d_qk": "tied to
-  d"}``. Declaring ``d_qk`` (or ``qk_init``) declines that field.
+  from ``qin2025.facts.FACTS``, e.g. ``{"layernorm": "post", "heads": "2", "causal_mask": True,
+  "biases": True, "d_qk": "tied to d"}``. Declaring ``d_qk`` (or ``qk_init``) declines that field.
+  The probe finds normalisation layers, head counts, a causal mask and hard attention by itself; a
+  declared fact wins over a found one.
+- ``claim_frozen`` (an attribute, optional): names (or module prefixes) of parameters meant never to
+  learn. Every other parameter must get a gradient on the probe batch, or the model is refused with
+  the names of those that do not; frozen ones are shown as a broken premise of the theorem.
 - Its output and gradients have second derivatives (the step size comes from Hessian-vector
   products). A module on PyTorch's fused CPU attention kernel, which has none, is run on the SDPA
   math backend (``sdpa_kernel(SDPBackend.MATH)``) for every forward; ``qin2025.probe`` says how.
@@ -61,7 +70,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from claimcheck.errors import ConfigError
 from qin2025.facts import found_facts, paper_regime, premises_broken, read_facts, user_regime
 from qin2025.model import Forward, ModelConfig, Params, forward, init_params
-from qin2025.probe import PROBE, probe
+from qin2025.modelcode import source_digest
+from qin2025.probe import PROBE, check_learns, probe
 
 HONOURABLE = ("beta", "n_layers", "qk_init")
 CAPABILITIES = ("attention", *HONOURABLE, "paper-model")
@@ -188,12 +198,15 @@ class ModuleModel:
         module = self._build(cfg, seed)
         return {k: v.detach().to(dtype).clone() for k, v in module.named_parameters()}
 
-    def forward(self, params: Params, x: torch.Tensor, cfg: ModelConfig) -> Forward:
-        """Run the module built for ``cfg`` with ``params`` substituted for its parameters."""
+    def raw_forward(self, params: Params, x: torch.Tensor, cfg: ModelConfig) -> object:
+        """Return what the module built for ``cfg`` returns with ``params`` substituted for its parameters."""
         module = self._module(cfg, x.dtype, x.device)
         with sdpa_kernel(SDPBackend.MATH) if self.sdpa_math else contextlib.nullcontext():
-            result = functional_call(module, params, (x,))
-        return as_forward(result, self.name)
+            return functional_call(module, params, (x,))
+
+    def forward(self, params: Params, x: torch.Tensor, cfg: ModelConfig) -> Forward:
+        """Run the module built for ``cfg`` with ``params`` substituted for its parameters (``as_forward``)."""
+        return as_forward(self.raw_forward(params, x, cfg), self.name)
 
     def honours(self, knob: str) -> bool:
         """Return whether the model reads the ``ModelConfig`` field ``knob``.
@@ -218,7 +231,10 @@ class ModuleModel:
 
 
 def as_forward(result: object, name: str) -> Forward:
-    """Return a module's output as a ``Forward``: a tensor, or an object with ``out`` (and ``attn``, ``z``)."""
+    """Return a module's output as a ``Forward``: a tensor, or an object with ``out`` (and ``attn``, ``z``).
+
+    A per-head S, (N, h, n, n), is averaged over its heads.
+    """
     if isinstance(result, torch.Tensor):
         return Forward(out=result)
     out = getattr(result, "out", None)
@@ -227,12 +243,24 @@ def as_forward(result: object, name: str) -> Forward:
             f"--claim-model {name}: forward returned {type(result).__name__}; return the output tensor, "
             "or an object with .out (and .attn, .z lists per block), e.g. qin2025.model.Forward"
         )
-    return Forward(out=out, attn=list(getattr(result, "attn", []) or []), z=list(getattr(result, "z", []) or []))
+    attn = [s.mean(dim=1) if s.dim() == 4 else s for s in getattr(result, "attn", []) or []]  # heads averaged
+    return Forward(out=out, attn=attn, z=list(getattr(result, "z", []) or []))
 
 
-def _source_digest(obj: object) -> str:
+def _source_digest(module: ModuleType, factory: object) -> str:
+    """Return the sha256 of the model's code: the module's and the factory's files with the local modules they import.
+
+    Code without a file (defined in a notebook or ``exec``) is hashed by its source, else by its repr.
+    """
     h = hashlib.sha256()
-    for target in (obj, inspect.getmodule(obj)):
+    for target in (module, factory):
+        try:
+            path = inspect.getsourcefile(target)  # type: ignore[arg-type]
+        except TypeError:
+            path = None
+        if path and Path(path).is_file():
+            h.update(source_digest(Path(path)).encode())
+            continue
         try:
             h.update(inspect.getsource(target).encode())  # type: ignore[arg-type]
         except (OSError, TypeError):
@@ -266,19 +294,34 @@ def _import(target: str, option: str, root: Path) -> ModuleType:
     return module
 
 
+def _frozen(value: object, spec: str) -> frozenset[str]:
+    """Return ``claim_frozen`` as a set of names; refuse anything but a sequence of strings."""
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise ConfigError(
+            f"--claim-model {spec}: claim_frozen is a {type(value).__name__}; make it a tuple of parameter names "
+            "(or module prefixes), e.g. ('embed.weight',)"
+        )
+    if not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"--claim-model {spec}: claim_frozen must hold parameter names as strings, got {value!r}")
+    return frozenset(value)
+
+
 def load_model(spec: str, option: str = "--claim-model", root: Path | None = None) -> ModelSpec:
     """Return ``PAPER`` for an empty ``spec``, else the named factory as a ``ModuleModel``.
 
     ``spec`` is ``package.module:factory`` or ``path/to/file.py:factory`` (relative to ``root``).
     The model is built and run on a small input to check the protocol and fingerprint it
-    (``qin2025.probe``). A factory that raises, returns something other than a module, or builds
-    a model whose output depends on hidden state, that has no second derivatives even on the SDPA
-    math backend, whose S is not row-stochastic, or for which a knob it claims to honour changes
+    (``qin2025.probe``); its identity also covers the source of the model's own modules
+    (``qin2025.modelcode``). The paper's model gets the probe's gradient check. A factory that
+    raises, returns something other than a module, or builds a model whose output depends on hidden
+    state, that has no second derivatives even on the SDPA math backend, with a parameter that gets
+    no gradient, whose S is not row-stochastic, or for which a knob it claims to honour changes
     nothing raises ConfigError naming ``option`` (with the factory's own message). Its
-    ``claim_facts`` are read and checked (``qin2025.facts.read_facts``).
+    ``claim_facts`` and ``claim_frozen`` are read and checked (``qin2025.facts.read_facts``).
     """
     spec = spec.strip()
     if not spec:
+        check_learns(PAPER)
         return PAPER
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
@@ -302,9 +345,10 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
     unknown = sorted(honours - set(HONOURABLE))
     if unknown:
         raise ConfigError(f"{option}: {spec}: claim_honours names {unknown}; it may name only {list(HONOURABLE)}")
-    facts = {**found_facts(built), **read_facts(getattr(built, "claim_facts", None), honours, spec)}
+    declared = read_facts(getattr(built, "claim_facts", None), honours, spec)
+    frozen = _frozen(getattr(built, "claim_frozen", ()), spec)
     try:
-        model, found = probe(model, honours, declines_d_qk="d_qk" in facts)
+        model, found = probe(model, honours, declines_d_qk="d_qk" in declared, frozen=frozen)
     except ConfigError:
         raise
     except Exception as e:
@@ -312,7 +356,9 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
             f"{option}: {spec}: running the model on a (2, 4, {PROBE.d}) float64 probe batch raised "
             f"{type(e).__name__}: {e}; the module must map (N, n, cfg.d) inputs to (N, n, cfg.d_out) outputs"
         ) from None
+    facts = {**found_facts(built), **found.facts, **({"frozen": ", ".join(sorted(frozen))} if frozen else {})}
+    facts |= declared
     kernel = "+sdpa-math" if found.sdpa_math else ""
     # The identity is what the model does, not what it is called: the same file named two ways shares results.
-    identity = f"user-model@{_source_digest(factory)[:16]}:{found.digest[:16]}{kernel}"
+    identity = f"user-model@{_source_digest(module, factory)[:16]}:{found.digest[:16]}{kernel}"
     return replace(model, capabilities=found.capabilities, identity=identity, facts=facts, reads_d_qk=found.d_qk_read)

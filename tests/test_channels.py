@@ -59,7 +59,7 @@ def test_autosave_keeps_each_run_in_the_history_headed_by_commit_and_machine(pyt
     first.stdout.fnmatch_lines(["*run saved to the history: *.claimcheck/history/*/0001_*.json"])
     second.stdout.fnmatch_lines(["*run saved to the history: *.claimcheck/history/*/0002_*.json"])
     saved = sorted((pytester.path / ".claimcheck" / "history").rglob("*.json"))
-    assert len(saved) == 2 and json.loads(saved[0].read_text())["schema"] == "claimcheck-run/2"
+    assert len(saved) == 2 and json.loads(saved[0].read_text())["schema"] == "claimcheck-run/3"
 
 
 def test_the_json_sidecar_types_its_env_values_and_reads_them_back(pytester: pytest.Pytester) -> None:

@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 INDEX = "docs/index.md"
 OPTIONS_PAGE = "docs/options.md"
-INFO = ("python", "python fragment", "python pytest", "bash", "text", "toml", "json", "ini")
+INFO = ("python", "python fragment", "python pytest", "bash", "text", "toml", "json", "ini", "yaml")
 # The first folder (or file) of a path that is the repository's: such a path in a doc must exist.
 REPO_TOP = ("claimcheck", "qin2025", "claims", "tests", "examples", "benchmarks", "fixtures", "docs", ".ci")
 REPO_FILES = ("README.md", "pyproject.toml", "conftest.py")
@@ -451,10 +451,12 @@ def test_each_example_test_module_passes_and_its_claims_reproduce(block: Block, 
     assert claims and {c["id"]: c["verdict"] for c in claims} == {c["id"]: "REPRODUCED" for c in claims}
 
 
-@pytest.mark.parametrize("block", _of("toml") + _of("json"), ids=lambda b: b.id)
-def test_each_toml_and_json_block_parses(block: Block) -> None:
+@pytest.mark.parametrize("block", _of("toml") + _of("json") + _of("yaml"), ids=lambda b: b.id)
+def test_each_toml_json_and_yaml_block_parses(block: Block) -> None:
     if block.info == "toml":
         tomllib.loads(block.text)
+    elif block.info == "yaml":  # a CI workflow (docs/ci-recipe.md)
+        assert isinstance(pytest.importorskip("yaml").safe_load(block.text), dict)
     else:
         json.loads(block.text)
 
@@ -692,11 +694,11 @@ def test_the_options_page_lists_every_option_and_ini_key_with_its_ini_name_and_d
 
 
 EXCERPT = re.compile(r"<!-- excerpt: (\S+) -->\n(.*?)<!-- end excerpt -->", re.S)
-IN_PAGE_LINK = re.compile(r"\[([^\]]+)\]\(#[^)]+\)")
+IN_PAGE_LINK = re.compile(r"\[([^\]]+)\]\((?:[\w.-]+-details\.md)?#[^)]+\)")  # in the page or its details file
 
 
 def test_each_report_excerpt_is_made_of_lines_of_its_report_in_order() -> None:
-    """An excerpt may leave lines out; the lines it keeps are the report's, with in-page links unwrapped."""
+    """An excerpt may leave lines out; the lines it keeps are the report's, with links to its sections unwrapped."""
     found = 0
     for doc in READ:
         for m in EXCERPT.finditer(doc.prose):

@@ -122,7 +122,8 @@ def test_compare_and_matrix_take_history_entries(
     save_run(json.dumps(moved), tmp_path, moved["env"])
     assert main(["compare", "1", "2"]) == 0
     out = capsys.readouterr().out
-    assert "## Comparison with baseline" in out and ("**got worse**" in out or "moved (better)" in out)
+    assert "## Comparison with baseline" in out
+    assert "**worse beyond margin**" in out or "**better beyond margin**" in out
     assert main(["compare", "1", "2", "--fail"]) == 1
     capsys.readouterr()
     assert main(["compare", "1", "1", "--fail"]) == 0
@@ -162,3 +163,31 @@ def test_help_lists_every_command_with_a_plain_one_line_description(capsys: pyte
         (line,) = [x for x in text.splitlines() if x.startswith(f"    {name} ")]
         assert len(line.split(name, 1)[1].strip()) > 10, line
     assert "``" not in text and ":func:" not in text
+
+
+def test_history_changes_lists_the_verdicts_that_changed_entry_by_entry(
+    tmp_path: Path, reference: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text, env = _variant(reference)
+    save_run(text, tmp_path, env)
+    save_run(text, tmp_path, {**env, "git commit": "aaaaaaaaaaaa"})
+    broken = json.loads(text)
+    for t in broken["tests"]:
+        if t["claim_id"] == "C2" and "control" not in t["nodeid"]:
+            for c in t["record"]["checks"]:
+                c["value"] = 99.0  # C2's steps where the loss rose: every unit fails
+    broken["env"]["git commit"] = "bbbbbbbbbbbb"
+    save_run(json.dumps(broken), tmp_path, broken["env"])
+    assert main(["history", "--changes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2  # the first entry of a machine has nothing to compare with
+    assert lines[0].endswith("commit aaaaaaaaaaaa: no verdict changed")
+    assert lines[1].endswith("commit bbbbbbbbbbbb: C2 REPRODUCED -> NOT REPRODUCED")
+
+
+def test_verdict_changes_name_claims_that_appear_or_go() -> None:
+    machine = history.Entry(Path("m/0001_a_20260101-000000.json"), "m", 1, "a", "20260101-000000")
+    later = history.Entry(Path("m/0002_b_20260101-000000.json"), "m", 2, "b", "20260101-000000")
+    changes = history.verdict_changes([(machine, {"C1": "REPRODUCED"}), (later, {"C2": "ERROR"})])
+    assert changes == [(later, ["C1 REPRODUCED -> (not run)", "C2 (not run) -> ERROR"])]

@@ -169,7 +169,7 @@ def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
         (["--claim-cache", "maybe"], "--claim-cache: expected one of on, off, clear, got 'maybe'"),
         (
             ["--claim-tolerance", "x"],
-            "--claim-tolerance: expected SAME*positive relative tolerances like 1e-6,0.05, got 'x'",
+            "--claim-tolerance: expected SAME*finite relative tolerances >= 0 like 0,0.05*, got 'x'",
         ),
     ],
 )

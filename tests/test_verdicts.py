@@ -184,7 +184,7 @@ def test_a_sub_check_regression_inside_a_known_non_reproduction_fails_the_sessio
 
 
 def test_an_old_schema_sidecar_is_refused_naming_its_version(tmp_path: Path) -> None:
-    with pytest.raises(RunFileError, match=r"older schema 'claimcheck-run/1'.*reads 'claimcheck-run/2'"):
+    with pytest.raises(RunFileError, match=r"older schema 'claimcheck-run/1'.*reads 'claimcheck-run/3'"):
         from_dict({"schema": "claimcheck-run/1", "title": "t", "env": {}, "tests": []}, "old.json")
 
 

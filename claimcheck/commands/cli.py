@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,16 @@ from claimcheck.baseline import compare, render_comparison
 from claimcheck.calibration import RULE_REPS, calibrate_suite, record_in_ledger
 from claimcheck.commands.calibrate import load_protocols, render_calibration
 from claimcheck.commands.ledger_cmd import add_commands as add_ledger_commands
-from claimcheck.commands.mutants import render_mutants
+from claimcheck.commands.mutants import Catalogue, Entry, load_catalogue, render_catalogue, run_catalogue
 from claimcheck.commands.stability import render_stability, run_seeds, stability
-from claimcheck.commands.suite_runs import run_many_or_refused
+from claimcheck.commands.suite_runs import RunRefused, reused, run_suite
 from claimcheck.errors import ClaimcheckError, ConfigError
 from claimcheck.expectations import PinnedAt, pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
-from claimcheck.history import list_entries, resolve, save_run
+from claimcheck.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.report import md, render
+from claimcheck.reportfiles import write_markdown
 from claimcheck.reportset import figure_dir
 from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
@@ -108,7 +110,14 @@ def _cmd_render(args: argparse.Namespace) -> None:
     figures = draw_figures(run, folder, enabled=out is not None and not args.no_figures)
     for text in figures.notes + figures.problems:
         print(f"claimcheck: {text}", file=sys.stderr)
-    _write_or_print(render(run, figure_folder=folder.name), out)
+    if out is None:
+        sys.stdout.write(render(run, figure_folder=folder.name))
+        return
+    details = write_markdown(run, out, folder.name, [], None)
+    print(
+        f"wrote {out}" + (f" and {details.name} (the report would exceed a PR comment)" if details else ""),
+        file=sys.stderr,
+    )
 
 
 def _cmd_matrix(args: argparse.Namespace) -> None:
@@ -120,8 +129,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     base, now = _run_file(args.baseline, args), _run_file(args.run, args)
     comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
     _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output)
-    changed = comp.verdicts or any(s.flagged for s in comp.stats)
-    return 1 if args.fail and changed else 0
+    failed = (args.fail and comp.regressions) or (args.exact and comp.differences)
+    return 1 if failed else 0
 
 
 def _cmd_history(args: argparse.Namespace) -> None:
@@ -135,6 +144,11 @@ def _cmd_history(args: argparse.Namespace) -> None:
     if not entries:
         where = root / (args.history or ".claimcheck/history")
         print(f"no runs saved in {where}; save one with: claimcheck history --save reports/claim-report.json")
+        return
+    if args.changes:
+        runs = [(e, {r.claim_id: r.verdict.value for r in load(e.path).results()}) for e in entries]
+        for e, changed in verdict_changes(runs):
+            print(f"{e.name}  commit {e.commit}: {'; '.join(changed) if changed else 'no verdict changed'}")
         return
     for e in entries:
         run = load(e.path)
@@ -167,12 +181,37 @@ def _cmd_stability(args: argparse.Namespace) -> None:
 
 
 def _cmd_mutants(args: argparse.Namespace) -> None:
-    specs = [args.reference, *args.mutants]
-    jobs = [(args.out / f"model-{i}.md", [f"--claim-model={spec}", *args.pytest_args]) for i, spec in enumerate(specs)]
-    runs = run_many_or_refused(jobs, args.budget, args.targets.split(","), args.jobs)
-    if not isinstance(runs[0], RunData):
-        raise runs[0]  # the reference model itself was refused
-    text = render_mutants((specs[0], runs[0]), list(zip(specs[1:], runs[1:], strict=True)))
+    if args.catalogue is not None:
+        catalogue = load_catalogue(args.catalogue)
+    elif len(args.models) >= 2:
+        entries = tuple(Entry(f"model-{i}", "mutant", spec, spec) for i, spec in enumerate(args.models[1:], start=1))
+        catalogue = Catalogue(Path("(command line)"), args.models[0], entries)
+    else:
+        raise ClaimcheckError("mutants: give --catalogue FILE, or a reference model and at least one mutant")
+
+    timings = args.out / "timings.json"
+    seconds: dict[str, float] = json.loads(timings.read_text()) if args.reuse and timings.is_file() else {}
+
+    def runner(name: str, report: Path, extra: Sequence[str], cwd: Path | None) -> tuple[RunData | Exception, float]:
+        if args.reuse and report.stem in seconds:
+            found = reused(report)
+            if found is not None:
+                return found, seconds[report.stem]
+        start = time.monotonic()
+        try:
+            run: RunData | Exception = run_suite(
+                report, args.budget, args.targets.split(","), [*extra, *args.pytest_args], cwd
+            )
+        except RunRefused as e:
+            run = e
+        seconds[report.stem] = time.monotonic() - start
+        write_atomic(timings, json.dumps(seconds, indent=1))
+        print(f"[claimcheck] {name}: {seconds[report.stem]:.0f} s", file=sys.stderr, flush=True)
+        return run, seconds[report.stem]
+
+    only = [n for n in args.only.split(",") if n] if args.only else []
+    refs, judgements = run_catalogue(catalogue, Path.cwd(), args.out, runner, only, args.jobs)
+    text = render_catalogue(catalogue, refs, judgements)
     _write_or_print(text, args.out / "mutants.md")
     sys.stdout.write(text)
 
@@ -263,14 +302,24 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
     c.add_argument("run", help="the run to check: a .json file or a history entry")
     c.add_argument(
-        "--tolerance", default="1e-6,0.05", help="relative tolerance SAME[,CROSS] on medians (default 1e-6,0.05)"
+        "--tolerance",
+        default="0,0.05",
+        help="relative tolerance SAME[,CROSS] of the bit-identity check (default 0,0.05: bit for bit on one machine)",
     )
-    c.add_argument("--fail", action="store_true", help="exit 1 when a verdict changed or a statistic moved")
+    c.add_argument(
+        "--fail", action="store_true", help="exit 1 when a verdict got worse or a statistic is worse beyond its margin"
+    )
+    c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
     c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
     _history_option(c)
     c.set_defaults(func=_cmd_compare)
     h = command("history", "list the saved runs, or save one")
     h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
+    h.add_argument(
+        "--changes",
+        action="store_true",
+        help="list, entry by entry, the verdicts that changed since the machine's last",
+    )
     _history_option(h)
     h.set_defaults(func=_cmd_history)
     s = command("stability", "run the suite over K base seeds (K independent replications); count verdict flips")
@@ -281,9 +330,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
     s.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     s.set_defaults(func=_cmd_stability)
-    u = command("mutants", "run the suite on a model and its mutants; show what broke")
-    u.add_argument("reference", help="the trusted model, package.module:factory or path/to/file.py:factory")
-    u.add_argument("mutants", nargs="+", help="the broken models, named the same way")
+    u = command("mutants", "run a catalogue of mutants and benign edits; say what caught each (the mutation score)")
+    u.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="without --catalogue: the trusted model, then broken ones (package.module:factory or file.py:factory)",
+    )
+    u.add_argument("--catalogue", type=Path, metavar="TOML", help="the catalogue of mutants and benign edits")
+    u.add_argument("--only", default="", metavar="NAMES", help="comma-separated entries of the catalogue to run")
+    u.add_argument(
+        "--reuse",
+        action="store_true",
+        help="judge the runs an earlier call left in --out again instead of rerunning them",
+    )
     u.add_argument("--budget", default="ci", help="budget of every run (default ci)")
     u.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")

@@ -27,6 +27,12 @@ class Block(nn.Module):
         self.ffn_residual = ffn_residual
         self.temperature = math.sqrt(d_key)
 
+    def reset_qk(self, std: float) -> None:
+        """Draw the query and key weights afresh from N(0, std^2) (torch's global generator)."""
+        with torch.no_grad():
+            self.query.weight.normal_(0.0, std)
+            self.key.weight.normal_(0.0, std)
+
     def mix(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Return (attention weights, attention output) for tokens ``h`` (batch, tokens, d_model)."""
         scores = self.query(h) @ self.key(h).transpose(-1, -2) / self.temperature
@@ -41,7 +47,7 @@ class Block(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    """``n_blocks`` blocks and a linear read-out applied to every token."""
+    """``n_blocks`` blocks (of class ``block``) and a linear read-out applied to every token."""
 
     def __init__(
         self,
@@ -53,10 +59,11 @@ class TinyTransformer(nn.Module):
         d_hidden: int | None = None,
         residual: float = 1.0,
         ffn_residual: float = 1.0,
+        block: type[Block] = Block,
     ) -> None:
         super().__init__()
         hidden = d_hidden or d_model
-        self.blocks = nn.ModuleList(Block(d_model, d_key, hidden, residual, ffn_residual) for _ in range(n_blocks))
+        self.blocks = nn.ModuleList(block(d_model, d_key, hidden, residual, ffn_residual) for _ in range(n_blocks))
         self.head = nn.Linear(d_model, d_out, bias=False)
 
     def forward(

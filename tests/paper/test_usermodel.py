@@ -54,10 +54,10 @@ def test_an_empty_spec_is_the_papers_model() -> None:
     assert missing(PAPER, ["attention", "beta", "n_layers", "qk_init", "paper-model"]) == []
 
 
-def test_the_example_offers_attention_beta_and_layers_but_not_qk_init() -> None:
+def test_the_example_offers_attention_and_the_knobs_but_not_the_papers_own_model() -> None:
     model = load_model(ADAPTER)
-    assert sorted(model.capabilities) == ["attention", "beta", "n_layers"]
-    assert missing(model, ["attention", "qk_init", "paper-model"]) == ["qk_init", "paper-model"]
+    assert sorted(model.capabilities) == ["attention", "beta", "n_layers", "qk_init"]
+    assert missing(model, ["attention", "qk_init", "paper-model"]) == ["paper-model"]
     assert model.name == ADAPTER
 
 
@@ -130,7 +130,7 @@ def test_beta_reaches_the_example_and_attention_is_exposed() -> None:
 
 def test_cache_keys_name_the_model_and_change_with_its_behaviour() -> None:
     healthy = load_model(ADAPTER)
-    detached = load_model(f"{EXAMPLE / 'mutants.py'}:attention_detached")  # same forward values, other gradients
+    detached = load_model(f"{EXAMPLE / 'mutants.py'}:scaled_step")  # same forward values, other gradients
     keys = {train_key(CFG, TrainConfig(), DATA, 0, m)["impl"] for m in (PAPER, healthy, detached)}
     assert len(keys) == 3
     assert load_model(ADAPTER).identity == healthy.identity  # stable across loads
@@ -194,14 +194,95 @@ def test_a_bad_model_option_is_a_usage_error_naming_it(pytester: pytest.Pytester
     result.stderr.fnmatch_lines(["*--claim-model: cannot import 'nowhere_pkg_q'*"])
 
 
-def test_a_parameter_the_loss_ignores_gets_zero_gradient_and_training_goes_on(tmp_path: Path) -> None:
-    body = BARE.replace(
-        "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)",
-        "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)\n            self.unused = nn.Parameter(torch.ones(3))",
+UNUSED = BARE.replace(
+    "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)",
+    "self.w = nn.Linear(cfg.d, cfg.d_out, bias=False)\n            self.unused = nn.Parameter(torch.ones(3))",
+)
+
+
+def test_a_parameter_that_gets_no_gradient_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"1 of 2 parameters get no gradient.*: unused\. Something cuts them off"):
+        load_model(_module_file(tmp_path, UNUSED))
+
+
+def test_a_frozen_parameter_the_user_names_is_labelled_and_training_goes_on(tmp_path: Path) -> None:
+    model = load_model(
+        _module_file(tmp_path, UNUSED.replace("def build", "Net.claim_frozen = ('unused',)\n    def build"))
     )
-    model = load_model(_module_file(tmp_path, body))
+    assert model.regime()["frozen"] == "unused"
+    assert any(p.startswith("frozen weights (unused;") for p in model.premises_broken())
     traj = train(CFG, TrainConfig(steps=5), DATA, seed=0, model=model)
     assert traj.diverged_at is None and traj.loss[-1] < traj.loss[0]
+
+
+def test_a_frozen_name_that_learns_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"claim_frozen names \['w'\], but no parameter under those names"):
+        load_model(
+            _module_file(tmp_path, UNUSED.replace("def build", "Net.claim_frozen = ('w', 'unused')\n    def build"))
+        )
+
+
+@pytest.mark.parametrize(
+    ("mutant", "dead"),
+    [
+        ("hard_argmax", "net.blocks.0.query.weight, net.blocks.0.key.weight, net.blocks.1.query.weight"),
+        ("qk_detached", "net.blocks.0.query.weight, net.blocks.0.key.weight, net.blocks.1.query.weight"),
+        ("value_frozen", "net.blocks.0.value.weight, net.blocks.1.value.weight."),
+        ("attention_detached", "net.blocks.0.query.weight, net.blocks.0.key.weight, net.blocks.0.value.weight"),
+    ],
+)
+def test_the_probe_names_the_weights_a_mutant_cuts_off(mutant: str, dead: str) -> None:
+    with pytest.raises(ConfigError, match="get no gradient") as e:
+        load_model(f"{EXAMPLE / 'mutants.py'}:{mutant}")
+    assert dead in str(e.value) and "claim_honours" not in str(e.value)
+
+
+def test_the_papers_engine_names_a_weight_cut_off_from_the_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    import qin2025.model as paper
+
+    def detached(x, w_q, w_k, w_v, scale, project=torch.matmul):  # type: ignore[no-untyped-def]
+        return real(x, w_q.detach(), w_k.detach(), w_v, scale, project)
+
+    real = paper.attention
+    monkeypatch.setattr(paper, "attention", detached)
+    with pytest.raises(ConfigError, match=r"qin2025.model .*get no gradient.*: 0.W_Q, 0.W_K, 1.W_Q, 1.W_K\."):
+        load_model("")
+
+
+def test_the_refusal_of_a_missing_residual_does_not_suggest_dropping_beta() -> None:
+    with pytest.raises(ConfigError, match="claim_honours names 'beta'") as e:
+        load_model(f"{EXAMPLE / 'mutants.py'}:no_residual")
+    assert "drop" not in str(e.value) and "cfg.beta * X" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("mutant", "premise"),
+    [
+        ("causal_mask", "a causal mask (yes (found by the probe"),
+        ("layernorm", "LayerNorm (LayerNorm found by the probe"),
+        ("two_heads", "2 (S per head, found by the probe) attention heads"),
+    ],
+)
+def test_the_probe_finds_the_premises_a_mutant_breaks(mutant: str, premise: str) -> None:
+    model = load_model(f"{EXAMPLE / 'mutants.py'}:{mutant}")
+    assert any(p.startswith(premise) for p in model.premises_broken()), model.premises_broken()
+    assert load_model(ADAPTER).premises_broken() == []
+
+
+def test_a_multi_head_model_is_measured_on_the_head_average_of_s() -> None:
+    model = load_model(f"{EXAMPLE / 'mutants.py'}:two_heads")
+    x = make_synthetic(4, 5, 8, 1, seed=1).x
+    a = sample_attention(ModelConfig(d=8, d_qk=4), x, seed=0, model=model)
+    assert a.s.shape == (4, 5, 5)
+    np.testing.assert_allclose(a.s.sum(-1), 1.0, rtol=1e-12)
+
+
+def test_editing_a_module_the_model_file_imports_changes_its_identity(tmp_path: Path) -> None:
+    (tmp_path / "helper.py").write_text("SCALE = 1.0\n")
+    spec = _module_file(tmp_path, BARE.replace("import torch\n", "import torch\n    import helper\n", 1))
+    before = load_model(spec).identity
+    (tmp_path / "helper.py").write_text("SCALE = 1.0  # an edit the probe cannot see\n")
+    assert load_model(spec).identity != before
 
 
 def test_a_batch_of_user_model_runs_trains_one_at_a_time_under_the_same_keys(tmp_path: Path) -> None:

@@ -1,0 +1,190 @@
+"""Decide whether a statistic moved between two runs on the same units: paired differences against a margin.
+
+Pure statistics for the regression gate (``claimcheck.baseline``). A statistic measured on the same
+units (seeds) in a baseline run and a current run gives paired differences ``after - before``.
+Against an equivalence margin ``delta`` it comes out
+
+- ``equivalent``: the 90% interval of the mean difference lies inside (-delta, delta) (two one-sided
+  tests at 5% each, TOST; ``statsmodels.stats.weightstats.ttost_paired``);
+- ``worse``: the mean difference lies beyond the margin on the side that goes against the claim
+  (one-sided test of H0 "worse-difference <= delta" rejected; the caller adjusts these p-values for
+  the number of statistics, ``holm``);
+- ``better``: beyond the margin on the claim's side, tested the same way;
+- ``undecided``: none of these.
+
+"Worse" is a direction: ``sign`` is +1 when a larger value goes against the claim, -1 when a
+smaller one does. The interval and the tests are Student-t over the pairs (n >= 2). A single pair
+(a statistic measured once per run, e.g. a mean over seeds) is tested with a normal approximation
+whose standard error comes from the two runs' own intervals, ``se = sqrt(h_a^2 + h_b^2) / z_0.95``
+for 90% half-widths ``h``; that ignores the (positive) correlation of two estimates on the same
+seeds, so it is conservative. A single pair without intervals is ``equivalent`` when identical and
+``undecided`` otherwise. Pairs where either side is not finite are left out of the test and
+counted; two identical non-finite values (inf and inf, NaN and NaN) are a difference of zero. A
+statistic with such pairs is never called equivalent: the pairs that left the finite range changed.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+import numpy as np
+from scipy import stats as sps
+
+LEVEL = 0.90  # two-sided interval of the mean difference: each end a one-sided 95% bound
+ALPHA = 0.05  # each one-sided test; TOST at this alpha is the LEVEL interval inside the margins
+
+
+class Movement(StrEnum):
+    """What the paired comparison says of one statistic."""
+
+    EQUIVALENT = "equivalent"
+    WORSE = "worse beyond margin"
+    BETTER = "better beyond margin"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The paired comparison of one statistic: the mean difference, its interval, the one-sided p-values.
+
+    ``mean``, ``low`` and ``high`` are of ``after - before`` in the statistic's own units;
+    ``p_worse`` tests H0 "the difference towards worse is at most the margin", ``p_better`` H0 "the
+    difference towards better is at most the margin", ``p_equivalent`` is TOST's (the larger of its
+    two one-sided p-values). NaN p-values mean the test could not be run (too few finite pairs).
+    """
+
+    n: int  # finite pairs tested
+    mean: float
+    low: float
+    high: float
+    margin: float
+    p_worse: float
+    p_better: float
+    p_equivalent: float
+    left_out: int = 0  # pairs with a non-finite value on one side only
+    identical: bool = False  # every pair is the same value bit for bit
+
+    def movement(self, worse: bool | None = None, better: bool | None = None) -> Movement:
+        """Return the outcome; ``worse``/``better`` override the raw one-sided tests (e.g. after Holm)."""
+        if worse if worse is not None else self.p_worse < ALPHA:
+            return Movement.WORSE
+        if better if better is not None else self.p_better < ALPHA:
+            return Movement.BETTER
+        if self.p_equivalent < ALPHA or self.identical:
+            return Movement.EQUIVALENT
+        return Movement.UNDECIDED
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def paired_test(
+    before: Sequence[float],
+    after: Sequence[float],
+    margin: float,
+    sign: int,
+    *,
+    halfwidths: tuple[float, float] | None = None,
+) -> PairedTest:
+    """Compare ``after`` with ``before`` pair by pair against ``margin`` (>= 0); ``sign`` +1: larger is worse.
+
+    ``halfwidths`` are the 90% half-widths of the two values' own intervals (before, after), used
+    only for a single pair. See the module for the tests.
+    """
+    if len(before) != len(after):
+        raise ValueError(f"paired_test needs as many values after as before, got {len(before)} and {len(after)}")
+    if sign not in (1, -1):
+        raise ValueError(f"sign must be +1 or -1, got {sign}")
+    if not margin >= 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
+    identical = all(_same(a, b) for a, b in zip(before, after, strict=True))
+    finite = [(a, b) for a, b in zip(before, after, strict=True) if math.isfinite(a) and math.isfinite(b)]
+    left_out = sum(not _same(a, b) for a, b in zip(before, after, strict=True) if (a, b) not in finite)
+    d = np.array([b - a for a, b in finite], dtype=np.float64)  # after - before
+    n = int(d.size)
+    nan = math.nan
+    if n == 0:
+        return PairedTest(0, nan, nan, nan, margin, nan, nan, 0.0 if identical else nan, left_out, identical)
+    w = sign * d  # towards worse
+    mean = float(d.mean())
+    if n == 1:
+        test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical)
+        return replace(test, p_equivalent=nan) if left_out else test
+    sd = float(w.std(ddof=1))
+    if sd == 0.0:  # every pair moved by the same amount: no noise to test against
+        m = float(w[0])
+        p_worse, p_better = (0.0 if m > margin else 1.0), (0.0 if m < -margin else 1.0)
+        p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
+        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical)
+    se = sd / math.sqrt(n)
+    half = float(sps.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * se
+    from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p_eq, (_, p_low, _), (_, p_upp, _) = ttost_paired(sign * np.array([b for _, b in finite]),
+                                                          sign * np.array([a for a, _ in finite]),
+                                                          -margin, margin)  # fmt: skip
+    # p_upp tests H0 "w >= margin" against "w < margin" (left tail); its complement tests H0 "w <= margin"
+    return PairedTest(
+        n, mean, mean - half, mean + half, margin, 1.0 - float(p_upp), 1.0 - float(p_low),
+        nan if left_out else float(p_eq), left_out, identical,
+    )  # fmt: skip
+
+
+def _single(
+    mean: float, w: float, margin: float, halfwidths: tuple[float, float] | None, left_out: int, identical: bool
+) -> PairedTest:
+    """Test one pair: with the two values' own intervals (normal approximation), else only identity."""
+    nan = math.nan
+    if halfwidths is None or not all(math.isfinite(h) and h >= 0 for h in halfwidths):
+        p_eq = 0.0 if w == 0.0 else nan
+        return PairedTest(1, mean, nan, nan, margin, nan, nan, p_eq, left_out, identical or w == 0.0)
+    z = float(sps.norm.ppf(1 - (1 - LEVEL) / 2))
+    half = math.hypot(*halfwidths)
+    if half == 0.0:
+        p_worse, p_better = (0.0 if w > margin else 1.0), (0.0 if w < -margin else 1.0)
+        return PairedTest(1, mean, mean, mean, margin, p_worse, p_better, 0.0 if abs(w) <= margin else 1.0, left_out)
+    se = half / z
+    p_worse = float(sps.norm.sf((w - margin) / se))
+    p_better = float(sps.norm.cdf((w + margin) / se))
+    p_eq = max(float(sps.norm.sf((w + margin) / se)), float(sps.norm.cdf((w - margin) / se)))
+    return PairedTest(1, mean, mean - half, mean + half, margin, p_worse, p_better, p_eq, left_out, identical)
+
+
+def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
+    """Return which hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``.
+
+    Sort the m p-values; reject the i-th smallest (i = 0, 1, ...) while p <= alpha / (m - i), and
+    stop at the first that is not. NaN p-values are never rejected and do not count in m.
+    """
+    tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    m = len(tested)
+    rejected = [False] * len(p_values)
+    for k, (p, i) in enumerate(tested):
+        if p > alpha / (m - k):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def spread_sd(values_by_label: Sequence[Sequence[float]]) -> float:
+    """Return the seed-to-seed standard deviation of a statistic: pooled within labels, else over all values.
+
+    A statistic measured on several configurations (labels) varies between them for reasons other
+    than the seed; the pooled within-label SD leaves that out. When no label has two finite values,
+    the SD over all finite values is used. NaN when fewer than two finite values exist.
+    """
+    groups = [np.array([v for v in vs if math.isfinite(v)], dtype=np.float64) for vs in values_by_label]
+    within = [g for g in groups if g.size >= 2]
+    if within:
+        ss = sum(float(((g - g.mean()) ** 2).sum()) for g in within)
+        dof = sum(g.size - 1 for g in within)
+        return math.sqrt(ss / dof)
+    flat = np.concatenate(groups) if groups else np.array([])
+    return float(flat.std(ddof=1)) if flat.size >= 2 else math.nan

@@ -1,0 +1,73 @@
+"""A report fits a pull-request comment: the markdown stays within 60,000 characters, details beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claimcheck.baseline import compare, render_comparison
+from claimcheck.report import MAX_CHARS
+from claimcheck.reportfiles import DETAILS_MARK, write_markdown
+from claimcheck.rundata import load
+
+REFERENCE = Path(__file__).parents[1] / "reports" / "reference"
+
+
+def test_the_reference_sized_report_with_a_comparison_fits_a_pull_request_comment(tmp_path: Path) -> None:
+    run = load(REFERENCE / "claim-report.json")
+    extra = [render_comparison(compare(run, run, "baseline.json"))]
+    details = write_markdown(run, tmp_path / "claim-report.md", "claim-report-figures", extra, None)
+    main = (tmp_path / "claim-report.md").read_text()
+    assert len(main) <= MAX_CHARS < 65_536  # GitHub's limit for a comment body
+    assert details == tmp_path / "claim-report-details.md"
+    text = details.read_text()
+    assert text.startswith(DETAILS_MARK) and '<a id="claim-c5"></a>' in text and "**Protocol v" in text
+    assert "](claim-report-details.md#claim-c5)" in main and "## Comparison with baseline" in main
+    assert "**Protocol v" not in main  # the claim sections moved
+
+
+def test_the_checked_in_reference_markdown_fits() -> None:
+    assert len((REFERENCE / "claim-report.md").read_text()) <= MAX_CHARS
+
+
+def test_a_report_that_fits_stays_whole_and_removes_an_old_details_file(tmp_path: Path) -> None:
+    run = load(REFERENCE / "claim-report.json")
+    run.tests = [t for t in run.tests if t.claim_id == "C2"]
+    stale = tmp_path / "r-details.md"
+    stale.write_text(DETAILS_MARK + "\nfrom an earlier run\n")
+    mine = tmp_path / "notes-details.md"
+    mine.write_text("a user's file\n")
+    assert write_markdown(run, tmp_path / "r.md", "r-figures", [], None) is None
+    assert "**Protocol v3**" in (tmp_path / "r.md").read_text() and not stale.exists()
+    write_markdown(run, tmp_path / "notes.md", "notes-figures", [], None)
+    assert mine.read_text() == "a user's file\n"  # not a details file claimcheck wrote: left alone
+
+
+def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_checked() -> None:
+    from claimcheck.report import CONFIRMED_ON_KEY, SUBJECT_KEY, render
+
+    run = load(REFERENCE / "claim-report.json")
+    assert "| v3, confirmed |" in render(run)
+    run.env[SUBJECT_KEY] = "heads: 2; causal mask: none"
+    run.env[CONFIRMED_ON_KEY] = "the paper's model (qin2025.model)"
+    text = render(run)
+    assert "| v3, confirmed on the paper's model (qin2025.model) |" in text
+    assert "**Model under test**: `qin2025.model (the paper's Transformer)`: heads: 2; causal mask: none." in text
+
+
+def test_a_sessions_report_set_carries_its_details_file_and_drops_it_when_the_next_report_fits(tmp_path: Path) -> None:
+    from claimcheck.reportfiles import write_report
+    from claimcheck.reportset import read_manifest
+
+    big = load(REFERENCE / "claim-report.json")
+    report = tmp_path / "claim-report.md"
+    written = write_report(big, report, figures=False)
+    assert written.details == tmp_path / "claim-report-details.md" and written.details.read_text().startswith(
+        DETAILS_MARK
+    )
+    manifest = read_manifest(report)
+    assert manifest is not None and "claim-report-details.md" in manifest.files
+    small = load(REFERENCE / "claim-report.json")
+    small.tests = [t for t in small.tests if t.claim_id == "C2"]
+    small.env["run id"] = "next"
+    assert write_report(small, report, figures=False).details is None
+    assert not (tmp_path / "claim-report-details.md").exists() and "**Protocol v" in report.read_text()
