@@ -164,6 +164,6 @@ def test_a_baseline_of_the_second_schema_is_read_and_compared_seed_by_seed() -> 
 
     from claimcheck.rundata import load
 
-    old = load(Path(__file__).parents[1] / "reports" / "reference" / "claim-report.json")  # claimcheck-run/2
+    old = load(Path(__file__).parent / "fixtures" / "run-schema-2.json")  # the reference run of v2/v3 protocols
     comp = compare(old, old, "old.json")
     assert old.schema == "claimcheck-run/2" and comp.counts()["equivalent"] == len(comp.stats) > 50

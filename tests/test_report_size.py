@@ -37,7 +37,7 @@ def test_a_report_that_fits_stays_whole_and_removes_an_old_details_file(tmp_path
     mine = tmp_path / "notes-details.md"
     mine.write_text("a user's file\n")
     assert write_markdown(run, tmp_path / "r.md", "r-figures", [], None) is None
-    assert "**Protocol v3**" in (tmp_path / "r.md").read_text() and not stale.exists()
+    assert "**Protocol v4**" in (tmp_path / "r.md").read_text() and not stale.exists()
     write_markdown(run, tmp_path / "notes.md", "notes-figures", [], None)
     assert mine.read_text() == "a user's file\n"  # not a details file claimcheck wrote: left alone
 
