@@ -320,9 +320,12 @@ def check_options(args: list[str], offered: Help, program: str) -> tuple[list[st
         if name in offered.choices and (eq or kind == "value") and value not in offered.choices[name]:
             problems.append(f"{program}: {name} {value!r} is not one of {sorted(offered.choices[name])}")
         if eq or kind == "value":
-            path = repo_path(value)
-            if path and not path_exists(path):
-                problems.append(f"{program}: {name} names {path}, which does not exist")
+            for part in (
+                value.split(",") if "," in value and "/" in value else [value]
+            ):  # a comma-separated list of paths
+                path = repo_path(part)
+                if path and not path_exists(path):
+                    problems.append(f"{program}: {name} names {path}, which does not exist")
     return problems, positional
 
 
