@@ -79,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = replace(
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
+        torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
         config.stash[EXECUTOR_KEY] = executor_for(
             settings.executor,
             settings.ray_address,
@@ -91,7 +92,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
     config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
-    torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     store = ResultCache(None if settings.cache == "off" else settings.cache_dir or default_cache_dir())

@@ -120,9 +120,15 @@ CLAIMS = ["claims/test_c1_linear_rate.py", "claims/test_c2_monotone.py"]
 
 
 def _command(report: Path, *options: str) -> list[str]:
-    """Return the command that runs C1 and C2 at ci without the cache, writing ``report``."""
+    """Return the command that runs C1 and C2 at ci without the cache, writing ``report``.
+
+    Every run takes one torch thread: a float64 matmul on two threads rounds differently from one on
+    one (C1's per-step losses differ by about 1e-15, its late-rate statistics by up to 2e-5), so
+    bit identity across executors holds at equal thread counts, and an xdist worker gets one.
+    """
     cmd = [sys.executable, "-m", "pytest", *CLAIMS, "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
-    return [*cmd, "--claim-budget=ci", "--claim-cache=off", "--claim-figures=off", f"--claim-report={report}", *options]
+    fixed = ["--claim-budget=ci", "--claim-cache=off", "--claim-figures=off", "--claim-threads=1"]
+    return [*cmd, *fixed, f"--claim-report={report}", *options]
 
 
 def _sidecar(report: Path, done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
