@@ -27,14 +27,14 @@ from claimcheck.schedule import ClaimUnits
 from qin2025.calibration.full_rank import floor_families
 from qin2025.decisions import COLLAPSED, FLOOR, floor_decision
 from qin2025.fullrank import Grid, Point, adversarial, inits_of, note_edge, note_grid, record_curves, sweep, weights
-from qin2025.usermodel import ModelSpec
+from qin2025.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 over the grid"
 ADVERSARIAL_W_V = "adversarial W_V"
 WHY = "one order of magnitude under the residual's own floor beta = 1"
 PROTOCOL = ClaimProtocol(
     claim_id="C3",
-    version=3,
+    version=4,
     parts=(
         Part(
             name="floor",
@@ -68,11 +68,12 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C3-v3",
-        start=431000,
+        block="C3-v4",
+        start=432000,
         units={"ci": 30, "standard": 60, "paper": 100},
         exploratory="v3 design on seeds 0-29: d_QK 1..65536, beta 0-2, both inits, and the collapsed limit; v2 at "
-        "ci on seeds 0-29; v1 on seeds 0-2, 3-5 and 10-12",
+        "ci on seeds 0-29; v1 on seeds 0-2, 3-5 and 10-12. v4 is v3 with the SVDs moved from the decision into the "
+        "cached grid (the decision takes the per-draw ratios): same numbers, a new block; v3 was confirmed on C3-v3",
     ),
     regime="qin2025.model (or a --claim-model's own weights), W_V ~ N(0, 1/d), W_Q, W_K Xavier N(0, 2/(d + d_qk)) "
     "and N(0, 1/d), logits 1/sqrt(d_qk), X ~ N(0, 1) of full row rank with n <= d/2, float64; collapsed: the "
@@ -103,34 +104,32 @@ FLOOR_THRESHOLD = PROTOCOL.part("floor").stats[0].threshold  # the notes count d
 
 
 def _score(rec: ClaimRecorder, points: list[Point], seed: int, label: str, control: str | None = None) -> None:
-    measured = {"z": [p.z for p in points], "x": [p.x for p in points], "z_collapsed": [p.z_collapsed for p in points]}
+    measured = {"floor": [p.floor_z for p in points], "collapsed": [p.floor_collapsed for p in points]}
     rec.score(measured, part="floor", control=control, label=label, unit=seed)
 
 
 @CLAIM
-def test_c3_residual_keeps_a_floor(
-    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_model: ModelSpec
-) -> None:
-    inits = inits_of(claim_model)
+def test_c3_residual_keeps_a_floor(claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer) -> None:
+    inits = inits_of(claim_train.model)
     for init in inits:
-        claim_record.set_regime(init, **weights(init, claim_model), X="Gaussian N(0, 1), full row rank")
+        claim_record.set_regime(init, **weights(init, claim_train.model), X="Gaussian N(0, 1), full row rank")
     for seeds in claim_units.batches():
         for seed in seeds:
-            points = sweep(claim_model, seed, GRID, inits)
+            points = sweep(claim_train, seed, GRID, inits)
             _score(claim_record, points, seed, f"{len(points) * GRID.samples} draws: {', '.join(inits)}")
             note_grid(claim_record, seed, points, FLOOR_THRESHOLD)
             if seed == claim_units.seeds[0]:  # figures and the edge shape once per session
                 record_curves(claim_record, points, CURVE_SHAPE)
-                note_edge(claim_record, claim_model, seed, EDGE, FLOOR_THRESHOLD)
+                note_edge(claim_record, claim_train, seed, EDGE, FLOOR_THRESHOLD)
 
 
 @CLAIM
-def test_c3_control_no_residual(claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_model: ModelSpec) -> None:
-    inits = inits_of(claim_model)
-    claim_record.set_regime("beta = 0", **weights(inits[0], claim_model), beta=0, d_qk="4 .. 4096")
+def test_c3_control_no_residual(claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer) -> None:
+    inits = inits_of(claim_train.model)
+    claim_record.set_regime("beta = 0", **weights(inits[0], claim_train.model), beta=0, d_qk="4 .. 4096")
     for seeds in claim_units.batches():
         for seed in seeds:
-            points = sweep(claim_model, seed, BARE, inits)
+            points = sweep(claim_train, seed, BARE, inits)
             _score(claim_record, points, seed, "beta=0", control=NO_RESIDUAL)
             best = max(float(p.floor_z.max()) for p in points)
             claim_record.note(f"seed {seed}, beta = 0 at d_qk = 4..4096: even the best draw's ratio is {best:.3g}")
@@ -141,5 +140,5 @@ def test_c3_control_adversarial_value_weights(claim_record: ClaimRecorder, claim
     claim_record.set_regime("S = 11^T/n, W_V = -beta I", model="qin2025.model, weights set by hand", W_V="-beta I")
     for seeds in claim_units.batches():
         for seed in seeds:
-            points = [adversarial(seed, n, d, beta, GRID.samples) for n, d in GRID.shapes for beta in GRID.betas]
+            points = [adversarial(seed, n, d, b, GRID.samples).point() for n, d in GRID.shapes for b in GRID.betas]
             _score(claim_record, points, seed, "S = 11^T/n, W_V = -beta I", control=ADVERSARIAL_W_V)

@@ -59,7 +59,7 @@ MEAN = "mean over seeds, one-sided Student-t"
 PREMISE = "both runs of every pair stay finite and end below their start (mu below both bounds at init)"
 PROTOCOL = ClaimProtocol(
     claim_id="C4",
-    version=3,
+    version=4,
     parts=(
         Part(
             name=COLLAPSE,
@@ -123,11 +123,13 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C4-v3",
-        start=441000,
+        block="C4-v4",
+        start=442000,
         units=UNITS,
         exploratory="v1, v2 on seeds 0-13; v3 (benchmarks/c4_design): Xavier d = 16 on 0-13 (T = 400 on 0-5), "
-        "d = 32, 8 on 0-3; 1/d, floors k = 32, 64 on 0-9; sweeps to 1024 d on 0-3; the claim at ci, pool offsets 0-13",
+        "d = 32, 8 on 0-3; 1/d, floors k = 32, 64 on 0-9; sweeps to 1024 d on 0-3; the claim at ci, pool offsets 0-13. "
+        "v4 is v3 with the collapse sweep cached (Trainer.call): same measurements and decisions, a new block; v3 "
+        "was confirmed on block C4-v3",
     ),
     regime="qin2025.model (or a --claim-model honouring qk_init; the floors need qk_gain), W_V ~ N(0, 1/d), logits "
     "1/sqrt(d_qk), float64; collapse at (n, d) = (8, 32), (16, 64); training N = 2, n = 8, d = 16, mu = 0.5 x "
@@ -159,17 +161,17 @@ def _floor_or_skip(name: str, model: ModelSpec) -> QK:
 
 @CLAIM
 def test_c4_attention_tends_to_rank_one(
-    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_model: ModelSpec
+    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer
 ) -> None:
-    score_sweeps(claim_record, claim_units.batches(), claim_model, XAVIER, COLLAPSE)
+    score_sweeps(claim_record, claim_units.batches(), claim_train, XAVIER, COLLAPSE)
 
 
 @CLAIM
 def test_c4_control_logit_floor_collapse(
-    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_model: ModelSpec
+    claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer
 ) -> None:
-    qk = _floor_or_skip(FLOOR_16, claim_model)
-    score_sweeps(claim_record, claim_units.batches(), claim_model, qk, COLLAPSE, control=FLOOR_16)
+    qk = _floor_or_skip(FLOOR_16, claim_train.model)
+    score_sweeps(claim_record, claim_units.batches(), claim_train, qk, COLLAPSE, control=FLOOR_16)
 
 
 @CLAIM

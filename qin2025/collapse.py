@@ -207,6 +207,21 @@ def sweep(model: ModelSpec, qk: QK, n: int, d: int, seed: int, span: Sequence[in
     return Sweep(qk, n, d, d_qks, ratio, floor, uniform)
 
 
+def _sweep_arrays(
+    model: ModelSpec, init: QKInit, floor: float, n: int, d: int, seed: int, span: list[int]
+) -> dict[str, list[float]]:
+    """Return ``sweep``'s columns as arrays: what ``Trainer.call`` caches."""
+    sw = sweep(model, QK(init, floor), n, d, seed, span)
+    return {"d_qk": [float(q) for q in sw.d_qk], "ratio": sw.ratio, "floor": sw.floor, "uniform": sw.uniform}
+
+
+def cached_sweep(train: Trainer, qk: QK, n: int, d: int, seed: int, span: Sequence[int] = SPAN) -> Sweep:
+    """Return ``sweep(train.model, qk, n, d, seed, span)`` through the trainer's cache (it trains nothing)."""
+    a = train.call(_sweep_arrays, init=qk.init, floor=qk.floor, n=n, d=d, seed=seed, span=list(span))
+    columns = (a["ratio"].tolist(), a["floor"].tolist(), a["uniform"].tolist())
+    return Sweep(qk, n, d, [int(q) for q in a["d_qk"]], *columns)
+
+
 def note_sweeps(rec: ClaimRecorder, seed: int, sweeps: Sequence[Sweep]) -> None:
     """Note each sweep's median sigma_2/sigma_1 by d_QK and draw it and ||S - 11^T/n||_F (one unit's, once)."""
     for sw in sweeps:
@@ -219,7 +234,7 @@ def note_sweeps(rec: ClaimRecorder, seed: int, sweeps: Sequence[Sweep]) -> None:
 
 
 def score_sweeps(
-    rec: ClaimRecorder, batches: Iterable[list[int]], model: ModelSpec, qk: QK, part: str, control: str | None = None
+    rec: ClaimRecorder, batches: Iterable[list[int]], train: Trainer, qk: QK, part: str, control: str | None = None
 ) -> None:
     """Sweep every unit of every batch on each of ``SHAPES`` and score it on ``part`` (or on ``control``).
 
@@ -228,11 +243,11 @@ def score_sweeps(
     first: tuple[int, list[Sweep]] | None = None
     for seeds in batches:
         for seed in seeds:
-            sweeps = [sweep(model, qk, n, d, seed) for n, d in SHAPES]
+            sweeps = [cached_sweep(train, qk, n, d, seed) for n, d in SHAPES]
             for sw in sweeps:
                 rec.score(sw.measurements(), part="" if control else part, control=control, unit=seed, label=sw.label)
             first = first or (seed, sweeps)
-    rec.set_regime(qk.label, **qk.weights(model), d_qk=f"d x {list(SPAN)}")
+    rec.set_regime(qk.label, **qk.weights(train.model), d_qk=f"d x {list(SPAN)}")
     if first:
         note_sweeps(rec, *first)
 

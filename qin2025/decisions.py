@@ -15,28 +15,28 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from qin2025.spectral import floor_ratio
-
 # --- C3: the residual keeps Z at full rank --------------------------------------------------------
 
 FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
 COLLAPSED = "min over the unit's draws of sigma_min(Z)/sigma_min(X) with the attention collapsed (S = 11^T/n)"
 
 
-def _min_ratio(z: Sequence[ArrayLike], x: Sequence[ArrayLike]) -> float:
-    return float(min(float(np.min(floor_ratio(a, b))) for a, b in zip(z, x, strict=True)))
+def _smallest(ratios: Sequence[ArrayLike]) -> float:
+    """Return the smallest of every array's values; NaN if any is NaN or there is none (a floor nobody measured)."""
+    values = [np.ravel(np.asarray(r, dtype=float)) for r in ratios]
+    flat = np.concatenate(values) if values else np.empty(0)
+    return float(flat.min()) if flat.size else float("nan")
 
 
-def floor_decision(
-    z: Sequence[ArrayLike], x: Sequence[ArrayLike], z_collapsed: Sequence[ArrayLike]
-) -> dict[str, float]:
+def floor_decision(floor: Sequence[ArrayLike], collapsed: Sequence[ArrayLike]) -> dict[str, float]:
     """Return the smallest sigma_min(Z)/sigma_min(X) over a unit's grid, and over the same draws collapsed (C3 "floor").
 
-    ``z`` and ``x``: matching arrays of shape (..., n, d), one pair per grid point (a weight draw at
-    one beta on the unit's inputs X). ``z_collapsed``: for each point, Z of the same weights and
-    inputs with the attention collapsed to S = 11^T/n, the limit that Attn(X) tends to as it
-    collapses to rank one. A floor holds when both minima meet the threshold: on the grid, and at
-    the end of the collapse, so a floor that stays above the threshold on the grid but vanishes as
-    the attention collapses further is caught at its limit.
+    ``floor``: one array per grid point (a weight draw at one beta), sigma_min(Z)/sigma_min(X) for
+    each of the unit's inputs X, Z = Attn(X) + beta X. ``collapsed``: the same ratios with the
+    attention of the same weights and inputs collapsed to S = 11^T/n, the limit that Attn(X) tends
+    to as it collapses to rank one. A floor holds when both minima meet the threshold: on the grid,
+    and at the end of the collapse, so a floor that stays above the threshold on the grid but
+    vanishes as the attention collapses further is caught at its limit. A NaN ratio (a non-finite
+    Z) makes its minimum NaN, which meets no threshold.
     """
-    return {FLOOR: _min_ratio(z, x), COLLAPSED: _min_ratio(z_collapsed, x)}
+    return {FLOOR: _smallest(floor), COLLAPSED: _smallest(collapsed)}

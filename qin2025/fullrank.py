@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import torch
@@ -36,6 +35,7 @@ from qin2025.spectral import (
     rank_deficit,
     sample_attention_betas,
 )
+from qin2025.trainer import Trainer
 from qin2025.usermodel import PAPER, ModelSpec
 
 INITS: tuple[QKInit, ...] = ("xavier", "normal")  # W_Q, W_K variance 2/(d + d_QK) or 1/d; the index seeds the draw
@@ -53,33 +53,47 @@ class Grid:
 
 
 @dataclass(frozen=True)
-class Point:
-    """One grid point: a weight draw at (init, shape, d_QK, beta) applied to the grid's inputs."""
+class Draw:
+    """One grid point's raw measurement: a weight draw at (init, shape, d_QK, beta) applied to the grid's inputs."""
 
     init: str
     n: int
     d: int
     d_qk: int
     beta: float
-    z: np.ndarray  # (samples, n, d) Attn(X) + beta X: what C3's decisions take
+    z: np.ndarray  # (samples, n, d) Attn(X) + beta X
     x: np.ndarray  # (samples, n, d)
-    floor_attn: np.ndarray  # (samples,) sigma_min(Attn(X)) / sigma_min(X)
+    attn: np.ndarray  # (samples, n, d) Attn(X)
     z_collapsed: np.ndarray  # (samples, n, d) Z of the same weights and X with S = 11^T/n
 
-    @cached_property
-    def floor_z(self) -> np.ndarray:
-        """Return (samples,) sigma_min(Z) / sigma_min(X)."""
-        return floor_ratio(self.z, self.x)
+    def point(self) -> Point:
+        """Return the point's ratios to sigma_min(X) (the SVDs), what C3 decides on and caches."""
+        return Point(
+            self.init,
+            self.n,
+            self.d,
+            self.d_qk,
+            self.beta,
+            floor_ratio(self.z, self.x),
+            floor_ratio(self.z_collapsed, self.x),
+            floor_ratio(self.attn, self.x),
+            rank_deficit(self.z),
+        )
 
-    @cached_property
-    def floor_collapsed(self) -> np.ndarray:
-        """Return (samples,) sigma_min(Z) / sigma_min(X) with the attention collapsed."""
-        return floor_ratio(self.z_collapsed, self.x)
 
-    @cached_property
-    def deficit(self) -> np.ndarray:
-        """Return (samples,) min(n, d) - numerical rank of Z."""
-        return rank_deficit(self.z)
+@dataclass(frozen=True)
+class Point:
+    """One grid point's ratios, one per input X: what C3's decision takes."""
+
+    init: str
+    n: int
+    d: int
+    d_qk: int
+    beta: float
+    floor_z: np.ndarray  # (samples,) sigma_min(Z) / sigma_min(X)
+    floor_collapsed: np.ndarray  # (samples,) sigma_min(Z) / sigma_min(X) with the attention collapsed
+    floor_attn: np.ndarray  # (samples,) sigma_min(Attn(X)) / sigma_min(X)
+    deficit: np.ndarray  # (samples,) min(n, d) - numerical rank of Z
 
     @property
     def where(self) -> str:
@@ -97,9 +111,9 @@ def inits_of(model: ModelSpec) -> tuple[QKInit, ...]:
     return INITS if "qk_init" in model.capabilities else INITS[:1]
 
 
-def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
-    """Measure every (shape, init, d_QK, beta) of ``grid`` on X of full rank, as drawn and collapsed."""
-    points = []
+def draws(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Draw]:
+    """Draw every (shape, init, d_QK, beta) of ``grid`` on X of full rank, as drawn and collapsed."""
+    out = []
     for n, d in grid.shapes:
         x = inputs(seed, n, d, grid.samples)
         for init in inits:
@@ -109,11 +123,57 @@ def sweep(model: ModelSpec, seed: int, grid: Grid, inits: tuple[QKInit, ...]) ->
                 drawn = sample_attention_betas(cfg, x, w_seed, grid.betas, model)
                 collapsed = sample_attention_betas(cfg, EPS * x, w_seed, grid.betas, model)
                 for beta, a, c in zip(grid.betas, drawn, collapsed, strict=True):
-                    points.append(Point(init, n, d, d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x), c.z / EPS))
-    return points
+                    out.append(Draw(init, n, d, d_qk, beta, a.z, a.x, a.attn, c.z / EPS))
+    return out
 
 
-def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> Point:
+_COORDS = ("n", "d", "d_qk", "beta")
+_RATIOS = ("floor_z", "floor_collapsed", "floor_attn", "deficit")
+
+
+def _measured(
+    model: ModelSpec,
+    seed: int,
+    shapes: list[list[int]],
+    d_qks: list[int],
+    betas: list[float],
+    samples: int,
+    inits: list[QKInit],
+) -> dict[str, list[object]]:
+    """Return every point of the grid as columns: what ``Trainer.call`` caches."""
+    grid = Grid(tuple((n, d) for n, d in shapes), tuple(d_qks), tuple(betas), samples)
+    points = [p.point() for p in draws(model, seed, grid, tuple(inits))]
+    cols: dict[str, list[object]] = {"init": [INITS.index(p.init) for p in points]}
+    cols.update({k: [getattr(p, k) for p in points] for k in (*_COORDS, *_RATIOS)})
+    return cols
+
+
+def sweep(train: Trainer, seed: int, grid: Grid, inits: tuple[QKInit, ...]) -> list[Point]:
+    """Return the points of ``grid`` for unit ``seed`` through the trainer's cache (the grid trains nothing)."""
+    shapes = [list(s) for s in grid.shapes]
+    a = train.call(
+        _measured,
+        seed=seed,
+        shapes=shapes,
+        d_qks=list(grid.d_qks),
+        betas=list(grid.betas),
+        samples=grid.samples,
+        inits=list(inits),
+    )
+    return [
+        Point(
+            INITS[int(a["init"][i])],
+            int(a["n"][i]),
+            int(a["d"][i]),
+            int(a["d_qk"][i]),
+            float(a["beta"][i]),
+            *(a[k][i] for k in _RATIOS),
+        )
+        for i in range(len(a["init"]))
+    ]
+
+
+def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> Draw:
     """Return the paper's block with W_Q = 0 (S = 11^T/n, the limit of collapse) and W_V = -beta I."""
     cfg = ModelConfig(d=d, d_qk=4, beta=beta)
     params = init_params(cfg, torch.Generator().manual_seed(derive_seed(seed, n, d)))
@@ -121,7 +181,7 @@ def adversarial(seed: int, n: int, d: int, beta: float, samples: int) -> Point:
     params["0.W_V"] = -beta * torch.eye(d, dtype=torch.float64)
     x = inputs(seed, n, d, samples)
     a, c = attention_of(params, x, cfg), attention_of(params, EPS * x, cfg)
-    return Point("adversarial", n, d, cfg.d_qk, beta, a.z, a.x, floor_ratio(a.attn, a.x), c.z / EPS)
+    return Draw("adversarial", n, d, cfg.d_qk, beta, a.z, a.x, a.attn, c.z / EPS)
 
 
 def max_deficit(points: list[Point]) -> int:
@@ -167,9 +227,9 @@ def note_grid(rec: ClaimRecorder, seed: int, points: list[Point], floor: float) 
     )
 
 
-def note_edge(rec: ClaimRecorder, model: ModelSpec, seed: int, grid: Grid, floor: float) -> None:
+def note_edge(rec: ClaimRecorder, train: Trainer, seed: int, grid: Grid, floor: float) -> None:
     """Measure ``grid`` (square X, the edge of the premise) and note how many draws held ``floor``, ungated."""
-    points = sweep(model, seed, grid, inits_of(model))
+    points = sweep(train, seed, grid, inits_of(train.model))
     ratios = np.concatenate([p.floor_z for p in points])
     d = grid.shapes[0][1]
     rec.note(

@@ -1,10 +1,11 @@
 """Calibration families of C3's floor decision: attention outputs Z whose floor, as drawn and collapsed, is known.
 
-The decision (``qin2025.decisions.floor_decision``) takes a unit's grid, every weight draw at
-d_QK = 1..4096 for both W_Q, W_K inits, three betas and two shapes, once as drawn and once with the
-attention collapsed to S = 11^T/n, and asks both minima of sigma_min(Z)/sigma_min(X) to reach 0.1.
-In the synthetic cases Z = r X per point, so the ratio is r exactly (one input per point: more would
-repeat it), except in the claim's own world, which builds Z from softmax attention.
+The decision (``qin2025.decisions.floor_decision``) takes a unit's grid, the ratios
+sigma_min(Z)/sigma_min(X) of every weight draw at d_QK = 1..4096 for both W_Q, W_K inits, three
+betas and two shapes, once as drawn and once with the attention collapsed to S = 11^T/n, and asks
+both minima to reach 0.1. In the synthetic cases the ratio of a point is r (one input per point:
+more would repeat it), except in the claim's own world, which builds Z from softmax attention and
+takes its ratios with the instrument's own SVD (``qin2025.spectral.floor_ratio``).
 
 Must pass: a floor at every draw and at the collapse, r 0.15..2 with 20% scatter and no trend; and
 the claim's world, Z = S X W_V + beta X with S from Gaussian logits whose scale shrinks as d_QK grows
@@ -25,6 +26,7 @@ import numpy as np
 
 from claimcheck.protocol import Case, Expect, Family
 from qin2025.calibration.draw import log_uniform
+from qin2025.spectral import floor_ratio
 
 SHAPES = ((8, 32), (16, 64))  # (n, d) as C3's unit grid
 D_QK = tuple(4**k for k in range(7))  # 1 .. 4096
@@ -40,16 +42,11 @@ def _softmax(a: np.ndarray) -> np.ndarray:
     return np.asarray(e / e.sum(axis=-1, keepdims=True))
 
 
-def _grid(rng: np.random.Generator, ratio: Ratio, collapsed: Ratio) -> dict[str, list[np.ndarray]]:
-    """Return the unit's grid, one stack per shape: Z = ratio(d_QK) X per draw, and collapsed(d_QK) X collapsed."""
-    zs, xs, cs = [], [], []
-    for n, d in SHAPES:
-        qs = [q for q in D_QK for _ in range(INITS * BETAS)]
-        x = rng.normal(size=(len(qs), n, d))
-        zs.append(np.asarray([ratio(q) for q in qs])[:, None, None] * x)
-        cs.append(np.asarray([collapsed(q) for q in qs])[:, None, None] * x)
-        xs.append(x)
-    return {"z": zs, "x": xs, "z_collapsed": cs}
+def _grid(ratio: Ratio, collapsed: Ratio) -> dict[str, list[np.ndarray]]:
+    """Return the unit's grid, one array per shape: ratio(d_QK) per draw, and collapsed(d_QK) collapsed."""
+    qs = [q for q in D_QK for _ in range(INITS * BETAS)]
+    floor = [np.asarray([ratio(q) for q in qs]) for _ in SHAPES]
+    return {"floor": floor, "collapsed": [np.asarray([collapsed(q) for q in qs]) for _ in SHAPES]}
 
 
 def stable_floor(rng: np.random.Generator) -> Case:
@@ -59,42 +56,42 @@ def stable_floor(rng: np.random.Generator) -> Case:
     def scatter(_: int) -> float:
         return r * (1 + 0.2 * float(rng.random()))
 
-    return Case({"floor": r}, _grid(rng, scatter, scatter))
+    return Case({"floor": r}, _grid(scatter, scatter))
 
 
 def attention_world(rng: np.random.Generator) -> Case:
     """Z = S X W_V + beta X over the grid, logit sd0 * 2d/(d + d_QK) (sd0 0.3..3), beta 0.5..2; S = 11^T/n collapsed."""
     sd0, beta = log_uniform(rng, 0.3, 3.0), float(rng.uniform(0.5, 2.0))
-    zs, xs, cs = [], [], []
+    floor, collapsed = [], []
     for n, d in SHAPES:
         x = rng.normal(size=(WORLD_SAMPLES, n, d))
         for q in D_QK:
             g = rng.normal(size=(d, d)) / np.sqrt(d)
             logits = sd0 * (2 * d / (d + q)) * np.einsum("snd,de,sme->snm", x, g, x) / np.sqrt(d)
             w_v = rng.normal(0.0, 1 / np.sqrt(d), (d, d))
-            zs.append(_softmax(logits) @ x @ w_v + beta * x)
-            cs.append(np.broadcast_to(x.mean(axis=-2, keepdims=True), x.shape) @ w_v + beta * x)
-            xs.append(x)
-    return Case({"logit_sd": sd0, "beta": beta}, {"z": zs, "x": xs, "z_collapsed": cs})
+            floor.append(floor_ratio(_softmax(logits) @ x @ w_v + beta * x, x))
+            uniform = np.broadcast_to(x.mean(axis=-2, keepdims=True), x.shape)
+            collapsed.append(floor_ratio(uniform @ w_v + beta * x, x))
+    return Case({"logit_sd": sd0, "beta": beta}, {"floor": floor, "collapsed": collapsed})
 
 
 def vanishing_at_collapse(rng: np.random.Generator) -> Case:
     """r_top (d_QK/4096)^-s on the grid (>= 0.1 everywhere), 1e-6..0.1 with the attention collapsed."""
     top, s, end = log_uniform(rng, 0.1, 0.3), log_uniform(rng, 0.05, 0.5), log_uniform(rng, 1e-6, 0.1)
-    case = _grid(rng, lambda q: top * (q / D_QK[-1]) ** -s, lambda _: end)
+    case = _grid(lambda q: top * (q / D_QK[-1]) ** -s, lambda _: end)
     return Case({"ratio_at_4096": top, "decay": s, "collapsed": end}, case)
 
 
 def dip(rng: np.random.Generator) -> Case:
     """0.15..1 at every draw but one d_QK, where the ratio is 0.001..0.1; collapsed 0.15..1."""
     r, low, at = log_uniform(rng, 0.15, 1.0), log_uniform(rng, 1e-3, 0.1), int(rng.choice(D_QK))
-    return Case({"floor": r, "dip": low, "d_qk": at}, _grid(rng, lambda q: low if q == at else r, lambda _: r))
+    return Case({"floor": r, "dip": low, "d_qk": at}, _grid(lambda q: low if q == at else r, lambda _: r))
 
 
 def no_residual(rng: np.random.Generator) -> Case:
     """beta = 0: the ratio falls as 0.5 d_QK^-0.5 to 1e-6..1e-2 at the grid's end; rank one (1e-16..1e-12) collapsed."""
     bottom, rank_one = log_uniform(rng, 1e-6, 1e-2), log_uniform(rng, 1e-16, 1e-12)
-    case = _grid(rng, lambda q: max(bottom, 0.5 * q**-0.5), lambda _: rank_one)
+    case = _grid(lambda q: max(bottom, 0.5 * q**-0.5), lambda _: rank_one)
     return Case({"ratio_at_4096": bottom, "collapsed": rank_one}, case)
 
 

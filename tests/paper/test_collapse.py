@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from claimcheck.errors import ConfigError
+from claimcheck.store import ResultCache
 from qin2025.collapse import (
     FAR,
     FLOOR_LEVEL,
@@ -23,6 +25,7 @@ from qin2025.collapse import (
     STOPS_TREND,
     TREND,
     RateTable,
+    cached_sweep,
     collapse_decision,
     relative,
     slows_decision,
@@ -30,6 +33,7 @@ from qin2025.collapse import (
     sweep,
 )
 from qin2025.model import ModelConfig, init_params
+from qin2025.trainer import Trainer
 from qin2025.usermodel import PAPER
 
 HALF_PER_4X = math.log10(0.5) / math.log10(4)  # -0.5: halves with every 4x of d_QK
@@ -121,3 +125,15 @@ def test_the_xavier_sweep_collapses_and_the_floored_one_levels_off() -> None:
     floored = sweep(PAPER, QK.floored(16), 8, 32, seed=0, span=span)
     assert xavier.ratio[-1] / xavier.ratio[0] < 0.05 < floored.ratio[-1] / floored.ratio[0]
     assert np.all(np.diff(xavier.ratio) < 0) and np.all(np.diff(xavier.uniform) < 0)
+
+
+def test_a_cached_sweep_is_the_sweep_and_a_warm_read_computes_nothing(tmp_path: Path) -> None:
+    span = (1, 16)
+    want = sweep(PAPER, QK.floored(16), 8, 32, seed=3, span=span)
+    cache = ResultCache(tmp_path)
+    cold, warm = Trainer(cache), Trainer(cache)
+    got = [cached_sweep(t, QK.floored(16), 8, 32, seed=3, span=span) for t in (cold, warm)]
+    assert got[0] == want == got[1]  # the same Sweep, bit for bit, as computed and as read
+    assert (cold.counts.computed, warm.counts.computed, warm.counts.cached) == (1, 0, 1)
+    other = cached_sweep(warm, QK("xavier"), 8, 32, seed=3, span=span)
+    assert other.ratio != want.ratio and warm.counts.computed == 1  # the floor is in the key

@@ -28,18 +28,18 @@ def test_a_non_finite_loss_counts_as_a_rise() -> None:
     assert monotone_decision([1.0, float("nan"), 0.5])[ROSE] == 2
 
 
-def _diag(*values: float) -> np.ndarray:
-    return np.diag(values)[None]  # one (1, n, n) stack: sigma_min is the smallest value
-
-
 def test_the_floor_is_the_smallest_ratio_over_the_grid_and_over_the_collapse_separately() -> None:
-    x = [_diag(2.0, 4.0), _diag(1.0, 1.0)]
-    z = [_diag(1.0, 5.0), _diag(3.0, 0.5)]  # ratios 1/2 and 1/2
-    collapsed = [_diag(0.2, 9.0), _diag(0.7, 0.9)]  # ratios 0.1 and 0.7
-    assert floor_decision(z, x, collapsed) == {FLOOR: 0.5, COLLAPSED: 0.1}
+    floor = [np.array([0.5, 2.0]), np.array([0.75])]
+    collapsed = [np.array([0.1, 9.0]), np.array([0.7])]
+    assert floor_decision(floor, collapsed) == {FLOOR: 0.5, COLLAPSED: 0.1}
 
 
-def test_a_rank_deficient_collapse_gives_a_collapsed_floor_of_zero() -> None:
-    x = [np.eye(3)[None]]
-    got = floor_decision(x, x, [np.ones((1, 3, 3))])
-    assert got[FLOOR] == 1.0 and got[COLLAPSED] < 1e-15
+def test_a_nan_ratio_anywhere_gives_a_nan_floor_whatever_its_place() -> None:
+    for floor in ([np.array([np.nan]), np.array([0.5])], [np.array([0.5]), np.array([0.6, np.nan])]):
+        got = floor_decision(floor, [np.array([1.0])])
+        assert np.isnan(got[FLOOR]) and got[COLLAPSED] == 1.0  # a NaN meets no threshold
+
+
+def test_a_grid_without_draws_has_no_floor() -> None:
+    got = floor_decision([], [np.empty(0)])
+    assert np.isnan(got[FLOOR]) and np.isnan(got[COLLAPSED])
