@@ -3,7 +3,7 @@
 ``Progress`` is the bookkeeping, pure and clocked from outside: a plan (one entry per test: its
 claim and its units), one ``finish`` per test as it completes, and ``line()`` to render where the
 run stands. A unit is one (test, seed) pair: a seed-parametrised test plans one, a test that runs
-all its claim's seeds itself (``claim_seeds``) as many as the protocol gives the budget. The time
+all its claim's seeds itself (``claim_seeds`` or ``claim_units``) as many as the protocol gives the budget. The time
 left is an estimate: each started claim's remaining units at the seconds per unit it has taken so
 far; a claim not yet started at its pace in an earlier cold run at the same budget when pytest's
 cache (``config.cache``) remembers one, else at the run's seconds per unit so far.
@@ -168,9 +168,14 @@ def recorded_units(payload: str) -> tuple[str | None, int, bool]:
 
 
 def units_of(item: Any, seeds_of: Callable[[Any], list[int]]) -> int:
-    """Return the units a claim test runs: one if seed-parametrised, else its claim's seeds if it takes them all."""
+    """Return the units a claim test runs: one if seed-parametrised, else its claim's seeds if it takes them all.
+
+    A test takes them all through ``claim_seeds`` or ``claim_units`` (the protocol's batches; a
+    sequential protocol plans its cap, and may stop before it).
+    """
     names = getattr(item, "fixturenames", ())
-    return 1 if "claim_seed" in names or "claim_seeds" not in names else len(seeds_of(item))
+    takes_all = "claim_seeds" in names or "claim_units" in names
+    return 1 if "claim_seed" in names or not takes_all else len(seeds_of(item))
 
 
 def terminal_writer(config: Any) -> tuple[Callable[[str], None], bool]:

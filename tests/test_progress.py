@@ -30,6 +30,13 @@ def test_all_seeds(claim_record, claim_seeds):
         claim_record.check("value", 0.5, "<=", 1.0, label="toy", unit=s)
 
 
+@CLAIM
+def test_in_batches(claim_record, claim_units):
+    for seeds in claim_units.batches():
+        for s in seeds:
+            claim_record.check("value", 0.5, "<=", 1.0, label="toy", unit=s)
+
+
 def test_not_a_claim():
     pass
 """
@@ -103,11 +110,11 @@ def test_a_serial_run_prints_units_done_of_planned_per_claim(
     for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):  # a line for every test, however quick
         monkeypatch.setattr(progress, name, 0.0)
     result = pytester.runpytest("-p", "no:randomly")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
     assert lines, result.stdout.str()
-    result.stdout.fnmatch_lines(["claimcheck progress *: C9 1/6 units (1/4 tests, *s), run 1/6 units, * elapsed, *"])
-    assert "C9 6/6 units (4/4 tests" in lines[-2]  # the last claim test; then the plain test
+    result.stdout.fnmatch_lines(["claimcheck progress *: C9 1/9 units (1/5 tests, *s), run 1/9 units, * elapsed, *"])
+    assert "C9 9/9 units (5/5 tests" in lines[-2]  # the last claim test (its 3 units in batches); then the plain test
     assert "about 0:00 left" in lines[-1]
 
 
@@ -138,8 +145,8 @@ def test_under_xdist_the_controller_prints_a_line_per_finished_claim_test(pytest
     pytester.makepyfile(test_toy=TOY)
     pytester.makeconftest(EVERY_TEST)  # the controller is another process: patch it from its conftest
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")
-    result.assert_outcomes(passed=5)
-    result.stdout.fnmatch_lines(["claimcheck progress *: C9 * units (*/* tests, *s), run */5 tests, *"])
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["claimcheck progress *: C9 * units (*/* tests, *s), run */6 tests, *"])
     lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
     # one line per finished test, but for the plain test when it ends before any claim test is seen
-    assert len(lines) in (4, 5) and "run 5/5 tests" in lines[-1]
+    assert len(lines) in (5, 6) and "run 6/6 tests" in lines[-1]
