@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,28 @@ def _typed(key: str, value: str) -> Any:
     return value
 
 
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def plain(value: Any) -> Any:
+    """Return ``value`` as JSON-ready data: dataclasses as dicts, tuples as lists; ``asdict`` without its copies.
+
+    ``dataclasses.asdict`` deep-copies every leaf (every float of every curve); the run is about to
+    be written and dropped, so its numbers and strings are shared, not copied.
+    """
+    if isinstance(value, _LEAVES):
+        return value
+    if isinstance(value, list | tuple):
+        if all(isinstance(v, _LEAVES) for v in value):
+            return list(value)
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    return value
+
+
 def _text(value: Any) -> str:
     """Return an env value read from JSON as the text the report shows (True, 3, ...)."""
     return value if isinstance(value, str) else str(value)
@@ -79,7 +101,7 @@ def _text(value: Any) -> str:
 
 def to_dict(run: RunData) -> dict[str, Any]:
     """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
-    out = asdict(run)
+    out: dict[str, Any] = plain(run)
     out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
     out["claims"] = [
         claim_dict(r, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id), run.calibration) for r in run.results()
@@ -119,11 +141,11 @@ def claim_dict(
                 "rule": p.rule,
                 "bar": p.bar,
                 "reason": p.reason,
-                "rate": asdict(p.rate) if p.rate else None,
+                "rate": plain(p.rate) if p.rate else None,
                 "p_hold": p.p_hold,
                 "p_fail": list(p.p_fail),
-                "units": [asdict(u) for u in p.units],
-                "estimates": [asdict(c) for c in p.estimates],
+                "units": [plain(u) for u in p.units],
+                "estimates": [plain(c) for c in p.estimates],
                 "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
             }
             for p in r.parts
@@ -135,15 +157,15 @@ def claim_dict(
                 "kind": c.kind,
                 "status": c.status,
                 "max_pass_rate": c.max_pass_rate,
-                "rate": asdict(c.rate) if c.rate else None,
+                "rate": plain(c.rate) if c.rate else None,
                 "p_fails": c.p_fails,
                 "p_passes": c.p_passes,
-                "units": [asdict(u) for u in c.units],
-                "estimates": [asdict(e) for e in c.estimates],
+                "units": [plain(u) for u in c.units],
+                "estimates": [plain(e) for e in c.estimates],
             }
             for c in r.controls
         ],
-        "statistics": [asdict(s) for s in r.claim_stats + r.control_stats],
+        "statistics": [plain(s) for s in r.claim_stats + r.control_stats],
         "controls_failed": r.controls_failed,
         "controls_total": r.controls_total,
         "sanity_controls": [c.name for c in r.sanity_controls],
@@ -156,7 +178,7 @@ def sequential_runs(r: ClaimResult) -> list[dict[str, Any]]:
         {
             "test": t.nodeid,
             "schedule": list(t.record.schedule),
-            "looks": [asdict(look) for look in t.record.looks],
+            "looks": [plain(look) for look in t.record.looks],
             "stopped": t.record.stopped,
         }
         for t in r.tests
@@ -165,8 +187,12 @@ def sequential_runs(r: ClaimResult) -> list[dict[str, Any]]:
 
 
 def dumps(run: RunData) -> str:
-    """Return the run as JSON text (NaN and Infinity written as Python's json writes them)."""
-    return json.dumps(to_dict(run), indent=1, sort_keys=False)
+    """Return the run as compact JSON text (NaN and Infinity written as Python's json writes them).
+
+    Compact, so that json's C encoder writes it (an indented dump takes the pure-Python encoder: about 1 s for
+    a ci run's 6 MB); ``python -m json.tool`` indents it for reading.
+    """
+    return json.dumps(to_dict(run), separators=(",", ":"))
 
 
 def from_dict(raw: Any, source: str) -> RunData:
