@@ -57,7 +57,7 @@ READOUT_X = "read-out on X alone, W_V lever"
 SHUFFLED = "kinv(Z) shuffled within the input lever"
 PROTOCOL = ClaimProtocol(
     claim_id="C7",
-    version=3,
+    version=4,
     parts=(
         Part(
             name=ASSOC_INPUT,
@@ -129,13 +129,15 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C7-v3",
-        start=471000,
+        block="C7-v4",
+        start=472000,
         units={"ci": 40, "standard": 100, "paper": 200},
         exploratory="seeds 0-29 of the design's own scripts (docs/claims/c7-v3-design.md, E1-E13, R1-R4): input "
         "lever association 29/30, b 0.643 [0.599, 0.687]; W_V lever association 3/30, b -0.009 [-0.026, 0.008]; "
         "v3 on the exploratory pool (docs/claims/c7.md): ci seeds 0-39, association 39/40 and 5/40, b 0.652 "
-        "[0.612, 0.691] and -0.013 [-0.028, 0.002]; standard, 100 seeds, 99/99 and 18/100, b 0.657 and -0.015",
+        "[0.612, 0.691] and -0.013 [-0.028, 0.002]; standard, 100 seeds, 99/99 and 18/100, b 0.657 and -0.015. v4 is "
+        "v3 with the read-out controls cached (Trainer.memo): same measurements and decisions, a new block; v3 was "
+        "confirmed on C7-v3",
     ),
     regime="qin2025.model, 1 layer, d = 32, d_QK = 16, W_Q, W_K, W_V, W_U ~ N(0, 1/d), logits 1/sqrt(d_QK), FFN of "
     "2 matrices (ReLU), beta = 1 in every run; synthetic N = 2, n = 8; float64, one torch thread; mu = 0.5 * "
@@ -174,16 +176,16 @@ def test_c7_rate_follows_the_conditioning_of_z(
 
 
 @CLAIM
-def test_c7_control_readout_on_z(claim_record: ClaimRecorder, claim_units: ClaimUnits) -> None:
+def test_c7_control_readout_on_z(claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer) -> None:
     for seeds in claim_units.batches():
-        units = readout_units(seeds, "z")
+        units = readout_units(claim_train, seeds, "z")
         record_lever(claim_record, units, INPUT, control=READOUT_Z_INPUT)
         record_lever(claim_record, units, W_V, control=READOUT_Z_W_V)
 
 
 @CLAIM
-def test_c7_control_readout_on_x(claim_record: ClaimRecorder, claim_units: ClaimUnits) -> None:
+def test_c7_control_readout_on_x(claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_train: Trainer) -> None:
     for seeds in claim_units.batches():
-        units = readout_units(seeds, "x")
+        units = readout_units(claim_train, seeds, "x")
         record_lever(claim_record, units, W_V, control=READOUT_X)
         note_one_lever(claim_record, units, B_BAR)

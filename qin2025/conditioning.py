@@ -277,19 +277,23 @@ def code_digest() -> str:
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def measure(trainer: Trainer, seeds: Sequence[int], steps: int = STEPS) -> list[Unit]:
-    """Return every seed's unit, trained on the trainer's device through its cache (one entry per batch of seeds)."""
-    parts: dict[str, Any] = {
-        "kind": "c7-levers",
+def _key(kind: str, seeds: Sequence[int], steps: int) -> dict[str, Any]:
+    """Return what a cached batch of units depends on besides the engine: its code, sizes, levers and seeds."""
+    return {
+        "kind": kind,
         "seeds": [int(s) for s in seeds],
         "steps": steps,
         "model": MODEL.to_dict(),
         "size": list(SIZE),
         "lr_fraction": LR_FRACTION,
         "levers": [[lv.field, list(lv.values), lv.middle] for lv in LEVERS],
-        "device_type": torch.device(trainer.device).type,
         "code": code_digest(),
     }
+
+
+def measure(trainer: Trainer, seeds: Sequence[int], steps: int = STEPS) -> list[Unit]:
+    """Return every seed's unit, trained on the trainer's device through its cache (one entry per batch of seeds)."""
+    parts = {**_key("c7-levers", seeds, steps), "device_type": torch.device(trainer.device).type}
     arrays, _ = trainer.memo(parts, lambda: (train_units(seeds, steps, trainer.device), {}))
     return _units(seeds, arrays)
 
@@ -326,12 +330,17 @@ def readout(setting: Setting, seed: int, features: Features, steps: int = STEPS)
     return [rate, kinv, lam, smin, mu, float(ok)]
 
 
-def readout_units(seeds: Sequence[int], features: Features, steps: int = STEPS) -> list[Unit]:
-    """Return every seed's unit of read-outs on ``features`` (numpy; a few ms per run, nothing to cache)."""
-    with one_thread():
-        rows = [readout(s, seed, features, steps) for seed in seeds for lever in LEVERS for s in lever.settings()]
-    table = np.array(rows).reshape(len(seeds), -1, len(COLUMNS))
-    return _units(seeds, {c: table[..., i] for i, c in enumerate(COLUMNS)})
+def readout_units(trainer: Trainer, seeds: Sequence[int], features: Features, steps: int = STEPS) -> list[Unit]:
+    """Return every seed's unit of read-outs on ``features``, through the trainer's cache (numpy, on the CPU)."""
+
+    def compute() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        with one_thread():
+            rows = [readout(s, seed, features, steps) for seed in seeds for lever in LEVERS for s in lever.settings()]
+        table = np.array(rows).reshape(len(seeds), -1, len(COLUMNS))
+        return {c: table[..., i] for i, c in enumerate(COLUMNS)}, {}
+
+    arrays, _ = trainer.memo({**_key("c7-readouts", seeds, steps), "features": features}, compute)
+    return _units(seeds, arrays)
 
 
 # --- the decisions: plain functions of one lever's table --------------------------------------------

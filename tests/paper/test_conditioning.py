@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from claimcheck.calibration import calibrate_part
 from claimcheck.protocol import Part, Stat
+from claimcheck.store import ResultCache
 from qin2025.calibration.conditioning import conditioning_families, skeleton
 from qin2025.conditioning import (
     ASSOCIATION,
@@ -30,10 +32,13 @@ from qin2025.conditioning import (
     steady_rate,
 )
 from qin2025.model import forward
+from qin2025.trainer import Trainer
 
 REFERENCE = [True] * 5 + [False] * 4  # a lever's 5 settings, then its 4 lambda runs
 KINV = [0.5, 0.3, 0.1, 0.03, 0.01, 0.1, 0.1, 0.1, 0.1]  # spans 50x over the settings
 LAM = [500.0, 550.0, 700.0, 900.0, 1100.0, 160.0, 4000.0, 400.0, 1800.0]
+
+UNCACHED = Trainer(ResultCache(None))
 
 
 def _z(setting: Setting, seed: int = 0) -> np.ndarray:
@@ -107,11 +112,25 @@ def test_both_levers_move_the_conditioning_of_z_tenfold_or_more() -> None:
 
 
 def test_a_read_out_on_x_does_not_move_along_the_w_v_lever_and_one_on_z_does() -> None:
-    on_x = readout_units([0], "x", steps=200)[0].tables["W_V"]
+    on_x = readout_units(UNCACHED, [0], "x", steps=200)[0].tables["W_V"]
     assert np.ptp(on_x.rate[:5]) == 0  # the same least-squares problem at every vc
     assert governs_decision(**on_x.measurements())[GOVERNS] == pytest.approx(0.0, abs=0.01)
-    on_z = readout_units([0], "z", steps=200)[0].tables["W_V"]
+    on_z = readout_units(UNCACHED, [0], "z", steps=200)[0].tables["W_V"]
     assert governs_decision(**on_z.measurements())[GOVERNS] > 1.0
+
+
+def test_read_outs_are_cached_by_features_and_seeds_and_read_back_bit_for_bit(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    cold, warm = Trainer(cache), Trainer(cache)
+    first = readout_units(cold, [0, 1], "z", steps=50)
+    again = readout_units(warm, [0, 1], "z", steps=50)
+    assert (cold.counts.computed, warm.counts.computed, warm.counts.cached) == (1, 0, 1)
+    for a, b in zip(first, again, strict=True):
+        for lever in a.tables:
+            assert np.array_equal(a.tables[lever].rate, b.tables[lever].rate)
+            assert np.array_equal(a.tables[lever].kinv, b.tables[lever].kinv)
+    on_x = readout_units(warm, [0, 1], "x", steps=50)  # the features are in the key
+    assert warm.counts.computed == 1 and not np.array_equal(on_x[0].tables["W_V"].rate, first[0].tables["W_V"].rate)
 
 
 def _table(rate: list[float], kinv: list[float], ok: list[bool] | None = None) -> Table:
