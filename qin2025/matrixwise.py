@@ -48,7 +48,8 @@ def _placed_stack(t: torch.Tensor, residue: int) -> torch.Tensor:
     stride = t.stride()
     strides = (1, rows) if stride[1] == 1 and stride[2] == rows and cols > 1 else (cols, 1)
     size = t.element_size()
-    if stride[1:] == strides and (t.data_ptr() - residue * size) % ALIGNMENT == 0 and (stride[0] * size) % ALIGNMENT == 0:
+    aligned = (t.data_ptr() - residue * size) % ALIGNMENT == 0 and (stride[0] * size) % ALIGNMENT == 0
+    if stride[1:] == strides and aligned:
         return t
     step = -(-rows * cols * size // ALIGNMENT) * ALIGNMENT // size  # elements from one matrix to the next
     buf = torch.empty(residue + count * step, dtype=t.dtype, device=t.device)
@@ -113,14 +114,14 @@ def _plan(a: torch.Tensor, b: torch.Tensor) -> Plan:
     The answer depends only on the factors' shapes, strides and storage offsets, their dtype and
     device, and torch's thread count, so it is worked out once per such key and remembered.
     """
-    key = (a.shape, a.stride(), a.storage_offset(), b.shape, b.stride(), b.storage_offset(), a.dtype, a.device)
-    key += (torch.get_num_threads(),)
+    threads = torch.get_num_threads()
+    key = (a.shape, a.stride(), a.storage_offset(), b.shape, b.stride(), b.storage_offset(), a.dtype, a.device, threads)
     plan = _PLANS.get(key)
     if plan is None:
         layout, residues = (_column_major(a), _column_major(b)), (_residue(a), _residue(b))
         pa, pb = _packed(a, layout[0]), _packed(b, layout[1])
         shape = (a.shape[0], a.shape[1], a.shape[2], b.shape[2])
-        use_bmm = bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), torch.get_num_threads())
+        use_bmm = bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), threads)
         plan = _PLANS[key] = (layout, residues, pa is not a, pb is not b, use_bmm)
     return plan
 
