@@ -192,8 +192,9 @@ def descend(stack: Stack, cfg: ModelConfig, logs: list[TrajectoryLog]) -> None:
             return
         grads = torch.autograd.grad(losses.sum(), leaves)
         with torch.no_grad():
+            lr = stack.lr
             for leaf, g in zip(leaves, grads, strict=True):
-                leaf.sub_(stack.lr * g)
+                leaf.sub_(g.mul_(lr))  # each weight feeds one product, whose backward gives it a fresh gradient
 
 
 def _initial(runs: Sequence[Run]) -> tuple[Stack, list[TensorData]]:

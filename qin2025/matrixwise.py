@@ -26,29 +26,36 @@ def _residue(t: torch.Tensor) -> int:
     return int(t.storage_offset()) % (ALIGNMENT // t.element_size())
 
 
-def _placed(m: torch.Tensor, residue: int) -> torch.Tensor:
-    """Return the matrix ``m`` held ``residue`` elements past an ALIGNMENT boundary, copying if need be.
-
-    A copy keeps ``m``'s storage by rows or by columns.
-    """
-    rows, cols = m.shape
-    strides = (1, rows) if m.stride(0) == 1 and m.stride(1) == rows and cols > 1 else (cols, 1)
-    if m.stride() == strides and m.data_ptr() % ALIGNMENT == residue * m.element_size():
-        return m
-    buf = torch.empty(residue + rows * cols, dtype=m.dtype, device=m.device)
-    out = buf.as_strided((rows, cols), strides, storage_offset=residue)
-    out.copy_(m)
-    return out
-
-
 def _per_run_mm(a: torch.Tensor, b: torch.Tensor, residues: tuple[int, int]) -> torch.Tensor:
     """Return a_i @ b_i for every i of the stacks a (B, r, s) and b (B, s, c): one ``mm`` each.
 
     BLAS's small and matrix-vector kernels round according to memory alignment, so each factor is
-    first copied to where ``train`` would hold it (``residues``, as ``_residue`` gives them).
+    first held where ``train`` would hold it (``residues``, as ``_residue`` gives them): every
+    matrix of the stack ``_placed_stack`` returns starts there.
     """
-    pairs = zip(a.unbind(0), b.unbind(0), strict=True)
-    return torch.stack([_placed(ai, residues[0]).mm(_placed(bi, residues[1])) for ai, bi in pairs])
+    pairs = zip(_placed_stack(a, residues[0]).unbind(0), _placed_stack(b, residues[1]).unbind(0), strict=True)
+    return torch.stack([ai.mm(bi) for ai, bi in pairs])
+
+
+def _placed_stack(t: torch.Tensor, residue: int) -> torch.Tensor:
+    """Return the (B, r, c) stack ``t`` with every matrix ``residue`` elements past an ALIGNMENT boundary.
+
+    Each matrix is stored by columns if ``t``'s are (and have more than one), else by rows. The
+    stack is used as it is where it already is so, else copied, once, into one buffer whose
+    matrices lie a whole number of ALIGNMENT blocks apart.
+    """
+    count, rows, cols = t.shape
+    stride = t.stride()
+    strides = (1, rows) if stride[1] == 1 and stride[2] == rows and cols > 1 else (cols, 1)
+    size = t.element_size()
+    aligned = (t.data_ptr() - residue * size) % ALIGNMENT == 0 and (stride[0] * size) % ALIGNMENT == 0
+    if stride[1:] == strides and aligned:
+        return t
+    step = -(-rows * cols * size // ALIGNMENT) * ALIGNMENT // size  # elements from one matrix to the next
+    buf = torch.empty(residue + count * step, dtype=t.dtype, device=t.device)
+    out = buf.as_strided((count, rows, cols), (step, *strides), storage_offset=residue)
+    out.copy_(t)
+    return out
 
 
 def _column_major(t: torch.Tensor) -> bool:
@@ -97,14 +104,36 @@ def bmm_matches_mm(
     return torch.equal(torch.bmm(a, b), _per_run_mm(a, b, residues))
 
 
-def _multiply(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+Plan = tuple[tuple[bool, bool], tuple[int, int], bool, bool, bool]
+_PLANS: dict[tuple[object, ...], Plan] = {}
+
+
+def _plan(a: torch.Tensor, b: torch.Tensor) -> Plan:
+    """Return how ``_multiply`` takes a_i @ b_i: (column_major, residues, pack a, pack b, by one ``bmm``).
+
+    The answer depends only on the factors' shapes, strides and storage offsets, their dtype and
+    device, and torch's thread count, so it is worked out once per such key and remembered.
+    """
+    threads = torch.get_num_threads()
+    key = (a.shape, a.stride(), a.storage_offset(), b.shape, b.stride(), b.storage_offset(), a.dtype, a.device, threads)
+    plan = _PLANS.get(key)
+    if plan is None:
+        layout, residues = (_column_major(a), _column_major(b)), (_residue(a), _residue(b))
+        pa, pb = _packed(a, layout[0]), _packed(b, layout[1])
+        shape = (a.shape[0], a.shape[1], a.shape[2], b.shape[2])
+        use_bmm = bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), threads)
+        plan = _PLANS[key] = (layout, residues, pa is not a, pb is not b, use_bmm)
+    return plan
+
+
+def _multiply(a: torch.Tensor, b: torch.Tensor, plan: Plan) -> torch.Tensor:
     """Return a_i @ b_i for every i, by one ``bmm`` where it matches ``mm``, else by one ``mm`` each."""
-    layout, residues = (_column_major(a), _column_major(b)), (_residue(a), _residue(b))
-    a, b = _packed(a, layout[0]), _packed(b, layout[1])
-    shape = (a.shape[0], a.shape[1], a.shape[2], b.shape[2])
-    if bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), torch.get_num_threads()):
-        return torch.bmm(a, b)
-    return _per_run_mm(a, b, residues)
+    layout, residues, pack_a, pack_b, use_bmm = plan
+    if pack_a:
+        a = _stored(a, layout[0])
+    if pack_b:
+        b = _stored(b, layout[1])
+    return torch.bmm(a, b) if use_bmm else _per_run_mm(a, b, residues)
 
 
 class _MatrixwiseMm(torch.autograd.Function):
@@ -117,19 +146,21 @@ class _MatrixwiseMm(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        plan = _plan(a, b)
         ctx.save_for_backward(a, b)
-        ctx.column_major = (_column_major(a), _column_major(b))
-        return _multiply(a, b)
+        ctx.column_major = plan[0]
+        return _multiply(a, b, plan)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         a, b = ctx.saved_tensors
         a_col, b_col = ctx.column_major
+        mm = matrixwise_mm if torch.is_grad_enabled() else _product  # no graph to record: skip the Function
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_a = matrixwise_mm(b, grad.mT).mT if a_col else matrixwise_mm(grad, b.mT)
+            grad_a = mm(b, grad.mT).mT if a_col else mm(grad, b.mT)
         if ctx.needs_input_grad[1]:
-            grad_b = matrixwise_mm(grad.mT, a).mT if b_col else matrixwise_mm(a.mT, grad)
+            grad_b = mm(grad.mT, a).mT if b_col else mm(a.mT, grad)
         return grad_a, grad_b
 
 
@@ -138,6 +169,11 @@ def matrixwise_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     out = _MatrixwiseMm.apply(a, b)  # type: ignore[no-untyped-call]  # torch leaves Function.apply untyped
     assert isinstance(out, torch.Tensor)
     return out
+
+
+def _product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Return a_i @ b_i as ``matrixwise_mm`` does, recording no graph: for use where grad mode is off."""
+    return _multiply(a, b, _plan(a, b))
 
 
 def project(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:

@@ -116,15 +116,26 @@ class Lanczos:
 
     def _start(self, v: torch.Tensor) -> None:
         self.v = v  # the vector whose product H v the next step takes
-        self.basis: list[torch.Tensor] = [v]
+        self._rows = v.new_empty(min(8, self.RESTART), v.numel())  # the basis, one vector a row, room to grow
+        self._count = 0  # basis vectors held in the first rows of ``_rows``
+        self._append(v)
         self.alphas: list[float] = []
         self.betas: list[float] = []
+
+    def _append(self, v: torch.Tensor) -> None:
+        """Add ``v`` to the basis as the next row, doubling the rows held (up to RESTART) when full."""
+        if self._count == len(self._rows):
+            rows = self._rows.new_empty(min(2 * self._count, self.RESTART), self._rows.shape[1])
+            rows[: self._count] = self._rows
+            self._rows = rows
+        self._rows[self._count] = v
+        self._count += 1
 
     def update(self, hv: torch.Tensor) -> None:
         """Take one step given ``hv`` = H v; set ``done`` once the estimate changes by at most tol (relative)."""
         w = hv.clone()  # a fresh, aligned vector: the products below round alike in every engine
         self.alphas.append(float(self.v @ w))
-        q = torch.stack(self.basis)  # (k, size)
+        q = self._rows[: self._count]  # (k, size): packed from the start of its memory, as a fresh stack would be
         for _ in range(2):
             w -= q.T @ (q @ w)
         beta = float(w.norm())
@@ -135,10 +146,10 @@ class Lanczos:
         self.lam = new
         if self.done:
             return
-        if len(self.basis) < self.RESTART:
+        if self._count < self.RESTART:
             self.betas.append(beta)
             self.v = w / beta
-            self.basis.append(self.v)
+            self._append(self.v)
         else:  # restart from the best Ritz vector, H-estimate kept
             ritz = q.T @ torch.as_tensor(vectors[:, -1], dtype=q.dtype, device=q.device)
             self._start(ritz / ritz.norm())

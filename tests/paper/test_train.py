@@ -9,7 +9,7 @@ import torch
 from claimcheck.errors import ConfigError
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, init_params, loss_fn
-from qin2025.train import TrainConfig, hessian_top_eigenvalue, train
+from qin2025.train import Lanczos, TrainConfig, hessian_top_eigenvalue, train
 
 CFG = ModelConfig(d=4, d_qk=2, d_out=1)
 
@@ -30,6 +30,24 @@ def test_power_iteration_finds_the_top_hessian_eigenvalue() -> None:
     exact = float(torch.linalg.eigvalsh(hess).max())
     measured = hessian_top_eigenvalue(params, data, CFG, iters=2000, tol=1e-12)
     assert measured == pytest.approx(exact, rel=1e-6)
+
+
+def test_lanczos_keeps_its_basis_orthonormal_past_its_first_rows_and_through_a_restart() -> None:
+    gen = torch.Generator().manual_seed(0)
+    spectrum = torch.linspace(0.0, 1.0, 200, dtype=torch.float64)
+    spectrum[-1] = 1.01
+    basis, _ = torch.linalg.qr(torch.randn(200, 200, generator=gen, dtype=torch.float64))
+    h = basis @ torch.diag(spectrum) @ basis.T  # a narrow gap at the top: many steps to converge
+    state = Lanczos(200, torch.Generator().manual_seed(1), h, tol=0.0)
+    steps = 0
+    while not state.done and steps < Lanczos.RESTART + 10:
+        if steps < Lanczos.RESTART:
+            q = state._rows[: state._count]
+            assert torch.allclose(q @ q.T, torch.eye(len(q), dtype=torch.float64), atol=1e-12)
+        state.update(h @ state.v)
+        steps += 1
+    assert steps == Lanczos.RESTART + 10  # ran past the first rows held and through one restart
+    assert state.value == pytest.approx(1.01, rel=1e-6)
 
 
 def test_lr_fraction_sets_mu_relative_to_the_bound() -> None:
