@@ -22,7 +22,7 @@ import torch
 
 from claimcheck.errors import ConfigError
 from qin2025.data.synthetic import TensorData
-from qin2025.matrixwise import project
+from qin2025.matrixwise import project, project_once
 from qin2025.model import ModelConfig, Params, forward, init_params
 from qin2025.train import Lanczos, TrainConfig, Trajectory, TrajectoryLog, sigma_extremes, step_size
 
@@ -92,9 +92,15 @@ class Stack:
     def _rest(self) -> tuple[torch.Tensor, ...]:
         return self.x, self.y, self.beta, self.gamma, self.lr
 
-    def losses(self, cfg: ModelConfig, params: Params) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Return each run's loss at ``params`` (B,) and Z per layer (B, N, n, d)."""
-        fwd = forward(params, self.x, cfg, project=project, beta=self.beta, gamma=self.gamma)
+    def losses(
+        self, cfg: ModelConfig, params: Params, *, once: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Return each run's loss at ``params`` (B,) and Z per layer (B, N, n, d).
+
+        ``once``: the graph will be differentiated once only (``matrixwise.project_once``).
+        """
+        product = project_once if once else project
+        fwd = forward(params, self.x, cfg, project=product, beta=self.beta, gamma=self.gamma)
         r = fwd.out - self.y
         total = (r * r).flatten(1).sum(1)  # (B,)
         return (0.5 * total if cfg.half_loss else total), fwd.z
@@ -180,7 +186,7 @@ def descend(stack: Stack, cfg: ModelConfig, logs: list[TrajectoryLog]) -> None:
         if _mostly_finished(stack, live):
             stack = stack.keep([k for k, row in enumerate(stack.rows) if row in live])
         leaves = [p.requires_grad_(True) for p in stack.params.values()]
-        losses, z = stack.losses(cfg, dict(zip(stack.params, leaves, strict=True)))
+        losses, z = stack.losses(cfg, dict(zip(stack.params, leaves, strict=True)), once=True)
         for k, (row, value) in enumerate(zip(stack.rows, losses.tolist(), strict=True)):
             if row in live:
                 wants_sigma, stop = logs[row].observe(step, value)

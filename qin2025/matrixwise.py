@@ -114,16 +114,31 @@ def _plan(a: torch.Tensor, b: torch.Tensor) -> Plan:
     The answer depends only on the factors' shapes, strides and storage offsets, their dtype and
     device, and torch's thread count, so it is worked out once per such key and remembered.
     """
-    threads = torch.get_num_threads()
-    key = (a.shape, a.stride(), a.storage_offset(), b.shape, b.stride(), b.storage_offset(), a.dtype, a.device, threads)
+    key = _key(a, b)
     plan = _PLANS.get(key)
     if plan is None:
         layout, residues = (_column_major(a), _column_major(b)), (_residue(a), _residue(b))
         pa, pb = _packed(a, layout[0]), _packed(b, layout[1])
         shape = (a.shape[0], a.shape[1], a.shape[2], b.shape[2])
-        use_bmm = bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), threads)
+        use_bmm = bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), key[-1])
         plan = _PLANS[key] = (layout, residues, pa is not a, pb is not b, use_bmm)
     return plan
+
+
+def _key(a: torch.Tensor, b: torch.Tensor) -> tuple[object, ...]:
+    """Return what a plan for a_i @ b_i depends on: shapes, strides, storage offsets, dtype, device, threads."""
+    threads = torch.get_num_threads()
+    return (
+        a.shape,
+        a.stride(),
+        a.storage_offset(),
+        b.shape,
+        b.stride(),
+        b.storage_offset(),
+        a.dtype,
+        a.device,
+        threads,
+    )
 
 
 def _multiply(a: torch.Tensor, b: torch.Tensor, plan: Plan) -> torch.Tensor:
@@ -184,3 +199,36 @@ def project(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """
     b, big_n, n, d = h.shape
     return matrixwise_mm(h.reshape(b, big_n * n, d), w).view(b, big_n, n, w.shape[-1])
+
+
+_BY_BMM = ((False, False), False, False, True)  # a plan's layout, packing and product when it is one plain ``bmm``
+_NATIVE: dict[tuple[object, ...], bool] = {}
+
+
+def _native_matches(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Return whether ``torch.bmm``'s own first derivatives take, for a @ b, the products ``matrixwise_mm``'s do.
+
+    They do when a and b are row-major packed stacks that ``bmm`` multiplies as ``mm`` would, and
+    ``bmm`` also multiplies grad @ b^T and a^T @ grad as ``mm`` would for a fresh (B, r, c) ``grad``:
+    then both backward rules call ``bmm`` on the same factors. Remembered per ``_key``.
+    """
+    key = _key(a, b)
+    native = _NATIVE.get(key)
+    if native is None:
+        grad = torch.empty(a.shape[0], a.shape[1], b.shape[2], dtype=a.dtype, device=a.device)
+        plans = (_plan(a, b), _plan(grad, b.mT), _plan(a.mT, grad))
+        native = _NATIVE[key] = _plan(a, b)[0] == _BY_BMM[0] and all(p[2:] == _BY_BMM[1:] for p in plans)
+    return native
+
+
+def project_once(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Return ``project(h, w)`` by a product whose first derivatives have ``project``'s bits.
+
+    For graphs differentiated once (no ``create_graph``): where ``_native_matches`` holds, this
+    is ``torch.bmm`` with torch's own backward, which skips ``autograd.Function``'s Python cost;
+    elsewhere it is ``project``. Its second derivatives need not follow ``mm``'s rule.
+    """
+    b, big_n, n, d = h.shape
+    a = h.reshape(b, big_n * n, d)
+    out = torch.bmm(a, w) if _native_matches(a, w) else matrixwise_mm(a, w)
+    return out.view(b, big_n, n, w.shape[-1])
