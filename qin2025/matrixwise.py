@@ -10,6 +10,7 @@ product only where a probe finds that ``bmm`` reproduces ``mm`` for its shape an
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -104,6 +105,7 @@ def bmm_matches_mm(
     return torch.equal(torch.bmm(a, b), _per_run_mm(a, b, residues))
 
 
+Project = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 Plan = tuple[tuple[bool, bool], tuple[int, int], bool, bool, bool]
 _PLANS: dict[tuple[object, ...], Plan] = {}
 

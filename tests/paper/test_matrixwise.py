@@ -74,3 +74,29 @@ def test_a_stack_product_is_a_run_by_run_product_of_matrices_in_their_own_memory
     for i in range(3):  # a run's own a starts 5 elements in: hold it there, as train's view would be
         own = torch.empty(5 + 48, dtype=torch.float64)[5:].view(6, 8).copy_(a[i])
         assert torch.equal(got[i], own.mm(_own_memory(b[i])))
+
+
+def _value_and_grads(product: matrixwise.Project, h: torch.Tensor, w: torch.Tensor) -> list[torch.Tensor]:
+    """Return product(h, w) and the first derivatives of a loss of it with respect to h and w."""
+    h, w = h.detach().requires_grad_(True), w.detach().requires_grad_(True)
+    out = product(h, w)
+    loss = (torch.relu(out) * out).sum()
+    return [out.detach(), *torch.autograd.grad(loss, [h, w])]
+
+
+@pytest.mark.parametrize("count, tokens, d, k", [(5, 12, 8, 4), (3, 40, 16, 16), (4, 10, 8, 1), (2, 3, 2, 2)])
+@pytest.mark.parametrize("w_col", [False, True])
+def test_a_projection_differentiated_once_has_the_bits_of_project(
+    count: int, tokens: int, d: int, k: int, w_col: bool
+) -> None:
+    h = _stack(count, 2 * tokens, d).view(count, 2, tokens, d)
+    w = _stack(count, d, k, column_major=w_col)
+    once, full = _value_and_grads(matrixwise.project_once, h, w), _value_and_grads(matrixwise.project, h, w)
+    assert all(torch.equal(x, y) for x, y in zip(once, full, strict=True))
+
+
+def test_torchs_own_backward_is_taken_only_for_row_major_packed_stacks() -> None:
+    a = _stack(3, 40, 16)
+    assert not matrixwise._native_matches(a, _stack(3, 16, 16, column_major=True))
+    assert not matrixwise._native_matches(_stack(3, 40, 16, offset=1), _stack(3, 16, 16))
+    assert not matrixwise._native_matches(a.mT.contiguous().mT, _stack(3, 16, 16))
