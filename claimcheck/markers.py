@@ -91,10 +91,18 @@ def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
 
 
 def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
-    """Return the reporter of the session's progress: each claim's units planned from its protocol's seeds."""
+    """Return the reporter of the session's progress: each claim's units planned from its protocol's seeds.
+
+    A sequential claim plans its first look (most stop there); its plan grows when it looks again.
+    """
 
     def claim_of(item: pytest.Item) -> str | None:
         meta = claim_meta(item)
         return None if meta is None else meta[0]
 
-    return ProgressReporter(config, claim_of, lambda item: unit_seeds(s, claim_protocol_of(item)))
+    def first_look(item: pytest.Item) -> list[int]:
+        proto = claim_protocol_of(item)
+        seeds = unit_seeds(s, proto)
+        return seeds if proto is None else seeds[: proto.seeds.looks(s.budget.name, s.budget.seeds)[0]]
+
+    return ProgressReporter(config, claim_of, first_look)

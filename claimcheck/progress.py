@@ -170,8 +170,9 @@ def recorded_units(payload: str) -> tuple[str | None, int, bool]:
 def units_of(item: Any, seeds_of: Callable[[Any], list[int]]) -> int:
     """Return the units a claim test runs: one if seed-parametrised, else its claim's seeds if it takes them all.
 
-    A test takes them all through ``claim_seeds`` or ``claim_units`` (the protocol's batches; a
-    sequential protocol plans its cap, and may stop before it).
+    A test takes them all through ``claim_seeds`` or ``claim_units`` (the protocol's batches: the
+    plugin's ``seeds_of`` gives a sequential claim its first look, and a finished test counts the
+    units it recorded, so the plan grows when a claim looks again).
     """
     names = getattr(item, "fixturenames", ())
     takes_all = "claim_seeds" in names or "claim_units" in names
@@ -234,7 +235,7 @@ class ProgressReporter:
             cache.set(self._pace_key(), dict(cache.get(self._pace_key(), {})) | self.progress.paces())
 
     def _pace_key(self) -> str:
-        return f"claimcheck/pace/{self.config.getoption('claim_budget') or 'default'}"
+        return f"claimcheck/pace/v2/{self.config.getoption('claim_budget') or 'default'}"  # v2: units as recorded
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.progress.tests:  # every worker collects the same ids: plan them once, as tests
@@ -246,8 +247,9 @@ class ProgressReporter:
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
         payload = next((str(v) for k, v in report.user_properties if k == PROPERTY_KEY), None)
-        claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 1, False)
-        c = self.progress.finish(claim, self.planned.get(report.nodeid, recorded), float(report.duration), cold)
+        claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 0, False)
+        units = recorded or self.planned.get(report.nodeid, 1)  # what it ran: a sequential test may stop early or go on
+        c = self.progress.finish(claim, units, float(report.duration), cold)
         now = self.clock()
         if now - self.progress.started < MIN_SECONDS or not self.progress.claims:  # no claim: not a claim run
             return

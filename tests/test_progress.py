@@ -118,10 +118,52 @@ def test_a_serial_run_prints_units_done_of_planned_per_claim(
     assert "about 0:00 left" in lines[-1]
 
 
+SEQUENTIAL = """
+import pytest
+from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+
+PROTOCOL = ClaimProtocol(
+    "C9",
+    1,
+    parts=(Part("a", "toy part a", (Stat("s", "<=", 1.0),), bar=0.8),),
+    controls=(Control("ctl", "a", "the toy claim should not hold here", max_pass_rate=0.3),),
+    seeds=Seeds("C9-v1", 1000, {"ci": 12}, batch={"ci": 4}),
+)
+CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9", protocol=PROTOCOL)
+
+
+@CLAIM
+def test_claim_one_look(claim_record, claim_units):
+    for seeds in claim_units.batches():
+        for s in seeds:
+            claim_record.check("s", 0.5, part="a", unit=s)
+        break  # stops after its first look
+
+
+@CLAIM
+def test_control_every_unit(claim_record, claim_units):
+    for s in claim_units.seeds:  # all 12 units, in one go
+        claim_record.check("s", 2.0, control="ctl", unit=s)
+"""
+
+
+def test_a_sequential_claim_plans_its_first_look_and_counts_the_units_it_ran(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_toy=SEQUENTIAL)
+    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
+        monkeypatch.setattr(progress, name, 0.0)
+    result = pytester.runpytest("-p", "no:randomly", "--claim-exploratory")
+    lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
+    assert lines, result.stdout.str()
+    assert "C9 4/8 units (1/2 tests" in lines[0]  # each test plans a look of 4, not the cap of 12
+    assert "C9 16/16 units (2/2 tests" in lines[-1]  # the second test ran all 12: the plan grew
+
+
 def test_a_second_run_remembers_each_claim_s_cold_pace(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_toy=TOY)
     pytester.runpytest("-p", "no:randomly")
-    pace = pytester.parseconfigure().cache.get("claimcheck/pace/default", None)  # type: ignore[union-attr]
+    pace = pytester.parseconfigure().cache.get("claimcheck/pace/v2/default", None)  # type: ignore[union-attr]
     assert set(pace) == {"C9"} and pace["C9"] > 0
 
 
