@@ -154,8 +154,8 @@ def recorded_units(payload: str) -> tuple[str | None, int, bool]:
     """Return (claim id, distinct units its checks and exclusions name, cold) from a claim test's payload.
 
     The payload is the plugin's JSON, its record a JSON string in it; cold means the test read
-    nothing from the cache. One that cannot be read counts as a test of no known claim (progress
-    never stops a run).
+    nothing from the cache. One that cannot be read counts as a test of no known claim with no
+    units recorded, so its plan counts (progress never stops a run).
     """
     try:
         p = json.loads(payload)
@@ -164,7 +164,7 @@ def recorded_units(payload: str) -> tuple[str | None, int, bool]:
         units = {str(c.get("unit", "")) for c in [*record.get("checks", []), *record.get("exclusions", [])]}
         return str(p["claim_id"]), len(units - {""}), not (p.get("counts") or {}).get("cached")
     except (ValueError, KeyError, TypeError, AttributeError):
-        return None, 1, False
+        return None, 0, False
 
 
 def units_of(item: Any, seeds_of: Callable[[Any], list[int]]) -> int:

@@ -36,7 +36,8 @@ def floor_decision(floor: Sequence[ArrayLike], collapsed: Sequence[ArrayLike]) -
     attention of the same weights and inputs collapsed to S = 11^T/n, the limit that Attn(X) tends
     to as it collapses to rank one. A floor holds when both minima meet the threshold: on the grid,
     and at the end of the collapse, so a floor that stays above the threshold on the grid but
-    vanishes as the attention collapses further is caught at its limit. A NaN ratio (a non-finite
-    Z) makes its minimum NaN, which meets no threshold.
+    vanishes as the attention collapses further is caught at its limit. A NaN ratio makes its
+    minimum NaN, which meets no threshold. (A NaN in Z itself never gets here: the instrument's SVD
+    raises on it, and the claim test errors, naming the failure.)
     """
     return {FLOOR: _smallest(floor), COLLAPSED: _smallest(collapsed)}

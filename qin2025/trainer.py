@@ -35,8 +35,12 @@ T = TypeVar("T")
 
 
 def engine_identity() -> dict[str, Any]:
-    """Return the parts every key of the paper's engine carries: its version and its source files' sha256."""
-    return {"engine": ENGINE_VERSION, "code": code_identity().digest}
+    """Return the parts every key of the paper's engine carries: its version, its source files' sha256, numpy's version.
+
+    Torch's version is in every store key already; numpy's is here because cached measurements
+    (C3's SVDs, C7's read-outs) are numpy's and LAPACK's numbers.
+    """
+    return {"engine": ENGINE_VERSION, "code": code_identity().digest, "numpy": np.__version__}
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:

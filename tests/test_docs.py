@@ -659,17 +659,22 @@ def test_every_doc_opens_with_its_one_h1_and_skips_no_heading_level() -> None:
     assert not problems, "\n".join(problems)
 
 
-PLACEHOLDER = re.compile(r"^\s*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\s*$|\b(?:TODO|TBD|FIXME)\b")
+STAND_IN = r"[A-Z]{3,}(?:_[A-Z0-9]+)+"  # WARM_TEXT, PER_CLAIM; not a symbol such as W_Q or X_1
+PLACEHOLDER = re.compile(
+    rf"^\s*(?:[-*]\s+)?{STAND_IN}\W*$"  # a line, or a list item, of nothing but a stand-in
+    rf"|\|\s*{STAND_IN}\s*(?=\|)"  # a table cell of nothing but one
+    r"|\b(?:TODO|TBD|FIXME)\b"
+)
 
 
 def placeholders(doc: Doc) -> list[str]:
     """Return "path:line: text" for each prose line that is a stand-in for text still to be written.
 
-    A stand-in is a line holding nothing but an upper-case name with underscores (``WARM_TEXT``),
-    or TODO, TBD or FIXME outside inline code.
+    A stand-in is a line, list item or table cell holding nothing but an upper-case name with
+    underscores (``WARM_TEXT``), or TODO, TBD or FIXME; inline code (``without_code``) is skipped.
     """
-    lines = enumerate(doc.prose.splitlines(), 1)
-    return [f"{doc.path}:{n}: {line.strip()}" for n, line in lines if PLACEHOLDER.search(re.sub(r"`[^`]*`", "", line))]
+    lines = enumerate(without_code(doc.prose).splitlines(), 1)
+    return [f"{doc.path}:{n}: {line.strip()}" for n, line in lines if PLACEHOLDER.search(line)]
 
 
 def test_no_doc_holds_a_placeholder_for_text_still_to_be_written() -> None:
@@ -678,9 +683,13 @@ def test_no_doc_holds_a_placeholder_for_text_still_to_be_written() -> None:
 
 
 def test_the_placeholder_check_catches_a_stand_in_line_and_a_todo() -> None:
-    text = "# T\n\n### Warm rerun\n\nWARM_TEXT\n\nThe warm run is TODO.\n\nSet `ENGINE_VERSION` to 3.\n"
+    text = (
+        "# T\n\n### Warm rerun\n\nWARM_TEXT\n\nThe warm run is TODO.\n\n- PER_CLAIM\n\n| a | STD_WALL |\n\n"
+        "Set `ENGINE_VERSION` to 3, or `a\nTODO` across a line.\n\nW_Q\n"
+    )
     found = placeholders(read_doc(ROOT / "docs" / "t.md", text))
-    assert [f.split(": ", 1)[1] for f in found] == ["WARM_TEXT", "The warm run is TODO."]
+    want = ["WARM_TEXT", "The warm run is TODO.", "- PER_CLAIM", "| a | STD_WALL |"]
+    assert [f.split(": ", 1)[1] for f in found] == want
 
 
 def test_the_index_maps_every_doc_and_the_readme_links_the_index() -> None:

@@ -100,7 +100,7 @@ def test_a_payload_names_its_claim_and_distinct_units() -> None:
     assert recorded_units(json.dumps({"claim_id": "C5", "record": record})) == ("C5", 3, True)
     warm = {"claim_id": "C5", "record": None, "counts": {"cached": 4}}
     assert recorded_units(json.dumps(warm)) == ("C5", 0, False)
-    assert recorded_units("not json") == (None, 1, False)
+    assert recorded_units("not json") == (None, 0, False)  # the plan counts it
 
 
 def test_a_serial_run_prints_units_done_of_planned_per_claim(

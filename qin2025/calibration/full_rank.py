@@ -1,4 +1,4 @@
-"""Calibration families of C3's floor decision: attention outputs Z whose floor, as drawn and collapsed, is known.
+"""Calibration families of C3's floor decision: per-draw sigma_min ratios whose floor, as drawn and collapsed, is known.
 
 The decision (``qin2025.decisions.floor_decision``) takes a unit's grid, the ratios
 sigma_min(Z)/sigma_min(X) of every weight draw at d_QK = 1..4096 for both W_Q, W_K inits, three
