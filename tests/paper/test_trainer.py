@@ -40,6 +40,13 @@ def test_key_changes_with_everything_that_decides_the_result() -> None:
     assert cache_key(train_key(MODEL, TRAIN, data, 0)) == base
 
 
+def test_key_changes_with_numpys_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = train_key(MODEL, TRAIN, make_synthetic(2, 3, 8, 1, seed=0), 0)
+    base = cache_key(parts)
+    monkeypatch.setattr(np, "__version__", "0.0.1")  # cached measurements are numpy's numbers (C3, C7)
+    assert cache_key(parts) != base
+
+
 def test_a_cached_trajectory_equals_the_computed_one(tmp_path: Path) -> None:
     data = make_synthetic(2, 3, 8, 1, seed=0)
     trainer = Trainer(ResultCache(tmp_path))
