@@ -203,7 +203,6 @@ def project(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return matrixwise_mm(h.reshape(b, big_n * n, d), w).view(b, big_n, n, w.shape[-1])
 
 
-_BY_BMM = ((False, False), False, False, True)  # a plan's layout, packing and product when it is one plain ``bmm``
 _NATIVE: dict[tuple[object, ...], bool] = {}
 
 
@@ -211,15 +210,21 @@ def _native_matches(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Return whether ``torch.bmm``'s own first derivatives take, for a @ b, the products ``matrixwise_mm``'s do.
 
     They do when a and b are row-major packed stacks that ``bmm`` multiplies as ``mm`` would, and
-    ``bmm`` also multiplies grad @ b^T and a^T @ grad as ``mm`` would for a fresh (B, r, c) ``grad``:
-    then both backward rules call ``bmm`` on the same factors. Remembered per ``_key``.
+    ``bmm`` also multiplies grad @ b^T and a^T @ grad as ``mm`` would, unpacked, for the two
+    layouts a gradient reaches it in: fresh (B, r, c), and the transpose of a fresh (B, c, r) that
+    a view's backward hands on (the K projection's, at N = 1). Then both backward rules call
+    ``bmm`` on the same factors. Remembered per ``_key``.
     """
     key = _key(a, b)
     native = _NATIVE.get(key)
     if native is None:
-        grad = torch.empty(a.shape[0], a.shape[1], b.shape[2], dtype=a.dtype, device=a.device)
-        plans = (_plan(a, b), _plan(grad, b.mT), _plan(a.mT, grad))
-        native = _NATIVE[key] = _plan(a, b)[0] == _BY_BMM[0] and all(p[2:] == _BY_BMM[1:] for p in plans)
+        count, rows, cols = a.shape[0], a.shape[1], b.shape[2]
+        fresh = torch.empty(count, rows, cols, dtype=a.dtype, device=a.device)
+        grads = (fresh, torch.empty(count, cols, rows, dtype=a.dtype, device=a.device).mT)
+        forward = _plan(a, b)
+        backward = [p for g in grads for p in (_plan(g, b.mT), _plan(a.mT, g))]
+        native = forward[0] == (False, False) and all(p[2:] == (False, False, True) for p in (forward, *backward))
+        _NATIVE[key] = native
     return native
 
 

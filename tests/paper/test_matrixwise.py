@@ -100,3 +100,21 @@ def test_torchs_own_backward_is_taken_only_for_row_major_packed_stacks() -> None
     assert not matrixwise._native_matches(a, _stack(3, 16, 16, column_major=True))
     assert not matrixwise._native_matches(_stack(3, 40, 16, offset=1), _stack(3, 16, 16))
     assert not matrixwise._native_matches(a.mT.contiguous().mT, _stack(3, 16, 16))
+
+
+@pytest.mark.parametrize("count, tokens, d, k", [(5, 12, 8, 4), (3, 40, 16, 16), (2, 3, 2, 2)])
+def test_a_projection_whose_gradient_arrives_transposed_has_the_bits_of_project(
+    count: int, tokens: int, d: int, k: int
+) -> None:
+    """As the K projection's at N = 1: its output is used transposed, so its gradient arrives column-major."""
+
+    def through_transpose(product: matrixwise.Project, h: torch.Tensor, w: torch.Tensor) -> list[torch.Tensor]:
+        h, w = h.detach().requires_grad_(True), w.detach().requires_grad_(True)
+        out = product(h, w).view(count, tokens, k).transpose(-1, -2)  # (B, k, tokens), as K^T
+        loss = (torch.relu(out) * out).sum()
+        return [out.detach(), *torch.autograd.grad(loss, [h, w])]
+
+    h = _stack(count, tokens, d).view(count, 1, tokens, d)
+    w = _stack(count, d, k)
+    once, full = through_transpose(matrixwise.project_once, h, w), through_transpose(matrixwise.project, h, w)
+    assert all(torch.equal(x, y) for x, y in zip(once, full, strict=True))
