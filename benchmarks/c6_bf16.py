@@ -5,9 +5,11 @@ residual model at depth ``--depth``, C6's standard grid, its step-size rule) twi
 the **exploratory** pool (offset ``--offset`` of the standard block at base seed 0): once as the
 claim does (float32), once inside ``torch.autocast("cpu", dtype=torch.bfloat16)``, where the
 products run in bfloat16 (on AMX where the CPU has it) and the weights stay float32. It first
-times one feed-forward product at C6's standard shape in both dtypes. It prints one JSON line
-per measurement: GFLOP/s of the product, and per run its wall seconds, Hessian radius, step
-size and training error every 5 steps. Needs CLAIMCHECK_DATA_DIR (SST-2) and the pretrained encoder.
+times one feed-forward product at C6's standard shape in both dtypes. After the float32 run it
+counts the weights that a first GD step leaves unchanged once cast to bfloat16 (autocast casts them
+for every product). It prints one JSON line per measurement: GFLOP/s of the product, the share of
+unchanged weights, and per run its wall seconds, Hessian radius, step size and training error every
+5 steps. Needs CLAIMCHECK_DATA_DIR (SST-2) and the pretrained encoder.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ import torch
 
 from claimcheck.protocol import block_seed
 from qin2025.data.sst2 import find_sst2
-from qin2025.encoder import EncoderConfig, load_pretrained
-from qin2025.finetune import finetune
+from qin2025.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained
+from qin2025.finetune import SentenceData, finetune, init_head, objective
 from qin2025.residual_depth import seed_data, window_error
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +43,19 @@ def product_rate(dtype: torch.dtype, rows: int, inner: int, cols: int, repeat: i
     for _ in range(repeat):
         a @ b
     return 2 * rows * inner * cols * repeat / (time.perf_counter() - start) / 1e9
+
+
+def unchanged_in_bf16(pre: Pretrained, enc: EncoderConfig, data: SentenceData, seed: int, lr: float) -> float:
+    """Return the share of the weights that one GD step of size ``lr`` leaves equal once cast to bfloat16."""
+    params = layer_params(pre, enc.n_layers, torch.float32) | init_head(pre.shape.hidden, seed, torch.float32)
+    names = list(params)
+    leaves = [params[k].clone().requires_grad_(True) for k in names]
+    grads = torch.autograd.grad(objective(dict(zip(names, leaves, strict=True)), data, enc, pre), leaves)
+    same = total = 0
+    for w, g in zip(leaves, grads, strict=True):
+        kept = (w.detach() - lr * g).bfloat16() == w.detach().bfloat16()
+        same, total = same + int(kept.sum()), total + kept.numel()
+    return same / total
 
 
 def main(argv: list[str]) -> int:
@@ -80,6 +95,9 @@ def main(argv: list[str]) -> int:
             "final_loss": run.final_loss,
         }
         print(json.dumps(row), flush=True)
+        if mode == "float32":
+            share = unchanged_in_bf16(pre, EncoderConfig.uniform(args.depth, 1.0), data, seed, run.lr)
+            print(json.dumps({"first step": "weights unchanged in bfloat16", "share": round(share, 3)}), flush=True)
     return 0
 
 
