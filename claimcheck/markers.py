@@ -71,23 +71,46 @@ def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
     return str(values["id"]), str(values["title"]), str(values["source"])
 
 
-_CODE: dict[tuple[str, str, Engine, bytes], dict[str, str]] = {}
+CODE_KEY = pytest.StashKey[dict[tuple[str, str], dict[str, str]]]()
 
 
 def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
     """Return the fingerprint of the code that decides the item's claim and the engine's identity (once per module).
 
-    None for a test outside a module (say a doctest item).
+    Computed once per module and session, from the files as they are then, and kept in the session's
+    stash: ``fingerprint_claims`` computes it at collection, just after the module was imported,
+    so an edit made to a file while the tests run does not change what the run says it ran. None
+    for a test outside a module (say a doctest item).
     """
     module = getattr(item, "module", None)
     path = getattr(module, "__file__", None)
     if module is None or path is None:
         return None
-    key = (path, module.__name__, engine, Path(path).read_bytes())
-    if key not in _CODE:
+    memo = item.config.stash.setdefault(CODE_KEY, {})
+    key = (path, module.__name__)
+    if key not in memo:
         fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)
-        _CODE[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}
-    return _CODE[key]
+        memo[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}
+    return memo[key]
+
+
+def check_needs(items: list[pytest.Item], known: set[str]) -> None:
+    """Raise a UsageError naming the test when a ``claim_needs`` marker names a capability nobody provides."""
+    for item in items:
+        for marker in item.iter_markers("claim_needs"):
+            unknown = [n for n in marker.args if n not in known]
+            if unknown:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: claim_needs names unknown capabilities {unknown}; known: {sorted(known)}"
+                )
+
+
+def fingerprint_claims(items: list[pytest.Item], engine: Engine) -> None:
+    """Fingerprint the code of every collected claim test's module whose protocol is declared (see ``claim_code``)."""
+    for item in items:
+        proto = claim_protocol_of(item)
+        if proto is not None and proto.declared:
+            claim_code(item, engine)
 
 
 def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:

@@ -25,9 +25,11 @@ from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.markers import (
     MARKER_HELP,
     NEEDS_HELP,
+    check_needs,
     claim_code,
     claim_meta,
     claim_protocol_of,
+    fingerprint_claims,
     progress_reporter,
     record_for,
     unit_seeds,
@@ -135,13 +137,9 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = {name for names in config.hook.pytest_claimcheck_capabilities(config=config) for name in names or ()}
-    for item in items:
-        for marker in item.iter_markers("claim_needs"):
-            unknown = [n for n in marker.args if n not in known]
-            if unknown:
-                raise pytest.UsageError(
-                    f"{item.nodeid}: claim_needs names unknown capabilities {unknown}; known: {sorted(known)}"
-                )
+    check_needs(items, known)
+    if not config.option.collectonly:
+        fingerprint_claims(items, config.stash[ENGINE_KEY])  # before any test runs: the code as imported
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -147,6 +147,32 @@ def test_a_registered_version_runs_unconfirmed_and_a_changed_constant_makes_it_c
     assert toy.runpytest("--claim-ledger=ledger.toml").ret == pytest.ExitCode.TESTS_FAILED
 
 
+EDITS_ITSELF = """
+from pathlib import Path
+
+
+def test_a_edit_this_file():  # runs before the claim's tests (file order): an edit made while the run goes on
+    if Path("edit.flag").exists():
+        here = Path(__file__)
+        here.write_text(here.read_text().replace("VALUE = 0.5", "VALUE = 0.25"))
+"""
+
+
+def test_the_fingerprint_is_of_the_code_as_imported_not_as_edited_while_the_run_goes_on(toy: pytest.Pytester) -> None:
+    toy.makepyfile(test_toy=EDITS_ITSELF + MODULE.format(value=0.5, odd=0.5))
+
+    def fingerprint() -> str:
+        toy.runpytest("--claim-ledger=ledger.toml", "--claim-exploratory", "--claim-report", "-p", "no:randomly")
+        return str(_json(toy)["code"]["T1"]["fingerprint"])  # type: ignore[index]
+
+    as_written = fingerprint()
+    (toy.path / "edit.flag").write_text("")
+    assert fingerprint() == as_written  # the run imported VALUE = 0.5 and says so
+    assert "VALUE = 0.25" in (toy.path / "test_toy.py").read_text()
+    (toy.path / "edit.flag").unlink()
+    assert fingerprint() != as_written  # the edit is seen by the next run
+
+
 def test_the_state_is_decided_under_pytest_xdist_from_what_the_workers_report(toy: pytest.Pytester) -> None:
     """The workers fingerprint the claim's code; the controller, which never imports it, decides the state."""
     result = toy.runpytest_subprocess("-n", "2", "--claim-ledger=ledger.toml")
