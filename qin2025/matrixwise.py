@@ -83,7 +83,7 @@ def _stored(t: torch.Tensor, column_major: bool) -> torch.Tensor:
 @functools.cache
 def bmm_matches_mm(
     shape: tuple[int, int, int, int],
-    column_major: tuple[bool, bool],
+    strides: tuple[tuple[int, ...], tuple[int, ...]],
     residues: tuple[int, int],
     dtype: torch.dtype,
     device: str,
@@ -91,16 +91,22 @@ def bmm_matches_mm(
 ) -> bool:
     """Return whether ``bmm`` of two packed stacks gives one ``mm`` per matrix bit for bit.
 
-    ``shape`` is (matrices, rows, inner, columns) of one product, ``column_major`` says how each
-    factor is stored and ``residues`` where ``train`` would hold it (``_residue``). BLAS libraries
+    ``shape`` is (matrices, rows, inner, columns) of one product, ``strides`` are the packed
+    factors' own strides (a size-1 axis's stride included: BLAS is handed it as a leading
+    dimension) and ``residues`` where ``train`` would hold them (``_residue``). BLAS libraries
     choose kernels by shape, layout and batch size, and round small or matrix-vector products
-    according to alignment; the probe multiplies random stacks once per case.
+    according to alignment and leading dimension; the probe multiplies random stacks laid out
+    exactly as the factors are, once per case. (A probe of normalised strides approved ``bmm``
+    for a (160, 32) x (32, 1) column-major product whose second factor had stride (32, 1, 32),
+    where MKL on an AMD EPYC rounds ``bmm`` and ``mm`` differently.)
     """
     count, rows, inner, cols = shape
     gen = torch.Generator().manual_seed(0)
     a, b = (
-        _stored(torch.randn(count, r, c, generator=gen, dtype=dtype).to(device), col)
-        for (r, c), col in zip(((rows, inner), (inner, cols)), column_major, strict=True)
+        torch.empty_strided((count, r, c), stride, dtype=dtype, device=device).copy_(
+            torch.randn(count, r, c, generator=gen, dtype=dtype)
+        )
+        for (r, c), stride in zip(((rows, inner), (inner, cols)), strides, strict=True)
     )
     return torch.equal(torch.bmm(a, b), _per_run_mm(a, b, residues))
 
@@ -122,7 +128,8 @@ def _plan(a: torch.Tensor, b: torch.Tensor) -> Plan:
         layout, residues = (_column_major(a), _column_major(b)), (_residue(a), _residue(b))
         pa, pb = _packed(a, layout[0]), _packed(b, layout[1])
         shape = (a.shape[0], a.shape[1], a.shape[2], b.shape[2])
-        use_bmm = bmm_matches_mm(shape, layout, residues, a.dtype, str(a.device), key[-1])
+        strides = (tuple(pa.stride()), tuple(pb.stride()))
+        use_bmm = bmm_matches_mm(shape, strides, residues, a.dtype, str(a.device), key[-1])
         plan = _PLANS[key] = (layout, residues, pa is not a, pb is not b, use_bmm)
     return plan
 
