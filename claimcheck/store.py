@@ -1,7 +1,7 @@
 """Keep computed results in a content-addressed store on disk: no pickle, atomic, safe across processes.
 
-An entry is one ``.npz`` file (``allow_pickle=False``) named by the sha256 of everything that decides
-the result (``store_key``: the caller's parts, the entry format, torch's version). The file holds the
+An entry is one ``.npz`` file (``allow_pickle=False``) named by the digest of its ``claimcheck.keys.Key``
+(everything that decides the result, in named namespaces, with the entry format and torch's version). The file holds the
 result's arrays, its JSON metadata, its own key, and a checksum over all three; an entry that fails
 the checksum, or that holds another key (a file copied or renamed over it), is recomputed and counted
 as corrupt. An entry that cannot be written (a full disk) costs nothing computed: the result is used,
@@ -20,6 +20,7 @@ import hashlib
 import inspect
 import io
 import json
+import platform
 import shutil
 import warnings
 import zipfile
@@ -33,22 +34,65 @@ from typing import Any
 import numpy as np
 import torch
 
+from claimcheck.errors import ClaimcheckError
 from claimcheck.files import write_atomic
+from claimcheck.keys import Key
 from claimcheck.settings import user_cache_dir
 
 Arrays = dict[str, np.ndarray]
 Meta = dict[str, Any]
-FORMAT = "claimcheck-cache/2"  # 2: every entry holds its key
+PRODUCER = "__producer__"  # the meta field naming who computed an entry; taken off before a caller sees it
+VERIFY_RTOL = 1e-6  # --claim-cache-verify's tolerance for an entry another host or thread count computed
 
 
-def store_key(parts: Mapping[str, Any]) -> str:
-    """Return the sha256 of ``parts`` as canonical JSON (sorted keys), with the entry format and torch's version.
+class CacheMismatch(ClaimcheckError):
+    """A cache entry differs from its recompute (``--claim-cache-verify``): the entry was dropped."""
 
-    Whoever stores a result puts everything that decides it into ``parts``: its inputs and the
-    identity of the code that computes it.
-    """
-    full = {"format": FORMAT, "torch": torch.__version__, **parts}
-    return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
+
+def _check_key(key: object) -> None:
+    if not isinstance(key, Key):
+        raise TypeError(
+            f"the result cache takes a claimcheck.keys.Key, got {type(key).__name__}: build it with Key(...)"
+        )
+
+
+def producer() -> dict[str, Any]:
+    """Return who computes here: the host name and torch's thread count (a verify compares bits when they match)."""
+    return {"host": platform.node(), "threads": torch.get_num_threads()}
+
+
+def differs(hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta], rtol: float) -> str | None:
+    """Return how a cached result and its recompute differ (None when they agree to ``rtol``; 0: bit for bit)."""
+    (a_arrays, a_meta), (b_arrays, b_meta) = hit, again
+    b_arrays = {k: np.asarray(v) for k, v in b_arrays.items()}
+    if sorted(a_arrays) != sorted(b_arrays):
+        return f"arrays {sorted(a_arrays)} cached, {sorted(b_arrays)} recomputed"
+    for name in sorted(a_arrays):
+        a, b = np.asarray(a_arrays[name]), b_arrays[name]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"array {name!r} is {a.dtype}{a.shape} cached, {b.dtype}{b.shape} recomputed"
+        same = a.tobytes() == b.tobytes()
+        if not same and rtol > 0 and a.dtype.kind in "fc":
+            same = bool(np.allclose(a, b, rtol=rtol, atol=0.0, equal_nan=True))
+        if not same:
+            i = int(np.argmax(np.asarray(a != b).ravel())) if a.size else 0
+            x, y = (a.ravel()[i], b.ravel()[i]) if a.size else (None, None)
+            return f"array {name!r} differs (first at flat index {i}: {x!r} cached, {y!r} recomputed)"
+    a_json, b_json = json.loads(json.dumps(a_meta, sort_keys=True)), json.loads(json.dumps(b_meta, sort_keys=True))
+    return _meta_differs(a_json, b_json, rtol, "meta")
+
+
+def _meta_differs(a: Any, b: Any, rtol: float, where: str) -> str | None:
+    """Return where two JSON values differ (floats within ``rtol``; NaN equals NaN), or None."""
+    if isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b):
+        found = (_meta_differs(a[k], b[k], rtol, f"{where}.{k}") for k in sorted(a))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        found = (_meta_differs(x, y, rtol, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True)))
+    else:
+        both_nan = isinstance(a, float) and isinstance(b, float) and a != a and b != b
+        close = isinstance(a, float) and isinstance(b, float) and abs(a - b) <= rtol * max(abs(a), abs(b))
+        return None if a == b or both_nan or close else f"{where} is {a!r} cached, {b!r} recomputed"
+    return next((p for p in found if p is not None), None)
 
 
 class CacheWriteWarning(UserWarning):
@@ -98,6 +142,7 @@ class Counts:
     cached: int = 0
     corrupt: int = 0
     unsaved: int = 0  # computed, used, but not written to the cache (a full disk)
+    verified: int = 0  # read, recomputed under --claim-cache-verify, and found the same
 
     def add(self, other: Counts, sign: int = 1) -> None:
         """Add ``other`` (times ``sign``) into these counts."""
@@ -105,6 +150,7 @@ class Counts:
         self.cached += sign * other.cached
         self.corrupt += sign * other.corrupt
         self.unsaved += sign * other.unsaved
+        self.verified += sign * other.verified
 
 
 @dataclass
@@ -114,6 +160,9 @@ class ResultCache:
     root: Path | None
     counts: Counts = field(default_factory=Counts)
     warned: bool = False  # a CacheWriteWarning was shown (once per cache)
+    verify: float = 0.0  # the fraction of hits recomputed and compared (--claim-cache-verify)
+    verify_seed: int = 0  # seeds which hits ``verify`` selects
+    _producers: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def path(self, key: str) -> Path:
         """Return the file of entry ``key``."""
@@ -158,59 +207,120 @@ class ResultCache:
                 stacklevel=4,
             )
 
-    def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
-        """Return the cached result for ``parts``, computing and storing it once if absent or corrupt."""
+    def memo(self, key: Key, compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
+        """Return the cached result for ``key``, computing and storing it once if absent or corrupt.
+
+        A hit is recomputed and compared when ``verify`` selects it (``--claim-cache-verify``).
+        """
+        _check_key(key)
         if self.root is None:
             self.counts.computed += 1
             return compute()
-        key = store_key(parts)
-        with self._locked(key) as usable:
-            hit = self._read(key) if usable else None
+        digest = key.digest
+        with self._locked(digest) as usable:
+            hit = self._hit(digest) if usable else None
             if hit is not None:
                 self.counts.cached += 1
+                if self._chosen(digest):
+                    self._verify(key, hit, compute())
                 return hit
             arrays, meta = compute()
             self.counts.computed += 1
             if usable:
-                self._store(key, arrays, meta)
+                self._store(digest, arrays, self._stamped(meta))
             return arrays, meta
 
     def memo_many(
-        self, parts: Sequence[Mapping[str, Any]], compute: Callable[[list[int]], list[tuple[Arrays, Meta]]]
+        self, keys: Sequence[Key], compute: Callable[[list[int]], list[tuple[Arrays, Meta]]]
     ) -> list[tuple[Arrays, Meta]]:
-        """Return ``memo``'s result for every ``parts[i]``, computing all missing ones in one call.
+        """Return ``memo``'s result for every ``keys[i]``, computing all missing ones in one call.
 
         ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
-        repeated parts) and returns their results in that order. The entries' locks are taken one at
-        a time in key order, so processes whose batches overlap cannot deadlock; an entry found is
+        repeated keys) and returns their results in that order. The entries' locks are taken one at
+        a time in digest order, so processes whose batches overlap cannot deadlock; an entry found is
         released at once, a missing one is held until its result is stored: as with ``memo``, each
-        result is computed once across processes. A repeated part counts as read after its first.
+        result is computed once across processes. A repeated key counts as read after its first.
+        The hits ``verify`` selects are recomputed in one more call of ``compute`` and compared.
         """
+        for key in keys:
+            _check_key(key)
         if self.root is None:
-            self.counts.computed += len(parts)
-            return compute(list(range(len(parts))))
-        keys = [store_key(p) for p in parts]
+            self.counts.computed += len(keys)
+            return compute(list(range(len(keys))))
+        digests = [k.digest for k in keys]
         found: dict[str, tuple[Arrays, Meta]] = {}
         usable: dict[str, bool] = {}
         with ExitStack() as held:
-            for key in sorted(set(keys)):
+            for digest in sorted(set(digests)):
                 lock = ExitStack()
-                usable[key] = lock.enter_context(self._locked(key))
-                hit = self._read(key) if usable[key] else None
+                usable[digest] = lock.enter_context(self._locked(digest))
+                hit = self._hit(digest) if usable[digest] else None
                 if hit is None:
                     held.push(lock)  # released once the result is stored
                 else:
-                    found[key] = hit
+                    found[digest] = hit
                     lock.close()
-            missing = [keys.index(key) for key in dict.fromkeys(keys) if key not in found]
+            firsts = [digests.index(d) for d in dict.fromkeys(digests)]
+            missing = [i for i in firsts if digests[i] not in found]
             if missing:
                 for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
-                    if usable[keys[i]]:
-                        self._store(keys[i], arrays, meta)
-                    found[keys[i]] = arrays, meta
+                    if usable[digests[i]]:
+                        self._store(digests[i], arrays, self._stamped(meta))
+                    found[digests[i]] = arrays, meta
         self.counts.computed += len(missing)
         self.counts.cached += len(keys) - len(missing)
-        return [found[key] for key in keys]
+        check = [i for i in firsts if i not in missing and self._chosen(digests[i])]
+        if check:
+            for i, again in zip(check, compute(check), strict=True):
+                self._verify(keys[i], found[digests[i]], again)
+        return [found[d] for d in digests]
+
+    # --- verifying hits against a recompute (``--claim-cache-verify``) ---
+
+    def _chosen(self, digest: str) -> bool:
+        """Return whether this hit is one of the seeded fraction ``verify`` recomputes."""
+        if self.verify <= 0:
+            return False
+        if self.verify >= 1:
+            return True
+        draw = int.from_bytes(hashlib.sha256(f"{self.verify_seed}:{digest}".encode()).digest()[:8], "big")
+        return draw / 2**64 < self.verify
+
+    def _stamped(self, meta: Meta) -> Meta:
+        """Return ``meta`` with who computed it (host, torch threads): a verify compares bits when they match."""
+        return {**meta, PRODUCER: producer()}
+
+    def _hit(self, digest: str) -> tuple[Arrays, Meta] | None:
+        """Return entry ``digest`` as its computation returned it (the producer stamp kept aside in ``_producers``)."""
+        hit = self._read(digest)
+        if hit is None:
+            return None
+        arrays, meta = hit
+        meta = dict(meta)
+        self._producers[digest] = meta.pop(PRODUCER, None)
+        return arrays, meta
+
+    def _verify(self, key: Key, hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta]) -> None:
+        """Compare a hit with its recompute; count it, or drop the entry and raise CacheMismatch naming it."""
+        same_producer = self._producers.get(key.digest) == producer()
+        rtol = 0.0 if same_producer else VERIFY_RTOL
+        problem = differs(hit, again, rtol)
+        if problem is None:
+            self.counts.verified += 1
+            return
+        path = self.path(key.digest)
+        path.unlink(missing_ok=True)
+        how = (
+            "bit for bit (same host and threads)"
+            if same_producer
+            else f"to relative {VERIFY_RTOL:g} (another producer)"
+        )
+        fields = json.dumps(key.fields(), sort_keys=True, default=str)
+        raise CacheMismatch(
+            f"--claim-cache-verify: the cache entry {path} ({key.describe()}) differs from its recompute "
+            f"{how}: {problem}. The entry was dropped; rerun to use the recomputed value. Its key: "
+            f"{fields[:2000]}"
+        )
 
     def _read(self, key: str) -> tuple[Arrays, Meta] | None:
         """Return entry ``key`` if it is stored, intact and of this key; else count it as corrupt (None if absent)."""
@@ -261,17 +371,14 @@ class Memo:
 
     def __call__(self, fn: Callable[..., Mapping[str, Any]], **inputs: Any) -> Arrays:
         """Return ``fn(**inputs)`` as arrays, from the cache when the same code saw the same inputs."""
-        parts = {
-            "memo": f"{fn.__module__}.{fn.__qualname__}",
-            "code": source_digest(fn),
-            "inputs": inputs,
-        }
+        name = f"{fn.__module__}.{fn.__qualname__}"
+        key = Key(engine={}, model="", function={"name": name, "code": source_digest(fn)}, inputs=inputs)
 
         def compute() -> tuple[Arrays, dict[str, Any]]:
             out = fn(**inputs)
-            return {k: np.asarray(v) for k, v in out.items()}, {"memo": parts["memo"]}
+            return {k: np.asarray(v) for k, v in out.items()}, {"memo": name}
 
-        arrays, _ = self.cache.memo(parts, compute)
+        arrays, _ = self.cache.memo(key, compute)
         return arrays
 
     @property

@@ -129,6 +129,40 @@ def identity_of(root: Path) -> CodeIdentity:
     return CodeIdentity(h.hexdigest(), tuple(files))
 
 
+def _digest(files: dict[str, Path], root: Path) -> str:
+    """Return the sha256 over each file's path (relative to ``root``, else its module name), size and bytes."""
+    h = hashlib.sha256()
+    for name, path in files.items():
+        data = path.read_bytes()
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else name
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+@cache
+def module_identity(module: str, file: str, root: Path | None = None) -> str:
+    """Return the sha256 over ``file`` (module ``module``) and every ``qin2025`` module it imports, transitively.
+
+    This is a computation's own code in its cache key (the ``function`` namespace of
+    ``claimcheck.keys.Key``): editing the module that defines it, or any module of the package it
+    reaches, changes the key; editing a module it does not reach does not. Read once per process.
+    ``root`` is the folder above the package (default: this one's).
+    """
+    root = root or Path(__file__).resolve().parent.parent
+    path = Path(file).resolve()
+    reached = {module: path}
+    todo = sorted(_package_imports(path, module))
+    while todo:
+        name = todo.pop()
+        found = module_file(name, root)
+        if name in reached or name in NOT_RESULTS or found is None:
+            continue
+        reached[name] = found
+        todo.extend(_package_imports(found, name))
+    return _digest(dict(sorted(reached.items())), root)
+
+
 @cache
 def code_identity() -> CodeIdentity:
     """Return the identity of the engine this process imported (read once: the source of a running process is fixed)."""

@@ -176,7 +176,7 @@ def sharpness_along(
     if not steps:
         return {}
     tcfg = TrainConfig(**{k: v for k, v in traj.train.items() if k != "device"}, device=train.device)  # type: ignore[arg-type]
-    parts = {"kind": "sharpness", "checkpoints": steps, **train_key(model_cfg, tcfg, data, traj.seed, train.model)}
+    parts = {"kind": "sharpness", "checkpoints": steps, "run": train_key(model_cfg, tcfg, data, traj.seed)}
 
     def compute() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         model = train.model
@@ -225,7 +225,7 @@ def sharpness_at(
     runs = [replace(r, train=replace(r.train, device=train.device)) for r in runs]
     if train.model is not PAPER:
         return [sharpness_along(train, t, r.model, r.data, m) for r, t, m in zip(runs, trajs, marks, strict=True)]
-    keys = [train_key(r.model, r.train, r.data, r.seed, train.model) for r in runs]
+    keys = [train_key(r.model, r.train, r.data, r.seed) for r in runs]
     parts = {"kind": "sharpness batch", "runs": keys, "marks": [sorted(m) for m in marks]}
 
     def compute() -> tuple[dict[str, np.ndarray], dict[str, Any]]:

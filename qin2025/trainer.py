@@ -1,20 +1,20 @@
 """Train and measure the paper's models through the content-addressed store (``claimcheck.store``).
 
-Every key holds what decides the result: configs, data fingerprint, seed, device type and dtype,
-plus the engine's identity: ``ENGINE_VERSION`` and the sha256 of the engine's source files
-(``qin2025.codeid``), so an edit to any of them gives new keys and a run never reads a result
+Every result's key (``claimcheck.keys.Key``, built here by ``Trainer.key`` alone) holds, each in
+its own namespace: the engine's identity (``ENGINE_VERSION``, the sha256 of the engine's source
+files from ``qin2025.codeid``, numpy's version); the model's identity; the computation's own
+identity (its name and the sha256 of its module with every ``qin2025`` module that module imports);
+and its inputs (configs, data fingerprint, seed, device type and dtype). An edit to any engine
+file, to the model, or to the module that measures gives new keys, so a run never reads a result
 that other code computed.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -23,9 +23,10 @@ import torch
 from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, split
-from claimcheck.store import Arrays, Counts, Meta, ResultCache, store_key
+from claimcheck.keys import Key
+from claimcheck.store import Arrays, Counts, Meta, ResultCache
 from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
-from qin2025.codeid import code_identity
+from qin2025.codeid import code_identity, module_identity
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig
 from qin2025.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
@@ -43,9 +44,18 @@ def engine_identity() -> dict[str, Any]:
     return {"engine": ENGINE_VERSION, "code": code_identity().digest, "numpy": np.__version__}
 
 
-def cache_key(parts: Mapping[str, Any]) -> str:
-    """Return the store key of a result of the paper's engine (``parts`` plus ``engine_identity``)."""
-    return store_key({**engine_identity(), **parts})
+def function_identity(fn: Callable[..., Any]) -> dict[str, str]:
+    """Return the ``function`` namespace of a key: ``fn``'s qualified name and the sha256 of the code it runs.
+
+    The code is ``fn``'s file with every ``qin2025`` module it imports (``codeid.module_identity``).
+    """
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        path = None
+    if path is None:
+        raise ConfigError(f"a cached computation must be a function defined in a file, got {fn!r}")
+    return {"name": f"{fn.__module__}.{fn.__qualname__}", "code": module_identity(fn.__module__, path)}
 
 
 _ARRAYS = ("loss", "sigma_steps", "sigma_min", "sigma_max")
@@ -64,14 +74,11 @@ def trajectory_from_entry(arrays: Arrays, meta: Meta) -> Trajectory:
     return Trajectory(**values)
 
 
-def train_key(
-    model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec = PAPER
-) -> dict[str, Any]:
-    """Return everything that decides a training result."""
+def train_key(model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> dict[str, Any]:
+    """Return the inputs that decide a training result (the model's identity is its key's ``model``)."""
     device_type = torch.device(train_cfg.device).type  # cuda:0 and cuda:1 (cpu and cpu:0) share entries
     return {
         "kind": "train",
-        "impl": model.identity,
         "model": model_cfg.to_dict(),
         "train": train_cfg.to_dict() | {"device": device_type},
         "device_type": device_type,
@@ -99,12 +106,12 @@ class Trainer:
     def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
         """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
         return trajectory_from_entry(
-            *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed, self.model))
+            *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed, self.model), train)
         )
 
     def lambda_max(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str = "float64") -> float:
         """Return the top Hessian eigenvalue at the initialisation ``train`` would draw from ``seed``."""
-        parts = _lambda_key(model_cfg, data, seed, dtype, self.device, self.model)
+        parts = _lambda_key(model_cfg, data, seed, dtype, self.device)
 
         def compute() -> tuple[Arrays, Meta]:
             torch_dtype = TrainConfig(dtype=dtype).torch_dtype
@@ -114,40 +121,52 @@ class Trainer:
             lam = hessian_top_eigenvalue(params, on_device, model_cfg, seed=seed, model=self.model)
             return {}, {"lambda_max": lam}
 
-        return float(self.memo(parts, compute)[1]["lambda_max"])
+        return float(self.memo(parts, compute, hessian_top_eigenvalue)[1]["lambda_max"])
 
     def call(self, fn: Callable[..., Mapping[str, Any]], **inputs: Any) -> Arrays:
         """Return ``fn(self.model, **inputs)`` as arrays through the cache: for computations that train nothing.
 
         For a measurement a claim makes without training (a spectral sweep, a probe). The key holds
-        the engine's identity, ``fn``'s name and the sha256 of the file that defines it (so editing a
-        claim module recomputes that module's entries only), the model's identity and ``inputs``,
-        which must be JSON (numbers, strings, lists). ``fn`` is not given the device: it computes
+        the engine's identity, ``fn``'s identity (its name, and the sha256 of its module with what it
+        imports of ``qin2025``: editing a claim module recomputes that module's entries only), the
+        model's identity and ``inputs``, which must be JSON (numbers, strings, lists). ``fn`` is not
+        given the device: it computes
         where its own tensors are (the CPU), so a CPU and a GPU session share its entries. It returns
         a mapping of names to arrays (or to what ``numpy.asarray`` makes one of).
         """
-        parts = {
-            "kind": "call",
-            "fn": f"{fn.__module__}.{fn.__qualname__}",
-            "code": _file_digest(fn),
-            "impl": self.model.identity,
-            "inputs": inputs,
-        }
 
         def compute() -> tuple[Arrays, Meta]:
             return {k: np.asarray(v) for k, v in fn(self.model, **inputs).items()}, {}
 
-        return self.memo(parts, compute)[0]
+        return self.memo({"kind": "call", **inputs}, compute, fn)[0]
 
-    def memo(self, parts: Mapping[str, Any], compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
-        """Return ``compute()`` through the cache (for results other than ``train``'s), counting it."""
-        name = str(parts.get("kind", "memo"))
+    def key(self, inputs: Mapping[str, Any], code: Callable[..., Any]) -> Key:
+        """Return the key of a result of ``code`` (the function that computes it) on ``inputs`` by this model.
+
+        The one place this suite builds a key: the engine's identity, the model's, ``code``'s
+        (``function_identity``) and ``inputs``, each a namespace of its own.
+        """
+        return Key(engine=engine_identity(), model=self.model.identity, function=function_identity(code), inputs=inputs)
+
+    def memo(
+        self,
+        inputs: Mapping[str, Any],
+        compute: Callable[[], tuple[Arrays, Meta]],
+        code: Callable[..., Any] | None = None,
+    ) -> tuple[Arrays, Meta]:
+        """Return ``compute()`` through the cache (for results other than ``train``'s), counting it.
+
+        ``code`` is the function whose code decides the result (default: ``compute`` itself, whose
+        module is then the one that calls ``memo``): its module and what that imports are in the key.
+        """
+        name = str(inputs.get("kind", "memo"))
+        key = self.key(inputs, code or compute)
 
         def timed() -> tuple[Arrays, Meta]:
-            with deadline(self.timeout, f"the {name} run of seed {parts.get('seed', '?')} ({_model_of(parts)})"):
+            with deadline(self.timeout, f"the {name} run of seed {inputs.get('seed', '?')} ({_model_of(inputs)})"):
                 return self.executor.run(compute, name)
 
-        return self._counted(lambda: self.cache.memo({**engine_identity(), **parts}, timed))
+        return self._counted(lambda: self.cache.memo(key, timed))
 
     def batch(self, runs: Sequence[Run]) -> list[Trajectory]:
         """Return ``self(run.model, run.train, run.data, run.seed)`` for every run, training the missing together.
@@ -166,13 +185,8 @@ class Trainer:
         def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
             return [trajectory_to_entry(t) for t in self._spread(train_batch, [runs[i] for i in missing])]
 
-        parts = [train_key(r.model, r.train, r.data, r.seed, self.model) for r in runs]
-        return [
-            trajectory_from_entry(*entry)
-            for entry in self._counted(
-                lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
-            )
-        ]
+        keys = [self.key(train_key(r.model, r.train, r.data, r.seed), train) for r in runs]
+        return [trajectory_from_entry(*entry) for entry in self._counted(lambda: self.cache.memo_many(keys, compute))]
 
     def lambda_maxes(self, runs: Sequence[Run]) -> list[float]:
         """Return ``lambda_max(run.model, run.data, run.seed, run.train.dtype)`` for every run, as one batch.
@@ -190,13 +204,11 @@ class Trainer:
         def compute(missing: list[int]) -> list[tuple[Arrays, Meta]]:
             return [({}, {"lambda_max": lam}) for lam in self._spread(initial_lambdas, [runs[i] for i in missing])]
 
-        parts = [_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device, self.model) for r in runs]
-        return [
-            float(meta["lambda_max"])
-            for _, meta in self._counted(
-                lambda: self.cache.memo_many([{**engine_identity(), **p} for p in parts], compute)
-            )
+        keys = [
+            self.key(_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device), hessian_top_eigenvalue)
+            for r in runs
         ]
+        return [float(meta["lambda_max"]) for _, meta in self._counted(lambda: self.cache.memo_many(keys, compute))]
 
     def _spread(self, fn: Callable[[Sequence[Run]], list[T]], runs: list[Run]) -> list[T]:
         """Return ``fn(runs)``, run as one batch per slot of the executor (the results are the same bits)."""
@@ -215,19 +227,6 @@ class Trainer:
         return result
 
 
-def _file_digest(fn: Callable[..., Any]) -> str:
-    """Return the sha256 of the file defining ``fn`` (read once per process: a running module's source is fixed)."""
-    path = inspect.getsourcefile(fn)
-    if path is None:
-        raise ConfigError(f"Trainer.call needs a function defined in a file, got {fn!r}")
-    return _sha256_of(path)
-
-
-@functools.cache
-def _sha256_of(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def _model_of(parts: Mapping[str, Any]) -> str:
     """Return the model config of a result's key parts, in short (for a message)."""
     model = parts.get("model")
@@ -236,17 +235,15 @@ def _model_of(parts: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={model[k]}" for k in ("d", "d_qk", "n_layers", "beta") if k in model)
 
 
-def _lambda_key(
-    model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str, device: str, model: ModelSpec
-) -> dict[str, Any]:
-    """Return everything that decides ``Trainer.lambda_max``'s result."""
-    parts = {"kind": "lambda_max", "impl": model.identity, "model": model_cfg.to_dict(), "data": data.fingerprint}
+def _lambda_key(model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str, device: str) -> dict[str, Any]:
+    """Return the inputs that decide ``Trainer.lambda_max``'s result."""
+    parts = {"kind": "lambda_max", "model": model_cfg.to_dict(), "data": data.fingerprint}
     return parts | {"seed": seed, "device_type": torch.device(device).type, "dtype": dtype}
 
 
 def _train_job(
     model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int, model: ModelSpec
 ) -> tuple[dict[str, Any], Callable[[], tuple[Arrays, Meta]]]:
-    return train_key(model_cfg, train_cfg, data, seed, model), lambda: trajectory_to_entry(
+    return train_key(model_cfg, train_cfg, data, seed), lambda: trajectory_to_entry(
         train(model_cfg, train_cfg, data, seed, model)
     )

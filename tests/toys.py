@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from claimcheck.keys import Key
+
 TOY = """
 import pytest
 
@@ -23,3 +25,8 @@ def test_control(claim_record, claim_seed):
 def toy(last: str = "0.5") -> str:
     """Return the toy claim module, its curve ending at ``last``."""
     return TOY.format(last=last)
+
+
+def K(inputs: dict[str, object]) -> Key:
+    """Return a store key of ``inputs`` alone (no engine, model or function identity): for testing the store."""
+    return Key(engine={}, model="", function={"name": "test"}, inputs=inputs)

@@ -25,11 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from claimcheck.errors import DataError, DataUnavailable
+from claimcheck.keys import Key
 from claimcheck.store import ResultCache
 from qin2025.data.sst2 import Sst2Split, balanced_sample, choose_sst2, load_sst2
 from qin2025.encoder import EncoderConfig, Pretrained, sentence_embeddings, sha256_file, tokenize
 from qin2025.finetune import weights_sha256
-from qin2025.trainer import engine_identity
+from qin2025.trainer import engine_identity, function_identity
 
 TRAIN_SIZE = 200  # balanced training sentences for the probe
 TEST_SIZE = 200  # balanced test sentences
@@ -165,10 +166,8 @@ def check_sst2_data(pre: Pretrained, data_dir: Path, train_path: Path, cache: Re
     train = load_sst2(train_path)
     if cache is None:
         return check_sst2(pre, train, test)
-    parts = {
+    inputs = {
         "kind": "sst2-sanity",
-        "code": sha256_file(Path(__file__)),
-        **engine_identity(),
         "train": sha256_file(train.path),
         "test": None if test is None else sha256_file(test.path),
         "weights": weights_sha256(pre),
@@ -178,6 +177,7 @@ def check_sst2_data(pre: Pretrained, data_dir: Path, train_path: Path, cache: Re
     def compute() -> tuple[dict[str, np.ndarray], dict[str, object]]:
         return {}, asdict(probe_sst2(pre, train, test))
 
-    result = ProbeResult(**cache.memo(parts, compute)[1])
+    key = Key(engine=engine_identity(), model="", function=function_identity(check_sst2_data), inputs=inputs)
+    result = ProbeResult(**cache.memo(key, compute)[1])
     _hold(train, result)
     return result

@@ -21,7 +21,7 @@ import pytest
 
 from claimcheck.errors import ConfigError
 from claimcheck.executor import ClusterError, RayExecutor
-from claimcheck.store import ResultCache, store_key
+from claimcheck.store import ResultCache
 from qin2025.batched import Run, train_batch
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
@@ -81,19 +81,22 @@ def test_a_worker_killed_mid_task_is_retried_and_the_run_gives_the_same_numbers(
 ) -> None:
     cache = ResultCache(tmp_path / "cache")
     trainer = Trainer(cache, executor=cluster)
-    arrays, meta = trainer.memo({"kind": "killed once"}, _killing(tmp_path / "killed"))
+    killed = _killing(tmp_path / "killed")
+    arrays, meta = trainer.memo({"kind": "killed once"}, killed)
     assert (tmp_path / "killed").exists()  # the first attempt died
     want, want_meta = trajectory_to_entry(train(CFG, TCFG, make_synthetic(2, 4, 16, 1, 3), 3))
     assert arrays["loss"].tobytes() == want["loss"].tobytes() and meta == want_meta
-    assert trainer.counts.computed == 1 and cache.path(store_key({**engine_identity(), "kind": "killed once"})).exists()
+    assert trainer.counts.computed == 1 and cache.path(trainer.key({"kind": "killed once"}, killed).digest).exists()
 
 
 def test_a_task_whose_worker_keeps_dying_is_a_cluster_error_and_stores_nothing(tmp_path: Path) -> None:
     patient = RayExecutor(threads=1, max_retries=1)  # joins the module's cluster
     cache = ResultCache(tmp_path / "cache")
+    trainer = Trainer(cache, executor=patient)
+    killed = _killing(tmp_path / "m", always=True)
     with pytest.raises(ClusterError, match=r"Ray task 'always killed' failed .* retried up to 1 times"):
-        Trainer(cache, executor=patient).memo({"kind": "always killed"}, _killing(tmp_path / "m", always=True))
-    assert not cache.path(store_key({**engine_identity(), "kind": "always killed"})).exists()
+        trainer.memo({"kind": "always killed"}, killed)
+    assert not cache.path(trainer.key({"kind": "always killed"}, killed).digest).exists()
 
 
 def test_a_tasks_own_error_comes_back_as_it_was_raised(cluster: RayExecutor) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from toys import K
 
 from claimcheck.errors import ConfigError
 from claimcheck.store import ResultCache, decode, encode
@@ -19,7 +20,7 @@ from qin2025.batched import Run
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig, Trajectory, train
-from qin2025.trainer import Trainer, cache_key, train_key
+from qin2025.trainer import Trainer, train_key
 
 MODEL = ModelConfig(d=8, d_qk=2)
 TRAIN = TrainConfig(steps=5, power_iters=20)
@@ -27,7 +28,8 @@ TRAIN = TrainConfig(steps=5, power_iters=20)
 
 def test_key_changes_with_everything_that_decides_the_result() -> None:
     data = make_synthetic(2, 3, 8, 1, seed=0)
-    base = cache_key(train_key(MODEL, TRAIN, data, 0))
+    trainer = Trainer(ResultCache(None))
+    base = trainer.key(train_key(MODEL, TRAIN, data, 0), train).digest
     variants = [
         train_key(ModelConfig(d=8, d_qk=2, beta=0.5), TRAIN, data, 0),
         train_key(MODEL, TrainConfig(steps=6, power_iters=20), data, 0),
@@ -35,16 +37,16 @@ def test_key_changes_with_everything_that_decides_the_result() -> None:
         train_key(MODEL, TRAIN, make_synthetic(2, 3, 8, 1, seed=1), 0),
         train_key(MODEL, TRAIN, data, 1),
     ]
-    keys = {cache_key(v) for v in variants}
+    keys = {trainer.key(v, train).digest for v in variants}
     assert len(keys) == len(variants) and base not in keys
-    assert cache_key(train_key(MODEL, TRAIN, data, 0)) == base
+    assert trainer.key(train_key(MODEL, TRAIN, data, 0), train).digest == base
 
 
 def test_key_changes_with_numpys_version(monkeypatch: pytest.MonkeyPatch) -> None:
     parts = train_key(MODEL, TRAIN, make_synthetic(2, 3, 8, 1, seed=0), 0)
-    base = cache_key(parts)
+    base = Trainer(ResultCache(None)).key(parts, train).digest
     monkeypatch.setattr(np, "__version__", "0.0.1")  # cached measurements are numpy's numbers (C3, C7)
-    assert cache_key(parts) != base
+    assert Trainer(ResultCache(None)).key(parts, train).digest != base
 
 
 def test_a_cached_trajectory_equals_the_computed_one(tmp_path: Path) -> None:
@@ -84,10 +86,10 @@ def test_a_corrupt_entry_is_recomputed(tmp_path: Path) -> None:
         calls.append(1)
         return {"v": np.ones(2)}, {"n": len(calls)}
 
-    cache.memo({"k": 1}, compute)
+    cache.memo(K({"k": 1}), compute)
     path = next(tmp_path.rglob("*.npz"))
     path.write_bytes(path.read_bytes()[:40])
-    _, meta = cache.memo({"k": 1}, compute)
+    _, meta = cache.memo(K({"k": 1}), compute)
     assert meta == {"n": 2} and cache.counts.corrupt == 1 and cache.counts.computed == 2
 
 
@@ -98,7 +100,7 @@ def _slow_memo(root: str, out: str) -> None:
         time.sleep(0.5)
         return {"v": np.ones(1)}, {}
 
-    ResultCache(Path(root)).memo({"shared": True}, compute)
+    ResultCache(Path(root)).memo(K({"shared": True}), compute)
 
 
 def test_concurrent_processes_compute_a_result_once(tmp_path: Path) -> None:
@@ -115,8 +117,8 @@ def test_concurrent_processes_compute_a_result_once(tmp_path: Path) -> None:
 
 def test_disabled_cache_always_computes() -> None:
     cache = ResultCache(None)
-    cache.memo({"k": 1}, lambda: ({}, {}))
-    cache.memo({"k": 1}, lambda: ({}, {}))
+    cache.memo(K({"k": 1}), lambda: ({}, {}))
+    cache.memo(K({"k": 1}), lambda: ({}, {}))
     assert cache.counts.computed == 2 and cache.clear() == 0
 
 
@@ -181,7 +183,8 @@ def test_a_run_repeated_in_a_batch_is_trained_once(tmp_path: Path) -> None:
 def test_a_corrupt_entry_in_a_batch_is_retrained(tmp_path: Path) -> None:
     runs = _runs()
     Trainer(ResultCache(tmp_path)).batch(runs)
-    path = ResultCache(tmp_path).path(cache_key(train_key(runs[2].model, runs[2].train, runs[2].data, 2)))
+    key = Trainer(ResultCache(None)).key(train_key(runs[2].model, runs[2].train, runs[2].data, 2), train)
+    path = ResultCache(tmp_path).path(key.digest)
     path.write_bytes(path.read_bytes()[:40])
     trainer = Trainer(ResultCache(tmp_path))
     assert np.isfinite(trainer.batch(runs)[2].loss).all()
@@ -221,7 +224,7 @@ def _slow_batch(root: str, out: str, names: list[str]) -> None:
         time.sleep(0.3)
         return [({"v": np.ones(1)}, {"name": names[i]}) for i in missing]
 
-    results = ResultCache(Path(root)).memo_many([{"name": n} for n in names], compute)
+    results = ResultCache(Path(root)).memo_many([K({"name": n}) for n in names], compute)
     assert [meta["name"] for _, meta in results] == names
 
 
@@ -309,13 +312,13 @@ def test_a_call_is_computed_once_per_code_and_inputs(tmp_path: Path, monkeypatch
 def test_editing_one_claim_module_recomputes_only_its_own_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qin2025 import trainer as trainer_module
+    from qin2025.codeid import module_identity
 
     a, b = _claim_modules(tmp_path, monkeypatch)
     Trainer(ResultCache(tmp_path / "cache")).call(a.measure, size=3)
     Trainer(ResultCache(tmp_path / "cache")).call(b.measure, size=3)
     (tmp_path / "claim_a.py").write_text(CALLED + "\n# edited\n")
-    trainer_module._sha256_of.cache_clear()  # a new process reads the edited file
+    module_identity.cache_clear()  # a new process reads the edited file
     again = Trainer(ResultCache(tmp_path / "cache"))
     again.call(a.measure, size=3)
     again.call(b.measure, size=3)

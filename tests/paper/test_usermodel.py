@@ -131,8 +131,9 @@ def test_beta_reaches_the_example_and_attention_is_exposed() -> None:
 def test_cache_keys_name_the_model_and_change_with_its_behaviour() -> None:
     healthy = load_model(ADAPTER)
     detached = load_model(f"{EXAMPLE / 'mutants.py'}:scaled_step")  # same forward values, other gradients
-    keys = {train_key(CFG, TrainConfig(), DATA, 0, m)["impl"] for m in (PAPER, healthy, detached)}
-    assert len(keys) == 3
+    inputs = train_key(CFG, TrainConfig(), DATA, 0)
+    keys = [Trainer(ResultCache(None), model=m).key(inputs, train) for m in (PAPER, healthy, detached)]
+    assert len({k.digest for k in keys}) == 3 and len({k.model for k in keys}) == 3
     assert load_model(ADAPTER).identity == healthy.identity  # stable across loads
     relative = load_model("claim_adapter.py:build", root=EXAMPLE)
     assert relative.identity == healthy.identity and relative.name != healthy.name  # named two ways, one model
