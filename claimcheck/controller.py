@@ -23,7 +23,7 @@ from claimcheck.executor import Executor
 from claimcheck.expectations import PinnedAt, deviations, known_label, pins_of
 from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.history import save_run
-from claimcheck.ledger import EMPTY, Ledger, State, check_git, load_ledger
+from claimcheck.ledger import EMPTY, Ledger, State, check_git, check_history, load_ledger
 from claimcheck.paths import Places
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
@@ -38,6 +38,7 @@ COUNTER_NAMES = {
     "cached": "read from the cache",
     "corrupt": "corrupt cache entries recomputed",
     "unsaved": "results not saved to the cache",
+    "verified": "cache hits recomputed and found the same (--claim-cache-verify)",
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
@@ -61,6 +62,7 @@ class Outcomes:
         outcome: Outcome = p["outcome"]
         if p.get("code"):
             self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
+        counts = {str(k): int(v) for k, v in p.get("counts", {}).items()}
         prev = self.by_node.get(p["nodeid"])
         if prev is None:
             self.by_node[p["nodeid"]] = TestOutcome(
@@ -73,8 +75,11 @@ class Outcomes:
                 message=p.get("message", ""),
                 duration=duration,
                 protocol=p.get("protocol"),
+                counts=counts,
             )
             return
+        for name, value in counts.items():
+            prev.counts[name] = prev.counts.get(name, 0) + value
         prev.duration += duration
         prev.record = record or prev.record
         prev.protocol = prev.protocol or p.get("protocol")
@@ -162,6 +167,7 @@ def verified_ledger(settings: Settings) -> Ledger:
     if settings.ledger is None:
         return EMPTY
     ledger = load_ledger(settings.ledger, settings.ledger_source)
+    ledger.notes += check_history(ledger)
     ledger.notes += check_git(ledger)
     return ledger
 

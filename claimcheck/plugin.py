@@ -96,7 +96,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    store = ResultCache(None if settings.cache == "off" else settings.cache_dir or default_cache_dir())
+    store = ResultCache(
+        None if settings.cache == "off" else settings.cache_dir or default_cache_dir(),
+        verify=settings.cache_verify,
+        verify_seed=settings.seed,
+    )
     if settings.cache == "clear" and not worker:
         store.clear()
     config.stash[STORE_KEY] = store

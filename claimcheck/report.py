@@ -517,6 +517,22 @@ def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
     return [f"![{md(g)}]({quote(folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
 
 
+def cache_counts(tests: Sequence[TestOutcome]) -> dict[str, int]:
+    """Return what a claim's tests computed, read from the cache and verified against a recompute."""
+    total = {"computed": 0, "cached": 0, "verified": 0}
+    for t in tests:
+        for name in total:
+            total[name] += t.counts.get(name, 0)
+    return total
+
+
+def _cache_line(tests: Sequence[TestOutcome]) -> list[str]:
+    c = cache_counts(tests)
+    if not any(c.values()):
+        return []
+    return [f"**Cache**: {c['computed']} computed, {c['cached']} read, {c['verified']} of those read verified", ""]
+
+
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
     parts = [
         f'<a id="{_anchor(r)}"></a>',
@@ -529,6 +545,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
         parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id, {}))
+    parts += _cache_line(r.tests)
     level = _claim_level(r)
     if level:
         parts += [md(level), ""]

@@ -73,6 +73,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-cache", "claim_cache", "MODE", "training-result cache: on, off, or clear (empty it, then use "
            "it)", "on"),
     Option("--claim-cache-dir", "claim_cache_dir", "DIR", "cache folder (default ~/.cache/claimcheck/results)"),
+    Option("--claim-cache-verify", "claim_cache_verify", "FRACTION", "recompute this seeded fraction of the "
+           "cache's hits (0-1) and compare them; a mismatch is an ERROR naming the entry, which is dropped", "0"),
     Option("--claim-threads", "claim_threads", "N|auto", "torch threads per process (auto: cores / xdist "
            "workers)", "1"),
     Option("--claim-expectations", "claim_expectations", "TOML", "verdicts known per budget, with reasons"),
@@ -128,6 +130,7 @@ class Settings:
     tolerance: Tolerance = DEFAULT_TOLERANCE
     cache: str = "on"  # on, off, or clear (empty the cache, then use it)
     cache_dir: Path | None = None  # None: the user cache folder
+    cache_verify: float = 0.0  # the fraction of cache hits recomputed and compared (0: none, 1: every hit)
     threads: int = 1  # torch intra-op threads per process; 0 means cores / xdist workers
     expected: Expected = field(default_factory=dict)  # claim -> what it is pinned to give at this budget
     expected_source: str = ""  # the file (or baseline) the expectations came from
@@ -181,6 +184,7 @@ class Settings:
             expected=expected,
             expected_source=source,
             cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, cache),
+            cache_verify=parse_fraction(*values["claim_cache_verify"]),
             pool=pool,
             figures=parse_switch(*values["claim_figures"]),
             executor=parse_executor(*values["claim_executor"]),
@@ -410,6 +414,17 @@ def parse_timeout(text: str, option: str) -> float:
         value = -1.0
     if not 0 <= value < math.inf:
         raise ConfigError(f"{option}: expected a number of seconds (0 for no limit), got {text!r}")
+    return value
+
+
+def parse_fraction(text: str, option: str) -> float:
+    """Return a fraction in [0, 1], or raise ConfigError naming ``option``."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise ConfigError(f"{option}: expected a fraction from 0 to 1 (0.1: a tenth of the hits), got {text!r}")
     return value
 
 

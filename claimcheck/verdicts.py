@@ -61,6 +61,7 @@ class TestOutcome:
     message: str = ""  # skip reason or error
     duration: float = 0.0
     protocol: dict[str, Any] | None = None  # the claim's declared protocol, as carried on the report
+    counts: dict[str, int] = field(default_factory=dict)  # what the test computed, read and verified in the cache
 
 
 @dataclass(frozen=True)
