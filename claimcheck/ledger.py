@@ -113,6 +113,7 @@ class Ledger:
     path: Path | None
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+    committed: set[str] | None = None  # hashes of the entries committed at HEAD (None: not checked against git)
 
     def file_for(self, claim: str) -> Path:
         """Return the file a new entry of ``claim`` goes to: ``<folder>/<claim>.toml``, or the ledger file."""
@@ -166,6 +167,13 @@ class Ledger:
                 "registered",
                 f"registered: {code}, not confirmed: block {reg.get('block')} has not run at base seed 0 "
                 f"(exploratory until it has); {now}",
+                reg,
+            )
+        if self.committed is not None and conf.hash not in self.committed:
+            return State(
+                "registered",
+                f"registered: {code}; its confirmation ({conf.describe()}: {conf.get('verdict')}) is pending: it is "
+                "not committed yet, so it confirms nothing until the ledger file is committed; " + now,
                 reg,
             )
         same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
@@ -456,6 +464,103 @@ def check_git(ledger: Ledger) -> list[str]:
         if anc.returncode != 0:
             notes.append(f"{c.describe()}: cannot check that commit {run} descends from {first[:12]} (not here)")
     return notes
+
+
+def check_history(ledger: Ledger) -> list[str]:
+    """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
+
+    A ledger is append-only against its git history: an entry removed, reordered, edited or
+    re-hashed after it was committed raises LedgerError naming the file and the commit where the
+    history diverges. Sets ``ledger.committed`` to the hashes committed at HEAD, so a confirmation
+    appended but not committed is shown as pending. Versions of the older format (before a
+    ``migrate`` entry) are not compared. Returns notes on what could not be checked.
+    """
+    if ledger.path is None or not ledger.entries:
+        return []
+    root = git_root(ledger.path)
+    if root is None:
+        return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
+    files = {f.resolve().relative_to(root.resolve()).as_posix(): f for f in _files(ledger.path)}
+    log = _git(root, "log", "--format=%H %s", "--name-only", "--", *files)
+    if log.returncode != 0:
+        return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]
+    versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
+    commit = subject = ""
+    for line in log.stdout.splitlines():
+        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
+            commit, _, subject = line.partition(" ")
+        elif line.strip() in versions:
+            versions[line.strip()].append((commit, subject))
+    wanted = [(rel, c) for rel, vs in versions.items() for c, _ in vs]
+    blobs = _cat_files(root, [f"{c}:{rel}" for rel, c in wanted])
+    committed: set[str] = set()
+    notes = []
+    for rel, path in files.items():
+        now = [e.hash for e in ledger.entries if e.file == path]
+        newer = "the working tree (not committed)"
+        for i, (c, subj) in enumerate(versions[rel]):
+            text = blobs.get(f"{c}:{rel}")
+            if text is None:  # deleted in that commit, or missing from a shallow clone
+                if i > 0 or _git(root, "cat-file", "-e", c).returncode != 0:
+                    notes.append(f"{rel}: the version of commit {c[:12]} could not be read (a shallow clone?)")
+                newer = f"commit {c[:12]} ({subj})"
+                continue
+            old = _committed_hashes(text)
+            if i == 0:
+                committed.update(old or [])
+            if old is None:  # the older format: its entries live on in a migrate entry
+                break
+            if old != now[: len(old)]:
+                at = next(
+                    (j for j, (a, b) in enumerate(zip(old, now, strict=False)) if a != b), min(len(old), len(now))
+                )
+                what = "removed" if at >= len(now) else "edited, re-hashed or reordered"
+                raise LedgerError(
+                    f"ledger {path}: its history diverges in {newer}: the version committed in {c[:12]} ({subj}) "
+                    f"holds {len(old)} entries and is not a prefix of the file now ({len(now)} entries): entry "
+                    f"#{at + 1} was {what}. A ledger is append-only against git: restore the committed entries "
+                    f"(git show {c[:12]}:{rel}) and append new ones after them"
+                )
+            newer = f"commit {c[:12]} ({subj})"
+    ledger.committed = committed
+    return notes
+
+
+def _committed_hashes(text: str) -> list[str] | None:
+    """Return the entry hashes of a committed ledger version, each checked against its content (None: older format)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    if "entry" not in raw:
+        return None
+    rows = raw.get("entry", [])
+    return [
+        str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows if isinstance(r, dict)
+    ]
+
+
+def _cat_files(root: Path, objects: Sequence[str]) -> dict[str, str]:
+    """Return the text of each ``commit:path`` git has (one ``git cat-file --batch``); absent ones are left out."""
+    if not objects:
+        return {}
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=root,
+        input=("\n".join(objects) + "\n").encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    data, found, at = out.stdout, {}, 0
+    for name in objects:
+        end = data.index(b"\n", at)
+        header = data[at:end].decode().split()
+        at = end + 1
+        if len(header) == 3 and header[1] == "blob":
+            size = int(header[2])
+            found[name] = data[at : at + size].decode("utf-8", errors="replace")
+            at += size + 1
+    return found
 
 
 def history(ledger: Ledger, claim: str) -> list[str]:

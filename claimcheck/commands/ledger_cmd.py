@@ -30,6 +30,7 @@ from claimcheck.ledger import (
     LedgerError,
     append,
     check_git,
+    check_history,
     committed_in,
     describe_entry,
     git_root,
@@ -275,12 +276,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Verify every chain of the ledger and each confirmation against git; exit 1 naming what is broken."""
     try:
         ledger = load_ledger(args.ledger)
-        notes = check_git(ledger)
+        notes = check_history(ledger) + check_git(ledger)
     except LedgerError as e:
         print(f"ledger ERROR: {e}")
         return 1
     files = len({e.file for e in ledger.entries})
     print(f"{args.ledger}: {files} file(s), {len(ledger.entries)} entries: every hash chain holds")
+    if ledger.committed is not None:
+        pending = [entry for entry in ledger.entries if entry.hash not in ledger.committed]
+        print(f"every committed version is a prefix of the file now; {len(pending)} entries not committed yet")
+        for entry in pending:
+            print(f"pending: {entry.describe()} (commit the ledger file; until then it confirms nothing)")
     for n in notes:
         print(f"note: {n}")
     return 0
@@ -348,7 +354,11 @@ def add_commands(command: Command) -> None:
     c.add_argument(
         "--ledger", type=_ledger_path, default=Path("claims/ledger"), help="the ledger (default claims/ledger)"
     )
-    v = action("verify", "check every hash chain, and each confirmation against git", cmd_verify)
+    v = action(
+        "verify",
+        "check every hash chain, each file against its git history, and each confirmation",
+        cmd_verify,
+    )
     v.add_argument("ledger", type=_ledger_path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
     s = action("show", "print the ledger's entries, or one claim's history", cmd_show)
     s.add_argument("ledger", type=_ledger_path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
