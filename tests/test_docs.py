@@ -51,12 +51,14 @@ from claimcheck.settings import OPTIONS
 from qin2025 import fetch
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# The records' own pages are docs too (their links must land); a design script's output is not.
+RECORDS = sorted(p for p in (ROOT / "records").rglob("*.md") if "results" not in p.relative_to(ROOT).parts)
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *RECORDS]
 INDEX = "docs/index.md"
 OPTIONS_PAGE = "docs/options.md"
 INFO = ("python", "python fragment", "python pytest", "bash", "text", "toml", "json", "ini", "yaml")
 # The first folder (or file) of a path that is the repository's: such a path in a doc must exist.
-REPO_TOP = ("claimcheck", "qin2025", "claims", "tests", "examples", "benchmarks", "fixtures", "docs", ".ci")
+REPO_TOP = ("claimcheck", "qin2025", "claims", "tests", "examples", "benchmarks", "records", "fixtures", "docs", ".ci")
 REPO_FILES = ("README.md", "pyproject.toml", "conftest.py")
 # Docs that other open issues are writing now. The index links them ahead of time; a link to one
 # lands once it exists, and then it must leave this list (a test says so).
@@ -591,7 +593,7 @@ def test_every_repository_path_in_backticks_exists() -> None:
     assert not problems, "\n".join(problems)
 
 
-CODE = ("claimcheck", "qin2025", "claims", "tests", "benchmarks", "examples", "fixtures")
+CODE = ("claimcheck", "qin2025", "claims", "tests", "benchmarks", "records", "examples", "fixtures")
 DOC_PATH = re.compile(r"\bdocs/[\w./-]+\.md\b")
 
 
