@@ -2,7 +2,7 @@
 
 The summary (Sec. III.B): "En escenarios extremos donde la dimensión de la clave/query (d_QK) es muy
 grande, la salida de la atención sin residuales tiende a una matriz de rango uno, haciendo que
-sigma_min -> 0 y la convergencia se detenga." A limit claim, read as three trends in d_QK (CLAIMS.md):
+sigma_min -> 0 y la convergencia se detenga." A limit claim, read as three trends in d_QK (docs/claims-reading.md):
 *collapse* (sigma_2/sigma_1 of Attn(X) and sigma_min(Attn(X)) tend to 0), *slows* (the rate without
 the residual falls behind the rate with it) and *stops* (rate(beta=0)/rate(beta=1) tends to 0, not
 to a level). A finite grid cannot show a limit; it can reject the alternatives the reading names, a
@@ -126,7 +126,7 @@ PROTOCOL = ClaimProtocol(
         block="C4-v4",
         start=442000,
         units=UNITS,
-        exploratory="v1, v2 on seeds 0-13; v3 (benchmarks/c4_design): Xavier d = 16 on 0-13 (T = 400 on 0-5), "
+        exploratory="v1, v2 on seeds 0-13; v3 (records/c4_design): Xavier d = 16 on 0-13 (T = 400 on 0-5), "
         "d = 32, 8 on 0-3; 1/d, floors k = 32, 64 on 0-9; sweeps to 1024 d on 0-3; the claim at ci, pool offsets 0-13. "
         "v4 is v3 with the collapse sweep cached (Trainer.call): same measurements and decisions, a new block; v3 "
         "was confirmed on block C4-v3",

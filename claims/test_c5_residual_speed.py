@@ -14,7 +14,7 @@ to a higher end is a stall and earns nothing. The discriminating control relabel
 only in their initialisation by their starting loss, which fools a measure divided by L_0 (C5 v2's).
 The positive control runs one init at step sizes 1..2 x mu, a speed-up by construction that the
 instrument must see; where it does not, the claim is INCONCLUSIVE (the instrument is blind there), as it
-is on the exploratory pool (docs/claims/c5.md).
+is on the exploratory pool (records/claims/c5.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the claim counts; and that advantage does not fall as L grows. The comparison is
 means something: on a sample neither variant has memorised, once training is under way (the second
 half of the run). The encoder is all-MiniLM-L6-v2 (6-layer post-LN BERT), proven equal to the
 reference implementation; residual off is beta = gamma = 0 in every kept layer, the LayerNorms stay.
-Machinery: ``qin2025.residual_depth``; families: ``qin2025.calibration.depth``; design: docs/claims/c6.md.
+Machinery: ``qin2025.residual_depth``; families: ``qin2025.calibration.depth``; design: records/claims/c6.md.
 """
 
 from __future__ import annotations
@@ -109,9 +109,9 @@ PROTOCOL = ClaimProtocol(
         block="C6-v4",
         start=462000,
         units={"ci": 2, "standard": STANDARD_UNITS, "paper": 30},
-        exploratory="scripts benchmarks/c6_design (seeds 0-7 at N = 256, 8 tokens, T = 200, L = 1 and 6: error, "
+        exploratory="scripts records/c6_design (seeds 0-7 at N = 256, 8 tokens, T = 200, L = 1 and 6: error, "
         "loss, spikes, the one-label and head-seed runs; timing at N = 24-256); ci and standard on the "
-        "exploratory pool (docs/claims/c6.md); v4's smoke (T = 10) timed on the exploratory pool",
+        "exploratory pool (records/claims/c6.md); v4's smoke (T = 10) timed on the exploratory pool",
     ),
     regime="all-MiniLM-L6-v2 truncated to L layers, residual adds all on (1) or off (0), post-LN kept; all layer "
     "weights + linear head train, embeddings frozen; full-batch GD, mu = 0.5 * 2/rho, rho = max |eig| of each "

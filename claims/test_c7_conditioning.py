@@ -2,7 +2,7 @@
 
 The summary: "La velocidad de convergencia está determinada por los valores singulares extremos
 (mínimo y máximo) de la matriz de salida de la capa de atención" (contribution 1, Theorem 1).
-Read (../shared/CLAIMS.md): with beta held fixed, move the conditioning of Z, kinv(Z) =
+Read (docs/claims-reading.md): with beta held fixed, move the conditioning of Z, kinv(Z) =
 sigma_min(Z)/sigma_max(Z), and set it against the explanations that compete with it (lambda_max,
 which sets each run's step; beta, fixed here; the scale of Z). Two levers move kinv(Z) at beta = 1:
 the input's spectrum (X's condition number) and W_V pulled towards -beta I with X untouched, the
@@ -132,9 +132,9 @@ PROTOCOL = ClaimProtocol(
         block="C7-v4",
         start=472000,
         units={"ci": 40, "standard": 100, "paper": 200},
-        exploratory="seeds 0-29 of the design's own scripts (docs/claims/c7-v3-design.md, E1-E13, R1-R4): input "
+        exploratory="seeds 0-29 of the design's own scripts (records/claims/c7-v3-design.md, E1-E13, R1-R4): input "
         "lever association 29/30, b 0.643 [0.599, 0.687]; W_V lever association 3/30, b -0.009 [-0.026, 0.008]; "
-        "v3 on the exploratory pool (docs/claims/c7.md): ci seeds 0-39, association 39/40 and 5/40, b 0.652 "
+        "v3 on the exploratory pool (records/claims/c7.md): ci seeds 0-39, association 39/40 and 5/40, b 0.652 "
         "[0.612, 0.691] and -0.013 [-0.028, 0.002]; standard, 100 seeds, 99/99 and 18/100, b 0.657 and -0.015. v4 is "
         "v3 with the read-out controls cached (Trainer.memo): same measurements and decisions, a new block; v3 was "
         "confirmed on C7-v3",
@@ -142,7 +142,8 @@ PROTOCOL = ClaimProtocol(
     regime="qin2025.model, 1 layer, d = 32, d_QK = 16, W_Q, W_K, W_V, W_U ~ N(0, 1/d), logits 1/sqrt(d_QK), FFN of "
     "2 matrices (ReLU), beta = 1 in every run; synthetic N = 2, n = 8; float64, one torch thread; mu = 0.5 * "
     "2/lambda_max at init per run (a proxy for the theorem's bound). The W_V lever (W_V near -beta I) is full "
-    "rank but not a Gaussian draw: it leaves Theorem 1's initialisation premise, which CLAIMS.md's reading allows",
+    "rank but not a Gaussian draw: it leaves Theorem 1's initialisation premise, which the claim's reading allows "
+    "(docs/claims-reading.md)",
     horizon=f"T = {STEPS} GD steps at every budget; rate = minus the slope of log10 L over steps [T/4, T]; "
     "per seed 18 runs: each lever's 5 settings and 4 lambda_max runs at its middle",
 )

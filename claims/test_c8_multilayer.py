@@ -1,7 +1,7 @@
 """C8: the linear rate of C1 also holds with 2-4 stacked residual blocks.
 
 The v1 abstract extends Theorem 1's linear rate to stacked layers, under the same premises: mu below
-the local stability bound along the run (CLAIMS.md). A run that leaves the premise is excluded and
+the local stability bound along the run (docs/claims-reading.md). A run that leaves the premise is excluded and
 reported, not counted against the claim; a slow but linear run is not a counterexample. Read as C1
 reads one block (``qin2025.linrate``): every step contracts and the rate settles at a positive value,
 shown within a horizon long enough for the runs of each depth to settle (the deeper, the slower).

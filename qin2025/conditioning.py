@@ -3,7 +3,7 @@
 C7 reads "the convergence speed is determined by the extreme singular values of the attention
 output Z" as: with beta held fixed, moving kinv(Z) = sigma_min(Z)/sigma_max(Z) must move GD's
 linear rate, with an elasticity that the step size (lambda_max) does not explain, whichever way
-Z's conditioning is moved. Two levers move it with beta = 1 fixed (docs/claims/c7-v3-design.md):
+Z's conditioning is moved. Two levers move it with beta = 1 fixed (records/claims/c7-v3-design.md):
 
 - the **input lever** (``kx``): every X_i keeps the singular vectors of the seed's Gaussian X_i,
   with singular values geometric from 1 to 1/kx at Frobenius norm sqrt(n d); kx in 1 .. 100;

@@ -110,7 +110,7 @@ def premise_misses(n_sentences: int, delta: float, runs: Sequence[FinetuneRun]) 
     """Return why a comparison of ``runs`` (on one sample, at one depth) is no evidence, or "" when it is.
 
     - the sample cannot resolve the claim's smallest advantage ``delta``: delta x N < 2 sentences
-      (CLAIMS.md: a difference of one sentence is a tie in all but name);
+      (docs/claims-reading.md: on 24 sentences a difference of one is a tie in practice);
     - every run had memorised the sample before the window (a tie by capacity, not by training);
     - a run's loss became non-finite under its step-size rule.
     """

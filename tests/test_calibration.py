@@ -304,7 +304,7 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     suite.mkdir()
     (suite / "test_toy.py").write_text(TOY_SUITE)
     out = tmp_path / "c.json"
-    assert main(["calibrate", str(suite), "--json", str(out), "--record", "--reps", "50"]) == 0
+    assert main(["calibrate", str(suite), "--json", str(out), "--record", str(suite / "ledger"), "--reps", "50"]) == 0
     text = capsys.readouterr().out
     assert "| T7 | failing calibration | 20/20 = 1.000 [0.861] |" in text
     assert "T7: **NO DISCRIMINATING CONTROL**" in text
@@ -315,6 +315,19 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     assert 'kind = "calibrate"' in (suite / "ledger" / "T7.toml").read_text()
     assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
+
+
+def test_calibrate_record_without_a_path_writes_claims_ledger_as_its_help_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_toy.py").write_text(TOY_SUITE)
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrate", "suite", "--record", "--reps", "10"]) == 0
+    assert "in the ledger claims/ledger " in capsys.readouterr().err
+    assert 'kind = "calibrate"' in (tmp_path / "claims" / "ledger" / "T7.toml").read_text()
+    assert not (suite / "ledger").exists()
 
 
 REPORTED_SUITE = (

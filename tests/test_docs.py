@@ -1,7 +1,7 @@
 """The docs promise only what the code does: every example runs, every command parses, every link lands.
 
-README.md and every ``*.md`` under ``docs/`` are read; a new doc is covered by being there (and
-``docs/index.md`` must link it). What each test checks:
+README.md, tests/README.md, every ``*.md`` under ``docs/`` and the records' pages under ``records/`` are read; a new
+doc is covered by being there (and ``docs/index.md`` must link each doc under ``docs/``). What each test checks:
 
 - A fenced block says what it holds. ``python`` runs as a script in a temporary folder (its
   traceback lines are the doc's lines); ``python fragment`` (a piece of a module, kept rare) must
@@ -16,6 +16,9 @@ README.md and every ``*.md`` under ``docs/`` are read; a new doc is covered by b
   dotted name (``qin2025.model.Forward``) in backticks exists; a doc that the code, CI or
   ``pyproject.toml`` names exists.
 - Every doc opens with its one H1 and skips no heading level; ``docs/index.md`` links every doc.
+- ``docs/index.md``'s code map names every module of ``claimcheck/`` and ``qin2025/``.
+- No doc or source file cites a file outside the repository (``CLAIMS.md``, ``../shared``, a
+  ``/work/`` path): the claims' readings are the repository's own (``docs/claims-reading.md``).
 - ``docs/options.md`` lists every option and ini key the plugins register, with the ini name and
   default of ``claimcheck.settings.OPTIONS``.
 - A report excerpt (between ``<!-- excerpt: FILE -->`` and ``<!-- end excerpt -->``) is made of
@@ -36,6 +39,7 @@ import os
 import re
 import runpy
 import shlex
+import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Iterator
@@ -51,19 +55,25 @@ from claimcheck.settings import OPTIONS
 from qin2025 import fetch
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# The records' own pages are docs too (their links must land); a design script's output is not.
+RECORDS = sorted(p for p in (ROOT / "records").rglob("*.md") if "results" not in p.relative_to(ROOT).parts)
+DOCS = [ROOT / "README.md", ROOT / "tests" / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *RECORDS]
 INDEX = "docs/index.md"
 OPTIONS_PAGE = "docs/options.md"
 INFO = ("python", "python fragment", "python pytest", "bash", "text", "toml", "json", "ini", "yaml")
 # The first folder (or file) of a path that is the repository's: such a path in a doc must exist.
-REPO_TOP = ("claimcheck", "qin2025", "claims", "tests", "examples", "benchmarks", "fixtures", "docs", ".ci")
+REPO_TOP = ("claimcheck", "qin2025", "claims", "tests", "examples", "benchmarks", "records", "fixtures", "docs", ".ci")
 REPO_FILES = ("README.md", "pyproject.toml", "conftest.py")
 # Docs that other open issues are writing now. The index links them ahead of time; a link to one
 # lands once it exists, and then it must leave this list (a test says so).
 BEING_WRITTEN: dict[str, str] = {}
 # Paths a doc owned by another open issue still names wrongly or schematically, by (doc, path); a
 # test says when an entry is no longer needed.
-KNOWN_PATHS: dict[tuple[str, str], str] = {}
+KEYS = "issue 34: the lead adds the cache-key builder (claimcheck/keys.py); the map and tests/README.md list it ahead"
+KNOWN_PATHS: dict[tuple[str, str], str] = {
+    ("docs/index.md", "claimcheck/keys.py"): KEYS,
+    ("tests/README.md", "claimcheck/keys.py"): KEYS,
+}
 # Programs a bash block may run that this test does not check: installers, the shell's own words, Ray's CLI.
 AS_IS = ("pip", "git", "export", ".", "source", "cd", "mkdir", "ray")
 
@@ -591,7 +601,7 @@ def test_every_repository_path_in_backticks_exists() -> None:
     assert not problems, "\n".join(problems)
 
 
-CODE = ("claimcheck", "qin2025", "claims", "tests", "benchmarks", "examples", "fixtures")
+CODE = ("claimcheck", "qin2025", "claims", "tests", "benchmarks", "records", "examples", "fixtures")
 DOC_PATH = re.compile(r"\bdocs/[\w./-]+\.md\b")
 
 
@@ -748,3 +758,80 @@ def test_each_report_excerpt_is_made_of_lines_of_its_report_in_order() -> None:
                 )
                 at = source.index(line, at) + 1
     assert found, "README shows no excerpt of a report"
+
+
+# --- the code map, and a repository that stands alone ---------------------------------------------
+
+
+def modules_missing_from_the_map(index: str) -> list[str]:
+    """Return each ``.py`` module under ``claimcheck/`` and ``qin2025/`` that ``index`` does not name in backticks."""
+    named = {text for _, text in code_spans(read_doc(ROOT / INDEX, index))}
+    modules = sorted(
+        p.relative_to(ROOT).as_posix() for top in ("claimcheck", "qin2025") for p in (ROOT / top).rglob("*.py")
+    )
+    return [m for m in modules if m not in named]
+
+
+def test_the_code_map_names_every_module_of_the_core_and_the_suite() -> None:
+    missing = modules_missing_from_the_map((ROOT / INDEX).read_text(encoding="utf-8"))
+    assert not missing, f"{INDEX}'s code map does not name {missing}: add a row with the module's job"
+    assert modules_missing_from_the_map("# Map\n\n| `claimcheck/plugin.py` | hooks |\n")[:1] == [
+        "claimcheck/__init__.py"
+    ]
+
+
+# A doc or source file may not send its reader outside the repository. Data, reports of other runs and
+# this test (which names what it forbids) are not docs; the data folder's default place beside the
+# checkout is where CI and two tests look for the data, not a text they cite.
+OUTSIDE = re.compile(r"CLAIMS\.md|\.\./shared(?:/[\w.-]+)*|(?<![\w.~$])/work(?:/[\w.-]+)+")
+SOURCE_SUFFIXES = (".md", ".py", ".toml", ".ini", ".cfg", ".txt", ".yaml", ".yml")
+NOT_SOURCE = ("tests/fixtures/", "reports/", "tests/test_docs.py")
+OUTSIDE_ALLOWED: dict[tuple[str, str], str] = {
+    (".ci/run", "../shared/data"): "CI's data folder beside the checkout, exported as $CLAIMCHECK_DATA_DIR",
+    ("tests/paper/test_jena.py", "../shared/data"): "where the test finds the real data when CI has not set it",
+    (
+        "tests/paper/test_fetch_datasets.py",
+        "../shared/data",
+    ): "where the test finds the real data when CI has not set it",
+    ("tests/paper/test_fetch_datasets.py", "../shared"): "asserts that the usage text does not name it",
+}
+
+
+def tracked_files() -> list[str]:
+    """Return the repository's tracked files (every file under it, where git is not there to ask)."""
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False)
+    if out.returncode == 0 and out.stdout.strip():
+        return out.stdout.split()
+    return [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts]
+
+
+def outside_paths(file: str, text: str) -> list[str]:
+    """Return "file:line: path" for each path outside the repository that ``text`` (``file``'s) cites."""
+    return [
+        f"{file}:{_line(text, m.start())}: {m[0]}"
+        for m in OUTSIDE.finditer(text)
+        if (file, m[0]) not in OUTSIDE_ALLOWED
+    ]
+
+
+def test_no_doc_or_source_file_cites_a_path_outside_the_repository() -> None:
+    found = []
+    for file in tracked_files():
+        if (file.endswith(SOURCE_SUFFIXES) or file == ".ci/run") and not file.startswith(NOT_SOURCE):
+            path = ROOT / file
+            if path.is_file():
+                found += outside_paths(file, path.read_text(encoding="utf-8", errors="replace"))
+    assert not found, "these cite files outside the repository; say it in the repository's own docs:\n" + "\n".join(
+        found
+    )
+    still = {(f, m[0]) for f, _ in OUTSIDE_ALLOWED for m in OUTSIDE.finditer((ROOT / f).read_text(encoding="utf-8"))}
+    assert set(OUTSIDE_ALLOWED) <= still, f"take these out of OUTSIDE_ALLOWED: {set(OUTSIDE_ALLOWED) - still}"
+
+
+def test_the_outside_path_check_catches_a_claims_file_a_shared_folder_and_a_machine_path() -> None:
+    text = "Read (../shared/CLAIMS.md).\nDATA = '/work/shared/data'\n`$CLAIMCHECK_DATA_DIR/work/x` ~/work/y\n"
+    assert outside_paths("docs/x.md", text) == [
+        "docs/x.md:1: ../shared/CLAIMS.md",
+        "docs/x.md:2: /work/shared/data",
+    ]
+    assert outside_paths(".ci/run", "cd ../shared/data") == []

@@ -270,6 +270,18 @@ def test_a_confirmation_of_a_registration_committed_after_its_run_is_an_error(to
     result.stderr.fnmatch_lines([f"*entry #2 (confirm T1*its run used commit {before}, which does not descend from*"])
 
 
+@needs_git
+def test_confirm_outside_a_git_repository_says_the_folder_is_not_one_and_what_to_do(
+    toy: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _register() == 0
+    toy.runpytest("--claim-ledger=ledger.toml", "--claim-report")
+    assert cli(["ledger", "confirm", "reports/claim-report.json", "--ledger", "ledger.toml"]) == 1
+    out = capsys.readouterr().out
+    assert "the ledger ledger.toml is not in a git repository" in out and "git init" in out
+    assert "git is not available" not in out
+
+
 def test_git_checks_are_skipped_with_a_note_outside_a_repository(toy: pytest.Pytester) -> None:
     assert _register() == 0
     reg = load_ledger(toy.path / "ledger.toml").entries[0]

@@ -17,6 +17,7 @@ from typing import Any
 from claimcheck.baseline import compare, render_comparison
 from claimcheck.calibration import RULE_REPS, calibrate_suite, record_in_ledger
 from claimcheck.commands.calibrate import load_protocols, render_calibration
+from claimcheck.commands.ledger_cmd import LEDGER
 from claimcheck.commands.ledger_cmd import add_commands as add_ledger_commands
 from claimcheck.commands.mutants import Catalogue, Entry, load_catalogue, render_catalogue, run_catalogue
 from claimcheck.commands.stability import render_stability, run_seeds, stability
@@ -232,8 +233,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         write_atomic(args.json, json.dumps(suite.to_dict(), indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     if args.record is not None:
-        first = args.paths[0] if args.paths[0].is_dir() else args.paths[0].parent
-        where = args.record if args.record != Path() else first / "ledger"  # the suite's ledger folder
+        where = args.record if args.record != Path() else LEDGER  # the ledger commands' default too
         added = record_in_ledger(where, suite.parts)
         print(
             f"recorded {len(added)} calibration result(s) in the ledger {where} "
@@ -358,8 +358,8 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         const=Path(),
         metavar="PATH",
-        help="append each changed part's result to the ledger as a calibrate entry (default: the ledger folder "
-        "beside the claims, claims/ledger), where the report reads it",
+        help=f"append each changed part's result to the ledger as a calibrate entry (default {LEDGER}, as the "
+        "ledger commands; give your suite's claim_ledger), where the report reads it",
     )
     k.add_argument("--cases", type=_positive, help="cases per family instead of each family's own count (a quick look)")
     k.add_argument("--reps", type=_positive, default=RULE_REPS, help=f"simulated claims per rule row ({RULE_REPS})")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -43,6 +44,8 @@ from claimcheck.ledger import (
 from claimcheck.protocol import ClaimProtocol
 from claimcheck.rundata import RunData, load
 from claimcheck.verdicts import ClaimResult
+
+LEDGER = Path("claims/ledger")  # the default ledger of calibrate --record, ledger confirm, verify and show
 
 Command = Callable[[str, str], argparse.ArgumentParser]
 
@@ -213,8 +216,14 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
         problems.append("the run does not say its budget position (a run of an older claimcheck)")
     root = git_root(reg.file)
     first = committed_in(root, reg.file, reg.hash) if root is not None else None
-    if root is None:
+    if root is None and shutil.which("git") is None:
         problems.append("git is not available here: a confirmation must show its registration came first")
+    elif root is None:
+        problems.append(
+            f"the ledger {reg.file} is not in a git repository, so nothing shows that {reg.describe()} came before "
+            "the run: make the suite a repository (git init), commit the ledger, run the block from a clean "
+            "tree, then confirm"
+        )
     elif first is None:
         problems.append(f"{reg.describe()} is not committed; commit the ledger, then run the block")
     else:
@@ -351,17 +360,15 @@ def add_commands(command: Command) -> None:
         metavar="TEXT",
         help="confirm on a block that already ran at this budget, for this recorded reason (shown with the state)",
     )
-    c.add_argument(
-        "--ledger", type=_ledger_path, default=Path("claims/ledger"), help="the ledger (default claims/ledger)"
-    )
+    c.add_argument("--ledger", type=_ledger_path, default=LEDGER, help="the ledger (default claims/ledger)")
     v = action(
         "verify",
         "check every hash chain, each file against its git history, and each confirmation",
         cmd_verify,
     )
-    v.add_argument("ledger", type=_ledger_path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
+    v.add_argument("ledger", type=_ledger_path, nargs="?", default=LEDGER, help="default claims/ledger")
     s = action("show", "print the ledger's entries, or one claim's history", cmd_show)
-    s.add_argument("ledger", type=_ledger_path, nargs="?", default=Path("claims/ledger"), help="default claims/ledger")
+    s.add_argument("ledger", type=_ledger_path, nargs="?", default=LEDGER, help="default claims/ledger")
     s.add_argument("--claim", action="append", default=[], help="show this claim's history (repeatable)")
     m = action("migrate", "convert ledger files of the older format ([[version]] tables)", cmd_migrate)
     m.add_argument("files", type=Path, nargs="+", help="the old ledger files")

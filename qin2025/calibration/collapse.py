@@ -28,7 +28,7 @@ q = 64 .. 256, seeds 0-13). rate(beta=1) is 0.005 .. 0.05 orders per step.
 - stops (q = 16 .. 256): must pass: q^-s, s 0.6 .. 1.5 (slower power laws stay above 0.1 at q =
   256 when they start near 1: on this grid they are saturations at 0.1 .. 0.25); a knee then a
   fall, 1/(1 + (q/q0)^s), q0 1 .. 16, s 1 .. 2. Must fail: saturation at an absolute level l
-  0.1 .. 0.5 (issue 24's grid, CLAIMS.md's 0.3 + 0.7 (32/d_QK)^0.5 among them), l + (a - l) q^-s,
+  0.1 .. 0.5 (issue 24's grid, docs/claims-reading.md's 0.3 + 0.7 (32/d_QK)^0.5 among them), l + (a - l) q^-s,
   s 0.25 .. 2; a fall that levels off by q = 4 at 0.01 .. 0.1 (the trend statistic's case); no
   slowdown (sanity).
 """

@@ -2,7 +2,7 @@
 
 A case is one unit of one lever, as the claim measures it (``qin2025.conditioning``): its 5 settings
 and 4 lambda runs, with kinv(Z), lambda_max, sigma_min(Z) and the step size mu. ``skeleton`` draws
-them from the structure measured on exploratory seeds 0-29 at T = 200 (docs/claims/c7-v3-design.md,
+them from the structure measured on exploratory seeds 0-29 at T = 200 (records/claims/c7-v3-design.md,
 E9: along each lever the slopes of log kinv(Z) and log lambda_max against the log setting, their
 levels, and lambda_max's exponents along the lambda runs, each with its seed-to-seed sd); a world
 then sets each run's log rate, with Gaussian noise of sd 0.15..0.4 (real residual sd: median

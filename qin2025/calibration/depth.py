@@ -23,13 +23,13 @@ grid, 2.6 sentences of 256). The families keep clear of it on both sides, and sa
 residuals is far ahead in the first half and behind in the window); a real gap with the residual
 run at zero error. Must fail: a tie (the same e(t); only the dither differs); a tie with spikes in
 the run without residuals (a mean over the window would count them as an advantage); a gap of 0.1
-to 2 sentences (CLAIMS.md: "a difference of one sentence in 24 is a tie in all but name"); a head
+to 2 sentences (docs/claims-reading.md: on 24 sentences a difference of one is a tie in practice); a head
 start only (the residual run starts 0.05..0.3 lower and the lead decays with tau_h <= T/10, gone
 before the window: a mean over steps 1..T counts it); a sample both runs memorise before the window.
 Not in either family: gaps between 2 sentences and 2 delta (0.008..0.02 at N = 256), which one unit
 cannot tell from delta within its count resolution (a median over the window is a count, +-1
 sentence); the mean over units decides them, and the claim-level simulation of the design record
-(docs/claims/c6.md) shows how often.
+(records/claims/c6.md) shows how often.
 
 "trend" (change of the advantage from the shallowest to the deepest depth > -delta). Must pass: the
 advantage holds (the same gap 2 delta..0.3 at both depths); it grows (x1.5..4); it grows from a
@@ -294,7 +294,7 @@ def advantage_families(depth: int, grid: Grid) -> tuple[Family, ...]:
             at(sliver),
             grid,
             "gap 0.1/N..2/N",
-            "a difference of one sentence is a tie in all but name (CLAIMS.md)",
+            "a difference of one sentence is a tie in practice (docs/claims-reading.md)",
         ),
         _fam(
             "a head start only",

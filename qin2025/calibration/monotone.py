@@ -10,7 +10,7 @@ engine stops. 0.035 is 1.5x below the slowest real C2 run seen (0.053 = -ln 0.94
 of the v3 confirmatory block; the slowest mean rate on exploratory seeds 0-29 is 0.065), and at
 1,500 steps it still reaches 1e-20 (46 nats in 1,316 steps): a slower geometric run, or a sublinear
 one, reaches the minimum only after the horizon, and no statistic on 1,500 steps can tell it from a
-stall there (docs/claims/c2.md says what the horizon shows).
+stall there (records/claims/c2.md says what the horizon shows).
 
 Must fail: a run that rises at a few steps before converging (past the bound); a monotone descent
 that stops at a non-zero floor F, 1e-19..0.1 of L_0, log-uniform (it covers the stalls v3 accepted,

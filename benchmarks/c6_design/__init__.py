@@ -1,1 +1,0 @@
-"""C6 v3 design scripts: exploratory seeds only (0-999, or the exploratory pool); see docs/claims/c6.md."""
