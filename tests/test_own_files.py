@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cache_faults import CLAIM as CACHED
 from toys import toy
 
 from claimcheck.record import ClaimRecorder
@@ -148,27 +149,6 @@ def test_clearing_the_cache_removes_only_the_stores_entries(tmp_path: Path) -> N
     assert cache.clear() == 1
     assert not entry.exists() and (tmp_path / "cache").is_dir()
     assert all(p.read_text() for p in (mine, lookalike, other))
-
-
-CACHED = """
-import pytest
-
-CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9")
-
-
-def expensive(x):
-    return {"value": [x * 0.25]}
-
-
-@CLAIM
-def test_claim(claim_record, claim_seed, claim_cache):
-    claim_record.check("toy statistic", float(claim_cache(expensive, x=claim_seed)["value"][0]), "<=", 100.0)
-
-
-@CLAIM
-def test_control(claim_record, claim_seed):
-    claim_record.check("toy statistic", 200.0, "<=", 100.0, control="toy control")
-"""
 
 
 def test_a_collection_only_run_clears_no_cache_and_writes_no_report(pytester: pytest.Pytester) -> None:

@@ -148,6 +148,11 @@ def _parse(path: Path, size: int, mtime_ns: int) -> Sst2Split:
     if not lines:
         raise Sst2FormatError(f"{path}: the file is empty; expected the header {HEADER!r} and labelled rows")
     header = _decode(path, 1, lines[0]).rstrip("\r")
+    if "\r" in header:
+        raise Sst2FormatError(
+            f"{path}: its lines end in CR alone (line 1 is {quote_line(header)}); GLUE's files end lines in LF: "
+            "convert the line ends (tr '\\r' '\\n') or fetch the file again"
+        )
     if header != HEADER:
         raise Sst2FormatError(
             f"{path}:1: header is {quote_line(header)}, expected {HEADER!r} (GLUE's SST-2 train/dev format; "
