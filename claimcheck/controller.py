@@ -39,6 +39,7 @@ COUNTER_NAMES = {
     "corrupt": "corrupt cache entries recomputed",
     "unsaved": "results not saved to the cache",
     "verified": "cache hits recomputed and found the same (--claim-cache-verify)",
+    "unauthenticated": "cache entries failing authentication recomputed",
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
@@ -154,7 +155,7 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> 
     expected = {k: asdict(v) for k, v in settings.expected.items()}
     run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
     run.data_files = config.hook.pytest_claimcheck_data_files(config=config, data_dir=settings.data_dir) or []
-    if settings.report is not None:
+    if settings.report is not None and not config.option.collectonly:  # --co writes no report, so marks none
         mark_superseded(settings.report, run_id, env.get("date", ""))
     return run
 
@@ -303,7 +304,7 @@ class Controller:
         missing = [n for n in self.collected if n not in self.seen]
         incomplete = []
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            incomplete.append("the session was interrupted (e.g. Ctrl-C)")
+            incomplete.append("the session was interrupted (Ctrl-C, or SIGTERM: a cancelled job)")
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
@@ -319,7 +320,7 @@ class Controller:
         failing = self.deviations or changed or any(r.verdict is Verdict.ERROR for r in self.results)
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if s.report is not None:
+        if s.report is not None and not session.config.option.collectonly:  # --co runs nothing: no report
             figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
             try:
                 self.written = write_report(
@@ -335,7 +336,7 @@ class Controller:
             )
             if failed and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if s.autosave:
+        if s.autosave and not session.config.option.collectonly:
             try:
                 self.saved = save_run(dumps(run), session.config.rootpath, run.env)
             except OSError as e:

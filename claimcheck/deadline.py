@@ -4,17 +4,26 @@
 when it runs past ``seconds``: by ``SIGALRM`` in the main thread (the way pytest-timeout's signal
 method works; a nested deadline never outlives the one around it), and, where signals cannot be
 used (another thread), when the block ends. 0 means no limit.
+
+Code under test may take the interval timer or SIGALRM for itself (``setitimer(ITIMER_REAL, 0)``,
+``signal(SIGALRM, SIG_IGN)``). Behind the signal, a watchdog thread raises ``UnitTimeout`` in the
+main thread at the limit (``PyThreadState_SetAsyncExc``: at its next bytecode), and a block that
+ends past its limit raises when it ends, whatever happened to the timer. What no in-process limit
+can stop is one C call that runs long (a huge matmul, a blocking read with SIGALRM ignored): the
+exception waits until the call returns.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 
 class UnitTimeout(Exception):
@@ -54,10 +63,73 @@ def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
         return
     signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, limit)
+    watchdog = _Watchdog(limit, message, expire)
     try:
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_end < math.inf:
-            signal.setitimer(signal.ITIMER_REAL, max(outer_end - time.monotonic(), 1e-3))
+    except BaseException:
+        _settle(watchdog, previous, outer_end)
+        raise
+    late = _settle(watchdog, previous, outer_end)
+    if late or time.monotonic() - start > limit:  # the timer was taken, or one long C call outlasted it
+        raise UnitTimeout(message)
+
+
+def _settle(watchdog: _Watchdog, previous: Any, outer_end: float) -> bool:
+    """Stop the watchdog, give the timer and SIGALRM back; return whether a UnitTimeout arrived meanwhile.
+
+    A watchdog that fired just as the block ended may deliver its exception inside this clean-up;
+    the clean-up is then done again (every step can be), so it is never left half done.
+    """
+    late = False
+    while True:
+        try:
+            watchdog.stop()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            if outer_end < math.inf:
+                signal.setitimer(signal.ITIMER_REAL, max(outer_end - time.monotonic(), 1e-3))
+            return late
+        except UnitTimeout:
+            late = True
+
+
+class _Watchdog:
+    """Raise UnitTimeout in the main thread ``seconds`` from now, unless stopped first."""
+
+    def __init__(self, seconds: float, message: str, expire: Callable[[int, FrameType | None], None]) -> None:
+        self.lock = threading.Lock()
+        self.active = True
+        self.fired = False
+        self.target = threading.main_thread().ident or 0
+        self.expire = expire
+        self.error = type("UnitTimeout", (UnitTimeout,), {"__init__": lambda err: UnitTimeout.__init__(err, message)})
+        self.timer = threading.Timer(seconds + _GRACE, self._fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _fire(self) -> None:
+        with self.lock:
+            if not self.active:
+                return
+            _async_raise(self.target, self.error)
+            self.fired = True
+            if signal.getsignal(signal.SIGALRM) is self.expire:  # ours again: wake a sleeping call too
+                signal.pthread_kill(self.target, signal.SIGALRM)
+
+    def stop(self) -> None:
+        """Stop the watchdog; take back an exception it set that has not been raised yet."""
+        with self.lock:
+            if self.active:
+                self.active = False
+                self.timer.cancel()
+                if self.fired:
+                    _async_raise(self.target, None)
+
+
+_GRACE = 0.05  # seconds the watchdog leaves SIGALRM to act first
+
+
+def _async_raise(thread_id: int, error: type[BaseException] | None) -> None:
+    """Make ``error`` raise in thread ``thread_id`` at its next bytecode (None: take a pending one back)."""
+    set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    set_async(ctypes.c_ulong(thread_id), ctypes.py_object(error) if error is not None else ctypes.c_void_p(0))

@@ -17,3 +17,18 @@ class DataError(ClaimcheckError):
 
 class DataUnavailable(ClaimcheckError):
     """A dataset or model is not present; claims that need it are skipped, not failed."""
+
+
+QUOTE_LIMIT = 200  # the most characters of a file's text an error message quotes
+
+
+def quote_line(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """Return ``text`` quoted (``repr``) for an error message: its first line only, at most ``limit`` characters.
+
+    A file whose lines end in CR alone, or a field that spans the file, is one "line" to a reader
+    that splits on LF; quoting it whole put 7.9 MB on the terminal. What is left out is counted.
+    """
+    first = text.replace("\r\n", "\n").replace("\r", "\n").split("\n", 1)[0]
+    cut = first[:limit]
+    rest = len(text) - len(cut)
+    return repr(cut) + (f" (and {rest:,} more characters)" if rest > 0 else "")

@@ -15,6 +15,7 @@ on another block draws other seeds, so there only the verdicts (claim and parts)
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -310,6 +311,70 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
                     f"rtol = {_toml_float(sp.rtol)} }}"
                 )
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+_HEADER_LINE = re.compile(r"^\[(?P<name>[^\[\]]+)\]\s*(#.*)?$")
+
+
+def _sections(text: str) -> list[tuple[str, list[str]]]:
+    """Split TOML text into (table name, its lines) in order; the lines before the first table have name ""."""
+    out: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines():
+        found = _HEADER_LINE.match(line.strip())
+        if found:
+            out.append((found["name"].strip(), []))
+        out[-1][1].append(line)
+    return out
+
+
+def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str, at: PinnedAt | None = None) -> str:
+    """Return the expectations file ``existing`` with ``pins`` written into ``[budget]``; every other pin kept.
+
+    The tables of the claims in ``pins`` are replaced (or added), everything else, comments
+    included, is kept as it was; ``note`` becomes a comment line of the file's head. Raise
+    ConfigError when ``existing`` is not an expectations file, or pins ``budget`` on another block
+    of seeds than ``at`` (statistics from two blocks cannot share a table).
+    """
+    where = f"{path}"
+    try:
+        raw = tomllib.loads(existing)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{where} is not an expectations file (not valid TOML: {e})") from None
+    old = parse_pins(raw, "-o", where)
+    at = at or PinnedAt()
+    blocks = parse_blocks(raw, "-o", where)
+    if budget in blocks and blocks[budget] != at:
+        raise ConfigError(
+            f"{where} pins budget {budget} on {blocks[budget].describe()}, this run drew {at.describe()}; "
+            "write these pins to another file"
+        )
+    fresh = _sections(render_pins(budget, pins, "", at))
+    sections = _sections(existing)
+    ours = {f"{budget}.{cid}" for cid in pins}
+
+    def claim_of(name: str) -> str | None:
+        return next((t for t in ours if name == t or name.startswith(t + ".")), None)
+
+    kept = [(name, lines) for name, lines in sections if claim_of(name) is None]
+    new_tables = [(name, lines) for name, lines in fresh if claim_of(name) is not None]
+    if not any(name == budget for name, _ in kept):
+        kept += [(name, lines) for name, lines in fresh if name == budget]
+    last = max(i for i, (name, _) in enumerate(kept) if name == budget or name.startswith(budget + "."))
+    if new_tables:
+        new_tables[-1] = (new_tables[-1][0], [*new_tables[-1][1], ""])
+        if kept[last][1] and kept[last][1][-1].strip():
+            kept[last][1].append("")
+    kept[last + 1 : last + 1] = new_tables
+    head = kept[0][1]
+    while head and not head[-1].strip():
+        head.pop()
+    head += [f"# {line}" for line in note.splitlines()] + [""]
+    text = "\n".join(line for _, lines in kept for line in lines).rstrip("\n") + "\n"
+    merged = parse_pins(tomllib.loads(text), "-o", where)
+    for b, claims in old.items():  # every other claim's pin is the one the file held
+        for cid, pin in claims.items():
+            assert (b == budget and cid in pins) or merged[b][cid] == pin, (b, cid)
+    return text
 
 
 def known_label(verdict: str, expected_verdict: str | None) -> str:

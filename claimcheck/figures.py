@@ -18,8 +18,10 @@ Rules a reader can rely on:
   problems, so the markdown report is still written. ``enabled=False`` draws nothing.
 - **An unchanged figure is copied, not drawn again.** With a ``cache`` folder, each PNG is kept
   under the sha256 of what decides it (title, curves, threshold, this module's source, matplotlib's
-  version); a rerun whose curves did not change copies the file. matplotlib is imported only when
-  a figure has to be drawn.
+  version); a rerun whose curves did not change copies the file. Each cached file holds its own key
+  and is sealed with the cache folder's secret (``claimcheck.cachefile``), so another figure's PNG
+  filed under this name, or one written without the key, is drawn again. matplotlib is imported
+  only when a figure has to be drawn.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
 from claimcheck.files import write_atomic
 from claimcheck.record import Curve
 from claimcheck.report import figure_name
@@ -192,24 +195,67 @@ def cached_group(
 ) -> tuple[bytes, int]:
     """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before.
 
-    An entry is the count of values left out, a newline, then the PNG; one that cannot be read
-    is drawn again and replaced.
+    An entry is sealed (``FIGURE_SEAL``, then the HMAC under the folder's key) over its key, the
+    count of values left out, and the PNG; one that is not a regular file, fails its seal or holds
+    another key is drawn again and replaced.
     """
     if cache is None:
         return draw_group(title, curves, threshold=threshold)
-    path = cache / f"{figure_key(title, curves, threshold)}.png"
+    key = figure_key(title, curves, threshold)
+    path = cache / f"{key}.png"
     try:
-        head, png = path.read_bytes().split(b"\n", 1)
-        if png.startswith(b"\x89PNG"):
-            return png, int(head)
-    except (OSError, ValueError):
-        pass
+        secret: bytes | None = cache_secret(cache)
+    except OSError:
+        secret = None  # a cache without its key is not read, and not written
+    hit = _cached_figure(path, key, secret) if secret is not None else None
+    if hit is not None:
+        return hit
     png, left_out = draw_group(title, curves, threshold=threshold)
     try:
-        write_atomic(path, f"{left_out}\n".encode() + png)
+        if secret is not None:
+            write_atomic(path, seal(FIGURE_SEAL, f"{key} {left_out}\n".encode() + png, secret))
     except OSError:
         pass  # a cache that cannot be written costs a redraw next time, never the figure
     return png, left_out
+
+
+FIGURE_SEAL = b"claimcheck-figure/2 hmac-sha256\n"  # the first line of a cached figure; its HMAC follows
+FIGURE_CAP = 64 * 2**20  # 64 MiB: the largest cached figure read (a figure is tens of KiB)
+
+
+def _cached_figure(path: Path, key: str, secret: bytes) -> tuple[bytes, int] | None:
+    """Return the PNG and count the cached figure ``path`` holds for ``key``, or None if it cannot be vouched for."""
+    try:
+        data = read_regular(path, cap=FIGURE_CAP)
+    except (NotReadable, OSError):
+        return None
+    if data is None:
+        return None
+    payload, sealed = unseal(FIGURE_SEAL, data, secret)
+    head, _, png = payload.partition(b"\n")
+    words = head.split(b" ")
+    if not sealed or len(words) != 2 or words[0] != key.encode() or not words[1].isdigit():
+        return None
+    return (png, int(words[1])) if png.startswith(b"\x89PNG") else None
+
+
+def clear_figure_cache(cache: Path) -> int:
+    """Delete every cached figure in ``cache`` (a figure key's name and the figure seal); return how many.
+
+    The folder, its key and any other file are left as they are.
+    """
+    n = 0
+    for path in cache.glob("*.png") if cache.is_dir() else ():
+        if re.fullmatch(r"[0-9a-f]{64}\.png", path.name) and not path.is_symlink() and path.is_file():
+            try:
+                with open(path, "rb") as f:
+                    ours = f.read(len(FIGURE_SEAL)) == FIGURE_SEAL
+            except OSError:
+                continue
+            if ours:
+                path.unlink(missing_ok=True)
+                n += 1
+    return n
 
 
 def figure(title: str, curves: Sequence[Curve], *, threshold: float | None = None) -> tuple[Figure, int]:

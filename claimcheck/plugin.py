@@ -21,6 +21,7 @@ from claimcheck.budget import Budget
 from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, executor_for
+from claimcheck.figures import clear_figure_cache
 from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.markers import (
     MARKER_HELP,
@@ -39,6 +40,7 @@ from claimcheck.rundata import RunFileError, load
 from claimcheck.schedule import ClaimUnits, units_for
 from claimcheck.settings import Settings, add_options, report_value_as_test_path, shown_path, spread_device
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
+from claimcheck.termination import restore, sigterm_as_interrupt
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CONTROLLER_KEY = pytest.StashKey[ctl.Controller | ctl.WorkerClaims]()
@@ -47,6 +49,7 @@ STORE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
 ENGINE_KEY = pytest.StashKey[Engine]()
 EXECUTOR_KEY = pytest.StashKey[Executor]()
+SIGTERM_KEY = pytest.StashKey[tuple[bool, Any]]()  # whether SIGTERM was made an interrupt, and the old handler
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
 
@@ -101,8 +104,10 @@ def pytest_configure(config: pytest.Config) -> None:
         verify=settings.cache_verify,
         verify_seed=settings.seed,
     )
-    if settings.cache == "clear" and not worker:
+    if settings.cache == "clear" and not worker and not config.option.collectonly:  # --co runs nothing, clears nothing
         store.clear()
+        assert store.root is not None
+        clear_figure_cache(store.root / ctl.FIGURE_CACHE)
     config.stash[STORE_KEY] = store
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
         config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
@@ -112,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
         engine = config.stash[ENGINE_KEY]
         config.stash[CONTROLLER_KEY] = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
         config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
+        config.stash[SIGTERM_KEY] = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
     config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
 
 
@@ -124,6 +130,10 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    handler = config.stash.get(SIGTERM_KEY, None)
+    if handler is not None:
+        del config.stash[SIGTERM_KEY]
+        restore(*handler)
     executor = config.stash.get(EXECUTOR_KEY, None)
     if executor is not None:
         del config.stash[EXECUTOR_KEY]

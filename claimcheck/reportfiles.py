@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,7 +17,19 @@ from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compar
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
-from claimcheck.reportset import commit, details_path, figure_dir, foreign, recover, sidecar_path, staging_dir
+from claimcheck.reportset import (
+    commit,
+    details_path,
+    figure_dir,
+    foreign,
+    owns,
+    read_manifest,
+    record_written,
+    recover,
+    remove_staging,
+    sidecar_path,
+    staging_dir,
+)
 from claimcheck.rundata import RunData, dumps
 
 
@@ -32,6 +43,7 @@ class Written:
     figures: list[Path] = field(default_factory=list)
     comparison: Comparison | None = None
     problems: list[str] = field(default_factory=list)  # what could not be done (a figure, the comparison)
+    left_alone: list[str] = field(default_factory=list)  # files the old manifest named that were not claimcheck's
 
 
 @contextmanager
@@ -74,7 +86,10 @@ def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
             text = path.read_text(encoding="utf-8")
             if text.startswith("> **This report is from an earlier run.**"):
                 text = text.split("\n\n", 1)[-1]
+            ours = owns(path, path)
             write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
+            if ours and read_manifest(path) is not None:  # the banner is claimcheck's too: record the new content
+                record_written(path, [path])
             return done
     except (OSError, UnicodeDecodeError):
         return []
@@ -138,7 +153,7 @@ def _write_set(
     run_id = run.env.get("run id", "run")
     stage = staging_dir(path, run_id)
     folder = figure_dir(path)
-    shutil.rmtree(stage, ignore_errors=True)
+    remove_staging(path, stage.name)
     try:
         write_atomic(stage / written.json.name, dumps(run))
         try:  # figures never decide the outcome
@@ -161,9 +176,11 @@ def _write_set(
         if why is not None and not _marked(details):
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
+        remove_staging(path, stage.name)
         raise
-    commit(path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])])
+    written.left_alone = commit(
+        path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])]
+    )
     if written.details is None and _marked(details):  # left by a set written before manifests named it
         details.unlink(missing_ok=True)
 

@@ -15,30 +15,45 @@ set) finishes. Either way the set is the old one or the new one, never a mix, on
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
+import stat
+import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from claimcheck.files import write_atomic
 
-FORMAT = "claimcheck-report-set/1"
+FORMAT = "claimcheck-report-set/2"  # 2: the sha256 of every file claimcheck wrote
+FORMATS = ("claimcheck-report-set/1", FORMAT)  # 1: no hashes, so none of its entries is removed or moved over
 RUN_SCHEMA_PREFIX = "claimcheck-run/"
 # what write_atomic leaves when killed: ".<name>.<8 characters of mkstemp>.tmp"
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")
 
 
+class ReportSetWarning(UserWarning):
+    """An entry of a report manifest was not honoured: the file it names was left alone."""
+
+
 @dataclass
 class Manifest:
-    """The files of one report set (relative to the report's folder), and a commit's moves while it is under way."""
+    """The files of one report set (relative to the report's folder), and a commit's moves while it is under way.
+
+    ``sha256`` holds the hash of each file as claimcheck wrote it; ``before`` the hash of each file a
+    commit under way replaces or removes, as it was when the commit began. An entry without a
+    matching hash is never removed, moved or moved over.
+    """
 
     run_id: str
     files: list[str] = field(default_factory=list)
     moves: list[tuple[str, str]] = field(default_factory=list)  # staged -> final, still to do
     remove: list[str] = field(default_factory=list)  # files of the old set the new one lacks, still to remove
+    sha256: dict[str, str] = field(default_factory=dict)
+    before: dict[str, str] = field(default_factory=dict)
 
 
 def manifest_path(report: Path) -> Path:
@@ -70,23 +85,83 @@ def read_manifest(report: Path) -> Manifest | None:
     """Return the manifest beside ``report``, or None if there is none or it cannot be read."""
     try:
         raw = json.loads(manifest_path(report).read_text(encoding="utf-8"))
-        if raw.get("format") != FORMAT:
+        if raw.get("format") not in FORMATS:
             return None
         return Manifest(
             str(raw["run id"]),
             [str(f) for f in raw["files"]],
             [(str(a), str(b)) for a, b in raw.get("moves", [])],
             [str(f) for f in raw.get("remove", [])],
+            {str(k): str(v) for k, v in dict(raw.get("sha256", {})).items()},
+            {str(k): str(v) for k, v in dict(raw.get("before", {})).items()},
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def _write_manifest(report: Path, m: Manifest) -> None:
-    data: dict[str, Any] = {"format": FORMAT, "run id": m.run_id, "files": m.files}
+    data: dict[str, Any] = {"format": FORMAT, "run id": m.run_id, "files": m.files, "sha256": m.sha256}
     if m.moves or m.remove:
-        data |= {"moves": [list(mv) for mv in m.moves], "remove": m.remove}
+        data |= {"moves": [list(mv) for mv in m.moves], "remove": m.remove, "before": m.before}
     write_atomic(manifest_path(report), json.dumps(data, indent=1) + "\n")
+
+
+def file_sha256(path: Path) -> str | None:
+    """Return the sha256 of the regular file at ``path`` (no symbolic link followed), or None if it is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        h = hashlib.sha256()
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+        return h.hexdigest()
+
+
+def inside(report: Path, entry: str) -> Path | None:
+    """Return the path a manifest ``entry`` names in the report's folder, or None if it leaves the folder.
+
+    An entry is a relative path with no ``..``; the folder it lies in, once every symbolic link is
+    resolved, must be the report's folder or below it.
+    """
+    rel = PurePosixPath(entry)
+    if not entry or rel.is_absolute() or ".." in rel.parts or "\\" in entry or rel == PurePosixPath("."):
+        return None
+    folder = report.parent
+    path = folder.joinpath(*rel.parts)
+    try:
+        real_folder, real_parent = folder.resolve(), path.parent.resolve()
+    except (OSError, RuntimeError):
+        return None
+    if real_parent != real_folder and real_folder not in real_parent.parents:
+        return None
+    return path
+
+
+def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
+    """Return why the manifest ``entry`` may not be removed or replaced, or None if it is what claimcheck wrote."""
+    path = inside(report, entry)
+    if path is None:
+        return f"{entry!r} lies outside the report folder {report.parent}"
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_file():
+        return f"{path} is not a regular file (a symbolic link, a folder or a device)"
+    if recorded is None:
+        return f"{path}: the manifest records no content hash for it (written by an older claimcheck, or edited)"
+    if file_sha256(path) != recorded:
+        return f"{path} is not the file claimcheck wrote (its sha256 differs from the one recorded)"
+    return None
+
+
+def _leave(why: str, left: list[str]) -> None:
+    """Name a manifest entry left alone: a ReportSetWarning, and in ``left``."""
+    message = f"report set: left alone: {why}"
+    left.append(message)
+    warnings.warn(ReportSetWarning(message), stacklevel=3)
 
 
 def _relative(report: Path, path: Path) -> str:
@@ -111,7 +186,11 @@ def _legacy_own(report: Path, path: Path) -> bool:
 def owns(report: Path, path: Path) -> bool:
     """Return whether claimcheck wrote ``path`` as a file of the report set at ``report``."""
     m = read_manifest(report)
-    if m is not None and _relative(report, path) in m.files:
+    try:
+        entry = _relative(report, path)
+    except ValueError:
+        return False
+    if m is not None and entry in m.files and _why_not_ours(report, entry, m.sha256.get(entry)) is None:
         return True
     return _legacy_own(report, path)
 
@@ -134,19 +213,19 @@ def recover(report: Path) -> list[str]:
     done: list[str] = []
     m = read_manifest(report)
     if m is not None and (m.moves or m.remove):
-        _apply(report, m)
+        done += _apply(report, m)
         done.append(f"finished writing the report set of run {m.run_id}, which was cut short")
     folder = report.parent
     if folder.is_dir():
         for leftover in folder.glob(f".{glob_escape(report.name)}.*.staging"):
-            shutil.rmtree(leftover, ignore_errors=True)
-            done.append(f"removed {leftover.name}, left by a run that did not finish")
+            if remove_staging(report, leftover.name):
+                done.append(f"removed {leftover.name}, left by a run that did not finish")
     names = {report.name, sidecar_path(report).name, manifest_path(report).name}
     figures = figure_dir(report)
     for where, own in ((folder, names.__contains__), (figures, _is_figure_name)):
         for leftover in where.glob(".*.tmp") if where.is_dir() else ():
             found = _TEMPORARY.match(leftover.name)
-            if found and own(found["name"]):
+            if found and own(found["name"]) and leftover.is_file() and not leftover.is_symlink():
                 leftover.unlink(missing_ok=True)
                 done.append(f"removed {leftover.name}, left by a run that did not finish")
     return done
@@ -161,32 +240,91 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
-def commit(report: Path, run_id: str, staged: list[Path]) -> None:
+def _is_staging(report: Path, name: str) -> bool:
+    return re.fullmatch(rf"\.{re.escape(report.name)}\.[^/\\]+\.staging", name) is not None and ".." not in name
+
+
+def remove_staging(report: Path, name: str) -> bool:
+    """Remove the staging folder ``name`` of the report's folder; only a real folder named as claimcheck names them."""
+    path = report.parent / name
+    if not _is_staging(report, name) or path.is_symlink() or not path.is_dir():
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
+
+
+def commit(report: Path, run_id: str, staged: list[Path]) -> list[str]:
     """Move the set staged in ``staging_dir(report, run_id)`` into place, as a whole (see the module).
 
     ``staged`` are the final paths of the new set's files; each lies at the same path relative to
-    the report's folder inside the staging folder. The old set's files the new one lacks are removed.
+    the report's folder inside the staging folder. The old set's files the new one lacks are
+    removed, those that are still what claimcheck wrote; return what was left alone (each also a
+    ReportSetWarning).
     """
     stage = staging_dir(report, run_id)
+    folder = report.parent
     files = [_relative(report, p) for p in staged]
+    sha = {f: file_sha256(stage / f) or "" for f in files}
     old = read_manifest(report)
     remove = [f for f in (old.files if old else []) if f not in files]
+    before = {f: h for f in remove if old and (h := old.sha256.get(f))}
+    before |= {f: h for f in files if (h := file_sha256(folder / f))}  # the files replaced, vetted by ``foreign``
     moves = [(_relative(report, stage / f), f) for f in files]
-    m = Manifest(run_id, files, moves, remove)
+    m = Manifest(run_id, files, moves, remove, sha, before)
     _write_manifest(report, m)  # the commit point: from here on the new set is the one
-    _apply(report, m)
+    return _apply(report, m)
 
 
-def _apply(report: Path, m: Manifest) -> None:
-    """Do the moves and removals ``m`` names that are not done yet, then record the set as complete."""
-    folder = report.parent
+def _apply(report: Path, m: Manifest) -> list[str]:
+    """Do the moves and removals ``m`` names that are not done yet, then record the set as complete.
+
+    A move is done only from a staging folder of this report to a file of the set, with the content
+    recorded for it, over nothing or over the file recorded before; a removal only of a regular file
+    in the folder whose content is the one recorded. Return what was left alone.
+    """
+    left: list[str] = []
     for src, dst in m.moves:
-        source, target = folder / src, folder / dst
-        if source.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
+        source, target = inside(report, src), inside(report, dst)
+        if source is None or not _is_staging(report, PurePosixPath(src).parts[0]) or len(PurePosixPath(src).parts) < 2:
+            _leave(f"the move from {src!r}: not a file of this report's staging folder", left)
+            continue
+        if target is None or dst not in m.files:
+            _leave(f"the move to {dst!r}: not a file of the report set in {report.parent}", left)
+            continue
+        if not os.path.lexists(source):
+            continue  # done before a kill
+        if file_sha256(source) != m.sha256.get(dst):
+            _leave(f"the move from {source}: not the file claimcheck staged", left)
+            continue
+        if os.path.lexists(target) and file_sha256(target) not in (m.before.get(dst), m.sha256.get(dst)):
+            _leave(f"{target}: not a file claimcheck wrote, so it is not replaced", left)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
     for gone in m.remove:
-        (folder / gone).unlink(missing_ok=True)
-    _write_manifest(report, Manifest(m.run_id, m.files))
-    for src, _ in m.moves[:1]:
-        shutil.rmtree(folder / Path(src).parts[0], ignore_errors=True)
+        why = _why_not_ours(report, gone, m.before.get(gone))
+        if why is None:
+            path = inside(report, gone)
+            assert path is not None
+            path.unlink(missing_ok=True)
+        else:
+            _leave(why, left)
+    _write_manifest(report, Manifest(m.run_id, m.files, sha256=m.sha256))
+    for top in {PurePosixPath(src).parts[0] for src, _ in m.moves if PurePosixPath(src).parts}:
+        remove_staging(report, top)
+    return left
+
+
+def record_written(report: Path, written: list[Path], run_id: str = "") -> None:
+    """Record in the manifest beside ``report`` that claimcheck just wrote ``written`` (their names and hashes).
+
+    For files written outside a report session (``claimcheck render -o``): the next write there
+    knows them as claimcheck's own.
+    """
+    m = read_manifest(report) or Manifest(run_id or "cli")
+    for path in written:
+        entry = _relative(report, path)
+        if entry not in m.files:
+            m.files.append(entry)
+        m.sha256[entry] = file_sha256(path) or ""
+    _write_manifest(report, m)

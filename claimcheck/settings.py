@@ -167,15 +167,18 @@ class Settings:
         ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
         cache = parse_cache_mode(*values["claim_cache"])
         ledger_text, ledger_source = values["claim_ledger"]
+        report = parse_report(*values["claim_report"], root)
+        baseline = parse_baseline(*values["claim_baseline"], root)
+        check_report_spares_baseline(report, baseline)
         return cls(
-            report=parse_report(*values["claim_report"], root),
+            report=report,
             seed=parse_seed(*values["claim_seed"]),
             budget=budget,
             device=parse_device(*values["claim_device"], _cuda_count()),
             data_dir=data_dir,
             data_dir_source=data_src,
             model_dir=parse_model_dir(*values["claim_model_dir"], root),
-            baseline=parse_baseline(*values["claim_baseline"], root),
+            baseline=baseline,
             baseline_fail=bool(values["claim_baseline_fail"][0]),
             baseline_exact=bool(values["claim_baseline_exact"][0]),
             tolerance=parse_tolerance(*values["claim_tolerance"]),
@@ -426,6 +429,23 @@ def parse_fraction(text: str, option: str) -> float:
     if not 0 <= value <= 1:
         raise ConfigError(f"{option}: expected a fraction from 0 to 1 (0.1: a tenth of the hits), got {text!r}")
     return value
+
+
+def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> None:
+    """Raise ConfigError when the report's JSON sidecar is the baseline file: the run would write over it."""
+    if report is None or baseline is None:
+        return
+    sidecar = sidecar_path(report)
+    try:
+        same = sidecar.exists() and os.path.samefile(sidecar, baseline)
+    except OSError:
+        same = False
+    if same or sidecar.resolve() == baseline.resolve():
+        raise ConfigError(
+            f"--claim-report: its JSON sidecar {sidecar} is the --claim-baseline file {baseline}, so this run would "
+            f"write over the baseline it compares with; copy the baseline elsewhere first (cp {baseline} "
+            f"baseline.json, then --claim-baseline baseline.json) or choose another --claim-report path"
+        )
 
 
 def report_link(text: str | None, root: Path) -> Path | None:

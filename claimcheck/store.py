@@ -7,6 +7,12 @@ the checksum, or that holds another key (a file copied or renamed over it), is r
 as corrupt. An entry that cannot be written (a full disk) costs nothing computed: the result is used,
 counted as unsaved, and a ``CacheWriteWarning`` names the path and the cause once per cache.
 
+Entries are sealed with the cache folder's secret key (``claimcheck.cachefile``: an HMAC over the
+whole file, the key made on first use, mode 0600): an entry written by someone without the key, even
+one re-encoded with this module's own encoder, fails authentication and is recomputed and counted
+(``unauthenticated``). Only regular files of at most ``cachefile.MAX_BYTES`` are read; the decoder
+never raises on damaged bytes, and every entry not used is named in a ``CacheReadWarning``.
+
 A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers (or hosts sharing the folder over a
 POSIX file system) compute a result once: the first takes the lock and computes, the others wait
 and then read. A batch (``memo_many``) takes its entries' locks in key order, computes
@@ -20,11 +26,12 @@ import hashlib
 import inspect
 import io
 import json
+import os
 import platform
-import shutil
+import re
+import stat
 import warnings
 import zipfile
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
 from claimcheck.errors import ClaimcheckError
 from claimcheck.files import write_atomic
 from claimcheck.keys import Key
@@ -43,6 +51,9 @@ Arrays = dict[str, np.ndarray]
 Meta = dict[str, Any]
 PRODUCER = "__producer__"  # the meta field naming who computed an entry; taken off before a caller sees it
 VERIFY_RTOL = 1e-6  # --claim-cache-verify's tolerance for an entry another host or thread count computed
+SEAL = b"claimcheck-cache-entry/3 hmac-sha256\n"  # the first line of a sealed entry; its HMAC follows
+_ENTRY_NAME = re.compile(r"^[0-9a-f]{64}\.npz$")
+_ZIP = b"PK\x03\x04"  # the first bytes of an entry written before entries were sealed
 
 
 class CacheMismatch(ClaimcheckError):
@@ -99,6 +110,10 @@ class CacheWriteWarning(UserWarning):
     """A cache entry could not be written; the result computed is used all the same."""
 
 
+class CacheReadWarning(UserWarning):
+    """A cache entry was not used (damaged, not authenticated, not a regular file); its result is recomputed."""
+
+
 def _checksum(arrays: Arrays, meta_json: str, key: str = "") -> str:
     h = hashlib.sha256(key.encode() + b"\0" + meta_json.encode())
     for name in sorted(arrays):
@@ -120,18 +135,41 @@ def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
 
 
 def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
-    """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format."""
+    """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format.
+
+    Never raises on damaged bytes: whatever numpy, zipfile or json raise on them means None. Only an
+    archive ``np.savez`` could have written is parsed (stored members, none larger than the data),
+    so a damaged size field cannot make it read past what is there.
+    """
     try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = zf.infolist()
+        if any(i.compress_type != zipfile.ZIP_STORED for i in infos) or sum(i.file_size for i in infos) > len(data):
+            return None
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
             meta_json = str(z["meta"])
             stored_key = str(z["key"])
             checksum = str(z["checksum"])
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
+        if stored_key != key or _checksum(arrays, meta_json, stored_key) != checksum:
+            return None
+        meta = json.loads(meta_json)
+    except Exception:  # any damage: TokenError, NotImplementedError, RuntimeError, zlib.error, ...
         return None
-    if stored_key != key or _checksum(arrays, meta_json, stored_key) != checksum:
-        return None
-    return arrays, json.loads(meta_json)
+    return (arrays, meta) if isinstance(meta, dict) else None
+
+
+def open_entry(data: bytes, key: str, secret: bytes) -> tuple[tuple[Arrays, Meta] | None, str]:
+    """Return (the result, "ok") from the bytes of sealed entry ``key``, or (None, why it is not used).
+
+    Why is "corrupt" (damaged, or of another key) or "unauthenticated" (intact, but not sealed with
+    ``secret``: written by someone without the cache's key, or before entries were sealed).
+    """
+    payload, sealed = unseal(SEAL, data, secret)
+    hit = decode(payload, key)
+    if hit is None:
+        return None, "corrupt"
+    return (hit, "ok") if sealed else (None, "unauthenticated")
 
 
 @dataclass
@@ -140,9 +178,10 @@ class Counts:
 
     computed: int = 0
     cached: int = 0
-    corrupt: int = 0
+    corrupt: int = 0  # damaged, of another key, or not a regular file of bounded size: recomputed
     unsaved: int = 0  # computed, used, but not written to the cache (a full disk)
     verified: int = 0  # read, recomputed under --claim-cache-verify, and found the same
+    unauthenticated: int = 0  # intact but not sealed with the cache's key: recomputed
 
     def add(self, other: Counts, sign: int = 1) -> None:
         """Add ``other`` (times ``sign``) into these counts."""
@@ -151,6 +190,7 @@ class Counts:
         self.corrupt += sign * other.corrupt
         self.unsaved += sign * other.unsaved
         self.verified += sign * other.verified
+        self.unauthenticated += sign * other.unauthenticated
 
 
 @dataclass
@@ -163,6 +203,7 @@ class ResultCache:
     verify: float = 0.0  # the fraction of hits recomputed and compared (--claim-cache-verify)
     verify_seed: int = 0  # seeds which hits ``verify`` selects
     _producers: dict[str, Any] = field(default_factory=dict, repr=False)
+    _secret: bytes | None = field(default=None, repr=False)
 
     def path(self, key: str) -> Path:
         """Return the file of entry ``key``."""
@@ -187,10 +228,17 @@ class ResultCache:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
+    def secret(self) -> bytes:
+        """Return the cache folder's secret key (made on first use); raise OSError when it cannot be had."""
+        if self._secret is None:
+            assert self.root is not None
+            self._secret = cache_secret(self.root)
+        return self._secret
+
     def _store(self, key: str, arrays: Arrays, meta: Meta) -> None:
-        """Write entry ``key``; a failure (a full disk) is counted and warned of, and the result kept."""
+        """Write entry ``key``, sealed; a failure (a full disk, no key) is counted and warned of; the result is kept."""
         try:
-            write_atomic(self.path(key), encode(arrays, meta, key))
+            write_atomic(self.path(key), seal(SEAL, encode(arrays, meta, key), self.secret()))
         except OSError as e:
             self._cannot_write(self.path(key), e)
 
@@ -323,25 +371,72 @@ class ResultCache:
         )
 
     def _read(self, key: str) -> tuple[Arrays, Meta] | None:
-        """Return entry ``key`` if it is stored, intact and of this key; else count it as corrupt (None if absent)."""
+        """Return entry ``key`` if it is stored, intact, of this key and sealed with the cache's key.
+
+        Else None: absent, or counted (corrupt or unauthenticated) and named in a CacheReadWarning.
+        A cache whose key cannot be read is not read at all (the write of the result says why).
+        """
         path = self.path(key)
-        if not path.exists():
+        try:
+            data = read_regular(path)
+        except NotReadable as e:
+            return self._not_used(path, "corrupt", str(e))
+        except OSError as e:
+            return self._not_used(path, "corrupt", f"{path} cannot be read ({e.strerror or e})")
+        if data is None:
             return None
         try:
-            hit = decode(path.read_bytes(), key)
+            secret = self.secret()
         except OSError:
-            hit = None
-        if hit is None:
-            self.counts.corrupt += 1
+            return None
+        hit, status = open_entry(data, key, secret)
+        if status == "corrupt":
+            return self._not_used(path, status, f"{path} is damaged or holds another key's result")
+        if status == "unauthenticated":
+            return self._not_used(
+                path, status, f"{path} fails authentication: it was not written with this cache's key ({KEY_FILE_NOTE})"
+            )
         return hit
 
+    def _not_used(self, path: Path, status: str, why: str) -> tuple[Arrays, Meta] | None:
+        """Count entry ``path`` as not used for ``status`` and name it in a CacheReadWarning; return None."""
+        if status == "unauthenticated":
+            self.counts.unauthenticated += 1
+        else:
+            self.counts.corrupt += 1
+        warnings.warn(CacheReadWarning(f"cache entry not used: {why}; the result is recomputed"), stacklevel=4)
+        return None
+
     def clear(self) -> int:
-        """Delete every entry; return how many were removed."""
-        if self.root is None or not self.root.exists():
+        """Delete every entry the store recognises (by its name and its first bytes); return how many were removed.
+
+        The folder, its key, the lock files and any file the store did not write are left as they are.
+        """
+        if self.root is None or not self.root.is_dir():
             return 0
-        n = sum(1 for _ in self.root.rglob("*.npz"))
-        shutil.rmtree(self.root)
+        n = 0
+        for path in self.root.glob("[0-9a-f][0-9a-f]/*.npz"):
+            if _is_entry(path):
+                path.unlink(missing_ok=True)
+                n += 1
         return n
+
+
+KEY_FILE_NOTE = "someone without the key, or a claimcheck before entries were sealed"
+
+
+def _is_entry(path: Path) -> bool:
+    """Return whether ``path`` is a file the store wrote: an entry's name in its folder, and an entry's first bytes."""
+    if not _ENTRY_NAME.match(path.name) or path.parent.name != path.name[:2]:
+        return False
+    try:
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW | os.O_NONBLOCK)) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return False
+            head = f.read(len(SEAL))
+    except OSError:
+        return False
+    return head == SEAL or head.startswith(_ZIP)
 
 
 def default_cache_dir() -> Path:

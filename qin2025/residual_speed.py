@@ -43,7 +43,7 @@ from claimcheck.schedule import look_result
 from claimcheck.stats import spearman
 from claimcheck.verdicts import Verdict
 from qin2025.batched import Run
-from qin2025.data.jena import WindowSpec, load_jena, locate_jena, window_jena
+from qin2025.data.jena import FEATURES, WindowSpec, load_jena, locate_jena, require_features, window_jena
 from qin2025.data.jena_sanity import check_jena
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig
@@ -154,6 +154,7 @@ def prepare_jena(data_dir: Path, n_windows: int, n_tokens: int) -> Prepared:
     """
     choice = locate_jena(data_dir)
     record = load_jena(choice.path, irregular="split")
+    require_features(record, FEATURES, "C5")  # the protocol's d = 14
     check_jena(record)
     windows = window_jena(record, WindowSpec(n_windows=n_windows, n_tokens=n_tokens))
     start, end = record.span()

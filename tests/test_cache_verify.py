@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from toys import K
 
-from claimcheck.store import CacheMismatch, ResultCache, encode
+from claimcheck.cachefile import seal
+from claimcheck.store import SEAL, CacheMismatch, ResultCache, encode
 
 
 def _compute(value: float, calls: list[float]):  # type: ignore[no-untyped-def]
@@ -20,11 +21,15 @@ def _compute(value: float, calls: list[float]):  # type: ignore[no-untyped-def]
 
 
 def _plant(cache: ResultCache, inputs: dict[str, object], value: float) -> Path:
-    """Write a forged entry under ``inputs``' key with the store's own encoder: right name, checksum and key."""
+    """Write a forged entry under ``inputs``' key with the store's own encoder and the cache's own secret.
+
+    Right name, checksum, key and seal: what a user who holds the cache's key (or a bug in the
+    code that wrote it) can leave; only a recompute can tell it from an honest one.
+    """
     key = K(inputs)
     path = cache.path(key.digest)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(encode({"loss": np.full(3, value)}, {"value": value}, key.digest))
+    path.write_bytes(seal(SEAL, encode({"loss": np.full(3, value)}, {"value": value}, key.digest), cache.secret()))
     return path
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,13 +25,13 @@ from claimcheck.commands.mutants import Catalogue, Entry, load_catalogue, render
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import RunRefused, reused, run_suite
 from claimcheck.errors import ClaimcheckError, ConfigError
-from claimcheck.expectations import PinnedAt, pins_of, render_pins
+from claimcheck.expectations import PinnedAt, merge_pins, pins_of, render_pins
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.report import md, render
 from claimcheck.reportfiles import write_markdown
-from claimcheck.reportset import figure_dir
+from claimcheck.reportset import figure_dir, owns, record_written
 from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
 from claimcheck.verdicts import ClaimResult
@@ -95,11 +97,33 @@ def _positive(text: str) -> int:
     return value
 
 
-def _write_or_print(text: str, out: Path | None) -> None:
+FORCE_HELP = "replace an existing -o file even if claimcheck did not write it"
+
+
+def check_output(out: Path | None, force: bool) -> None:
+    """Raise ClaimcheckError when ``-o out`` would replace a file claimcheck did not write (unless ``force``).
+
+    A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with
+    its present content: a report set's file, or an earlier ``-o`` of this command line.
+    """
+    if out is None or force or not os.path.lexists(out):
+        return
+    if out.is_dir():
+        raise ClaimcheckError(f"-o {out}: it is a folder; give a file path")
+    if not owns(out, out):
+        raise ClaimcheckError(
+            f"-o {out}: the file exists and claimcheck did not write it (no manifest beside it records it with "
+            "this content), so it is not replaced; choose another path, or add --force to replace it"
+        )
+
+
+def _write_or_print(text: str, out: Path | None, force: bool = True) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
+        check_output(out, force)
         write_atomic(out, text)
+        record_written(out, [out])
         print(f"wrote {out}", file=sys.stderr)
 
 
@@ -108,13 +132,25 @@ def _cmd_render(args: argparse.Namespace) -> None:
     run = load(source)
     out: Path | None = args.output
     folder = figure_dir(out if out is not None else source.with_suffix(".md"))
-    figures = draw_figures(run, folder, enabled=out is not None and not args.no_figures)
-    for text in figures.notes + figures.problems:
-        print(f"claimcheck: {text}", file=sys.stderr)
     if out is None:
         sys.stdout.write(render(run, figure_folder=folder.name))
         return
+    check_output(out, args.force)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as stage:
+        figures = draw_figures(run, Path(stage), enabled=not args.no_figures)
+        placed = []
+        for drawn in figures.written:
+            target = folder / drawn.name
+            if os.path.lexists(target) and not args.force and not owns(out, target):
+                figures.problems.append(f"figure {target} not drawn over: a file claimcheck did not write is there")
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            os.replace(drawn, target)
+            placed.append(target)
+    for text in figures.notes + figures.problems:
+        print(f"claimcheck: {text}", file=sys.stderr)
     details = write_markdown(run, out, folder.name, [], None)
+    record_written(out, [out, *placed, *([details] if details else [])])
     print(
         f"wrote {out}" + (f" and {details.name} (the report would exceed a PR comment)" if details else ""),
         file=sys.stderr,
@@ -123,13 +159,13 @@ def _cmd_render(args: argparse.Namespace) -> None:
 
 def _cmd_matrix(args: argparse.Namespace) -> None:
     files = [_run_file(spec, args) for spec in args.runs]
-    _write_or_print(render_matrix([(str(p), load(p)) for p in files]), args.output)
+    _write_or_print(render_matrix([(str(p), load(p)) for p in files]), args.output, args.force)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     base, now = _run_file(args.baseline, args), _run_file(args.run, args)
     comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
-    _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output)
+    _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output, args.force)
     failed = (args.fail and comp.regressions) or (args.exact and comp.differences)
     return 1 if failed else 0
 
@@ -170,7 +206,24 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
         f"Written by `claimcheck expectations {args.run.name} --budget {budget}` from the run of "
         f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
-    _write_or_print(render_pins(budget, pins_of(run.results()), header, at), args.output)
+    pins = pins_of(run.results())
+    out: Path | None = args.output
+    if out is not None and os.path.lexists(out) and not args.force:  # keep the other claims' pins
+        try:
+            existing = out.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ClaimcheckError(f"-o {out}: cannot read it ({e}); choose another path, or add --force") from None
+        try:
+            note = f"{', '.join(pins) or 'no claim'}: {header.splitlines()[-1]}"
+            merged = merge_pins(existing, out, budget, pins, note, at)
+        except ConfigError as e:
+            raise ClaimcheckError(
+                f"-o {out}: not merged into: {e}; choose another path, or add --force to replace the file"
+            ) from None
+        write_atomic(out, merged)
+        print(f"updated {', '.join(pins) or 'no claim'} in {out}; every other pin is kept", file=sys.stderr)
+        return
+    _write_or_print(render_pins(budget, pins, header, at), out)
 
 
 def _cmd_stability(args: argparse.Namespace) -> None:
@@ -240,7 +293,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             f"({len(suite.parts) - len(added)} unchanged since their last entry)",
             file=sys.stderr,
         )
-    _write_or_print(render_calibration(suite), args.output)
+    _write_or_print(render_calibration(suite), args.output, args.force)
     return 1 if args.fail and suite.failing else 0
 
 
@@ -286,17 +339,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="the .json written next to a claim report, or a history entry")
     p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout, without figures)")
     p.add_argument("--no-figures", action="store_true", help="do not redraw the figures")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     _history_option(p)
     p.set_defaults(func=_cmd_render)
     m = command("matrix", "tabulate claims x runs, e.g. one run per machine")
     m.add_argument("runs", nargs="+", help="run .json files or history entries")
     m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    m.add_argument("--force", action="store_true", help=FORCE_HELP)
     _history_option(m)
     m.set_defaults(func=_cmd_matrix)
     e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
     e.add_argument("--budget", default=None, help="the budget table to write (default: the run's budget)")
-    e.add_argument("-o", "--output", type=Path, help="write the TOML here (default: stdout)")
+    e.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="write the TOML here (default: stdout); into an existing expectations file, only this run's claims "
+        "are replaced and every other pin is kept",
+    )
+    e.add_argument("--force", action="store_true", help="replace an existing -o file whole instead of merging into it")
     e.set_defaults(func=_cmd_expectations)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
@@ -311,6 +373,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
     c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    c.add_argument("--force", action="store_true", help=FORCE_HELP)
     _history_option(c)
     c.set_defaults(func=_cmd_compare)
     h = command("history", "list the saved runs, or save one")
@@ -367,6 +430,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--only", metavar="IDS", help="comma-separated claim ids to calibrate (default: all)")
     k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
     k.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    k.add_argument("--force", action="store_true", help=FORCE_HELP)
     k.set_defaults(func=_cmd_calibrate)
     add_ledger_commands(command)
     return parser

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from claimcheck.errors import DataError, DataUnavailable
+from claimcheck.errors import DataError, DataUnavailable, quote_line
 from qin2025.data.choice import Rejected, passed_over, rejection
 from qin2025.data.synthetic import TensorData
 
@@ -208,7 +208,7 @@ def _header(path: Path, first: list[str]) -> tuple[bool, list[str]]:
         if not pd.isna(pd.to_datetime(found, format=TIME_FORMAT, errors="coerce")):
             raise JenaHeaderError(path, "no header row: line 1 is data", fix_header, line=1)
         where = "column 2" if index else "column 1"
-        raise JenaHeaderError(path, f"{where} should be {TIME_COLUMN!r}, found {found!r}", fix_header, line=1)
+        raise JenaHeaderError(path, f"{where} should be {TIME_COLUMN!r}, found {quote_line(found)}", fix_header, line=1)
     features = names[1:]
     if not features:
         raise JenaHeaderError(path, "the header names no feature column", fix_header, line=1)
@@ -217,13 +217,13 @@ def _header(path: Path, first: list[str]) -> tuple[bool, list[str]]:
         if name == "":
             raise JenaHeaderError(path, f"column {i} has no name", fix_header, line=1)
         if name in seen:
-            raise JenaHeaderError(path, f"column {i} repeats {name!r}", "Remove the duplicate column", line=1)
+            raise JenaHeaderError(path, f"column {i} repeats {quote_line(name)}", "Remove the duplicate column", line=1)
         if name not in FEATURES:
             near = difflib.get_close_matches(name, FEATURES, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise JenaHeaderError(
                 path,
-                f"column {i} is {name!r}, not a Jena feature{hint}",
+                f"column {i} is {quote_line(name)}, not a Jena feature{hint}",
                 f"Rename or remove it; the known features are {', '.join(FEATURES)}",
                 line=1,
             )
@@ -236,10 +236,10 @@ def _cell_problem(text: str) -> str:
     if s == "":
         return "empty cell (a missing value or a short row)"
     if s.lower() in ("nan", "na", "n/a", "null", "none", "-nan"):
-        return f"missing value {s!r}"
+        return f"missing value {quote_line(s)}"
     if s.lower().lstrip("+-") in ("inf", "infinity"):
-        return f"infinite value {s!r}"
-    return f"non-numeric value {s!r}"
+        return f"infinite value {quote_line(s)}"
+    return f"non-numeric value {quote_line(s)}"
 
 
 def _numbers(path: Path, cells: Sequence[str], name: str, lines: np.ndarray) -> np.ndarray:
@@ -327,7 +327,7 @@ def load_jena(
         i = int(np.flatnonzero(nat)[0])
         raise JenaTimeError(
             path,
-            f"timestamp {table[t_col][i]!r} does not parse as dd.mm.yyyy HH:MM:SS",
+            f"timestamp {quote_line(table[t_col][i])} does not parse as dd.mm.yyyy HH:MM:SS",
             "Fix the timestamp (the Keras format, e.g. 01.01.2009 00:10:00)",
             line=int(line_no[i]),
             column=TIME_COLUMN,
@@ -509,6 +509,22 @@ def _irregular_fix(record: JenaRecord) -> str:
     if record.dropped_conflicts or any("out of order" in b for b in record.breaks):
         return "Sort the rows by timestamp and remove repeated ones, or choose another file with $" + JENA_FILE_ENV
     return "Repair the timestamps (the 10-minute grid) or choose another file with $" + JENA_FILE_ENV
+
+
+def require_features(record: JenaRecord, features: Sequence[str], who: str) -> None:
+    """Raise JenaHeaderError unless ``record`` holds every one of ``features`` (those ``who``'s protocol names).
+
+    A verdict on 3 of the 14 features while the report says 14 would be a verdict on another input.
+    """
+    missing = [f for f in features if f not in record.columns]
+    if missing:
+        raise JenaHeaderError(
+            record.path,
+            f"{who} needs all {len(features)} features its protocol names, and the file has {len(record.columns)} "
+            f"of them; missing: {', '.join(missing)}",
+            "Use the full Jena Climate record (claimcheck-fetch jena), or a file with every one of these columns",
+            line=1,
+        )
 
 
 def window_jena(record: JenaRecord, spec: WindowSpec) -> JenaWindows:

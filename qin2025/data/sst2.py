@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from claimcheck.errors import ConfigError, DataError, DataUnavailable
+from claimcheck.errors import ConfigError, DataError, DataUnavailable, quote_line
 from qin2025.data.choice import Rejected, passed_over, rejection
 
 SST2_DIR = "sst2"  # sub-folder of the data directory
@@ -148,9 +148,14 @@ def _parse(path: Path, size: int, mtime_ns: int) -> Sst2Split:
     if not lines:
         raise Sst2FormatError(f"{path}: the file is empty; expected the header {HEADER!r} and labelled rows")
     header = _decode(path, 1, lines[0]).rstrip("\r")
+    if "\r" in header:
+        raise Sst2FormatError(
+            f"{path}: its lines end in CR alone (line 1 is {quote_line(header)}); GLUE's files end lines in LF: "
+            "convert the line ends (tr '\\r' '\\n') or fetch the file again"
+        )
     if header != HEADER:
         raise Sst2FormatError(
-            f"{path}:1: header is {header!r}, expected {HEADER!r} (GLUE's SST-2 train/dev format; "
+            f"{path}:1: header is {quote_line(header)}, expected {HEADER!r} (GLUE's SST-2 train/dev format; "
             "test.tsv has no labels in GLUE and is not read here)"
         )
     sentences: list[str] = []
@@ -167,7 +172,7 @@ def _parse(path: Path, size: int, mtime_ns: int) -> Sst2Split:
         if not sentence:
             raise Sst2FormatError(f"{path}:{number}: empty sentence; fix or remove the line")
         if label not in ("0", "1"):
-            raise Sst2FormatError(f"{path}:{number}: label {label!r} is not 0 or 1; fix or remove the line")
+            raise Sst2FormatError(f"{path}:{number}: label {quote_line(label)} is not 0 or 1; fix or remove the line")
         sentences.append(sentence)
         labels.append(int(label))
     if not sentences:

@@ -1,0 +1,106 @@
+"""Read a cache file only if it can be vouched for: a regular file of bounded size, sealed with the cache's key.
+
+A cache folder holds a secret key (``KEY_FILE``, 32 random bytes as hex, mode 0600) made on its
+first use. Every entry written to the folder is sealed: a header line, then the HMAC-SHA256 of the
+payload under that key, then the payload. An entry is trusted only when its seal checks: one that
+someone without the key wrote (or re-encoded with claimcheck's own encoder) fails, and is
+recomputed. Reading never follows a symbolic link, never opens a FIFO or a device for reading,
+and never takes in more than ``MAX_BYTES``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import tempfile
+from pathlib import Path
+
+KEY_FILE = ".claimcheck-key"  # the cache's secret: whoever can read it can write entries the cache trusts
+MAX_BYTES = 256 * 2**20  # 256 MiB: the largest cache file read; a result entry is a few KiB to a few MiB
+_MAC_HEX = 64
+
+
+class NotReadable(Exception):
+    """A cache file that is not read: not a regular file, a symbolic link, or larger than the cap."""
+
+
+def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
+    """Return the bytes of the regular file ``path``, or None when it does not exist.
+
+    Raise NotReadable naming what it is when it is a symbolic link, a FIFO, a device or a folder, or
+    is larger than ``cap`` bytes; the file is opened without following a link and without blocking
+    on a FIFO, so neither can hang or exhaust the reader.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if path.is_symlink():
+            raise NotReadable(f"{path} is a symbolic link, not a cache file") from None
+        raise NotReadable(f"{path} cannot be opened ({e.strerror or e})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise NotReadable(f"{path} is not a regular file (mode {stat.filemode(st.st_mode)})")
+        if st.st_size > cap:
+            raise NotReadable(f"{path} holds {st.st_size} bytes, more than the {cap // 2**20} MiB a cache file may")
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise NotReadable(f"{path} grew past the {cap // 2**20} MiB a cache file may hold while it was read")
+    return data
+
+
+def cache_secret(folder: Path) -> bytes:
+    """Return the secret key of the cache ``folder``, making it (mode 0600) on first use.
+
+    Two processes that start at once agree on one key: the file is written whole under a temporary
+    name, then linked into place, and a process that loses the race reads the winner's. Raise
+    OSError when the key can neither be read nor made.
+    """
+    path = folder / KEY_FILE
+    for _ in range(3):
+        try:
+            data = read_regular(path, cap=4 * _MAC_HEX)
+        except NotReadable as e:
+            raise OSError(f"the cache key {e}") from None
+        if data is not None:
+            text = data.decode("ascii", "replace").strip()
+            if len(text) == _MAC_HEX and all(c in "0123456789abcdef" for c in text):
+                return bytes.fromhex(text)
+            raise OSError(f"the cache key {path} is not 64 hex digits; remove it to make a new one")
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{KEY_FILE}.", suffix=".tmp", dir=folder)  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(_MAC_HEX // 2) + "\n")
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another process made it first: read that one
+        finally:
+            os.unlink(tmp)
+    raise OSError(f"the cache key {path} could not be made")
+
+
+def seal(header: bytes, payload: bytes, secret: bytes) -> bytes:
+    """Return ``header`` (one line), the HMAC of header and payload under ``secret``, a newline, then ``payload``."""
+    assert header.endswith(b"\n") and header.count(b"\n") == 1
+    mac = hmac.new(secret, header + payload, hashlib.sha256).hexdigest().encode()
+    return header + mac + b"\n" + payload
+
+
+def unseal(header: bytes, data: bytes, secret: bytes) -> tuple[bytes, bool]:
+    """Return (the payload of sealed ``data``, whether its seal checks under ``secret``).
+
+    Data that does not start with ``header`` and a seal line is returned whole, unchecked (False).
+    """
+    head = len(header) + _MAC_HEX + 1
+    if not data.startswith(header) or data[head - 1 : head] != b"\n":
+        return data, False
+    payload = data[head:]
+    mac = hmac.new(secret, header + payload, hashlib.sha256).hexdigest().encode()
+    return payload, hmac.compare_digest(mac, data[len(header) : head - 1])

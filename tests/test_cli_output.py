@@ -1,0 +1,113 @@
+"""The CLI's ``-o`` writes over only what claimcheck wrote, and ``expectations -o`` keeps the other claims' pins."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from claimcheck.commands.cli import main
+from claimcheck.record import ClaimRecorder
+from claimcheck.reportfiles import write_report
+from claimcheck.rundata import RunData
+from claimcheck.verdicts import TestOutcome
+
+MODULE = "def test_c2():\n    assert True\n"
+
+EXISTING = """# What this suite is known to give at budget ci (the team's notes stay).
+
+[ci]
+base_seed = 0  # the block these pins were measured on
+pool = "confirmatory"
+
+[ci.C1]
+verdict = "REPRODUCED"
+parts = { "claim" = "REPRODUCED" }
+
+[ci.C1.stats]
+"claim / toy statistic" = { met = 3, n = 3, median = 0.5, rtol = 0.05 }
+
+[ci.C9]
+verdict = "NOT REPRODUCED"
+
+[standard]
+base_seed = 0
+pool = "confirmatory"
+
+[standard.C5]
+verdict = "INCONCLUSIVE"
+why = "the Jena file is short"
+"""
+
+
+def _run_json(tmp_path: Path) -> Path:
+    rec = ClaimRecorder(claim_id="C9", seed=0)
+    rec.check("toy statistic", 0.5, "<=", 1.0)
+    test = TestOutcome("test_toy.py::test_claim", "C9", "toy", "Sec. 9", "passed", record=rec)
+    run = RunData(title="toy", env={"run id": "r1", "date": "today", "budget": "ci: toy"}, tests=[test])
+    write_report(run, tmp_path / "run" / "claim-report.md", figures=False)
+    return tmp_path / "run" / "claim-report.json"
+
+
+def test_render_onto_a_file_claimcheck_did_not_write_is_refused_saying_how_to_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run_json(tmp_path)
+    module = tmp_path / "test_c2_monotone.py"
+    module.write_text(MODULE)
+    assert main(["render", str(run), "-o", str(module)]) == 2
+    assert module.read_text() == MODULE
+    err = capsys.readouterr().err
+    assert str(module) in err and "--force" in err
+    assert main(["render", str(run), "-o", str(module), "--force"]) == 0
+    assert "C9" in module.read_text()
+
+
+def test_render_onto_its_own_earlier_output_needs_no_force(tmp_path: Path) -> None:
+    run = _run_json(tmp_path)
+    out = tmp_path / "again.md"
+    assert main(["render", str(run), "-o", str(out)]) == 0
+    assert main(["render", str(run), "-o", str(out)]) == 0
+    out.write_text("the user's edit")
+    assert main(["render", str(run), "-o", str(out)]) == 2
+    assert out.read_text() == "the user's edit"
+
+
+def test_matrix_onto_a_file_claimcheck_did_not_write_is_refused(tmp_path: Path) -> None:
+    run = _run_json(tmp_path)
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    assert main(["matrix", str(run), "-o", str(notes)]) == 2
+    assert notes.read_text() == "mine"
+
+
+def test_expectations_into_an_existing_file_keeps_the_other_claims_pins(tmp_path: Path) -> None:
+    run = _run_json(tmp_path)
+    pins = tmp_path / "expectations.toml"
+    pins.write_text(EXISTING)
+    assert main(["expectations", str(run), "--budget", "ci", "-o", str(pins)]) == 0
+    text = pins.read_text()
+    data = tomllib.loads(text)
+    assert data["ci"]["C1"]["stats"]["claim / toy statistic"]["median"] == 0.5  # another claim's pin is kept
+    assert data["ci"]["C9"]["verdict"] != "NOT REPRODUCED"  # this run's claim is updated
+    assert data["standard"]["C5"] == {"verdict": "INCONCLUSIVE", "why": "the Jena file is short"}
+    assert "the team's notes stay" in text
+
+
+def test_expectations_into_a_file_that_is_not_an_expectations_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run_json(tmp_path)
+    module = tmp_path / "conftest.py"
+    module.write_text(MODULE)
+    assert main(["expectations", str(run), "-o", str(module)]) == 2
+    assert module.read_text() == MODULE and "--force" in capsys.readouterr().err
+
+
+def test_expectations_pinned_on_another_block_are_not_merged_into(tmp_path: Path) -> None:
+    run = _run_json(tmp_path)
+    pins = tmp_path / "expectations.toml"
+    pins.write_text(EXISTING.replace("[ci]\nbase_seed = 0", "[ci]\nbase_seed = 7"))
+    assert main(["expectations", str(run), "--budget", "ci", "-o", str(pins)]) == 2
+    assert "base_seed = 7" in pins.read_text()
