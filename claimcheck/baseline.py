@@ -26,13 +26,25 @@ and its statistics are "not paired".
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from claimcheck.environment import hardware_key
-from claimcheck.paired import ALPHA, Movement, PairedTest, holm, paired_test, spread_sd
+from claimcheck.errors import ConfigError
+from claimcheck.paired import (
+    ALPHA,
+    POWER,
+    Movement,
+    PairedTest,
+    detectable,
+    holm,
+    paired_test,
+    spread_sd,
+    units_to_decide,
+)
 from claimcheck.protocol import ClaimProtocol
 from claimcheck.report import code, md
 from claimcheck.rundata import RunData
@@ -43,6 +55,8 @@ ABS_FLOOR = 1e-12  # relative differences are relative to max(|baseline|, ABS_FL
 MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard deviation
 FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest |value| (float noise)
 LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
+MARGINS_INI = "claim_baseline_margins"  # the ini option that sets margins per statistic
+_RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # SKIPPED: not ranked (not seen)
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,16 @@ class VerdictChange:
     def regression(self) -> bool:
         """Return True when a claim that reproduced no longer does."""
         return self.before == Verdict.REPRODUCED.value and self.after != self.before
+
+    @property
+    def worse(self) -> bool:
+        """Return True when the verdict fell: ERROR < NOT REPRODUCED < INCONCLUSIVE < REPRODUCED."""
+        return self.before in _RANK and self.after in _RANK and _RANK[self.after] < _RANK[self.before]
+
+    @property
+    def better(self) -> bool:
+        """Return True when the verdict rose on the same order (a better verdict is reported, never failed)."""
+        return self.before in _RANK and self.after in _RANK and _RANK[self.after] > _RANK[self.before]
 
 
 @dataclass(frozen=True)
@@ -112,6 +136,8 @@ class StatChange:
     values: int = 0  # values compared by the exact check
     max_relative: float = 0.0  # the largest relative difference of a value (inf if one side is not finite)
     log: bool = False  # compared on log10 (a positive statistic spanning orders of magnitude)
+    detectable: float = math.nan  # the true mean change shown beyond the margin with probability POWER, these units
+    units_to_decide: int | None = None  # undecided: the units that would decide it at the measured change and SD
 
     @property
     def worse(self) -> bool:
@@ -121,9 +147,12 @@ class StatChange:
     @property
     def name(self) -> str:
         """Return the statistic with its part or control, as the table names it."""
-        if self.control:
-            return f"{self.statistic} (control: {self.control})"
-        return f"{self.part}: {self.statistic}" if self.part else self.statistic
+        return stat_name(self.part, self.control, self.statistic)
+
+    @property
+    def key(self) -> str:
+        """Return ``CLAIM.name``, the name ``claim_baseline_margins`` sets a margin by."""
+        return f"{self.claim_id}.{self.name}"
 
     def describe(self) -> str:
         """Return e.g. ``C1 s: mean change +0.5 [0.4, 0.6] per unit, margin 0.1 (worse beyond margin)``."""
@@ -150,6 +179,8 @@ class Comparison:
     passes: list[PassChange] = field(default_factory=list)
     stats: list[StatChange] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # claims or statistics only one side has
+    missing_claims: list[str] = field(default_factory=list)  # in the baseline, but not run (or SKIPPED) now
+    extra_claims: list[str] = field(default_factory=list)  # run now, but not in the baseline (or SKIPPED there)
 
     @property
     def regressions(self) -> list[str]:
@@ -182,6 +213,31 @@ class Comparison:
 
 def _ctl(control: str | None) -> str:
     return f" (control: {control})" if control else ""
+
+
+def stat_name(part: str, control: str | None, statistic: str) -> str:
+    """Return a statistic with its part or control, as the comparison's table names it."""
+    if control:
+        return f"{statistic} (control: {control})"
+    return f"{part}: {statistic}" if part else statistic
+
+
+def statistic_names(run: RunData) -> set[str]:
+    """Return ``CLAIM.name`` of every statistic ``run`` recorded: the names ``claim_baseline_margins`` takes."""
+    return {f"{r.claim_id}.{stat_name(*key)}" for r in run.results() for key in _values(r)}
+
+
+def check_margins(margins: Mapping[str, float], baseline: RunData, option: str = f"ini {MARGINS_INI}") -> None:
+    """Raise ConfigError naming ``option`` when a margin names a statistic the baseline did not record."""
+    known = statistic_names(baseline)
+    for name in margins:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ConfigError(
+                f"{option}: {name!r} names no statistic of the baseline; give CLAIM.statistic as the comparison's "
+                f"table names it (with 'part: ' or ' (control: ...)' where it shows them){hint}"
+            )
 
 
 def relative(before: float, after: float) -> float:
@@ -233,13 +289,15 @@ def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | No
     return None if stat is None else stat.margin
 
 
-def _margin(declared: float | None, base: dict[tuple[str, str, str, int], Point]) -> tuple[float, str]:
-    """Return the margin and where it came from: the protocol, else the baseline's spread, never below float noise."""
+def _margin(
+    declared: float | None, base: dict[tuple[str, str, str, int], Point], declared_by: str = "protocol"
+) -> tuple[float, str]:
+    """Return the margin and its source: the user's or protocol's, else the baseline's spread, above float noise."""
     values = [v for v, _, _ in base.values()]
     size = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
     floor = FLOAT_FLOOR * size
     if declared is not None:
-        return max(declared, floor), "protocol"
+        return max(declared, floor), declared_by
     by_label: dict[str, list[float]] = defaultdict(list)
     for (_, label, _, _), (v, _, _) in base.items():
         by_label[label].append(v)
@@ -273,6 +331,7 @@ def _compare_stat(
     values: tuple[dict[tuple[str, str, str, int], Point], dict[tuple[str, str, str, int], Point]],
     results: tuple[ClaimResult, ClaimResult],
     tol: float,
+    user_margin: float | None = None,
 ) -> tuple[StatChange, PairedTest | None]:
     """Compare one statistic: ``values`` and ``results`` are (now, baseline)."""
     (a, b), (now, before) = values, results
@@ -288,9 +347,11 @@ def _compare_stat(
         declared = _declared_margin(now.protocol, key)
         if declared is None:
             declared = _declared_margin(before.protocol, key)
+        by = f"ini {MARGINS_INI}" if user_margin is not None else "protocol"
+        declared = user_margin if user_margin is not None else declared
         log = declared is None and _log_scale([b[k][0] for k in shared], [a[k][0] for k in shared])
         base, cur = ({k: _log10(p) for k, p in d.items()} if log else d for d in (b, a))
-        margin, source = _margin(declared, {k: base[k] for k in shared})
+        margin, source = _margin(declared, {k: base[k] for k in shared}, by)
         halves = _halfwidths(base[shared[0]], cur[shared[0]]) if len(shared) == 1 else None
         test = paired_test(
             [base[k][0] for k in shared],
@@ -348,18 +409,32 @@ def compare(
     baseline: RunData,
     source: str,
     tolerance: Tolerance = DEFAULT_TOLERANCE,
+    margins: Mapping[str, float] | None = None,
 ) -> Comparison:
-    """Compare every claim, pass count and statistic of ``current`` with ``baseline`` (see the module)."""
+    """Compare every claim, pass count and statistic of ``current`` with ``baseline`` (see the module).
+
+    ``margins`` (``CLAIM.name`` -> margin, from ``claim_baseline_margins``) win over the protocol's. Each
+    paired statistic also gets the change it would show with probability ``POWER`` at its units
+    (``paired.detectable``, at ALPHA / the statistics compared: Holm's first step, so at least that
+    likely) and, when undecided, the units that would decide it (``paired.units_to_decide``).
+    """
+    margins = margins or {}
     same = hardware_key(current.env) == hardware_key(baseline.env)
     tol = tolerance.same if same else tolerance.cross
     comp = Comparison(baseline=source, same_hardware=same, tolerance=tol)
     now = {r.claim_id: r for r in current.results()}
     before = {r.claim_id: r for r in baseline.results()}
     tests: list[PairedTest | None] = []
+    skipped = Verdict.SKIPPED
     for cid in sorted(set(now) | set(before)):
         if cid not in now or cid not in before:
             comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
+            (comp.extra_claims if cid in now else comp.missing_claims).append(cid)
             continue
+        if now[cid].verdict is skipped and before[cid].verdict is not skipped:
+            comp.missing_claims.append(cid)
+        elif before[cid].verdict is skipped and now[cid].verdict is not skipped:
+            comp.extra_claims.append(cid)
         if now[cid].verdict != before[cid].verdict:
             comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
         comp.passes += _pass_changes(cid, now[cid], before[cid])
@@ -369,16 +444,23 @@ def compare(
                 side = "this run" if key in a else "the baseline"
                 comp.missing.append(f"{cid} {key[2]}{_ctl(key[1])}: only in {side}")
                 continue
-            change, test = _compare_stat(cid, key, (a[key], b[key]), (now[cid], before[cid]), tol)
+            user = margins.get(f"{cid}.{stat_name(*key)}")
+            change, test = _compare_stat(cid, key, (a[key], b[key]), (now[cid], before[cid]), tol, user)
             comp.stats.append(change)
             tests.append(test)
     worse = holm([t.p_worse if t else math.nan for t in tests], ALPHA)
     better = holm([t.p_better if t else math.nan for t in tests], ALPHA)
-    comp.stats = [
-        replace(s, movement=t.movement(w, b) if t else None)
-        for s, t, w, b in zip(comp.stats, tests, worse, better, strict=True)
-    ]
+    share = ALPHA / max(1, sum(not math.isnan(t.p_worse) for t in tests if t))  # Holm's first step
+    comp.stats = [_powered(replace(s, movement=t.movement(w, b)), t, share) if t else s
+                  for s, t, w, b in zip(comp.stats, tests, worse, better, strict=True)]  # fmt: skip
     return comp
+
+
+def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
+    """Return ``s`` with the change it detects with probability POWER and, when undecided, the units that decide it."""
+    found = detectable(t.sd, t.n, t.margin, share) if t.n >= 1 else math.nan
+    need = units_to_decide(t, share) if s.movement is Movement.UNDECIDED else None
+    return replace(s, detectable=found, units_to_decide=need)
 
 
 _ORDER = {Movement.WORSE: 0, Movement.BETTER: 1, Movement.UNDECIDED: 2, None: 3, Movement.EQUIVALENT: 4}
@@ -396,15 +478,18 @@ def _stat_row(s: StatChange) -> str:
         margin = f"{t.margin:.3g} ({s.margin_source})"
         outcome = s.movement.value if s.movement else ""
         outcome = f"**{outcome}**" if s.movement in (Movement.WORSE, Movement.BETTER) else outcome
+    sees = f"±{s.detectable:.3g}" if math.isfinite(s.detectable) else ""
+    need = "" if s.movement is not Movement.UNDECIDED else f"{s.units_to_decide}" if s.units_to_decide else "unknown"
     return (
         f"| {md(s.claim_id)} | {md(s.name)} | {s.before:.4g} | {s.after:.4g} | {change} | {units} | "
-        f"{md(margin)} | {outcome} |"
+        f"{md(margin)} | {sees} | {need} | {outcome} |"
     )
 
 
 _STAT_HEAD = [
-    "| claim | statistic | baseline median | now median | mean paired change [90%] | units | margin | outcome |",
-    "|---|---|---|---|---|---|---|---|",
+    "| claim | statistic | baseline median | now median | mean paired change [90%] | units | margin | "
+    f"shown at {POWER:.0%} | units to decide | outcome |",
+    "|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
@@ -419,7 +504,11 @@ def render_comparison(comp: Comparison) -> str:
         "the mean paired change now - baseline with its 90% interval, against an equivalence margin (the "
         f"protocol's, else {MARGIN_SPREAD:g} x the baseline's seed-to-seed SD). 'Worse beyond margin' is decided "
         f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm) and fails "
-        "--claim-baseline-fail, as does a verdict that got worse.",
+        "--claim-baseline-fail, as does a verdict that got worse; an undecided statistic fails it too "
+        "(--claim-baseline-fail=worse accepts undecided). 'Shown at "
+        f"{POWER:.0%}' is the true mean change the gate shows beyond the margin with probability at least "
+        f"{POWER:.0%} at these units (paired t, at {ALPHA:.0%} / the statistics compared); 'units to decide' "
+        "is how many units would decide an undecided statistic if its change and spread stayed as measured.",
         "",
     ]
     if comp.verdicts:
@@ -461,6 +550,10 @@ def render_comparison(comp: Comparison) -> str:
         f"Bit identity ({tol}; --claim-baseline-exact fails the session on any): {sum(s.differ for s in differ)} "
         f"of {values} values differ, in {len(differ)} of {len(comp.stats)} statistics."
     )
+    if comp.missing_claims:
+        parts += ["", f"**Claims of the baseline this run did not compare**: {md(', '.join(comp.missing_claims))}"]
+    if comp.extra_claims:
+        parts += ["", f"**Claims of this run the baseline lacks**: {md(', '.join(comp.extra_claims))}"]
     if comp.missing:
         parts += ["", "**Not compared**", ""] + [f"- {md(m)}" for m in comp.missing]
     return "\n".join(parts) + "\n"

@@ -17,11 +17,14 @@ from typing import Any
 
 import pytest
 
+from claimcheck.accept import AcceptError, accept
+from claimcheck.baseline import Comparison, compare
 from claimcheck.calibration import calibration_entries
 from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
 from claimcheck.expectations import PinnedAt, deviations, known_label, pins_of
 from claimcheck.fingerprint import NO_ENGINE, Engine
+from claimcheck.gate import EXIT_UNDECIDED, Gate, held_to_pins, judge
 from claimcheck.history import save_run
 from claimcheck.ledger import EMPTY, Ledger, State, check_git, check_history, load_ledger
 from claimcheck.paths import Places
@@ -198,6 +201,10 @@ def _link_note(settings: Settings) -> str:
     return f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
 
 
+ACCEPT_HINT = (
+    "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
+    "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
+)
 CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
 
 
@@ -251,6 +258,9 @@ class Controller:
         self.saved: Path | None = None
         self.not_written = ""  # why the report set could not be written
         self.not_saved = ""  # why the run could not be saved to the history
+        self.comparison: Comparison | None = None  # the comparison with the baseline, decided once
+        self.gate: Gate | None = None  # the baseline gate's outcome
+        self.gate_lines: list[tuple[str, bool]] = []  # what the terminal says of the gate (text, red)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [i.nodeid for i in session.items]
@@ -314,33 +324,71 @@ class Controller:
         self._states(run)
         same = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
         run.expectations = self._expectations_note(same)
-        self.deviations = [] if s.expectations_off else deviations(self.results, s.expected, s.expected_source, same)
+        pinned = s.expected_source.startswith("the baseline")  # the baseline's verdicts: the gate's to judge
+        held = held_to_pins(self.results, s.expected) if pinned else self.results  # a better verdict fails nothing
+        self.deviations = [] if s.expectations_off else deviations(held, s.expected, s.expected_source, same)
         self._to_junitxml(session.config)
         changed = self.changed and not s.exploratory
-        failing = self.deviations or changed or any(r.verdict is Verdict.ERROR for r in self.results)
+        failing = (self.deviations and not pinned) or changed or any(r.verdict is Verdict.ERROR for r in self.results)
         if failing and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if s.report is not None and not session.config.option.collectonly:  # --co runs nothing: no report
+        gate_status = self._gate(run, len(self.deviations) if pinned else 0)
+        collect_only = bool(session.config.option.collectonly)  # --co runs nothing: no report, no baseline
+        if s.report is not None and not collect_only:
             figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
             try:
                 self.written = write_report(
-                    run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache
-                )
+                    run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache,
+                    comparison=self.comparison,
+                )  # fmt: skip
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
                 if session.exitstatus in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
                     session.exitstatus = REPORT_NOT_WRITTEN
-            comp = self.written.comparison if self.written else None
-            failed = comp is not None and (
-                (s.baseline_fail and comp.regressions) or (s.baseline_exact and comp.differences)
-            )
-            if failed and session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if s.autosave and not session.config.option.collectonly:
+        if gate_status and session.exitstatus == 0:
+            session.exitstatus = gate_status
+        comp = self.comparison
+        if comp is not None and s.baseline_exact and comp.differences and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if s.baseline_update and s.baseline is not None and not collect_only:
+            self._accept(run, s.baseline)
+        if s.autosave and not collect_only:
             try:
                 self.saved = save_run(dumps(run), session.config.rootpath, run.env)
             except OSError as e:
                 self.not_saved = f"run not saved to the history: {e}"
+
+    def _gate(self, run: RunData, pinned: int) -> int:
+        """Compare the run with the baseline once, judge the gate, put it in the run; return its exit status."""
+        s = self.settings
+        if self.baseline is None:
+            return 0
+        mode = s.baseline_fail_mode if s.baseline_fail else ""
+        try:
+            margins = dict(s.baseline_margins)
+            self.comparison = compare(run, self.baseline, str(s.baseline or ""), s.tolerance, margins)
+        except Exception as e:  # the report names it (write_report); the gate cannot decide
+            self.gate_lines = [(f"claim baseline: UNDECIDED — the comparison failed: {type(e).__name__}: {e}", True)]
+            return EXIT_UNDECIDED if mode else 0
+        self.gate = judge(self.comparison, pinned)
+        run.gate = self.gate.to_dict(self.comparison, mode)
+        code = self.gate.exit_code(mode)
+        self.gate_lines = [(self.gate.line(), bool(code) or self.gate.status.value != "PASS")]
+        self.gate_lines += [(f"    {d}", d.startswith(("worse", "missing"))) for d in self.gate.details()]
+        self.gate_lines.append((f"    {self.gate.consequence(mode)}", bool(code)))
+        if self.gate.status.value != "PASS":
+            self.gate_lines.append((f"    {ACCEPT_HINT}", False))
+        return code
+
+    def _accept(self, run: RunData, baseline: Path) -> None:
+        """Write this run over the baseline (``--claim-baseline-update``), keeping the old one; say so."""
+        try:
+            kept = accept(dumps(run), baseline)
+        except (AcceptError, OSError) as e:
+            self.gate_lines.append((f"baseline NOT updated: {e}", True))
+            return
+        old = f"; the old one is kept as {kept}" if kept else ""
+        self.gate_lines.append((f"baseline updated: this run's JSON is now {baseline}{old}", False))
 
     def _states(self, run: RunData) -> None:
         """Put each claim's ledger state in the run: confirmed, registered (not confirmed) or changed."""
@@ -459,14 +507,14 @@ class Controller:
             terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
         if self.saved is not None:
             terminalreporter.write_line(f"run saved to the history: {self.saved}")
+        for line, red in self.gate_lines:
+            terminalreporter.write_line(line, red=red, bold=not red and line.startswith("claim baseline"))
+        if self.comparison is not None:
+            for line in self.comparison.differences if self.settings.baseline_exact else ():
+                terminalreporter.write_line(f"not bit-identical to the baseline: {line}", red=True)
         w = self.written
         if w is None:
             return
-        if w.comparison is not None:
-            for line in w.comparison.regressions:
-                terminalreporter.write_line(f"changed against the baseline: {line}", red=True)
-            for line in w.comparison.differences if self.settings.baseline_exact else ():
-                terminalreporter.write_line(f"not bit-identical to the baseline: {line}", red=True)
         link = f", through the symbolic link {self.settings.report_link}" if self.settings.report_link else ""
         terminalreporter.write_sep(
             "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures{link})"
@@ -481,5 +529,5 @@ class Controller:
                 f"<this run's .json> --budget {self.settings.budget.name}`"
             )
         if source:
-            return "compare with the baseline's report; rerun without --claim-baseline-fail to accept it"
+            return f"compare with the baseline's report; {ACCEPT_HINT}"
         return "pin the known results in an expectations file (--claim-expectations)"

@@ -32,10 +32,13 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
+from scipy import optimize
 from scipy import stats as sps
 
 LEVEL = 0.90  # two-sided interval of the mean difference: each end a one-sided 95% bound
 ALPHA = 0.05  # each one-sided test; TOST at this alpha is the LEVEL interval inside the margins
+POWER = 0.90  # the probability at which the gate states what it can see ("detectable", "units to decide")
+MAX_UNITS = 1_000_000  # units_to_show says None beyond this: no budget decides it
 
 
 class Movement(StrEnum):
@@ -67,6 +70,7 @@ class PairedTest:
     p_equivalent: float
     left_out: int = 0  # pairs with a non-finite value on one side only
     identical: bool = False  # every pair is the same value bit for bit
+    sd: float = math.nan  # the SD of the paired differences (n >= 2); for one pair, the standard error
 
     def movement(self, worse: bool | None = None, better: bool | None = None) -> Movement:
         """Return the outcome; ``worse``/``better`` override the raw one-sided tests (e.g. after Holm)."""
@@ -120,7 +124,7 @@ def paired_test(
         m = float(w[0])
         p_worse, p_better = (0.0 if m > margin else 1.0), (0.0 if m < -margin else 1.0)
         p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
-        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical)
+        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0)
     se = sd / math.sqrt(n)
     half = float(sps.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * se
     from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
@@ -133,7 +137,7 @@ def paired_test(
     # p_upp tests H0 "w >= margin" against "w < margin" (left tail); its complement tests H0 "w <= margin"
     return PairedTest(
         n, mean, mean - half, mean + half, margin, 1.0 - float(p_upp), 1.0 - float(p_low),
-        nan if left_out else float(p_eq), left_out, identical,
+        nan if left_out else float(p_eq), left_out, identical, sd,
     )  # fmt: skip
 
 
@@ -149,12 +153,13 @@ def _single(
     half = math.hypot(*halfwidths)
     if half == 0.0:
         p_worse, p_better = (0.0 if w > margin else 1.0), (0.0 if w < -margin else 1.0)
-        return PairedTest(1, mean, mean, mean, margin, p_worse, p_better, 0.0 if abs(w) <= margin else 1.0, left_out)
+        p_eq = 0.0 if abs(w) <= margin else 1.0
+        return PairedTest(1, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, sd=0.0)
     se = half / z
     p_worse = float(sps.norm.sf((w - margin) / se))
     p_better = float(sps.norm.cdf((w + margin) / se))
     p_eq = max(float(sps.norm.sf((w + margin) / se)), float(sps.norm.cdf((w - margin) / se)))
-    return PairedTest(1, mean, mean - half, mean + half, margin, p_worse, p_better, p_eq, left_out, identical)
+    return PairedTest(1, mean, mean - half, mean + half, margin, p_worse, p_better, p_eq, left_out, identical, se)
 
 
 def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
@@ -188,3 +193,74 @@ def spread_sd(values_by_label: Sequence[Sequence[float]]) -> float:
         return math.sqrt(ss / dof)
     flat = np.concatenate(groups) if groups else np.array([])
     return float(flat.std(ddof=1)) if flat.size >= 2 else math.nan
+
+
+def _power(gap: float, sd: float, n: int, alpha: float) -> float:
+    """Return the probability that the one-sided test at ``alpha`` shows a true effect ``gap`` beyond its null.
+
+    n >= 2: Student's t over n pairs, so the statistic is noncentral t with n - 1 degrees of freedom and
+    noncentrality gap sqrt(n) / sd. n = 1: the normal test of ``_single`` with standard error ``sd``.
+    """
+    if sd == 0.0:
+        return 1.0 if gap > 0 else 0.0
+    if n == 1:
+        return float(sps.norm.sf(sps.norm.isf(alpha) - gap / sd))
+    return float(sps.nct.sf(sps.t.isf(alpha, n - 1), n - 1, gap * math.sqrt(n) / sd))
+
+
+def detectable(sd: float, n: int, margin: float, alpha: float, power: float = POWER) -> float:
+    """Return the smallest true mean change the gate shows beyond ``margin`` with probability ``power``.
+
+    The test is ``paired_test``'s one-sided "worse" (or "better") test at level ``alpha`` over ``n``
+    pairs whose differences have SD ``sd`` (for one pair: ``sd`` is its standard error and the test is
+    normal). The change is ``margin + ncp sd / sqrt(n)``, where ncp is the noncentrality at which the
+    noncentral t with n - 1 degrees of freedom exceeds t_{1-alpha, n-1} with probability ``power``;
+    roughly margin + (z_{1-alpha} + z_{power}) sd / sqrt(n). NaN when ``sd`` is not a finite number.
+    """
+    if not (math.isfinite(sd) and sd >= 0 and n >= 1):
+        return math.nan
+    if sd == 0.0:
+        return margin
+    if n == 1:
+        return margin + float(sps.norm.isf(alpha) + sps.norm.ppf(power)) * sd
+    crit, df = float(sps.t.isf(alpha, n - 1)), n - 1
+    guess = float(sps.norm.isf(alpha) + sps.norm.ppf(power))
+    hi = max(2 * guess, crit + 10.0)
+    while sps.nct.sf(crit, df, hi) < power:
+        hi *= 2
+    ncp = float(optimize.brentq(lambda c: float(sps.nct.sf(crit, df, c)) - power, 0.0, hi, xtol=1e-10))
+    return margin + ncp * sd / math.sqrt(n)
+
+
+def units_to_show(gap: float, sd: float, alpha: float, power: float = POWER) -> int | None:
+    """Return the fewest pairs (>= 2) at which a one-sided t-test at ``alpha`` shows ``gap`` (> 0) with ``power``.
+
+    ``sd`` is the SD of the differences. None when the gap is not positive or more than ``MAX_UNITS`` are needed.
+    """
+    if not (gap > 0 and math.isfinite(sd) and sd >= 0):
+        return None
+    if _power(gap, sd, 2, alpha) >= power:
+        return 2
+    lo, hi = 2, 4
+    while _power(gap, sd, hi, alpha) < power:
+        lo, hi = hi, hi * 2
+        if hi > MAX_UNITS:
+            return None if _power(gap, sd, MAX_UNITS, alpha) < power else MAX_UNITS
+    while hi - lo > 1:  # power grows with n: lo falls short, hi reaches it
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _power(gap, sd, mid, alpha) >= power else (mid, hi)
+    return hi
+
+
+def units_to_decide(test: PairedTest, alpha_change: float, power: float = POWER) -> int | None:
+    """Return how many pairs would decide an undecided statistic if its mean change and SD stayed as measured.
+
+    Inside the margin (|mean| < margin) that is the units at which TOST shows equivalence, at ``ALPHA``
+    against the nearer margin; beyond it, the units at which the one-sided change test at
+    ``alpha_change`` (the family-wise share, e.g. ALPHA / statistics compared) shows it. None when the
+    mean sits on the margin, the SD is unknown, or more than ``MAX_UNITS`` are needed.
+    """
+    gap = test.margin - abs(test.mean)
+    if gap > 0:
+        return units_to_show(gap, test.sd if test.n >= 2 else math.nan, ALPHA, power)
+    return units_to_show(-gap, test.sd if test.n >= 2 else math.nan, alpha_change, power)

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from claimcheck import controller as ctl
+from claimcheck.baseline import check_margins
 from claimcheck.budget import Budget
 from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
@@ -38,7 +39,14 @@ from claimcheck.markers import (
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.rundata import RunFileError, load
 from claimcheck.schedule import ClaimUnits, units_for
-from claimcheck.settings import Settings, add_options, report_value_as_test_path, shown_path, spread_device
+from claimcheck.settings import (
+    Settings,
+    add_options,
+    baseline_fail_value_as_test_path,
+    report_value_as_test_path,
+    shown_path,
+    spread_device,
+)
 from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
 from claimcheck.termination import restore, sigterm_as_interrupt
 
@@ -65,9 +73,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    if report_value_as_test_path(args, early_config.invocation_params.dir):  # before pytest reads the test paths
+    report = report_value_as_test_path(args, early_config.invocation_params.dir)  # before pytest reads the test paths
+    if baseline_fail_value_as_test_path(args) or report:
         fresh = vars(parser.parse_known_args(args))
-        vars(early_config.known_args_namespace).update({k: fresh[k] for k in ("file_or_dir", "claim_report")})
+        keys = ("file_or_dir", "claim_report", "claim_baseline_fail")
+        vars(early_config.known_args_namespace).update({k: fresh[k] for k in keys})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,6 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = Settings.from_config(config)
         baseline = load(settings.baseline) if settings.baseline else None
+        if baseline is not None:
+            check_margins(dict(settings.baseline_margins), baseline)
         ledger = None if worker else ctl.verified_ledger(settings)
         if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the expected ones
             source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"

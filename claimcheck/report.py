@@ -21,6 +21,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import quote
 
 from claimcheck.calibration import entry_of, part_mark
@@ -605,12 +606,14 @@ def render(
     """Return the markdown report: the first screen, the environment, then one section per claim.
 
     ``figure_folder`` is the figures' folder relative to the report; ``extra`` are sections
-    (e.g. a baseline comparison) placed after the environment; ``figures`` names the figure files
+    (e.g. a baseline comparison) placed before the environment, under the baseline gate (``run.gate``) that heads
+    the report; ``figures`` names the figure files
     that exist (None: link every figure the run recorded). ``details`` names the details file
     (``render_details``) that holds the per-claim sections instead: the first screen links there.
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
+    parts += gate_lines(run.gate) if run.gate else []
     if run.expectations:
         parts += [f"Expectations: {md(run.expectations)}.", ""]
     if run.incomplete:
@@ -624,6 +627,7 @@ def render(
     session = session_level(results)
     if session:
         parts += [md(session), ""]
+    parts += [*extra]  # the baseline comparison (and any problems writing the report) before the environment
     parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
     if run.counters:
         parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
@@ -631,10 +635,18 @@ def render(
         rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
         parts += ["**Data files** (sha256 against the published copies)", ""]
         parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
-    parts += [*extra]
     if not details:
         parts += [_section(run, r, figure_folder, figures) for r in results]
     return "\n".join(parts)
+
+
+def gate_lines(gate: dict[str, Any]) -> list[str]:
+    """Return the report's lines for the baseline gate: its line in bold, then what makes it (``gate.to_dict``)."""
+    lines = [f"**{md(str(gate.get('line', '')))}** ({md(str(gate.get('consequence', '')))})", ""]
+    details = [str(d) for d in gate.get("details", [])]
+    if details:
+        lines += [f"- {md(d)}" for d in details] + [""]
+    return [*lines, "Each statistic's comparison is in the section Comparison with baseline, below.", ""]
 
 
 def render_details(run: RunData, *, figure_folder: str = "figures", figures: set[str] | None = None) -> str:

@@ -103,11 +103,13 @@ def write_report(
     tolerance: Tolerance = DEFAULT_TOLERANCE,
     figures: bool = True,
     figure_cache: Path | None = None,
+    comparison: Comparison | None = None,
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
 
     ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
-    figure is copied from it instead of drawn.
+    figure is copied from it instead of drawn. ``comparison`` is the session's comparison with
+    ``baseline``, decided once by the controller; without it, the comparison is made here.
 
     Nothing optional decides whether the report is written: a comparison or a figure that fails
     is named in the report instead. The set is staged and committed under one lock
@@ -117,7 +119,10 @@ def write_report(
     """
     written = Written(path, sidecar_path(path))
     extra = []
-    if baseline is not None:
+    if comparison is not None:
+        written.comparison = comparison
+        extra.append(render_comparison(comparison))
+    elif baseline is not None:
         try:
             written.comparison = compare(run, baseline, baseline_source, tolerance)
             extra.append(render_comparison(written.comparison))

@@ -46,6 +46,7 @@ class RunData:
     code: dict[str, dict[str, str]] = field(default_factory=dict)  # claim id -> fingerprint, engine, ledger state
     expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
     titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
+    gate: dict[str, Any] = field(default_factory=dict)  # the baseline gate's outcome and statistics (gate.to_dict)
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -229,6 +230,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
             expectations=str(raw.get("expectations", "")),
             titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
+            gate=dict(raw.get("gate", {})),
             schema=str(raw["schema"]),  # what the file was written as: a READABLE older one stays named
         )
     except (KeyError, TypeError, ValueError) as e:

@@ -45,6 +45,7 @@ class Option:
     help: str
     default: str = ""  # the ini default (as text); "" means unset
     kind: str = "value"  # value, flag (store_true; ini bool) or optional (a value that may be left out)
+    const: str = DEFAULT_REPORT  # an optional option's value when it is given without one
 
     @property
     def dest(self) -> str:
@@ -64,8 +65,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--claim-model-dir", "claim_model_dir", "DIR", "local pretrained model folder (safetensors + "
            "tokenizer.json)"),
     Option("--claim-baseline", "claim_baseline", "JSON", "compare this run with an earlier run's JSON sidecar"),
-    Option("--claim-baseline-fail", "claim_baseline_fail", "", "exit non-zero when a verdict changes, or a "
-           "statistic is worse beyond its margin seed by seed, against --claim-baseline", kind="flag"),
+    Option("--claim-baseline-fail", "claim_baseline_fail", "worse", "exit 13 when a verdict fell or a statistic "
+           "is worse beyond its margin seed by seed against --claim-baseline, 14 when one is undecided or a "
+           "baseline claim is not compared; =worse accepts undecided statistics", kind="optional", const="all"),
     Option("--claim-baseline-exact", "claim_baseline_exact", "", "exit non-zero when any verdict or value differs "
            "from --claim-baseline's (bit identity on the same hardware; see --claim-tolerance)", kind="flag"),
     Option("--claim-tolerance", "claim_tolerance", "SAME[,CROSS]", "relative tolerances of the bit-identity "
@@ -92,7 +94,15 @@ OPTIONS: tuple[Option, ...] = (
            "Ray)"),
     Option("--claim-timeout", "claim_timeout", "SECONDS", "wall-clock limit per claim test and per training run; "
            "one past it is an ERROR naming it (0: no limit)", "0"),
+    Option("--claim-baseline-update", "claim_baseline_update", "", "accept this run as the new baseline: write its "
+           "JSON over --claim-baseline, keeping the old one beside it as <name>.<UTC time>.json", kind="flag"),
 )  # fmt: skip
+MARGINS_HELP = (
+    "margins of the baseline gate per statistic, one CLAIM.statistic=MARGIN a line, the statistic named as the "
+    "comparison's table names it (they win over the protocol's)"
+)
+FAIL_MODES = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
+              "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -106,11 +116,12 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(o.ini, o.help, type="bool")
             continue
         if o.kind == "optional":
-            group.addoption(o.flag, nargs="?", const=DEFAULT_REPORT, default=None, metavar=o.metavar, help=text)
+            group.addoption(o.flag, nargs="?", const=o.const, default=None, metavar=o.metavar, help=text)
         else:
             group.addoption(o.flag, default=None, metavar=o.metavar, help=text)
         parser.addini(o.ini, o.help, default=o.default)
     parser.addini("claim_title", "title of the claim report", default="Claim report")
+    parser.addini("claim_baseline_margins", MARGINS_HELP, type="linelist", default=[])
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,9 @@ class Settings:
     expectations_off: bool = False  # --claim-expectations= (empty): no expectation is checked at all
     timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
     report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
+    baseline_fail_mode: str = "all"  # with baseline_fail: "all" fails worse and undecided, "worse" only worse
+    baseline_update: bool = False  # write this run's JSON over the baseline, keeping the old one beside it
+    baseline_margins: tuple[tuple[str, float], ...] = ()  # (CLAIM.statistic, margin) from claim_baseline_margins
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -179,7 +193,10 @@ class Settings:
             data_dir_source=data_src,
             model_dir=parse_model_dir(*values["claim_model_dir"], root),
             baseline=baseline,
-            baseline_fail=bool(values["claim_baseline_fail"][0]),
+            baseline_fail=parse_fail_mode(*values["claim_baseline_fail"]) != "",
+            baseline_fail_mode=parse_fail_mode(*values["claim_baseline_fail"]) or "all",
+            baseline_update=bool(values["claim_baseline_update"][0]),
+            baseline_margins=parse_margins(config.getini("claim_baseline_margins"), "ini claim_baseline_margins"),
             baseline_exact=bool(values["claim_baseline_exact"][0]),
             tolerance=parse_tolerance(*values["claim_tolerance"]),
             cache=cache,
@@ -452,6 +469,51 @@ def report_link(text: str | None, root: Path) -> Path | None:
     """Return the report path as given when it is a symbolic link (``parse_report`` follows it), else None."""
     path = parse_path(str(text).strip() if text is not None else None, root)
     return path if path is not None and path.is_symlink() else None
+
+
+def parse_fail_mode(value: Any, option: str) -> str:
+    """Return the gate's mode, "all", "worse" or "" (off), from ``--claim-baseline-fail[=worse]`` or its ini twin."""
+    text = str(value).strip().lower() if value is not None else ""
+    if text not in FAIL_MODES:
+        raise ConfigError(f"{option}: expected nothing (fail on worse and undecided) or worse, got {value!r}")
+    return FAIL_MODES[text]
+
+
+def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
+    """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines, or raise ConfigError naming it.
+
+    The name is everything before the last ``=`` (a statistic's name may hold one); the margin a finite number >= 0.
+    """
+    out: list[tuple[str, float]] = []
+    for line in lines or ():
+        name, eq, text = str(line).strip().rpartition("=")
+        try:
+            margin = float(text)
+        except ValueError:
+            margin = math.nan
+        if not (eq and "." in name.strip() and 0 <= margin < math.inf):
+            raise ConfigError(
+                f'{option}: expected CLAIM.statistic=MARGIN (a finite number >= 0), e.g. "C2.loss_T / loss_0=0.05", '
+                f"got {line!r}"
+            )
+        out.append((name.strip(), margin))
+    return tuple(out)
+
+
+def baseline_fail_value_as_test_path(args: list[str]) -> bool:
+    """Give a word after a bare ``--claim-baseline-fail`` that is not a mode back to the test paths.
+
+    ``--claim-baseline-fail`` may be left without a value, so argparse would take ``claims/`` in
+    ``pytest --claim-baseline-fail claims/`` as its value. Each such one becomes
+    ``--claim-baseline-fail=all`` followed by the word (edited in place); return whether any was.
+    """
+    changed = False
+    for i, word in enumerate(args[:-1]):
+        if word == "--claim-baseline-fail" and args[i + 1].strip().lower() not in FAIL_MODES:
+            if not args[i + 1].startswith("-"):
+                args[i] = "--claim-baseline-fail=all"
+                changed = True
+    return changed
 
 
 def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:

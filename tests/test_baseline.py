@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
-from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance, compare, render_comparison
-from claimcheck.paired import Movement
+from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance, check_margins, compare, render_comparison
+from claimcheck.errors import ConfigError
+from claimcheck.gate import EXIT_UNDECIDED, EXIT_WORSE, Status, judge
+from claimcheck.paired import Movement, detectable
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.rundata import RunData
@@ -167,3 +170,118 @@ def test_a_baseline_of_the_second_schema_is_read_and_compared_seed_by_seed() -> 
     old = load(Path(__file__).parent / "fixtures" / "run-schema-2.json")  # the reference run of v2/v3 protocols
     comp = compare(old, old, "old.json")
     assert old.schema == "claimcheck-run/2" and comp.counts()["equivalent"] == len(comp.stats) > 50
+
+
+# --- the gate: three outcomes per statistic and per run, exit statuses, power in view --------------------------
+
+
+def _noisy(shift: float, scale: float = 1.0, seed: int = 0) -> RunData:
+    """Return a run of the base's values plus ``shift`` and seed-to-seed noise of ``scale`` baseline SDs."""
+    noise = [scale * 0.1 * ((5 * s + seed) % 7 - 3) / 2 for s in SEEDS]  # a second fixed pattern, mean near 0
+    return _run([0.2 + v + shift + e for v, e in zip(SPREAD, noise, strict=True)])
+
+
+def test_an_identical_run_passes_the_gate_with_every_statistic_equivalent() -> None:
+    gate = judge(compare(_base(), _base(), "base.json"))
+    assert gate.status is Status.PASS and gate.exit_code("all") == 0
+    assert gate.line() == "claim baseline: PASS — 2 equivalent, 0 changed (worse 0, better 0), 0 undecided"
+
+
+def test_an_undecided_statistic_is_not_a_pass_and_fails_the_strict_gate_only() -> None:
+    comp = compare(_noisy(0.05, scale=3.0), _base(), "base.json")
+    stat = comp.stats[0]
+    assert stat.movement is Movement.UNDECIDED
+    gate = judge(comp)
+    assert gate.status is Status.UNDECIDED and gate.undecided == 1
+    assert gate.exit_code("all") == EXIT_UNDECIDED and gate.exit_code("worse") == 0 and gate.exit_code("") == 0
+    assert gate.line().startswith(
+        "claim baseline: UNDECIDED — 1 equivalent, 0 changed (worse 0, better 0), 1 undecided"
+    )
+    assert "C1 s" in gate.line()  # the worst statistic is named
+    assert stat.units_to_decide is not None and stat.units_to_decide > 20
+
+
+def test_a_worse_statistic_fails_both_modes_with_its_own_exit_status() -> None:
+    gate = judge(compare(_base(shift=0.5), _base(), "base.json"))
+    assert gate.status is Status.FAIL and gate.worse == 1
+    assert gate.exit_code("all") == gate.exit_code("worse") == EXIT_WORSE
+    assert "worst: C1 s" in gate.line()
+
+
+def test_a_better_statistic_and_a_better_verdict_are_reported_not_failed() -> None:
+    better = judge(compare(_base(shift=-0.5), _base(), "base.json"))
+    assert better.status is Status.PASS and better.better == 1 and better.exit_code("all") == 0
+    regained = compare(_base(), _run(2.0), "base.json")
+    assert regained.verdicts[0].better and not regained.verdicts[0].worse
+    assert judge(regained).exit_code("all") == 0
+
+
+def test_a_verdict_that_fell_fails_the_gate() -> None:
+    comp = compare(_run(2.0), _base(), "base.json")
+    assert comp.verdicts[0].worse
+    gate = judge(comp)
+    assert gate.status is Status.FAIL and "C1: REPRODUCED -> NOT REPRODUCED" in gate.failing
+
+
+def test_a_baseline_of_another_claim_set_compares_nothing_and_is_undecided_in_both_modes() -> None:
+    comp = compare(_base(claim="C2"), _base(), "base.json")
+    assert comp.missing_claims == ["C1"] and comp.extra_claims == ["C2"]
+    gate = judge(comp)
+    assert gate.status is Status.UNDECIDED and gate.compared == 0
+    assert gate.exit_code("all") == gate.exit_code("worse") == EXIT_UNDECIDED
+    text = "\n".join(gate.details())
+    assert "0 statistics compared" in text and "C1 is in the baseline but not in this run" in text
+    assert "C2 is in this run but not in the baseline" in text
+
+
+def test_a_baseline_claim_missing_from_the_run_fails_even_when_the_rest_passes() -> None:
+    both = RunData("r", {"cpu": "cpu A"}, _base().tests + _base(claim="C2").tests)
+    gate = judge(compare(_base(), both, "base.json"))
+    assert gate.status is Status.UNDECIDED and gate.missing_claims == ("C2",)
+    assert gate.exit_code("worse") == EXIT_UNDECIDED
+
+
+def test_each_statistic_carries_the_change_it_can_see_and_the_json_holds_it() -> None:
+    comp = compare(_noisy(0.0, scale=1.0), _base(), "base.json")
+    stat = comp.stats[0]
+    t = stat.test
+    assert t is not None and stat.detectable == pytest.approx(detectable(t.sd, t.n, t.margin, 0.05 / 2))
+    data = judge(comp).to_dict(comp, "all")
+    row = data["statistics"][0]
+    assert row["name"] == "C1.s" and row["detectable"] == pytest.approx(stat.detectable)
+    assert data["status"] == "PASS" and data["exit_status"] == 0 and data["counts"]["equivalent"] == 2
+    assert "shown at 90%" in render_comparison(comp)
+
+
+def test_a_margin_set_by_name_wins_over_the_protocols_and_a_bad_name_is_refused_naming_the_option() -> None:
+    proto = _protocol(margin=0.01)
+    comp = compare(_base(shift=0.5, protocol=proto), _base(protocol=proto), "base.json", margins={"C1.s": 1.0})
+    assert comp.stats[0].margin_source == "ini claim_baseline_margins"
+    assert comp.stats[0].movement is Movement.EQUIVALENT
+    check_margins({"C1.s": 1.0, "C1.s (control: ctl)": 2.0}, _base())
+    with pytest.raises(ConfigError, match=r"ini claim_baseline_margins: 'C1.z' names no statistic.*'C1.s'"):
+        check_margins({"C1.z": 1.0}, _base())
+
+
+def test_accepting_a_run_writes_it_over_the_baseline_and_keeps_the_old_one_beside_it(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from claimcheck.accept import AcceptError, accept
+    from claimcheck.commands.cli import main
+    from claimcheck.rundata import dumps
+
+    base, run = tmp_path / "base.json", tmp_path / "run.json"
+    base.write_text(dumps(_base()))
+    run.write_text(dumps(_base(shift=0.5)))
+    old = base.read_text()
+    when = datetime(2025, 12, 2, 10, 30, tzinfo=UTC)
+    kept = accept(run.read_text(), base, when)
+    assert kept == tmp_path / "base.20251202T103000Z.json" and kept.read_text() == old
+    assert base.read_text() == run.read_text()
+    assert accept(run.read_text(), base, when) == tmp_path / "base.20251202T103000Z-2.json"  # never over history
+    assert main(["baseline", "accept", str(run), str(tmp_path / "new.json")]) == 0  # a first baseline
+    assert (tmp_path / "new.json").read_text() == run.read_text()
+    cut = _base()
+    cut.incomplete = ["the session was interrupted (e.g. Ctrl-C)"]
+    with pytest.raises(AcceptError, match="the run is incomplete"):
+        accept(dumps(cut), base)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from claimcheck.paired import Movement, holm, paired_test, spread_sd
+from claimcheck.paired import Movement, detectable, holm, paired_test, spread_sd, units_to_decide, units_to_show
 
 
 def test_the_interval_and_one_sided_tests_are_students_t_over_the_pairs() -> None:
@@ -70,3 +70,53 @@ def test_the_spread_is_pooled_within_labels_and_falls_back_to_all_values() -> No
     assert spread_sd([[0.0, 1.0, 2.0], [100.0, 101.0, 102.0]]) == pytest.approx(1.0)
     assert spread_sd([[0.0], [2.0]]) == pytest.approx(math.sqrt(2))
     assert math.isnan(spread_sd([[1.0]]))
+
+
+def _rejections(shift: float, n: int, margin: float, alpha: float, runs: int, seed: int) -> float:
+    """Return how often paired_test's worse test rejects at ``alpha`` when the true change is ``shift`` (SD 1)."""
+    rng = np.random.default_rng(seed)
+    before = rng.normal(size=(runs, n))
+    after = before + shift + rng.normal(size=(runs, n))  # differences: N(shift, 1)
+    return float(
+        np.mean([paired_test(b, a, margin, sign=1).p_worse < alpha for b, a in zip(before, after, strict=True)])
+    )
+
+
+def test_the_detectable_change_is_margin_plus_noncentral_t_and_near_the_normal_rule() -> None:
+    # 12 units, SD 1, margin 0.3, alpha 0.05 / 10 statistics: 0.3 + (z_0.995 + z_0.9) / sqrt(12) = 1.414 by the
+    # normal rule, 0.3 + (t_0.995 + t_0.9) / sqrt(12) = 0.3 + (3.106 + 1.363) / 3.464 = 1.590 with Student's t at
+    # 11 degrees of freedom; the noncentral t needs a little more
+    change = detectable(1.0, 12, 0.3, 0.005)
+    rough = 0.3 + (sps.norm.isf(0.005) + sps.norm.ppf(0.9)) / math.sqrt(12)
+    student = 0.3 + (sps.t.isf(0.005, 11) + sps.t.ppf(0.9, 11)) / math.sqrt(12)
+    assert rough == pytest.approx(1.414, abs=1e-3) and student == pytest.approx(1.590, abs=1e-3)
+    assert change == pytest.approx(1.620, abs=1e-3) and change > student
+    assert detectable(1.0, 200, 0.3, 0.005) == pytest.approx(0.3 + 3.857 / math.sqrt(200), abs=3e-3)  # the z rule
+    assert detectable(0.0, 12, 0.3, 0.005) == 0.3 and math.isnan(detectable(math.nan, 12, 0.3, 0.005))
+
+
+def test_the_gate_shows_the_detectable_change_nine_times_in_ten_by_simulation() -> None:
+    change = detectable(1.0, 12, 0.3, 0.005)
+    assert _rejections(change, 12, 0.3, 0.005, 2000, 1) == pytest.approx(0.9, abs=0.02)
+    assert _rejections(0.3, 12, 0.3, 0.005, 2000, 2) <= 0.005 + 0.005  # on the margin: alpha
+
+
+def test_the_units_to_decide_reach_the_power_and_one_fewer_does_not() -> None:
+    n = units_to_show(0.5, 1.0, 0.05)
+    assert n is not None and 30 <= n <= 40  # (1.645 + 1.282)^2 / 0.25 = 34.3 by the normal rule
+    assert _rejections(0.5 + 0.2, n, 0.2, 0.05, 2000, 3) == pytest.approx(0.9, abs=0.02)
+    assert _rejections(0.5 + 0.2, n - 4, 0.2, 0.05, 2000, 3) < 0.9
+    assert units_to_show(0.0, 1.0, 0.05) is None and units_to_show(1e-6, 1.0, 0.05) is None
+
+
+def test_an_undecided_statistic_says_how_many_units_would_decide_it() -> None:
+    noise = [-1.5, -1.0, -0.5, 0.0, 0.0, 0.5, 1.0, 1.5, -0.8, 0.8]  # mean 0, SD 0.959
+    zeros = [0.0] * 10
+    inside = paired_test(zeros, [0.05 + 0.5 * x for x in noise], margin=0.2, sign=1)  # TOST t = 0.99
+    assert inside.movement() is Movement.UNDECIDED and inside.mean == pytest.approx(0.05)
+    n_eq = units_to_decide(inside, 0.005)  # equivalence at 5% against the nearer margin, 0.15 away
+    assert n_eq == units_to_show(0.15, inside.sd, 0.05) and n_eq is not None and 80 < n_eq < 100
+    beyond = paired_test(zeros, [0.5 + x for x in noise], margin=0.2, sign=1)  # t = 0.99 against the margin
+    assert beyond.movement() is Movement.UNDECIDED and beyond.mean == pytest.approx(0.5)
+    n_change = units_to_decide(beyond, 0.005)  # the change at the family-wise share, 0.3 beyond the margin
+    assert n_change == units_to_show(0.3, beyond.sd, 0.005) and n_change is not None and 120 < n_change < 160

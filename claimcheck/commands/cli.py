@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from claimcheck.accept import accept
 from claimcheck.baseline import compare, render_comparison
 from claimcheck.calibration import RULE_REPS, calibrate_suite, record_in_ledger
 from claimcheck.commands.calibrate import load_protocols, render_calibration
@@ -168,6 +169,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output, args.force)
     failed = (args.fail and comp.regressions) or (args.exact and comp.differences)
     return 1 if failed else 0
+
+
+def _cmd_baseline_accept(args: argparse.Namespace) -> None:
+    source = _run_file(args.run, args)
+    load(source)  # a run file of a schema this claimcheck reads, or RunFileError naming it
+    kept = accept(source.read_text(encoding="utf-8"), args.baseline)
+    print(f"accepted {source} as the baseline {args.baseline}" + (f"; the old one is kept as {kept}" if kept else ""))
 
 
 def _cmd_history(args: argparse.Namespace) -> None:
@@ -376,6 +384,17 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help=FORCE_HELP)
     _history_option(c)
     c.set_defaults(func=_cmd_compare)
+    b = command("baseline", "manage the regression gate's baseline")
+    actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
+    a = actions.add_parser(
+        "accept",
+        help="accept a run as the new baseline, keeping the old one beside it as <name>.<UTC time>.json",
+        description="Write RUN over BASELINE; the old BASELINE is renamed to <name>.<UTC time>.json beside it.",
+    )
+    a.add_argument("run", help="the run to accept: a .json file or a history entry")
+    a.add_argument("baseline", type=Path, help="the baseline .json file (created when missing)")
+    _history_option(a)
+    a.set_defaults(func=_cmd_baseline_accept)
     h = command("history", "list the saved runs, or save one")
     h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
     h.add_argument(
