@@ -33,7 +33,10 @@ CLAIMS = {
     "C8": "test_c8_multilayer.py",
 }
 THROUGH_THE_MODEL = {"C1", "C2", "C3", "C4", "C5", "C7", "C8"}  # C6 fine-tunes the pretrained encoder
-EDIT = ("        h = f + gamma * z\n", "        h = 1.5 * f + gamma * z\n")  # the FFN's output scaled
+EDIT = (  # the attention logits halved: every claim that computes through the model sees it
+    "    s = torch.softmax(scale * (q @ k.transpose(-1, -2)), dim=-1)  # (N, n, n)\n",
+    "    s = torch.softmax(0.5 * scale * (q @ k.transpose(-1, -2)), dim=-1)  # (N, n, n)\n",
+)
 
 pytestmark = pytest.mark.slow
 
