@@ -130,11 +130,12 @@ class GateCheck:
                 self.claim_id, key, (a, b), self.directions[key], (self.protocol,), self.tol,
                 self.margins.get(f"{self.claim_id}.{stat_name(*key)}"), looks=len(self.looks),
             )  # fmt: skip
-            out[change.name] = _outcome(test, self.share)
+            out[change.name] = outcome(test, self.share)
         return Look(units, out)
 
 
-def _outcome(test: PairedTest | None, share: float) -> str:
+def outcome(test: PairedTest | None, share: float) -> str:
+    """Return what one look says of a statistic: worse or better (beyond ``share``), equivalent, undecided, one pair."""
     if test is None:
         return "undecided"
     if test.n < 2 and not test.identical:
