@@ -22,6 +22,12 @@ across hardware).
 
 A baseline without unit ids (older runs) or on other seeds is compared by verdicts and medians,
 and its statistics are "not paired".
+
+Units a run recorded for the gate only (its reserve, ``claimcheck.reserve``: the run's ``gate_units``)
+are paired like the others. When the baseline holds a reserve for a test, the gate may look at its
+statistics at any of K pre-stated units (``reserve.gate_looks``), so each is tested at ALPHA / K
+(``paired_test(looks=K)``) against a margin fixed before any look: the baseline's spread over all its
+units of the statistic.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from claimcheck.environment import hardware_key
@@ -46,10 +52,11 @@ from claimcheck.paired import (
     units_to_decide,
 )
 from claimcheck.protocol import ClaimProtocol
+from claimcheck.record import Check
 from claimcheck.report import code, md
 from claimcheck.rundata import RunData
 from claimcheck.stats import spread
-from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, TestOutcome, UnitScore, Verdict
+from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, UnitScore, Verdict
 
 ABS_FLOOR = 1e-12  # relative differences are relative to max(|baseline|, ABS_FLOOR)
 MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard deviation
@@ -138,6 +145,7 @@ class StatChange:
     log: bool = False  # compared on log10 (a positive statistic spanning orders of magnitude)
     detectable: float = math.nan  # the true mean change shown beyond the margin with probability POWER, these units
     units_to_decide: int | None = None  # undecided: the units that would decide it at the measured change and SD
+    looks: int = 1  # K, the looks the gate may take at it (a baseline with a reserve): each at ALPHA / K
 
     @property
     def worse(self) -> bool:
@@ -253,21 +261,35 @@ StatKey = tuple[str, str | None, str]  # (part, control, statistic)
 Point = tuple[float, float | None, float | None]  # (value, low, high)
 
 
-def _values(r: ClaimResult) -> dict[StatKey, dict[tuple[str, str, str, int], Point]]:
-    """Return each statistic's values keyed by (test, label, unit, occurrence), in recording order."""
-    out: dict[StatKey, dict[tuple[str, str, str, int], Point]] = defaultdict(dict)
-    for t in r.tests:
-        seen: dict[tuple[StatKey, str, str], int] = defaultdict(int)
-        for c in t.record.checks if t.record else ():
-            key = (c.part, c.control, c.statistic)
-            k = seen[(key, c.label, c.unit)]
-            seen[(key, c.label, c.unit)] += 1
-            out[key][(_test_name(t), c.label, c.unit, k)] = (c.value, c.low, c.high)
+Values = dict[tuple[str, str, str, int], Point]  # (test, label, unit, occurrence) -> point
+
+
+def record_values(
+    test: str, checks: Sequence[Check], out: dict[StatKey, Values] | None = None
+) -> dict[StatKey, Values]:
+    """Return each statistic's values in ``checks`` of the test ``test``, keyed by (test, label, unit, occurrence)."""
+    out = defaultdict(dict) if out is None else out
+    seen: dict[tuple[StatKey, str, str], int] = defaultdict(int)
+    for c in checks:
+        key = (c.part, c.control, c.statistic)
+        k = seen[(key, c.label, c.unit)]
+        seen[(key, c.label, c.unit)] += 1
+        out.setdefault(key, {})[(test, c.label, c.unit, k)] = (c.value, c.low, c.high)
     return out
 
 
-def _test_name(t: TestOutcome) -> str:
-    return t.nodeid.split("::", 1)[-1]
+def _values(r: ClaimResult, reserve: Mapping[str, Sequence[Check]] | None = None) -> dict[StatKey, Values]:
+    """Return each statistic's values keyed by (test, label, unit, occurrence), in recording order, reserve too."""
+    out: dict[StatKey, Values] = defaultdict(dict)
+    for t in r.tests:
+        checks = [*(t.record.checks if t.record else ()), *(reserve or {}).get(t.nodeid, ())]
+        record_values(unqualified(t.nodeid), checks, out)
+    return out
+
+
+def unqualified(nodeid: str) -> str:
+    """Return a test's name without its file: what pairs a test of this run with the baseline's."""
+    return nodeid.split("::", 1)[-1]
 
 
 def _direction(r: ClaimResult, key: StatKey) -> str:
@@ -325,17 +347,22 @@ def _halfwidths(a: Point, b: Point) -> tuple[float, float] | None:
     return ((a[2] - a[1]) / 2, (b[2] - b[1]) / 2)  # type: ignore[operator]
 
 
-def _compare_stat(
+def compare_stat(
     cid: str,
     key: StatKey,
-    values: tuple[dict[tuple[str, str, str, int], Point], dict[tuple[str, str, str, int], Point]],
-    results: tuple[ClaimResult, ClaimResult],
+    values: tuple[Values, Values],
+    direction: str,
+    protocols: Sequence[ClaimProtocol | None],
     tol: float,
     user_margin: float | None = None,
+    looks: int = 1,
 ) -> tuple[StatChange, PairedTest | None]:
-    """Compare one statistic: ``values`` and ``results`` are (now, baseline)."""
-    (a, b), (now, before) = values, results
-    direction = _direction(before, key)
+    """Compare one statistic: ``values`` are (now, baseline); the first of ``protocols`` to declare a margin gives it.
+
+    ``looks`` (K) is how many looks the gate may take at it (``claimcheck.reserve``): the test is at
+    ALPHA / K, and the margin is the baseline's over all its values rather than the shared ones.
+    """
+    a, b = values
     shared = [k for k in b if k in a]
     med_b, med_a = spread([v for v, _, _ in b.values()]).median, spread([v for v, _, _ in a.values()]).median
     test = None
@@ -344,14 +371,12 @@ def _compare_stat(
     rels = [relative(b[k][0], a[k][0]) for k in shared] or [relative(med_b, med_a)]
     log = False
     if shared:
-        declared = _declared_margin(now.protocol, key)
-        if declared is None:
-            declared = _declared_margin(before.protocol, key)
+        declared = next((m for m in (_declared_margin(p, key) for p in protocols) if m is not None), None)
         by = f"ini {MARGINS_INI}" if user_margin is not None else "protocol"
         declared = user_margin if user_margin is not None else declared
         log = declared is None and _log_scale([b[k][0] for k in shared], [a[k][0] for k in shared])
         base, cur = ({k: _log10(p) for k, p in d.items()} if log else d for d in (b, a))
-        margin, source = _margin(declared, {k: base[k] for k in shared}, by)
+        margin, source = _margin(declared, base if looks > 1 else {k: base[k] for k in shared}, by)
         halves = _halfwidths(base[shared[0]], cur[shared[0]]) if len(shared) == 1 else None
         test = paired_test(
             [base[k][0] for k in shared],
@@ -359,6 +384,7 @@ def _compare_stat(
             margin,
             _sign(direction, key[1]),
             halfwidths=halves,
+            looks=looks,
         )
     else:
         differ = int(relative(med_b, med_a) > tol)
@@ -424,6 +450,8 @@ def compare(
     comp = Comparison(baseline=source, same_hardware=same, tolerance=tol)
     now = {r.claim_id: r for r in current.results()}
     before = {r.claim_id: r for r in baseline.results()}
+    current_reserve = {n: g.checks for n, g in current.gate_units.items()}
+    baseline_reserve = {n: g.checks for n, g in baseline.gate_units.items()}
     tests: list[PairedTest | None] = []
     skipped = Verdict.SKIPPED
     for cid in sorted(set(now) | set(before)):
@@ -438,14 +466,19 @@ def compare(
         if now[cid].verdict != before[cid].verdict:
             comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
         comp.passes += _pass_changes(cid, now[cid], before[cid])
-        a, b = _values(now[cid]), _values(before[cid])
+        a, b = _values(now[cid], current_reserve), _values(before[cid], baseline_reserve)
+        looks = _looks(before[cid], baseline)
+        protocols = (now[cid].protocol, before[cid].protocol)
         for key in [*b, *(k for k in a if k not in b)]:
             if key not in a or key not in b:
                 side = "this run" if key in a else "the baseline"
                 comp.missing.append(f"{cid} {key[2]}{_ctl(key[1])}: only in {side}")
                 continue
             user = margins.get(f"{cid}.{stat_name(*key)}")
-            change, test = _compare_stat(cid, key, (a[key], b[key]), (now[cid], before[cid]), tol, user)
+            direction = _direction(before[cid], key)
+            k = looks.get(key, 1)
+            change, test = compare_stat(cid, key, (a[key], b[key]), direction, protocols, tol, user, k)
+            change = replace(change, looks=k)
             comp.stats.append(change)
             tests.append(test)
     worse = holm([t.p_worse if t else math.nan for t in tests], ALPHA)
@@ -456,10 +489,29 @@ def compare(
     return comp
 
 
+def _looks(before: ClaimResult, baseline: RunData) -> dict[StatKey, int]:
+    """Return K per statistic: the most looks the baseline's reserve lets the gate take at a test recording it."""
+    out: dict[StatKey, int] = {}
+    for t in before.tests:
+        reserve = baseline.gate_units.get(t.nodeid)
+        k = max(1, len(reserve.looks)) if reserve is not None else 1
+        checks = [*(t.record.checks if t.record else ()), *(reserve.checks if reserve else ())]
+        for key in {(c.part, c.control, c.statistic) for c in checks}:
+            out[key] = max(out.get(key, 1), k)
+    return out
+
+
 def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
-    """Return ``s`` with the change it detects with probability POWER and, when undecided, the units that decide it."""
-    found = detectable(t.sd, t.n, t.margin, share) if t.n >= 1 else math.nan
-    need = units_to_decide(t, share) if s.movement is Movement.UNDECIDED else None
+    """Return ``s`` with the change it detects with probability POWER and, when undecided, the units that decide it.
+
+    With K looks, both are at the last look's level: ALPHA / K for equivalence, ``share`` / K for a change.
+    """
+    found = detectable(t.sd, t.n, t.margin, share / s.looks) if t.n >= 1 else math.nan
+    need = (
+        units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks)
+        if s.movement is Movement.UNDECIDED
+        else None
+    )
     return replace(s, detectable=found, units_to_decide=need)
 
 

@@ -31,7 +31,7 @@ from claimcheck.paths import Places
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
-from claimcheck.rundata import RunData, dumps
+from claimcheck.rundata import GateUnits, RunData, dumps
 from claimcheck.settings import Settings
 from claimcheck.store import default_cache_dir
 from claimcheck.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
@@ -287,6 +287,10 @@ class Controller:
         payloads = [str(value) for key, value in report.user_properties if key == "claimcheck"]
         for payload in payloads:
             self.outcomes.add(payload, report.duration)
+        for key, value in report.user_properties:
+            if key == "claimcheck-gate":  # units the test ran for the baseline gate only (claimcheck.reserve)
+                gate = json.loads(self.outcomes.places.shorten(str(value)))
+                self.outcomes.run.gate_units[gate["nodeid"]] = GateUnits.from_dict(gate["units"])
         if report.failed and not payloads:  # a test whose worker crashed: no payload came back
             self.bare_failures[report.nodeid] = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
 

@@ -184,6 +184,7 @@ def _stat_dict(s: StatChange) -> dict[str, Any]:
         "log10": s.log,
         "detectable": _number(s.detectable),
         "units_to_decide": s.units_to_decide,
+        "looks": s.looks,
     }
 
 

@@ -18,7 +18,12 @@ smaller one does. The interval and the tests are Student-t over the pairs (n >= 
 whose standard error comes from the two runs' own intervals, ``se = sqrt(h_a^2 + h_b^2) / z_0.95``
 for 90% half-widths ``h``; that ignores the (positive) correlation of two estimates on the same
 seeds, so it is conservative. A single pair without intervals is ``equivalent`` when identical and
-``undecided`` otherwise. Pairs where either side is not finite are left out of the test and
+``undecided`` otherwise.
+
+When the gate may look at a comparison ``looks`` times (it adds units while undecided, ``claimcheck.reserve``),
+every one-sided p-value is multiplied by ``looks`` (Bonferroni over the pre-stated looks) and the interval is
+the 1 - (1 - LEVEL) / looks one: a look errs with probability at most ALPHA / looks, so all of them together
+with at most ALPHA, whichever look the gate stops at. Pairs where either side is not finite are left out of the test and
 counted; two identical non-finite values (inf and inf, NaN and NaN) are a difference of zero. A
 statistic with such pairs is never called equivalent: the pairs that left the finite range changed.
 """
@@ -94,12 +99,40 @@ def paired_test(
     sign: int,
     *,
     halfwidths: tuple[float, float] | None = None,
+    looks: int = 1,
 ) -> PairedTest:
     """Compare ``after`` with ``before`` pair by pair against ``margin`` (>= 0); ``sign`` +1: larger is worse.
 
     ``halfwidths`` are the 90% half-widths of the two values' own intervals (before, after), used
-    only for a single pair. See the module for the tests.
+    only for a single pair. ``looks`` is how many looks the gate may take at this comparison: the
+    p-values are Bonferroni-adjusted for them and the interval widened to match. See the module.
     """
+    if looks < 1:
+        raise ValueError(f"looks must be >= 1, got {looks}")
+    test = _paired_test(before, after, margin, sign, halfwidths, looks)
+    if looks == 1:
+        return test
+    return replace(
+        test,
+        p_worse=_times(test.p_worse, looks),
+        p_better=_times(test.p_better, looks),
+        p_equivalent=_times(test.p_equivalent, looks),
+    )
+
+
+def _times(p: float, looks: int) -> float:
+    return p if math.isnan(p) else min(1.0, p * looks)
+
+
+def _paired_test(
+    before: Sequence[float],
+    after: Sequence[float],
+    margin: float,
+    sign: int,
+    halfwidths: tuple[float, float] | None,
+    looks: int,
+) -> PairedTest:
+    """Return ``paired_test``'s test with raw (one-look) p-values and the interval at the looks' level."""
     if len(before) != len(after):
         raise ValueError(f"paired_test needs as many values after as before, got {len(before)} and {len(after)}")
     if sign not in (1, -1):
@@ -117,7 +150,7 @@ def paired_test(
     w = sign * d  # towards worse
     mean = float(d.mean())
     if n == 1:
-        test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical)
+        test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical, looks)
         return replace(test, p_equivalent=nan) if left_out else test
     sd = float(w.std(ddof=1))
     if sd == 0.0:  # every pair moved by the same amount: no noise to test against
@@ -126,7 +159,7 @@ def paired_test(
         p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
         return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0)
     se = sd / math.sqrt(n)
-    half = float(sps.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * se
+    half = float(sps.t.ppf(1 - (1 - LEVEL) / 2 / looks, n - 1)) * se
     from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
 
     with warnings.catch_warnings():
@@ -142,7 +175,13 @@ def paired_test(
 
 
 def _single(
-    mean: float, w: float, margin: float, halfwidths: tuple[float, float] | None, left_out: int, identical: bool
+    mean: float,
+    w: float,
+    margin: float,
+    halfwidths: tuple[float, float] | None,
+    left_out: int,
+    identical: bool,
+    looks: int = 1,
 ) -> PairedTest:
     """Test one pair: with the two values' own intervals (normal approximation), else only identity."""
     nan = math.nan
@@ -159,7 +198,8 @@ def _single(
     p_worse = float(sps.norm.sf((w - margin) / se))
     p_better = float(sps.norm.cdf((w + margin) / se))
     p_eq = max(float(sps.norm.sf((w + margin) / se)), float(sps.norm.cdf((w - margin) / se)))
-    return PairedTest(1, mean, mean - half, mean + half, margin, p_worse, p_better, p_eq, left_out, identical, se)
+    wide = float(sps.norm.ppf(1 - (1 - LEVEL) / 2 / looks)) * se
+    return PairedTest(1, mean, mean - wide, mean + wide, margin, p_worse, p_better, p_eq, left_out, identical, se)
 
 
 def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
@@ -252,15 +292,18 @@ def units_to_show(gap: float, sd: float, alpha: float, power: float = POWER) -> 
     return hi
 
 
-def units_to_decide(test: PairedTest, alpha_change: float, power: float = POWER) -> int | None:
+def units_to_decide(
+    test: PairedTest, alpha_change: float, power: float = POWER, alpha_equivalent: float = ALPHA
+) -> int | None:
     """Return how many pairs would decide an undecided statistic if its mean change and SD stayed as measured.
 
-    Inside the margin (|mean| < margin) that is the units at which TOST shows equivalence, at ``ALPHA``
-    against the nearer margin; beyond it, the units at which the one-sided change test at
-    ``alpha_change`` (the family-wise share, e.g. ALPHA / statistics compared) shows it. None when the
-    mean sits on the margin, the SD is unknown, or more than ``MAX_UNITS`` are needed.
+    Inside the margin (|mean| < margin) that is the units at which TOST shows equivalence, at
+    ``alpha_equivalent`` (ALPHA, or ALPHA / looks) against the nearer margin; beyond it, the units at
+    which the one-sided change test at ``alpha_change`` (the family-wise share, e.g. ALPHA / statistics
+    compared) shows it. None when the mean sits on the margin, the SD is unknown, or more than
+    ``MAX_UNITS`` are needed.
     """
     gap = test.margin - abs(test.mean)
     if gap > 0:
-        return units_to_show(gap, test.sd if test.n >= 2 else math.nan, ALPHA, power)
+        return units_to_show(gap, test.sd if test.n >= 2 else math.nan, alpha_equivalent, power)
     return units_to_show(-gap, test.sd if test.n >= 2 else math.nan, alpha_change, power)

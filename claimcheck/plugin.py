@@ -37,8 +37,9 @@ from claimcheck.markers import (
     unit_seeds,
 )
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
-from claimcheck.rundata import RunFileError, load
-from claimcheck.schedule import ClaimUnits, units_for
+from claimcheck.reserve import gate_seeds, reserve_for
+from claimcheck.rundata import RunData, RunFileError, load
+from claimcheck.schedule import ClaimUnits, claim_looks, units_for
 from claimcheck.settings import (
     Settings,
     add_options,
@@ -53,11 +54,14 @@ from claimcheck.termination import restore, sigterm_as_interrupt
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CONTROLLER_KEY = pytest.StashKey[ctl.Controller | ctl.WorkerClaims]()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
+UNITS_KEY = pytest.StashKey[ClaimUnits]()
 STORE_KEY = pytest.StashKey[ResultCache]()
 COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
 ENGINE_KEY = pytest.StashKey[Engine]()
 EXECUTOR_KEY = pytest.StashKey[Executor]()
 SIGTERM_KEY = pytest.StashKey[tuple[bool, Any]]()  # whether SIGTERM was made an interrupt, and the old handler
+BASELINE_KEY = pytest.StashKey[RunData | None]()  # the --claim-baseline run, in every process (its reserve)
+GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
 
@@ -108,6 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
+    config.stash[BASELINE_KEY] = baseline
     config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
@@ -221,7 +226,22 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
 def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> ClaimUnits:
     """This claim's units in the batches its protocol schedules: ``for seeds in claim_units.batches(): ...``."""
     s = request.config.stash[SETTINGS_KEY]
-    return units_for(claim_record, unit_seeds(s, claim_record.protocol), s.budget)
+    seeds = unit_seeds(s, claim_record.protocol)
+    proto = claim_record.protocol
+    reserve = None
+    if proto is not None and proto.declared:
+
+        def after(first: int, upto: int) -> list[int]:
+            assert proto is not None
+            return gate_seeds(proto, s.seed, s.budget_index, s.pool, first, upto)
+
+        baseline = request.config.stash[BASELINE_KEY]
+        looks = claim_looks(claim_record, seeds, s.budget)
+        margins, tol = dict(s.baseline_margins), s.tolerance.same
+        reserve = reserve_for(claim_record, request.node.nodeid, looks, s.gate_cap, baseline, after, margins, tol)
+    units = units_for(claim_record, seeds, s.budget, reserve)
+    request.node.stash[UNITS_KEY] = units
+    return units
 
 
 @pytest.hookimpl(wrapper=True)
@@ -270,4 +290,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if report.when == "call":
             payload["counts"] = _counts(item)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
+        units = item.stash.get(UNITS_KEY, None)
+        if report.when == "call" and units is not None and units.reserve is not None:
+            gate = {"nodeid": item.nodeid, "units": asdict(units.reserve.units)}
+            report.user_properties.append((GATE_KEY, json.dumps(gate)))
     return report

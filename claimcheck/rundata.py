@@ -14,7 +14,7 @@ from typing import Any
 
 from claimcheck.calibration import part_mark
 from claimcheck.errors import DataError
-from claimcheck.record import ClaimRecorder
+from claimcheck.record import Check, ClaimRecorder
 from claimcheck.verdicts import ClaimResult, TestOutcome, aggregate
 
 SCHEMA = "claimcheck-run/3"
@@ -27,6 +27,29 @@ OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols 
 
 class RunFileError(DataError):
     """A run JSON file cannot be read or is not of this schema."""
+
+
+@dataclass
+class GateUnits:
+    """What a claim test ran for the baseline gate only (``claimcheck.reserve``): its looks, its reserve, its stop.
+
+    The checks here are on units beyond those the claim's verdict is decided on; no verdict reads them.
+    """
+
+    looks: list[int]  # units after each look the gate may take (gate_looks); K = len(looks)
+    checks: list[Check] = field(default_factory=list)  # checks on units beyond those the verdict is decided on
+    units: int = 0  # units run in all (the claim's and the reserve's)
+    stopped: str = ""  # e.g. "decided at look 3 of 5 (48 units)", "reserve recorded to the cap (192 units)"
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> GateUnits:
+        """Rebuild a reserve from ``to_dict`` output."""
+        return cls(
+            [int(n) for n in raw.get("looks", [])],
+            [Check(**c) for c in raw.get("checks", [])],
+            int(raw.get("units", 0)),
+            str(raw.get("stopped", "")),
+        )
 
 
 @dataclass
@@ -47,6 +70,7 @@ class RunData:
     expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
     titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
     gate: dict[str, Any] = field(default_factory=dict)  # the baseline gate's outcome and statistics (gate.to_dict)
+    gate_units: dict[str, GateUnits] = field(default_factory=dict)  # node id -> units run for the gate only
     schema: str = SCHEMA
 
     def results(self) -> list[ClaimResult]:
@@ -231,6 +255,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             expectations=str(raw.get("expectations", "")),
             titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
             gate=dict(raw.get("gate", {})),
+            gate_units={str(k): GateUnits.from_dict(v) for k, v in raw.get("gate_units", {}).items()},
             schema=str(raw["schema"]),  # what the file was written as: a READABLE older one stays named
         )
     except (KeyError, TypeError, ValueError) as e:

@@ -9,6 +9,12 @@ pytest-xdist (a claim test runs wholly on one worker). The decisions stay valid 
 stops, because a schedule of several looks is decided by anytime-valid tests (``claimcheck.sequential``).
 
 With no schedule at the session's budget there is one batch of every unit, and nothing is recorded.
+
+A test with a ``Reserve`` (``claimcheck.reserve``: the run records one, or its baseline holds one)
+goes on past the units its verdict is decided on: once the claim has stopped by its own rule (or
+after its one batch), further batches of the reserve's seeds are handed out at the gate's looks,
+and what the test records on them is moved to the reserve, out of the verdict's reach. It stops
+when the gate is decided, at the reserve's cap, or by the test's own rule.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from claimcheck.budget import Budget
 from claimcheck.errors import ConfigError
 from claimcheck.protocol import ClaimProtocol
 from claimcheck.record import ClaimRecorder, Look
+from claimcheck.reserve import Reserve
 from claimcheck.verdicts import ClaimResult, TestOutcome, decide
 
 DECIDED = {
@@ -39,11 +46,19 @@ class ClaimUnits:
     a cap of 30 (``Seeds.looks``).
     """
 
-    def __init__(self, record: ClaimRecorder, seeds: Sequence[int], looks: Sequence[int], nodeid: str = "") -> None:
+    def __init__(
+        self,
+        record: ClaimRecorder,
+        seeds: Sequence[int],
+        looks: Sequence[int],
+        nodeid: str = "",
+        reserve: Reserve | None = None,
+    ) -> None:
         self.record = record
         self.seeds = list(seeds)
         self.looks = [n for n in looks if n > 0] or [len(self.seeds)]
         self.nodeid = nodeid or record.claim_id
+        self.reserve = reserve
 
     @property
     def sequential(self) -> bool:
@@ -58,30 +73,52 @@ class ClaimUnits:
         The scope is ``parts`` and ``controls`` when given, else every part and control this test
         has recorded a check on. Record each check with ``unit=seed``. A test may also stop early
         by its own rule (``break``): the look is recorded and the decision is as valid as at the cap.
+        With a reserve, the batches go on for the gate once the claim has stopped (see the module).
         """
         proto = self.record.protocol
-        if not self.sequential or proto is None:
+        reserve = self.reserve
+        if proto is None or (not self.sequential and reserve is None):
             yield list(self.seeds)
             return
-        self.record.schedule = list(self.looks)
-        given = 0
-        for i, upto in enumerate(self.looks):
-            batch = self.seeds[given:upto]
+        if self.sequential:
+            self.record.schedule = list(self.looks)
+        seeds = self.seeds + (reserve.seeds if reserve is not None else [])
+        grid = reserve.looks if reserve is not None else self.looks
+        given, claim_open = 0, True
+        for i, upto in enumerate(grid):
+            batch = seeds[given:upto]
             given = upto
+            mark = reserve.mark(self.record) if reserve is not None and not claim_open else None
             try:
                 yield batch
             except GeneratorExit:  # the test left the loop (its own stopping rule, or an error)
-                try:
-                    self._look(proto, upto, batch, parts, controls)
-                except ConfigError:
-                    pass
-                self.record.stopped = f"stopped by the test's own rule after look {i + 1} ({upto} units)"
+                if reserve is not None and mark is not None:
+                    reserve.take(self.record, mark, batch, upto)
+                    reserve.stopped_by_test(i, upto)
+                    raise
+                if self.sequential:
+                    try:
+                        self._look(proto, upto, batch, parts, controls)
+                    except ConfigError:
+                        pass
+                    self.record.stopped = f"stopped by the test's own rule after look {i + 1} ({upto} units)"
+                if reserve is not None:
+                    reserve.stopped_by_test(i, upto)
                 raise
-            state = self._look(proto, upto, batch, parts, controls)
-            if _decided(state, proto, last=i == len(self.looks) - 1):
-                self.record.stopped = f"decided at look {i + 1} of {len(self.looks)} ({upto} units)"
+            if reserve is not None and mark is not None:
+                reserve.take(self.record, mark, batch, upto)
+            elif self.sequential:
+                state = self._look(proto, upto, batch, parts, controls)
+                if _decided(state, proto, last=upto == self.looks[-1]):
+                    self.record.stopped = f"decided at look {i + 1} of {len(self.looks)} ({upto} units)"
+                    claim_open = False
+                elif upto == self.looks[-1]:
+                    self.record.stopped = f"cap reached ({upto} units) undecided"
+                    claim_open = False
+            else:
+                claim_open = False
+            if not claim_open and (reserve is None or reserve.done(self.record, i, upto)):
                 return
-        self.record.stopped = f"cap reached ({self.looks[-1]} units) undecided"
 
     def _look(
         self,
@@ -105,11 +142,17 @@ class ClaimUnits:
         return state
 
 
-def units_for(record: ClaimRecorder, seeds: Sequence[int], budget: Budget) -> ClaimUnits:
+def units_for(
+    record: ClaimRecorder, seeds: Sequence[int], budget: Budget, reserve: Reserve | None = None
+) -> ClaimUnits:
     """Return the units of a claim test: ``seeds`` (the protocol's, up to the cap) in the looks it schedules."""
+    return ClaimUnits(record, seeds, claim_looks(record, seeds, budget), reserve=reserve)
+
+
+def claim_looks(record: ClaimRecorder, seeds: Sequence[int], budget: Budget) -> list[int]:
+    """Return the units after each look the claim test's protocol schedules at ``budget`` (one look without one)."""
     proto = record.protocol
-    looks = proto.seeds.looks(budget.name, budget.seeds) if proto is not None else [len(seeds)]
-    return ClaimUnits(record, seeds, looks)
+    return proto.seeds.looks(budget.name, budget.seeds) if proto is not None else [len(seeds)]
 
 
 def look_result(proto: ClaimProtocol, record: ClaimRecorder, nodeid: str) -> ClaimResult:

@@ -96,6 +96,9 @@ OPTIONS: tuple[Option, ...] = (
            "one past it is an ERROR naming it (0: no limit)", "0"),
     Option("--claim-baseline-update", "claim_baseline_update", "", "accept this run as the new baseline: write its "
            "JSON over --claim-baseline, keeping the old one beside it as <name>.<UTC time>.json", kind="flag"),
+    Option("--claim-gate-cap", "claim_gate_cap", "MULTIPLE", "record each claim test's units up to MULTIPLE times "
+           "its budget's, for the baseline gate only (a baseline that lets the gate decide by adding units; 16 at "
+           "ci, 2 at standard); 1: none", "1"),
 )  # fmt: skip
 MARGINS_HELP = (
     "margins of the baseline gate per statistic, one CLAIM.statistic=MARGIN a line, the statistic named as the "
@@ -159,6 +162,7 @@ class Settings:
     expectations_off: bool = False  # --claim-expectations= (empty): no expectation is checked at all
     timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
     report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
+    gate_cap: int = 1  # record each claim test's units up to this multiple of its budget's, for the gate only
     baseline_fail_mode: str = "all"  # with baseline_fail: "all" fails worse and undecided, "worse" only worse
     baseline_update: bool = False  # write this run's JSON over the baseline, keeping the old one beside it
     baseline_margins: tuple[tuple[str, float], ...] = ()  # (CLAIM.statistic, margin) from claim_baseline_margins
@@ -218,6 +222,7 @@ class Settings:
             expected_at=at,
             expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
             timeout=parse_timeout(*values["claim_timeout"]),
+            gate_cap=parse_gate_cap(*values["claim_gate_cap"]),
             report_link=report_link(values["claim_report"][0], root),
         )
 
@@ -435,6 +440,17 @@ def parse_timeout(text: str, option: str) -> float:
     if not 0 <= value < math.inf:
         raise ConfigError(f"{option}: expected a number of seconds (0 for no limit), got {text!r}")
     return value
+
+
+def parse_gate_cap(text: str, option: str) -> int:
+    """Return the gate's cap, a whole multiple >= 1 of a claim test's units; raise ConfigError naming ``option``."""
+    value = str(text).strip()
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
+    raise ConfigError(
+        f"{option}: expected a whole multiple >= 1 of each claim test's units (16 at ci, 2 at standard; 1: no "
+        f"reserve), got {text!r}"
+    )
 
 
 def parse_fraction(text: str, option: str) -> float:

@@ -40,21 +40,25 @@ CLAIM = pytest.mark.claim("G1", "a small Transformer trains", "toy", protocol=PR
 def record(rec, train, tcfg, seed, control=None):
     cfg, data = ModelConfig(d=8, d_qk=4), make_synthetic(2, 4, 8, 1, seed)
     traj = train(cfg, tcfg, data, seed)
-    rec.check("log10 L_T/L_0", math.log10(traj.loss[-1] / traj.loss[0]), control=control)
-    rec.check("worst step ratio", float((traj.loss[1:] / traj.loss[:-1]).max()), control=control)
+    rec.check("log10 L_T/L_0", math.log10(traj.loss[-1] / traj.loss[0]), control=control, unit=seed)
+    rec.check("worst step ratio", float((traj.loss[1:] / traj.loss[:-1]).max()), control=control, unit=seed)
     s = sample_attention(cfg, data.x, seed, train.model).s
-    rec.check(S_FAR, float(np.median(distance_from_uniform(s))), control=control)
+    rec.check(S_FAR, float(np.median(distance_from_uniform(s))), control=control, unit=seed)
 
 
 @CLAIM
-def test_trains(claim_record, claim_seed, claim_train):
-    record(claim_record, claim_train, TrainConfig(steps=60, power_iters=30), claim_seed)
+def test_trains(claim_record, claim_units, claim_train):
+    for seeds in claim_units.batches():
+        for seed in seeds:
+            record(claim_record, claim_train, TrainConfig(steps=60, power_iters=30), seed)
 
 
 @CLAIM
-def test_control(claim_record, claim_seed, claim_train):
+def test_control(claim_record, claim_units, claim_train):
     tcfg = TrainConfig(steps=60, power_iters=30, lr_fraction=4.0)
-    record(claim_record, claim_train, tcfg, claim_seed, control="past the bound")
+    for seeds in claim_units.batches():
+        for seed in seeds:
+            record(claim_record, claim_train, tcfg, seed, control="past the bound")
 """
 
 HARD_ARGMAX = f"""
