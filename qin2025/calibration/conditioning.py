@@ -1,86 +1,127 @@
 """Calibration families of C7's decisions: one lever's rate table in worlds whose answer is known.
 
-A case is one unit of one lever, as the claim measures it (``qin2025.conditioning``): its 5 settings
-and 4 lambda runs, with kinv(Z), lambda_max, sigma_min(Z) and the step size mu. ``skeleton`` draws
-them from the structure measured on exploratory seeds 0-29 at T = 200 (records/claims/c7-v3-design.md,
-E9: along each lever the slopes of log kinv(Z) and log lambda_max against the log setting, their
-levels, and lambda_max's exponents along the lambda runs, each with its seed-to-seed sd); a world
-then sets each run's log rate, with Gaussian noise of sd 0.15..0.4 (real residual sd: median
-0.24 on the input lever, 0.15 on the W_V lever, 90th percentile 0.41 and 0.22).
+A case is one unit of one lever, as the claim measures it (``qin2025.conditioning``, v5): its 5
+settings and 4 lambda runs, with kinv(Z) read over the fitted window, lambda_max, sigma_min(Z) and
+the step size mu. ``skeleton`` draws them from the structure measured on exploratory seeds 0-15 at
+T = 200 (records/claims/c7.md, v5 design, V3): per lever the profile of log kinv(Z) over its 5
+settings (scaled per unit by a factor f, sd measured), of log lambda_max, the lambda runs' shifts
+of both, each with its seed-to-seed sd; a unit is redrawn until kinv(Z) spans ``MIN_SPAN`` over the
+settings, since a real unit outside that premise is excluded, not scored. A world then sets each
+run's log rate, with Gaussian noise of sd 0.15..0.4.
 
 Grid, by what each part's statement says (association: along the lever the better-conditioned
 runs are faster; governs: the elasticity b of the rate in kinv(Z), lambda_max held, is >= 0.5):
 
 - must pass, every part: the rate follows kinv(Z), log rate = b log kinv + c log lambda_max,
   b 0.75..2, c -0.3..0; the bound form rate = mu sigma_min(Z)^2 (Theorem 1's shape at a fixed
-  fraction of the curvature bound);
+  fraction of the curvature bound); Theorem 1's alpha, kinv(Z) x sigma_min(W_V) (along the
+  rotation lever W_V's singular values are the draw's, so this is the kinv(Z) world there; on the
+  input lever too, where W_V is untouched);
 - must pass, association only: on the bar, b = 0.5; association (input) also where the rate
   follows X's conditioning alone (along the input lever it does follow kinv(Z));
-- must fail, governs: a weak effect, b = 0.25; lambda_max alone, log rate = -g log lambda_max,
-  g 0.3..3; a curved function of lambda_max alone; beta alone (fixed within a unit, so no rate
-  change); the scale alone (X -> s X); governs (W_V) also where the rate follows X alone;
-- must fail, association: beta alone; the scale alone; association (W_V) also X alone.
+- must fail, governs (the rotation lever): a weak effect, b = 0.25; lambda_max alone,
+  log rate = -g log lambda_max, g 0.3..3; a curved function of lambda_max alone; beta alone
+  (fixed within a unit); the scale alone (X -> s X); X's conditioning alone (fixed along the
+  rotation lever); W_V's own singular values alone (fixed along it at init, and within 1.5x over
+  the fitted steps, V2);
+- must fail, association: beta alone; the scale alone; on the rotation lever also X alone and
+  W_V alone.
 
-Not scored, and why: association in the weak (b = 0.25) and lambda-alone worlds (lambda_max
-moves with the lever, so a rate that follows it is associated with kinv(Z) along the lever; the
-association part states an association, the governs part the mechanism); governs on the bar
-(b = 0.5 is the threshold itself) and governs (input) where the rate follows X alone (along the
-input lever it follows kinv(Z) too: only the W_V lever tells them apart, which is why it is a part).
+Not scored, and why: association in the weak (b = 0.25) and lambda-alone worlds (lambda_max moves
+with the lever, so a rate that follows it is associated with kinv(Z) along the lever; the
+association part states an association, the governs part the mechanism); association (input) in
+the W_V-alone world (not a competitor there: the input lever is not the one that tells W_V from
+Z). No governs part on the input lever: there the X-alone world follows kinv(Z) too, so no
+decision on that lever can tell X from Z (v4's governs (input) accepted it 1000/1000).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from claimcheck.protocol import Case, Expect, Family
-from qin2025.conditioning import INPUT, LAMBDA_RUNS, LEVERS, Lever
+from qin2025.conditioning import INPUT, LEVERS, MIN_SPAN, Lever, kinv_span
 
-# Structure measured on exploratory seeds 0-29 (mean, sd over seeds): d log kinv / d log setting,
-# d log lambda / d log setting, log kinv and log lambda at the best-conditioned setting.
+
+@dataclass(frozen=True)
+class Structure:
+    """What a lever's unit looks like, measured on exploratory seeds 0-15 (means, and sds over seeds)."""
+
+    k0: tuple[float, float]  # log kinv(Z) (fitted window) at the best-conditioned setting
+    k_profile: tuple[float, ...]  # mean log kinv(Z) at each setting minus the first
+    k_scale_sd: float  # sd over seeds of the factor f on the profile
+    l0: tuple[float, float]  # log lambda_max at the best-conditioned setting
+    l_profile: tuple[float, ...]  # mean log lambda_max at each setting minus the first
+    l_profile_sd: tuple[float, ...]
+    run_dk: tuple[tuple[float, float], ...]  # lambda runs: log kinv(Z) minus the middle setting's
+    run_dl: tuple[tuple[float, float], ...]  # lambda runs: log lambda_max minus the middle setting's
+    log_smax: tuple[float, ...]  # log sigma_max(Z) at init of each of the 9 runs (medians)
+
+
 STRUCTURE = {
-    "input": {"k_slope": (-0.826, 0.057), "l_slope": (0.205, 0.071), "k0": (-0.672, 0.077), "l0": (6.142, 0.256)},
-    "W_V": {"k_slope": (0.887, 0.050), "l_slope": (0.044, 0.070), "k0": (-1.177, 0.166), "l0": (6.240, 0.290)},
-}
-# lambda_max exponents along the lambda runs (s down, s up, ug down, ug up), both levers pooled.
-LAM_EXP = {(0.5, 1.0): (2.12, 0.13), (2.0, 1.0): (2.50, 0.29), (1.0, 0.5): (0.71, 0.19), (1.0, 2.0): (1.40, 0.19)}
-SMAX_SLOPE_INPUT = 0.13  # d log sigma_max(Z) / d log kx (9.5 at kx = 1 to 17.5 at 100); flat on the W_V lever
+    "input": Structure(
+        (-0.664, 0.058), (0.0, -0.619, -1.699, -2.681, -3.648), 0.063,
+        (6.109, 0.268), (0.0, 0.138, 0.486, 0.759, 0.952), (0.0, 0.15, 0.22, 0.224, 0.208),
+        ((-0.006, 0.077), (-0.014, 0.094), (0.001, 0.098), (-0.01, 0.057)),
+        ((-1.502, 0.113), (1.767, 0.197), (-0.531, 0.099), (0.978, 0.099)),
+        (2.21, 2.35, 2.59, 2.72, 2.81, 1.9, 3.28, 2.59, 2.59),
+    ),
+    "rotation": Structure(
+        (-1.148, 0.141), (0.0, -0.429, -0.99, -1.704, -2.482), 0.173,
+        (6.231, 0.304), (0.0, 0.234, 0.485, 0.661, 0.719), (0.0, 0.16, 0.261, 0.297, 0.292),
+        ((-0.024, 0.059), (0.043, 0.073), (0.007, 0.044), (-0.003, 0.045)),
+        ((-1.447, 0.071), (1.646, 0.221), (-0.46, 0.09), (0.908, 0.113)),
+        (2.3, 2.55, 2.74, 2.84, 2.88, 2.04, 3.43, 2.74, 2.74),
+    ),
+}  # fmt: skip
 NOISE = (0.15, 0.4)  # sd of the log rate
+LOG_SMIN_WV = (-3.7, 0.5)  # log sigma_min(W_V) of a Gaussian 32 x 32 draw at N(0, 1/d) (0.009-0.035 on seeds 0-3)
 
 
 @dataclass(frozen=True)
 class Skeleton:
-    """One unit of one lever before its rates: what the claim measures at init, and each run's setting."""
+    """One unit of one lever before its rates: what the claim measures, and each run's setting."""
 
     lever: Lever
-    kinv: np.ndarray  # (9,)
+    kinv: np.ndarray  # (9,), over the fitted window
     lam: np.ndarray
     smin: np.ndarray
     mu: np.ndarray  # 1 / lambda_max: mu = 0.5 * 2 / lambda_max
     s: np.ndarray  # the scale of X of each run
-    log_kx: np.ndarray  # log condition number of X (0 on the W_V lever, where X is the Gaussian draw)
+    log_kx: np.ndarray  # log condition number of X (0 on the rotation lever, where X is the Gaussian draw)
+    log_smin_wv: np.ndarray  # log sigma_min(W_V): the draw's in every run (the rotation keeps it)
     reference: list[bool]
 
 
+def _draw(lever: Lever, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    st = STRUCTURE[lever.name]
+    middle = lever.values.index(lever.middle)
+    f = rng.normal(1.0, st.k_scale_sd)
+    log_kinv = rng.normal(*st.k0) + f * np.array(st.k_profile)
+    log_lam = rng.normal(*st.l0) + np.array(st.l_profile) + rng.normal(0, 1, 5) * np.array(st.l_profile_sd)
+    run_k = [log_kinv[middle] + rng.normal(*dk) for dk in st.run_dk]
+    run_l = [log_lam[middle] + rng.normal(*dl) for dl in st.run_dl]
+    return np.concatenate([log_kinv, run_k]), np.concatenate([log_lam, run_l])
+
+
 def skeleton(lever: Lever, rng: np.random.Generator) -> Skeleton:
-    """Draw one unit's 9 runs of ``lever``: its 5 settings, then the 4 lambda runs at its middle setting."""
-    st = {k: rng.normal(*v) for k, v in STRUCTURE[lever.name].items()}
+    """Draw one unit's 9 runs of ``lever`` inside the claim's premise (kinv(Z) spans ``MIN_SPAN``)."""
     runs = lever.settings()
-    moved = np.array([getattr(run, lever.field) for run in runs])
-    pos = np.log(moved / lever.values[0])  # 0 at the best-conditioned setting
-    s = np.array([run.s for run in runs])
-    log_kinv = st["k0"] + st["k_slope"] * pos
-    log_lam = st["l0"] + st["l_slope"] * pos
-    for i, (si, ui) in enumerate(LAMBDA_RUNS, start=len(lever.values)):
-        log_lam[i] += rng.normal(*LAM_EXP[(si, ui)]) * math.log(si * ui)
-    log_smax = math.log(10.0) + (SMAX_SLOPE_INPUT * pos if lever is INPUT else 0.0) + np.log(s)
-    lam = np.exp(log_lam)
-    log_kx = np.log(moved) if lever is INPUT else np.zeros(moved.size)
     reference = [run.reference for run in runs]
-    return Skeleton(lever, np.exp(log_kinv), lam, np.exp(log_kinv + log_smax), 1.0 / lam, s, log_kx, reference)
+    while True:
+        log_kinv, log_lam = _draw(lever, rng)
+        if kinv_span(np.exp(log_kinv), reference) >= MIN_SPAN:
+            break
+    s = np.array([run.s for run in runs])
+    moved = np.array([getattr(run, lever.field) for run in runs])
+    log_kx = np.log(moved) if lever is INPUT else np.zeros(moved.size)
+    lam = np.exp(log_lam)
+    smin = np.exp(log_kinv + np.array(STRUCTURE[lever.name].log_smax))
+    log_smin_wv = np.full(moved.size, rng.normal(*LOG_SMIN_WV))
+    return Skeleton(lever, np.exp(log_kinv), lam, smin, 1.0 / lam, s, log_kx, log_smin_wv, reference)
 
 
 World = Callable[[Skeleton, np.random.Generator], tuple[np.ndarray, dict[str, float]]]  # log rate, parameters
@@ -129,6 +170,25 @@ def beta_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict
     """The rate follows beta alone: beta is the same in every run of a unit, so the rate does not move."""
     sd = _noise(rng)
     return -3.0 + rng.normal(0, sd, sk.kinv.size), {"sd": sd}
+
+
+def theorem_alpha(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """Theorem 1's alpha: the rate follows kinv(Z) x sigma_min(W_V), b log kinv + e log sigma_min(W_V), b, e 0.75..2."""
+    b, e, sd = float(rng.uniform(0.75, 2.0)), float(rng.uniform(0.75, 2.0)), _noise(rng)
+    log_rate = b * np.log(sk.kinv) + e * sk.log_smin_wv - 0.1 * np.log(sk.lam) + rng.normal(0, sd, sk.kinv.size)
+    return log_rate, {"b": b, "e": e, "sd": sd}
+
+
+def w_v_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
+    """The rate follows W_V's own sigma_min alone, e 0.5..2, that value wandering 0.2 (log sd) per run over the window.
+
+    The rotation keeps W_V's singular values at init; over the fitted steps sigma_min(W_V) stayed
+    within 1.5x of its initial value, with no trend along the lever (V2): the per-run wander.
+    """
+    e, sd = float(rng.uniform(0.5, 2.0)), _noise(rng)
+    wander = rng.normal(0, 0.2, sk.kinv.size)
+    log_rate = e * (sk.log_smin_wv + wander) - 0.1 * np.log(sk.lam) + rng.normal(0, sd, sk.kinv.size)
+    return log_rate, {"e": e, "sd": sd}
 
 
 def input_alone(sk: Skeleton, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, float]]:
@@ -185,10 +245,14 @@ def _rows(lever: Lever) -> list[Row]:
         "association": "pass" if lever is INPUT else "fail",
         "governs": None if lever is INPUT else "fail",
     }
+    wv_alone: dict[str, Expect | None] = {"association": None if lever is INPUT else "fail", "governs": "fail"}
     return [
         ("rate follows kinv(Z)", follows_kinv, "b 0.75..2, c -0.3..0", "the conditioning of Z sets the rate",
          {"association": "pass", "governs": "pass"}),
         ("bound form mu sigma_min(Z)^2", bound_form, "", "Theorem 1's rate at a fixed fraction of the bound",
+         {"association": "pass", "governs": "pass"}),
+        ("Theorem 1's alpha, kinv(Z) x sigma_min(W_V)", theorem_alpha, "b, e 0.75..2, -0.1 log lambda_max",
+         "alpha reads both; the lever holds W_V's singular values, so Z's conditioning sets the rate along it",
          {"association": "pass", "governs": "pass"}),
         ("on the bar, b = 0.5", elasticity_world(0.5), "b = 0.5", "an association of the claimed size",
          {"association": "pass", "governs": None}),
@@ -202,6 +266,8 @@ def _rows(lever: Lever) -> list[Row]:
          {"association": "fail", "governs": "fail"}),
         ("X's conditioning alone", input_alone, "-bx log kx - 0.1 log lambda_max, bx 0.5..0.8",
          "the input's conditioning sets the rate; Z's follows it only on the input lever", x_alone),
+        ("W_V's sigma_min alone", w_v_alone, "e 0.5..2, wander 0.2 (log sd) per run, -0.1 log lambda_max",
+         "W_V's own conditioning sets the rate; the rotation lever holds it", wv_alone),
         ("scale of X alone", scale_alone, "-e log s, e 0.2..0.6", "the scale moves sigma(Z), not kinv(Z)",
          {"association": "fail", "governs": "fail"}),
     ]  # fmt: skip
@@ -213,7 +279,7 @@ def conditioning_families(kind: str, lever: Lever, cases: int = 200, units: int 
     ``units`` > 0 makes each case a sample of that many units (a mean-rule part decides a sample).
     """
     if kind not in ("association", "governs") or lever not in LEVERS:
-        raise ValueError(f"conditioning_families: kind association or governs, lever INPUT or W_V; got {kind!r}")
+        raise ValueError(f"conditioning_families: kind association or governs, lever INPUT or ROTATION; got {kind!r}")
     what = f"a sample of {units} units" if units else "one unit"
     grid = f"{what} of the {lever.name} lever (9 runs each); noise sd {NOISE[0]:g}..{NOISE[1]:g} in log rate"
 

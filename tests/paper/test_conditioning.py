@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from claimcheck.calibration import calibrate_part
 from claimcheck.protocol import Part, Stat
@@ -18,7 +19,8 @@ from qin2025.conditioning import (
     INPUT,
     MIN_SPAN,
     MODEL,
-    W_V,
+    ROTATION,
+    Lever,
     Setting,
     Table,
     association_decision,
@@ -30,8 +32,10 @@ from qin2025.conditioning import (
     readout_units,
     respectrum,
     steady_rate,
+    window_kinv,
 )
 from qin2025.model import forward
+from qin2025.rotation import rotate, worst_rotation
 from qin2025.trainer import Trainer
 
 REFERENCE = [True] * 5 + [False] * 4  # a lever's 5 settings, then its 4 lambda runs
@@ -102,20 +106,39 @@ def test_the_scale_runs_move_sigma_of_z_and_not_its_conditioning() -> None:
     assert conditioning(_z(Setting(kx=10.0, ug=2.0)))[0] == kinv  # W_U does not touch Z
 
 
-def test_both_levers_move_the_conditioning_of_z_tenfold_or_more() -> None:
+def test_both_levers_move_the_conditioning_of_z_tenfold_or_more_at_init() -> None:
     by_x = [conditioning(_z(s))[0] for s in INPUT.settings()[:5]]
-    by_v = [conditioning(_z(s))[0] for s in W_V.settings()[:5]]
+    by_r = [conditioning(_z(s))[0] for s in ROTATION.settings()[:5]]
     assert by_x == sorted(by_x, reverse=True) and by_x[0] / by_x[-1] > MIN_SPAN
-    assert by_v == sorted(by_v, reverse=True) and by_v[0] / by_v[-1] > MIN_SPAN
-    x_first, x_last = build(W_V.settings()[0], 0)[1].x, build(W_V.settings()[4], 0)[1].x
-    assert np.array_equal(x_first.numpy(), x_last.numpy())  # the W_V lever leaves X alone
+    assert by_r == sorted(by_r, reverse=True) and by_r[0] / by_r[-1] > MIN_SPAN
 
 
-def test_a_read_out_on_x_does_not_move_along_the_w_v_lever_and_one_on_z_does() -> None:
-    on_x = readout_units(UNCACHED, [0], "x", steps=200)[0].tables["W_V"]
-    assert np.ptp(on_x.rate[:5]) == 0  # the same least-squares problem at every vc
+def test_the_rotation_lever_holds_x_and_every_weights_singular_values() -> None:
+    first, data_first = build(ROTATION.settings()[0], 0)
+    last, data_last = build(ROTATION.settings()[4], 0)
+    assert np.array_equal(data_first.x.numpy(), data_last.x.numpy())  # X untouched, spectrum and all
+    for name in first:
+        sv_first = np.linalg.svd(first[name].numpy(), compute_uv=False)
+        sv_last = np.linalg.svd(last[name].numpy(), compute_uv=False)
+        assert sv_last == pytest.approx(sv_first, rel=1e-9, abs=1e-12), name  # W_V rotated, its spectrum kept
+        assert (name == "0.W_V") != np.array_equal(first[name].numpy(), last[name].numpy())  # only W_V moved
+    assert ROTATION.settings()[0] == Setting()  # rt = 0 is the Gaussian draw itself
+
+
+def test_kinv_is_read_as_the_geometric_mean_over_the_fitted_window() -> None:
+    steps = np.arange(0, 201, 10)
+    smax = np.full(steps.size, 10.0)
+    smin = np.where(steps < 50, 0.01, np.where(steps < 120, 1.0, 4.0))  # repaired early, then steady
+    expected = math.exp((7 * math.log(0.1) + 9 * math.log(0.4)) / 16)  # steps 50..110 at 0.1, 120..200 at 0.4
+    assert window_kinv(steps, smin, smax, 200) == pytest.approx(expected)
+    assert window_kinv(steps[:3], smin[:3], smax[:3], 200) == pytest.approx(0.001)  # stopped early: its last reading
+
+
+def test_a_read_out_on_x_does_not_move_along_the_rotation_lever_and_one_on_z_does() -> None:
+    on_x = readout_units(UNCACHED, [0], "x", steps=200)[0].tables["rotation"]
+    assert np.ptp(on_x.rate[:5]) == 0  # the same least-squares problem at every rt
     assert governs_decision(**on_x.measurements())[GOVERNS] == pytest.approx(0.0, abs=0.01)
-    on_z = readout_units(UNCACHED, [0], "z", steps=200)[0].tables["W_V"]
+    on_z = readout_units(UNCACHED, [0], "z", steps=200)[0].tables["rotation"]
     assert governs_decision(**on_z.measurements())[GOVERNS] > 1.0
 
 
@@ -130,13 +153,14 @@ def test_read_outs_are_cached_by_features_and_seeds_and_read_back_bit_for_bit(tm
             assert np.array_equal(a.tables[lever].rate, b.tables[lever].rate)
             assert np.array_equal(a.tables[lever].kinv, b.tables[lever].kinv)
     on_x = readout_units(warm, [0, 1], "x", steps=50)  # the features are in the key
-    assert warm.counts.computed == 1 and not np.array_equal(on_x[0].tables["W_V"].rate, first[0].tables["W_V"].rate)
+    assert warm.counts.computed == 1
+    assert not np.array_equal(on_x[0].tables["rotation"].rate, first[0].tables["rotation"].rate)
 
 
 def _table(rate: list[float], kinv: list[float], ok: list[bool] | None = None) -> Table:
     a = np.asarray
     settings = tuple(INPUT.settings())
-    return Table(INPUT, settings, a(rate), a(kinv), a(LAM), a(kinv) * 10, 1 / a(LAM), a(ok or [True] * 9))
+    return Table(INPUT, settings, a(rate), a(kinv), a(kinv), a(LAM), a(kinv) * 10, 1 / a(LAM), a(ok or [True] * 9))
 
 
 def test_a_table_names_why_it_left_the_premise_and_a_shuffle_keeps_its_span() -> None:
@@ -153,31 +177,44 @@ def test_the_naive_scale_check_reads_the_bound_forms_exponent() -> None:
     smin = table.smin.copy()
     smin[5], smin[6] = 0.5 * smin[2], 2 * smin[2]  # s = 1/2, 2 at the middle setting
     rate = mu * smin**2  # the bound form at a common absolute step: rate/mu = sigma_min^2
-    scaled = Table(INPUT, table.settings, rate, table.kinv, table.lam, smin, mu, table.ok)
+    scaled = Table(INPUT, table.settings, rate, table.kinv, table.kinv0, table.lam, smin, mu, table.ok)
     assert naive_scale(scaled) == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("kind", ["association", "governs"])
-def test_every_part_calibrates_on_a_quick_sample_of_its_families(kind: str) -> None:
+@pytest.mark.parametrize(("kind", "lever"), [("association", INPUT), ("association", ROTATION), ("governs", ROTATION)])
+def test_every_part_calibrates_on_a_quick_sample_of_its_families(kind: str, lever: Lever) -> None:
     stat = Stat(ASSOCIATION, ">=", 0.9, tol=1e-9) if kind == "association" else Stat(GOVERNS, ">=", 0.5)
     decision = association_decision if kind == "association" else governs_decision
-    for lever in (INPUT, W_V):
-        part = Part(kind, "", (stat,), decision=decision, calibration=conditioning_families(kind, lever))
-        result = calibrate_part("C7", part, cases=40)
-        assert result.sensitivity.rate >= 0.9 and result.specificity.rate >= 0.9, result.summary()
+    part = Part(kind, "", (stat,), decision=decision, calibration=conditioning_families(kind, lever, cases=40))
+    result = calibrate_part("C7", part, cases=40)
+    assert result.sensitivity.rate >= 0.9 and result.specificity.rate >= 0.9, result.summary()
 
 
 def test_the_families_score_each_world_by_the_parts_statement() -> None:
-    names = {f.name: f.expect for f in conditioning_families("governs", W_V)}
+    names = {f.name: f.expect for f in conditioning_families("governs", ROTATION)}
     assert names["X's conditioning alone"] == "fail" and names["lambda_max alone"] == "fail"
+    assert names["W_V's sigma_min alone"] == "fail" and names["beta alone"] == "fail"
+    assert names["Theorem 1's alpha, kinv(Z) x sigma_min(W_V)"] == "pass"  # alpha reads both; the lever holds W_V's
     assert "X's conditioning alone" not in {f.name for f in conditioning_families("governs", INPUT)}
     assert {f.name: f.expect for f in conditioning_families("association", INPUT)}["X's conditioning alone"] == "pass"
     with pytest.raises(ValueError, match="association or governs"):
         conditioning_families("rate", INPUT)
 
 
-def test_a_skeleton_has_the_levers_structure() -> None:
-    sk = skeleton(W_V, np.random.default_rng(1))
-    assert sk.kinv[0] / sk.kinv[4] > MIN_SPAN and np.ptp(sk.log_kx) == 0  # X fixed along the W_V lever
-    assert sk.lam[6] / sk.lam[5] > 10  # s = 2 against s = 1/2: lambda_max moves >= 10x at fixed kinv
-    assert list(sk.kinv[5:]) == [sk.kinv[2]] * 4  # the lambda runs sit at the middle setting's kinv(Z)
+def test_a_skeleton_has_the_levers_structure_inside_the_premise() -> None:
+    for i in range(20):
+        sk = skeleton(ROTATION, np.random.default_rng(i))
+        assert max(sk.kinv[:5]) / min(sk.kinv[:5]) >= MIN_SPAN  # redrawn until the lever separates
+        assert np.ptp(sk.log_kx) == 0 and np.ptp(sk.log_smin_wv) == 0  # X and W_V's spectrum fixed along it
+        assert sk.lam[6] / sk.lam[5] > 10  # s = 2 against s = 1/2: lambda_max moves >= 10x
+        assert np.abs(np.log(sk.kinv[5:] / sk.kinv[2])).max() < 0.5  # the lambda runs near the middle's kinv(Z)
+
+
+def test_the_worst_rotation_is_deterministic_and_worsens_z() -> None:
+    params, data = build(Setting(), 3)
+    a, b = worst_rotation(params, data.x, MODEL, iters=30)
+    again = worst_rotation(params, data.x, MODEL, iters=30)
+    assert torch.equal(a, again[0]) and torch.equal(b, again[1])
+    assert torch.allclose(a, -a.T) and torch.allclose(b, -b.T)  # skew: expm of each is a rotation
+    turned = {**params, "0.W_V": rotate(params["0.W_V"], a, b, 1.0)}
+    assert conditioning(forward(turned, data.x, MODEL).z[0].detach().numpy())[0] < conditioning(_z(Setting(), 3))[0]

@@ -258,6 +258,7 @@ CLAIM_MODULES = {
     "qin2025/collapse.py": {"qin2025/collapse.py::cached_sweep"},
     "qin2025/conditioning.py": {"qin2025/conditioning.py::measure", "qin2025/conditioning.py::readout_units"},
     "qin2025/linrate.py": {"qin2025/linrate.py::sharpness_along", "qin2025/linrate.py::sharpness_at"},
+    "qin2025/rotation.py": {"qin2025/conditioning.py::measure", "qin2025/conditioning.py::readout_units"},
 }
 
 
