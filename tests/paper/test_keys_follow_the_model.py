@@ -92,7 +92,8 @@ def test_an_edit_of_the_model_recomputes_the_claim_on_a_warm_cache(claim: str, r
         pytest.skip(f"{claim} computed nothing before the edit (its data is not here)")
     after_run = _run(runs["edited"], runs["cache"], [f"claims/{CLAIMS[claim]}"], runs["base"] / claim / "r.md")
     after = _by_claim(after_run)[claim]
-    assert after["cached"] == 0, f"{claim} read {after['cached']} results computed before the edit"
-    assert after["computed"] > 0
+    # A claim's tests share entries within a run (a control reads the runs the claim trained), so
+    # reads are fine; a stale read shows as fewer results computed than the cold run computed.
+    assert after["computed"] >= before["computed"] > 0, f"{claim} read results computed before the edit"
     if claim in THROUGH_THE_MODEL:
         assert after["records"] != before["records"], f"{claim}'s numbers did not follow the edit"
