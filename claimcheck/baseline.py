@@ -527,6 +527,7 @@ def _stat_row(s: StatChange) -> str:
         change = "identical" if t.identical else f"{t.mean:+.3g}{interval}" if math.isfinite(t.mean) else "n/a"
         change += " (log10)" if s.log and not t.identical else ""
         units = f"{t.n}" + (f" (+{t.left_out} not finite)" if t.left_out else "")
+        units += f" (+{t.unfinite} not finite on both sides)" if t.unfinite else ""
         margin = f"{t.margin:.3g} ({s.margin_source})"
         outcome = s.movement.value if s.movement else ""
         outcome = f"**{outcome}**" if s.movement in (Movement.WORSE, Movement.BETTER) else outcome

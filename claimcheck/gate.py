@@ -175,6 +175,8 @@ def _stat_dict(s: StatChange) -> dict[str, Any]:
         "outcome": _outcome(s),
         "movement": s.movement.value if s.movement else "not paired",
         "units": t.n if t else 0,
+        "not_finite_both": t.unfinite if t else 0,
+        "not_finite_changed": t.left_out if t else 0,
         "mean_change": _number(t.mean) if t else None,
         "low": _number(t.low) if t else None,
         "high": _number(t.high) if t else None,

@@ -23,9 +23,14 @@ seeds, so it is conservative. A single pair without intervals is ``equivalent`` 
 When the gate may look at a comparison ``looks`` times (it adds units while undecided, ``claimcheck.reserve``),
 every one-sided p-value is multiplied by ``looks`` (Bonferroni over the pre-stated looks) and the interval is
 the 1 - (1 - LEVEL) / looks one: a look errs with probability at most ALPHA / looks, so all of them together
-with at most ALPHA, whichever look the gate stops at. Pairs where either side is not finite are left out of the test and
-counted; two identical non-finite values (inf and inf, NaN and NaN) are a difference of zero. A
-statistic with such pairs is never called equivalent: the pairs that left the finite range changed.
+with at most ALPHA, whichever look the gate stops at.
+
+Non-finite values. A pair that is not finite on both sides (NaN or an infinity before and after: a run
+that diverged in both, whatever its seed) agrees: it is left out of the test and counted in
+``unfinite``, and does not stop the statistic from being equivalent. Opposite infinities (-inf
+before, +inf after) disagree. A pair finite on one side only, or with opposite infinities, is a
+change: it is counted in ``left_out`` and a statistic with such a pair is never called equivalent.
+A statistic whose pairs all agree without a finite one is equivalent ("not finite on both sides").
 """
 
 from __future__ import annotations
@@ -73,9 +78,10 @@ class PairedTest:
     p_worse: float
     p_better: float
     p_equivalent: float
-    left_out: int = 0  # pairs with a non-finite value on one side only
+    left_out: int = 0  # pairs with a non-finite value on one side only (or opposite infinities): changed
     identical: bool = False  # every pair is the same value bit for bit
     sd: float = math.nan  # the SD of the paired differences (n >= 2); for one pair, the standard error
+    unfinite: int = 0  # pairs not finite on both sides, agreeing (see the module): left out, not a change
 
     def movement(self, worse: bool | None = None, better: bool | None = None) -> Movement:
         """Return the outcome; ``worse``/``better`` override the raw one-sided tests (e.g. after Holm)."""
@@ -90,6 +96,11 @@ class PairedTest:
 
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _agree_unfinite(a: float, b: float) -> bool:
+    """Return True when neither value is finite and they are not opposite infinities."""
+    return not math.isfinite(a) and not math.isfinite(b) and not (math.isinf(a) and math.isinf(b) and a != b)
 
 
 def paired_test(
@@ -140,24 +151,28 @@ def _paired_test(
     if not margin >= 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
     identical = all(_same(a, b) for a, b in zip(before, after, strict=True))
-    finite = [(a, b) for a, b in zip(before, after, strict=True) if math.isfinite(a) and math.isfinite(b)]
-    left_out = sum(not _same(a, b) for a, b in zip(before, after, strict=True) if (a, b) not in finite)
+    pairs = list(zip(before, after, strict=True))
+    finite = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
+    unfinite = sum(_agree_unfinite(a, b) for a, b in pairs)
+    left_out = len(pairs) - len(finite) - unfinite
     d = np.array([b - a for a, b in finite], dtype=np.float64)  # after - before
     n = int(d.size)
     nan = math.nan
     if n == 0:
-        return PairedTest(0, nan, nan, nan, margin, nan, nan, 0.0 if identical else nan, left_out, identical)
+        agree = identical or (unfinite > 0 and left_out == 0)
+        return PairedTest(0, nan, nan, nan, margin, nan, nan, 0.0 if agree else nan, left_out, identical,
+                          unfinite=unfinite)  # fmt: skip
     w = sign * d  # towards worse
     mean = float(d.mean())
     if n == 1:
         test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical, looks)
-        return replace(test, p_equivalent=nan) if left_out else test
+        return replace(test, p_equivalent=nan if left_out else test.p_equivalent, unfinite=unfinite)
     sd = float(w.std(ddof=1))
     if sd == 0.0:  # every pair moved by the same amount: no noise to test against
         m = float(w[0])
         p_worse, p_better = (0.0 if m > margin else 1.0), (0.0 if m < -margin else 1.0)
         p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
-        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0)
+        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0, unfinite)
     se = sd / math.sqrt(n)
     half = float(sps.t.ppf(1 - (1 - LEVEL) / 2 / looks, n - 1)) * se
     from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
@@ -170,7 +185,7 @@ def _paired_test(
     # p_upp tests H0 "w >= margin" against "w < margin" (left tail); its complement tests H0 "w <= margin"
     return PairedTest(
         n, mean, mean - half, mean + half, margin, 1.0 - float(p_upp), 1.0 - float(p_low),
-        nan if left_out else float(p_eq), left_out, identical, sd,
+        nan if left_out else float(p_eq), left_out, identical, sd, unfinite,
     )  # fmt: skip
 
 

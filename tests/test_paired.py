@@ -49,6 +49,25 @@ def test_pairs_that_turned_non_finite_are_left_out_counted_and_bar_equivalence()
     assert t.n == 3 and t.left_out == 1 and t.movement() is Movement.UNDECIDED
 
 
+def test_pairs_not_finite_on_both_sides_agree_whatever_the_seed() -> None:
+    # a run that diverged in both runs: NaN in one, inf in the other (another seed, another way to overflow)
+    t = paired_test([math.nan, math.inf, math.nan], [math.inf, math.nan, math.nan], margin=0.0, sign=1)
+    assert (t.n, t.unfinite, t.left_out) == (0, 3, 0) and t.movement() is Movement.EQUIVALENT
+    # the finite pairs are tested as usual beside them; equivalence is not barred
+    rng = np.random.default_rng(3)
+    before = list(rng.normal(size=30))
+    after = [b + 0.001 * rng.normal() for b in before]
+    t = paired_test([*before, math.nan, -math.inf], [*after, math.inf, -math.inf], margin=0.1, sign=1)
+    assert (t.n, t.unfinite, t.left_out) == (30, 2, 0) and t.movement() is Movement.EQUIVALENT
+
+
+def test_opposite_infinities_and_one_sided_non_finite_values_are_changes() -> None:
+    t = paired_test([-math.inf, -math.inf], [math.inf, math.inf], margin=1.0, sign=1)
+    assert (t.unfinite, t.left_out) == (0, 2) and t.movement() is Movement.UNDECIDED
+    t = paired_test([math.nan, math.nan, 1.0, 2.0], [math.nan, 5.0, 1.0, 2.0], margin=0.5, sign=1)
+    assert (t.n, t.unfinite, t.left_out) == (2, 1, 1) and t.movement() is Movement.UNDECIDED
+
+
 def test_a_single_estimate_is_tested_with_both_runs_intervals() -> None:
     # difference 1.0 with half-widths 0.3 and 0.4: se = 0.5 / 1.645; margin 0.2
     t = paired_test([0.0], [1.0], margin=0.2, sign=1, halfwidths=(0.3, 0.4))

@@ -192,3 +192,22 @@ def test_the_first_screen_names_the_model_and_the_premises_it_breaks_in_the_clai
     assert "**Model outside the claim's premises:** " in row and premise in row
     assert f"**Model under test**: `{EXAMPLE / 'mutants.py'}:{mutant}`: heads: " in screen
     assert "was earned on the paper's model (qin2025.model); it says nothing yet about this model" in screen
+
+
+@pytest.mark.slow
+def test_a_reseeded_edit_passes_the_strict_gate_with_a_reserve(pytester: pytest.Pytester) -> None:
+    # the control's loss statistics past the bound are inf or NaN on every unit in both runs: they agree
+    # (claimcheck/paired.py), so the strict gate decides on the finite statistics with the added units
+    _claim(pytester)
+    pytester.runpytest(HEALTHY, "--claim-report=base.md", "--claim-cache=off", "--claim-gate-cap=16")
+    result = pytester.runpytest(
+        f"--claim-model={EXAMPLE / 'benign.py'}:reseeded",
+        "--claim-report=now.md",
+        "--claim-baseline=base.json",
+        "--claim-baseline-fail",
+        "--claim-cache=off",
+    )
+    assert result.ret == 0, (pytester.path / "now.md").read_text()
+    result.stdout.fnmatch_lines(["claim baseline: PASS — *, 0 undecided*"])
+    gate = json.loads((pytester.path / "now.json").read_text())["gate"]
+    assert any(s["units"] == 0 and s["not_finite_both"] > 0 for s in gate["statistics"]), gate
