@@ -28,6 +28,7 @@ from claimcheck.gate import EXIT_UNDECIDED, Gate, held_to_pins, judge
 from claimcheck.history import save_run
 from claimcheck.ledger import EMPTY, Ledger, State, check_git, check_history, load_ledger
 from claimcheck.paths import Places
+from claimcheck.reaper import killed_note
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
 from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
@@ -251,6 +252,7 @@ class Controller:
         self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
         self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
         self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
+        self.reaper_dir: Path | None = None  # where a worker's reaper notes a test it killed (claimcheck.reaper)
         self.seen: set[str] = set()
         self.written: Written | None = None
         self.deviations: list[str] = []
@@ -292,7 +294,8 @@ class Controller:
                 gate = json.loads(self.outcomes.places.shorten(str(value)))
                 self.outcomes.run.gate_units[gate["nodeid"]] = GateUnits.from_dict(gate["units"])
         if report.failed and not payloads:  # a test whose worker crashed: no payload came back
-            self.bare_failures[report.nodeid] = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
+            last = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
+            self.bare_failures[report.nodeid] = killed_note(self.reaper_dir, report.nodeid) or last
 
     def _add_bare_failures(self) -> None:
         """Add each claim test that failed without a payload (its pytest-xdist worker crashed) as an error."""

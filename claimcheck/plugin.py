@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Generator
+from contextlib import nullcontext
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,6 +40,7 @@ from claimcheck.markers import (
     record_for,
     unit_seeds,
 )
+from claimcheck.reaper import REAPER_DIR_INPUT, Reaper
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.reserve import gate_seeds, reserve_for
 from claimcheck.rundata import RunData, RunFileError, load
@@ -63,6 +68,8 @@ SIGTERM_KEY = pytest.StashKey[tuple[bool, Any]]()  # whether SIGTERM was made an
 BASELINE_KEY = pytest.StashKey[RunData | None]()  # the --claim-baseline run, in every process (its reserve)
 GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
+REAPER_KEY = pytest.StashKey[Reaper]()  # a pytest-xdist worker's outside --claim-timeout (claimcheck.reaper)
+REAPER_DIR_KEY = pytest.StashKey[Path]()  # the controller's folder for the reapers' notes
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -128,11 +135,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STORE_KEY] = store
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
         config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
+        if settings.timeout and worker.get(REAPER_DIR_INPUT):
+            config.stash[REAPER_KEY] = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
     else:
         run = ctl.start_run(config, settings, config.stash[EXECUTOR_KEY])
         places = ctl.places_of(config, settings)
         engine = config.stash[ENGINE_KEY]
-        config.stash[CONTROLLER_KEY] = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+        controller = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+        if settings.timeout:  # where pytest-xdist workers' reapers leave a note before they kill one
+            controller.reaper_dir = config.stash[REAPER_DIR_KEY] = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
+        config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
         config.stash[SIGTERM_KEY] = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
     config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
@@ -140,10 +152,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """Hand the controller's Ray cluster to a pytest-xdist worker, so an embedded local Ray is started once."""
+    """Hand a pytest-xdist worker the controller's Ray cluster (started once) and the reapers' folder."""
     executor = node.config.stash.get(EXECUTOR_KEY, LOCAL)
     if executor.address:
         node.workerinput[RAY_ADDRESS_INPUT] = executor.address
+    folder = node.config.stash.get(REAPER_DIR_KEY, None)
+    if folder is not None:  # the worker's reaper enforces --claim-timeout from outside it
+        node.workerinput[REAPER_DIR_INPUT] = str(folder)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -155,6 +170,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if executor is not None:
         del config.stash[EXECUTOR_KEY]
         executor.close()
+    reaper = config.stash.get(REAPER_KEY, None)
+    if reaper is not None:
+        del config.stash[REAPER_KEY]
+        reaper.close()
+    folder = config.stash.get(REAPER_DIR_KEY, None)
+    if folder is not None:  # made by this session with mkdtemp: only the reapers' notes are in it
+        del config.stash[REAPER_DIR_KEY]
+        shutil.rmtree(folder, ignore_errors=True)
     controller = config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         del config.stash[CONTROLLER_KEY]
@@ -249,8 +272,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     """Count what the test computed and read through the store, under ``--claim-timeout``; let the suite finish."""
     store = item.config.stash[STORE_KEY]
     item.stash[COUNTS_KEY] = replace(store.counts)
+    limit = item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0
+    reaper = item.config.stash.get(REAPER_KEY, None)
     try:
-        with deadline(item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0, item.nodeid):
+        with deadline(limit, item.nodeid), reaper.watch(limit, item.nodeid) if reaper else nullcontext():
             return (yield)
     finally:
         rec = item.stash.get(RECORD_KEY, None)
