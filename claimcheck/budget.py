@@ -37,8 +37,3 @@ def get_budget(name: str, budgets: list[Budget] | None = None) -> Budget:
         return known[name]
     except KeyError:
         raise ConfigError(f"unknown budget {name!r}; choose one of {', '.join(known)}") from None
-
-
-def seeds_for(base_seed: int, budget: Budget) -> list[int]:
-    """Return the seeds a claim runs under ``budget``: base_seed, base_seed + 1, ..."""
-    return [base_seed + i for i in range(budget.seeds)]

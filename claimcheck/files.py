@@ -1,9 +1,17 @@
-"""Write files atomically: a temporary file in the same folder, then a rename."""
+"""Write files atomically (a temporary file in the same folder, then a rename), hash them, and find a module's imports.
+
+The one file digest (``sha256_file``, ``files_digest``) and the one import walker (``import_closure``)
+of the code identities live here, in a module that imports nothing of the project, so the engine
+may use them without loading the rest of the core.
+"""
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
 import tempfile
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 
@@ -35,3 +43,101 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def sha256_file(path: Path) -> str:
+    """Return the hex sha256 of the bytes of the file at ``path``, read in blocks (a large file is not held)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def files_digest(files: Mapping[str, Path], root: Path) -> str:
+    """Return the sha256 over each file's path relative to ``root`` (else its name in ``files``), size and bytes.
+
+    ``files`` maps a name (say a module) to its file, hashed in the mapping's order; each file adds
+    ``"<path>\\0<size>\\0"`` and then its bytes, so moving a file or a byte from one file to the next changes
+    the digest. The code identities of a cache key (``qin2025.codeid``, ``qin2025.modelcode``) are this digest.
+    """
+    h = hashlib.sha256()
+    for name, path in files.items():
+        data = path.read_bytes()
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else name
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def import_base(stmt: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """Return the module a ``from ... import`` statement imports from, a relative one resolved against ``module``.
+
+    ``module`` is the importing module's name; ``is_package`` whether its file is an ``__init__.py``.
+    """
+    if not stmt.level:
+        return stmt.module or ""
+    parts = module.split(".")
+    keep = len(parts) - stmt.level + (1 if is_package else 0)
+    return ".".join([*parts[: max(keep, 0)], *([stmt.module] if stmt.module else [])])
+
+
+def module_file(name: str, root: Path) -> Path | None:
+    """Return the source file of module ``name`` (``pkg.x.y``) under ``root``, the folder above its package, or None."""
+    base = root.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def imported_modules(path: Path, module: str) -> set[str]:
+    """Return every module the file ``path`` (module ``module``) may import, anywhere in it, with their packages.
+
+    ``import a.b`` gives a and a.b (a module runs its packages); ``from a import b`` gives a and
+    a.b, since b may be a module; relative imports are resolved against ``module``. A caller keeps
+    the names that are modules of its own (``import_closure``). Raise SyntaxError for a file that
+    does not parse.
+    """
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = import_base(node, module, is_package)
+            found.add(base)
+            found.update(f"{base}.{a.name}" if base else a.name for a in node.names)
+    return {".".join(m.split(".")[:i]) for m in found if m for i in range(1, len(m.split(".")) + 1)}
+
+
+def import_closure(
+    start: Mapping[str, Path], find: Callable[[str], Path | None], stop: Collection[str] = (), strict: bool = True
+) -> dict[str, Path]:
+    """Return ``start`` ({module: file}) and every module their files import, transitively, sorted by name.
+
+    ``find`` returns the file of a module to follow, or None for one that is not followed (outside
+    the tree, or not a module: ``from pkg import name``); the walk neither enters nor lists ``stop``.
+    A file that does not parse raises SyntaxError, or with ``strict`` False is listed but not followed.
+    This is the one import walker of the file identities: the engine's (``qin2025.codeid``) and a
+    user model's (``qin2025.modelcode``); ``claimcheck.fingerprint.code_fingerprint`` walks definitions instead.
+    """
+    seen: dict[str, Path] = {}
+    todo = sorted(start.items(), reverse=True)
+    while todo:
+        name, path = todo.pop()
+        if name in seen or name in stop:
+            continue
+        seen[name] = path
+        try:
+            mods = imported_modules(path, name)
+        except (SyntaxError, ValueError, OSError):  # UnicodeDecodeError is a ValueError
+            if strict:
+                raise
+            mods = set()
+        for mod in sorted(mods, reverse=True):
+            found = None if mod in seen or mod in stop else find(mod)
+            if found is not None:
+                todo.append((mod, found))
+    return dict(sorted(seen.items()))

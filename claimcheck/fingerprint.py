@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.errors import ConfigError
+from claimcheck.files import import_base, module_file
 from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 
 SCHEME = "claimcheck-code/1"  # names the hashing scheme; a ledger entry of another scheme never matches
@@ -167,12 +168,7 @@ def _import_targets(stmt: ast.Import | ast.ImportFrom, module: str, is_package: 
                 top = a.name.split(".")[0]
                 out[top] = top
         return out
-    if stmt.level:
-        parts = module.split(".")
-        keep = len(parts) - stmt.level + (1 if is_package else 0)
-        base = ".".join([*parts[: max(keep, 0)], *([stmt.module] if stmt.module else [])])
-    else:
-        base = stmt.module or ""
+    base = import_base(stmt, module, is_package)
     for a in stmt.names:
         if a.name != "*":
             out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
@@ -290,13 +286,7 @@ class _Resolver:
             if parts[0] not in self.roots:
                 self.roots[parts[0]] = _package_root(parts[0])
             root = self.roots[parts[0]]
-        if root is None:
-            return None
-        base = root.joinpath(*parts)
-        for path in (base.with_suffix(".py"), base / "__init__.py"):
-            if path.is_file():
-                return path
-        return None
+        return None if root is None else module_file(module, root)
 
     def resolve(self, qualified: str, seen: frozenset[str] = frozenset()) -> str:
         """Return the token a qualified name (``pkg.mod.name.attr``) stands for.

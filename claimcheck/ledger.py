@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import shutil
 import subprocess
@@ -41,6 +40,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
+
+import tomli_w
 
 from claimcheck.errors import ConfigError
 
@@ -294,44 +295,13 @@ def _normal(value: Any, where: str) -> Any:
     raise ConfigError(f"ledger entry field {where}: {type(value).__name__} cannot be written; give plain data")
 
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(k: str) -> str:
-    return k if _BARE.match(k) else _string(k)
-
-
-def _string(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _inline(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
-    if isinstance(v, str):
-        return _string(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_inline(x) for x in v) + "]"
-    return "{ " + ", ".join(f"{_key(k)} = {_inline(x)}" for k, x in v.items()) + " }" if v else "{}"
-
-
 def render_entry(entry: Mapping[str, Any]) -> str:
-    """Return one entry as TOML: scalars first, then a table per mapping, an array of tables per list of them."""
-    lines = ["[[entry]]"]
-    tables = []
-    for k, v in entry.items():
-        if isinstance(v, dict):
-            tables.append(["", f"[entry.{_key(k)}]", *(f"{_key(a)} = {_inline(b)}" for a, b in v.items())])
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            for x in v:
-                tables.append(["", f"[[entry.{_key(k)}]]", *(f"{_key(a)} = {_inline(b)}" for a, b in x.items())])
-        else:
-            lines.append(f"{_key(k)} = {_inline(v)}")
-    return "\n".join(lines + [line for t in tables for line in t]) + "\n"
+    """Return one entry as TOML (``tomli_w``): an ``[[entry]]`` table, its scalars first, then its tables.
+
+    Only the content is hashed (``content_hash``), never the text, so how the text is laid out does not
+    change an entry's hash; ``append`` checks that the text reads back as the content it hashed.
+    """
+    return tomli_w.dumps({"entry": [dict(entry)]})
 
 
 def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:

@@ -8,7 +8,7 @@ Against an equivalence margin ``delta`` it comes out
   tests at 5% each, TOST; ``statsmodels.stats.weightstats.ttost_paired``);
 - ``worse``: the mean difference lies beyond the margin on the side that goes against the claim
   (one-sided test of H0 "worse-difference <= delta" rejected; the caller adjusts these p-values for
-  the number of statistics, ``holm``);
+  the number of statistics, ``holm``, the one in ``claimcheck.stats``);
 - ``better``: beyond the margin on the claim's side, tested the same way;
 - ``undecided``: none of these.
 
@@ -44,6 +44,9 @@ from enum import StrEnum
 import numpy as np
 from scipy import optimize
 from scipy import stats as sps
+
+# the one Holm (NaN: not tested, not counted in the family); claimcheck.baseline reads it here
+from claimcheck.stats import holm as holm
 
 LEVEL = 0.90  # two-sided interval of the mean difference: each end a one-sided 95% bound
 ALPHA = 0.05  # each one-sided test; TOST at this alpha is the LEVEL interval inside the margins
@@ -215,22 +218,6 @@ def _single(
     p_eq = max(float(sps.norm.sf((w + margin) / se)), float(sps.norm.cdf((w - margin) / se)))
     wide = float(sps.norm.ppf(1 - (1 - LEVEL) / 2 / looks)) * se
     return PairedTest(1, mean, mean - wide, mean + wide, margin, p_worse, p_better, p_eq, left_out, identical, se)
-
-
-def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
-    """Return which hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``.
-
-    Sort the m p-values; reject the i-th smallest (i = 0, 1, ...) while p <= alpha / (m - i), and
-    stop at the first that is not. NaN p-values are never rejected and do not count in m.
-    """
-    tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
-    m = len(tested)
-    rejected = [False] * len(p_values)
-    for k, (p, i) in enumerate(tested):
-        if p > alpha / (m - k):
-            break
-        rejected[i] = True
-    return rejected
 
 
 def spread_sd(values_by_label: Sequence[Sequence[float]]) -> float:

@@ -43,7 +43,7 @@ import torch
 
 from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
 from claimcheck.errors import ClaimcheckError
-from claimcheck.files import write_atomic
+from claimcheck.files import sha256_file, write_atomic
 from claimcheck.keys import Key
 from claimcheck.settings import user_cache_dir
 
@@ -454,7 +454,7 @@ def source_digest(fn: Callable[..., Any]) -> str:
     except TypeError:
         path = None
     if path is not None and Path(path).is_file():
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return sha256_file(Path(path))
     return hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()
 
 

@@ -27,7 +27,7 @@ from qin2025.model import ModelConfig, Params, forward, init_params
 from qin2025.train import Lanczos, TrainConfig, Trajectory, TrajectoryLog, sigma_extremes, step_size
 
 # What every run of a batch must share; everything else (seed, beta, ffn_residual, init gains,
-# data values, steps, step size, power iteration, floor, sigma schedule) may differ per run.
+# data values, steps, step size, Lanczos steps, floor, sigma schedule) may differ per run.
 SHARED_MODEL_FIELDS = ("d", "d_qk", "d_out", "d_ff", "n_layers", "ffn_matrices", "logit_scale", "half_loss")
 SHARED_TRAIN_FIELDS = ("dtype", "device")
 

@@ -1,11 +1,13 @@
 """Name the code that produces a cached result: the sha256 of the engine's source files.
 
 The engine is every module a stored result depends on: the modules that compute results
-(``ENGINE_ROOTS``: the cache, which trains and measures through ``train``, ``batched`` and the
-model protocol; the fine-tuning of C6; the spectral measurements; the data loaders) and every
-``claimcheck`` module they import, found by reading their ``import`` statements (the import
-graph, not a hand-kept list). The walk stops at ``NOT_RESULTS``: modules that decide where or how
-a result is stored, or whether data is accepted, never a result's value. Editing any engine file, say
+(``ENGINE_ROOTS``: the trainer, which trains and measures through ``train``, ``batched`` and the
+model protocol, its results cached by ``claimcheck.store``; the fine-tuning of C6; the spectral
+measurements; the data loaders) and every ``qin2025`` module they import, found by reading their
+``import`` statements (``claimcheck.files.import_closure``: the import graph, not a hand-kept
+list); the digest is ``claimcheck.files.files_digest`` over their paths and bytes. The walk stops
+at ``NOT_RESULTS``: modules that decide where or how a result is stored, or whether data is
+accepted, never a result's value. Editing any engine file, say
 ``h = 3.0 * f + gamma * z`` in ``model.py``, changes the identity, and with it every cache key.
 
 The same modules are the engine a claim's code fingerprint stops at (``engine_module_names``,
@@ -17,11 +19,13 @@ follows those anyway.
 
 from __future__ import annotations
 
-import ast
-import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from claimcheck.files import files_digest, module_file
+from claimcheck.files import import_closure as walk_imports
 
 PACKAGE = "qin2025"
 ENGINE_ROOTS = ("qin2025.trainer", "qin2025.finetune", "qin2025.spectral", "qin2025.data")
@@ -49,66 +53,30 @@ class CodeIdentity:
     files: tuple[str, ...]
 
     def describe(self) -> str:
-        """Return e.g. ``3f2a9c01b4de over 16 engine files in claimcheck/: batched, cache, ...``."""
+        """Return e.g. ``3f2a9c01b4de over 24 engine files in qin2025/: __init__, batched, data/__init__, ...``."""
         names = [f.removeprefix(f"{PACKAGE}/").removesuffix(".py") for f in self.files]
         return f"{self.digest[:12]} over {len(self.files)} engine files in {PACKAGE}/: {', '.join(names)}"
 
 
-def module_file(name: str, root: Path) -> Path | None:
-    """Return the source file of module ``name`` (``qin2025.x.y``) under ``root``, the folder above the package."""
-    base = root.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _package_imports(path: Path, name: str) -> set[str]:
-    """Return the ``claimcheck`` modules that the module ``name`` in ``path`` imports (with their packages)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    is_package = path.name == "__init__.py"
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against this module's package
-                parts = name.split(".")
-                anchor = parts[: len(parts) - node.level + (1 if is_package else 0)]
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
-            else:
-                base = node.module or ""
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # ``from pkg import module``
-    mods: set[str] = set()
-    for mod in found:
-        parts = mod.split(".")
-        if parts[0] == PACKAGE:
-            mods.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # a module runs its packages
-    return mods
+def _ours(root: Path) -> Callable[[str], Path | None]:
+    """Return the ``find`` of ``import_closure`` over this package: a ``qin2025`` module's file under ``root``."""
+    return lambda name: module_file(name, root) if name.split(".")[0] == PACKAGE else None
 
 
 def import_closure(root: Path, roots: tuple[str, ...], stop: frozenset[str] = frozenset()) -> dict[str, Path]:
     """Return ``roots`` (a package with all its modules) and every ``qin2025`` module they import,
     transitively, with their files under ``root``; the walk neither enters nor lists ``stop``.
     """
-    todo: list[str] = []
+    start: dict[str, Path] = {}
     for name in roots:
-        todo.append(name)
-        path = module_file(name, root)
-        if path is not None and path.name == "__init__.py":
-            todo.extend(f"{name}.{p.stem}" for p in sorted(path.parent.glob("*.py")) if p.name != "__init__.py")
-    seen: dict[str, Path] = {}
-    while todo:
-        name = todo.pop()
-        if name in seen or name in stop:
-            continue
         path = module_file(name, root)
         if path is None:
-            continue  # ``from claimcheck.x import name`` where name is not a module
-        seen[name] = path
-        todo.extend(_package_imports(path, name))
-    return dict(sorted(seen.items()))
+            continue
+        start[name] = path
+        if path.name == "__init__.py":
+            start |= {f"{name}.{p.stem}": p for p in sorted(path.parent.glob("*.py")) if p.name != "__init__.py"}
+    start = {name: path for name, path in start.items() if name not in stop}
+    return walk_imports(start, _ours(root), stop)
 
 
 def engine_modules(root: Path) -> dict[str, Path]:
@@ -118,26 +86,8 @@ def engine_modules(root: Path) -> dict[str, Path]:
 
 def identity_of(root: Path) -> CodeIdentity:
     """Return the sha256 over the engine modules' paths and bytes under ``root`` (the folder above the package)."""
-    h = hashlib.sha256()
-    files = []
-    for path in engine_modules(root).values():
-        rel = path.relative_to(root).as_posix()
-        data = path.read_bytes()
-        h.update(f"{rel}\0{len(data)}\0".encode())
-        h.update(data)
-        files.append(rel)
-    return CodeIdentity(h.hexdigest(), tuple(files))
-
-
-def _digest(files: dict[str, Path], root: Path) -> str:
-    """Return the sha256 over each file's path (relative to ``root``, else its module name), size and bytes."""
-    h = hashlib.sha256()
-    for name, path in files.items():
-        data = path.read_bytes()
-        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else name
-        h.update(f"{rel}\0{len(data)}\0".encode())
-        h.update(data)
-    return h.hexdigest()
+    files = engine_modules(root)
+    return CodeIdentity(files_digest(files, root), tuple(p.relative_to(root).as_posix() for p in files.values()))
 
 
 @cache
@@ -150,17 +100,7 @@ def module_identity(module: str, file: str, root: Path | None = None) -> str:
     ``root`` is the folder above the package (default: this one's).
     """
     root = root or Path(__file__).resolve().parent.parent
-    path = Path(file).resolve()
-    reached = {module: path}
-    todo = sorted(_package_imports(path, module))
-    while todo:
-        name = todo.pop()
-        found = module_file(name, root)
-        if name in reached or name in NOT_RESULTS or found is None:
-            continue
-        reached[name] = found
-        todo.extend(_package_imports(found, name))
-    return _digest(dict(sorted(reached.items())), root)
+    return files_digest(walk_imports({module: Path(file).resolve()}, _ours(root), frozenset(NOT_RESULTS)), root)
 
 
 @cache

@@ -37,6 +37,7 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
 from claimcheck.errors import ConfigError, DataError, DataUnavailable
+from claimcheck.files import sha256_file as sha256_file  # the one file digest; finetune and sst2_sanity read it here
 
 Params = dict[str, torch.Tensor]
 
@@ -424,12 +425,3 @@ def reference_max_abs_diff(pre: Pretrained, ref: Reference, n_layers: int, resid
     batch = TokenBatch(ref.input_ids, ref.attention_mask, ref.input_ids.shape[1])
     got = sentence_embeddings(pre, batch, EncoderConfig.uniform(n_layers, residual))
     return float((got - ref.mean_pooled[n_layers]).abs().max())
-
-
-def sha256_file(path: Path) -> str:
-    """Return the hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from claimcheck.errors import ClaimcheckError, ConfigError, DataError
+from claimcheck.files import sha256_file
 from claimcheck.settings import DATA_ENV, user_cache_dir
 from qin2025.data.jena import KERAS_NAME, load_jena
 from qin2025.sources import DATASETS, Asset, ConversionError, gzip_n9
@@ -56,15 +57,6 @@ class OfflineError(FetchError):
 
 class HashMismatch(FetchError, DataError):
     """The file's sha256 differs from the expected one."""
-
-
-def sha256_of(path: Path) -> str:
-    """Return the hex sha256 of the file at ``path``."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_sums(path: Path) -> dict[str, str]:
@@ -175,7 +167,7 @@ def fetch_keras_jena(
         raise ConfigError(f"--sha256: expected 64 hexadecimal digits, got {sha256!r}")
     if zip_path.is_file() and not force:
         say(f"found {zip_path}; verifying it (pass --force to download again)")
-        digest = sha256_of(zip_path)
+        digest = sha256_file(zip_path)
         _check(digest, expected, sums.get(JENA_ZIP), zip_path)
     else:
         staged = folder / f".{JENA_ZIP}.download"
@@ -270,7 +262,7 @@ def fetch_asset(
     _writable(dest.parent)
     again = f"claimcheck-fetch {asset.path.split('/')[0]}"
     if dest.is_file() and not force:
-        digest = sha256_of(dest)
+        digest = sha256_file(dest)
         if digest == asset.sha256:
             say(f"{dest}: already there, sha256 matches")
             return dest

@@ -6,15 +6,15 @@ module inside a package, the folder above its top-level package. ``model_sources
 factory's module and follows its ``import`` statements (absolute and relative) to every module
 whose file lies in that tree, transitively; a module outside it (torch, numpy, qin2025 installed
 elsewhere) is not followed. The digest covers each file's path relative to the tree and its bytes.
+The walk and the digest are the core's (``claimcheck.files.import_closure``,
+``claimcheck.files.files_digest``), the ones the engine's identity uses (``qin2025.codeid``).
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
 from pathlib import Path
 
-from qin2025.codeid import module_file
+from claimcheck.files import files_digest, import_closure, module_file
 
 
 def model_root(path: Path) -> Path:
@@ -33,51 +33,14 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, name: str) -> set[str]:
-    """Return every module name ``path`` (module ``name``) imports, with its packages and ``from x import y`` as x.y."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (SyntaxError, UnicodeDecodeError, OSError):
-        return set()
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package[: len(package) - node.level + 1] if node.level > 1 else package
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
-            else:
-                base = node.module or ""
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {".".join(m.split(".")[:i]) for m in found if m for i in range(1, len(m.split(".")) + 1)}
-
-
 def model_sources(path: Path) -> dict[str, Path]:
     """Return the model file ``path`` and every module of its tree it imports, transitively, by module name."""
     root = model_root(path)
-    start = _module_name(path, root)
-    todo, seen = [(start, path.resolve())], {}
-    while todo:
-        name, file = todo.pop()
-        if name in seen:
-            continue
-        seen[name] = file
-        for mod in _imports(file, name):
-            found = module_file(mod, root)
-            if found is not None and mod not in seen:
-                todo.append((mod, found))
-    return dict(sorted(seen.items()))
+    return import_closure(
+        {_module_name(path, root): path.resolve()}, lambda name: module_file(name, root), strict=False
+    )
 
 
 def source_digest(path: Path) -> str:
-    """Return the sha256 over the relative paths and bytes of ``model_sources(path)``."""
-    root = model_root(path)
-    h = hashlib.sha256()
-    for file in model_sources(path).values():
-        data = file.read_bytes()
-        h.update(f"{file.relative_to(root).as_posix()}\0{len(data)}\0".encode())
-        h.update(data)
-    return h.hexdigest()
+    """Return the sha256 over the relative paths and bytes of ``model_sources(path)`` (``files_digest``)."""
+    return files_digest(model_sources(path), model_root(path))

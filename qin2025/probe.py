@@ -8,7 +8,7 @@
    input agree (no call counters, caches or dropout);
 2. the output has shape (N, n, d_out);
 3. second derivatives: one Hessian-vector product of a squared loss, through
-   ``torch.func.functional_call`` and double backward as the engine's power iteration for
+   ``torch.func.functional_call`` and double backward as the engine's Lanczos iteration for
    lambda_max does. If it fails, it is tried once more with the forward under
    ``torch.nn.attention.sdpa_kernel(SDPBackend.MATH)``; when that works (PyTorch's fused CPU
    attention kernel has no second derivative, its math backend has), the model is kept on the math

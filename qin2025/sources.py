@@ -1,11 +1,12 @@
 """Name where each dataset file comes from, its sha256, and how the public copy becomes our file.
 
 Every file lands at ``<data dir>/<path>``, the layout the loaders read (``qin2025.data.sst2``,
-``qin2025.data.jena``). The hashes are those of the files the known results were measured
-on. Where the public home serves something else (SST-2's train split uncompressed, the 2024
-Jena record in the station's own 22-column format), ``convert`` turns it into our file and both
-ends are checked: ``source_sha256`` before converting, ``content_sha256`` (the uncompressed
-bytes) and ``sha256`` after.
+``qin2025.data.jena``). The hashes are those of the files the known results were measured on,
+read from the one table of them (``qin2025.data.known.PUBLISHED``); only the station file the 2024
+Jena record is converted from, not a data file of ours, has its hash here. Where the public home
+serves something else (SST-2's train split uncompressed, the 2024 Jena record in the station's own
+22-column format), ``convert`` turns it into our file and both ends are checked: ``source_sha256``
+before converting, ``content_sha256`` (the uncompressed bytes) and ``sha256`` after.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qin2025.data.jena import FEATURES, TIME_COLUMN
+from qin2025.data.known import published
 
 GITHUB_RAW = "https://raw.githubusercontent.com"
 _SST2_REPO = f"{GITHUB_RAW}/eyalbd2/Reproducing-AutoPrompt/6288fb5bec9c572f2492875ae0111df5b6daed11/glue_data/SST-2"
@@ -88,24 +90,24 @@ def _same(data: bytes) -> bytes:
     return data
 
 
+def _sha(name: str) -> str:
+    return published(name).sha256
+
+
 SST2 = (
     Asset(
         "sst2/train.tsv.gz",
-        "1c4843303462f8f93e006ff618a9e61d207468cafd030046d7d7fd6b78af342b",
+        _sha("sst2/train.tsv.gz"),
         f"{_SST2_REPO}/train_full.tsv",
-        source_sha256="48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1",
+        source_sha256=_sha("sst2/train.tsv"),  # the public home serves the uncompressed file
         convert=_same,
-        content_sha256="48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1",
+        content_sha256=published("sst2/train.tsv.gz").content_sha256,
         note="GLUE's SST-2 train.tsv, gzipped here",
     ),
-    Asset(
-        "sst2/dev.tsv",
-        "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0",
-        f"{_SST2_REPO}/dev.tsv",
-    ),
+    Asset("sst2/dev.tsv", _sha("sst2/dev.tsv"), f"{_SST2_REPO}/dev.tsv"),
     Asset(
         "sst2/test.tsv",
-        "4c395e34c8ae196d76abc3724c42336f2e17ad6dab6977be7a690f4c36b140ca",
+        _sha("sst2/test.tsv"),
         None,
         note=(
             "the labelled test split was assembled (GLUE's test sentences, SST's binary labels) and has no "
@@ -117,11 +119,11 @@ SST2 = (
 JENA = (
     Asset(
         JENA_2024,
-        "927959187a09ed2cf36577bd8a1266ec141d92fefae75733b2dcded6a9030176",
+        _sha(JENA_2024),
         _MPI_ROOF,
-        source_sha256="23751e269b4d3dc8c0cdb7ff3529e8fc0f2f9872e55ad9df5936f4329ee97c96",
+        source_sha256="23751e269b4d3dc8c0cdb7ff3529e8fc0f2f9872e55ad9df5936f4329ee97c96",  # the station's own file
         convert=mpi_roof_to_keras,
-        content_sha256="c8b412f4dfd4261ecba963d4e5b0686cad86740636dbf316b144b5367c53d7e3",
+        content_sha256=published(JENA_2024).content_sha256,
         note="MPI-BGC's roof-station file of 2024, converted to Keras' 14-feature layout",
     ),
 )

@@ -37,20 +37,6 @@ def sigma_ratio(a: ArrayLike, k: int = 2) -> np.ndarray:
         return np.asarray(s[..., k - 1] / s[..., 0])
 
 
-def inverse_condition(a: ArrayLike) -> np.ndarray:
-    """Return sigma_min / sigma_max of each matrix of ``a`` (1: perfectly conditioned, 0: singular)."""
-    s = singular_values(a)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(s[..., -1] / s[..., 0])
-
-
-def stable_rank(a: ArrayLike) -> np.ndarray:
-    """Return ||A||_F^2 / ||A||_2^2 = sum_i sigma_i^2 / sigma_1^2 of each matrix: 1 exactly at rank one."""
-    s = singular_values(a)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray((s**2).sum(axis=-1) / s[..., 0] ** 2)
-
-
 def distance_from_uniform(s: ArrayLike) -> np.ndarray:
     """Return ||S - 11^T/n||_F of each (n, n) attention matrix; 0 when every row attends uniformly.
 

@@ -192,8 +192,8 @@ class Trainer:
         """Return ``lambda_max(run.model, run.data, run.seed, run.train.dtype)`` for every run, as one batch.
 
         Each value is read and stored under ``lambda_max``'s key; the missing ones are measured by
-        ``initial_lambdas`` with ``lambda_max``'s power iteration (200 steps, tolerance 1e-7), whatever
-        ``run.train`` says of steps, step size or power iteration. A ``--claim-model`` model measures one
+        ``initial_lambdas`` with ``lambda_max``'s Lanczos iteration (200 steps, tolerance 1e-7), whatever
+        ``run.train`` says of steps, step size or Lanczos steps. A ``--claim-model`` model measures one
         run at a time.
         """
         if self.model is not PAPER:

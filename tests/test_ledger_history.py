@@ -141,3 +141,14 @@ def test_outside_git_the_history_check_says_it_did_not_run(tmp_path: Path) -> No
     append(path, "register", REG)
     notes = check_history(load_ledger(path))
     assert len(notes) == 1 and "not in a git work tree" in notes[0]
+
+
+def test_an_entry_of_awkward_plain_data_reads_back_as_the_content_it_hashed(tmp_path: Path) -> None:
+    awkward = {
+        "text": 'quote " backslash \\ newline \n DEL \x7f NUL \x00 é', "nan": float("nan"), "inf": float("-inf"),
+        "table": {"a key with spaces": [1, 2.5], "empty": {}}, "rows": [{"a": 1}, {"b": "2"}], "flag": False,
+    }  # fmt: skip
+    entry = append(tmp_path / "C1.toml", "calibrate", {**REG, "part": "p", "results": awkward})
+    row = _rows(tmp_path / "C1.toml")[0]
+    assert content_hash(row) == entry.hash == row["hash"]
+    assert tomllib.loads(render_entry(row))["entry"][0]["results"]["text"] == awkward["text"]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from claimcheck.paired import Movement, detectable, holm, paired_test, spread_sd, units_to_decide, units_to_show
+from claimcheck import baseline, stats, verdicts
+from claimcheck.paired import ALPHA, Movement, detectable, holm, paired_test, spread_sd, units_to_decide, units_to_show
 
 
 def test_the_interval_and_one_sided_tests_are_students_t_over_the_pairs() -> None:
@@ -79,9 +80,15 @@ def test_a_single_estimate_is_tested_with_both_runs_intervals() -> None:
 
 def test_holm_rejects_step_down_and_ignores_nan() -> None:
     # m = 3: 0.01 <= 0.05/3, 0.02 <= 0.05/2, 0.04 <= 0.05/1
-    assert holm([0.04, 0.01, math.nan, 0.02]) == [True, True, False, True]
+    assert holm([0.04, 0.01, math.nan, 0.02], ALPHA) == [True, True, False, True]
     # 0.03 > 0.05/2 stops the procedure: 0.04 is not rejected either
-    assert holm([0.01, 0.03, 0.04]) == [True, False, False]
+    assert holm([0.01, 0.03, 0.04], ALPHA) == [True, False, False]
+    # a statistic the gate could not test (NaN) does not count in m: 0.04 <= 0.05/1
+    assert holm([math.nan, 0.04], ALPHA) == [False, True]
+
+
+def test_the_gate_and_the_claim_families_share_one_holm() -> None:
+    assert baseline.holm is stats.holm and verdicts.holm is stats.holm
 
 
 def test_the_spread_is_pooled_within_labels_and_falls_back_to_all_values() -> None:

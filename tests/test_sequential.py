@@ -131,6 +131,9 @@ def test_holm_steps_down_and_rejects_what_bonferroni_does_and_more() -> None:
     assert holm([0.03, 0.011], 0.05) == [True, True]
     assert bonferroni([0.03, 0.011], 0.05) == [False, True]
     assert holm([math.nan, 0.001], 0.05) == [False, True]
+    # NaN is not tested and not counted in m (the gate's rule too, claimcheck.paired): 0.04 <= 0.05/1
+    assert holm([math.nan, 0.04], 0.05) == [False, True] and bonferroni([math.nan, 0.04], 0.05) == [False, True]
+    assert holm([math.nan, math.nan], 0.05) == [False, False] and bonferroni([math.nan], 0.05) == [False]
 
 
 # --- betting and the normal mixture ---------------------------------------------------------------

@@ -21,7 +21,7 @@ def test_flips_count_runs_that_differ_from_the_majority() -> None:
     rows = stability([_run(0.5, 2.0), _run(0.5, 2.0), _run(1.5, 2.0)])
     (s,) = rows
     assert s.verdicts == {"REPRODUCED": 2, "NOT REPRODUCED": 1}
-    assert s.flips == 1 and s.majority == "REPRODUCED"
+    assert s.flips == 1
     assert (s.controls_failed, s.controls_total, s.runs_with_every_control_failing) == (3, 3, 3)
 
 

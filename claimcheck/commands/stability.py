@@ -34,11 +34,6 @@ class ClaimStability:
     runs_with_every_control_failing: int  # runs in which every control failed as required
     independent: int = 0  # runs whose unit seeds meet no other run's: disjoint replications
 
-    @property
-    def majority(self) -> str:
-        """Return the most common verdict."""
-        return max(self.verdicts, key=lambda v: self.verdicts[v])
-
 
 def flips(verdicts: Sequence[str]) -> int:
     """Return how many verdicts sit on the minority side of REPRODUCED vs NOT REPRODUCED.

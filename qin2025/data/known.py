@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from claimcheck.files import sha256_file
+
 SOURCES = "shared/data/SOURCES.md"
 
 
@@ -93,6 +95,14 @@ PUBLISHED: tuple[Published, ...] = (
 )
 
 
+def published(name: str) -> Published:
+    """Return the published file at ``name`` (relative to the data folder); KeyError names the ones there are."""
+    for p in PUBLISHED:
+        if p.name == name:
+            return p
+    raise KeyError(f"{name} is not in PUBLISHED; the published files are {', '.join(p.name for p in PUBLISHED)}")
+
+
 @dataclass(frozen=True)
 class Provenance:
     """One file's size and sha256, and the published file it is (or claims to be by its name)."""
@@ -122,11 +132,6 @@ class Provenance:
         return f"{text}, not a file {SOURCES} publishes"
 
 
-def sha256_bytes(data: bytes) -> str:
-    """Return the hex sha256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def provenance(path: Path | str, published: Iterable[Published] = PUBLISHED) -> Provenance:
     """Hash ``path`` (and its content, when gzipped) and match it against ``published`` by bytes, then by name.
 
@@ -135,12 +140,13 @@ def provenance(path: Path | str, published: Iterable[Published] = PUBLISHED) -> 
     ends like a published file's path (say ``sst2/dev.tsv``). Raises OSError if it cannot be read.
     """
     path = Path(path)
-    data = path.read_bytes()
-    digest = sha256_bytes(data)
+    digest, size = sha256_file(path), path.stat().st_size
     content = None
-    if data[:2] == b"\x1f\x8b":
+    with path.open("rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    if gzipped:
         try:
-            content = sha256_bytes(gzip.decompress(data))
+            content = hashlib.sha256(gzip.decompress(path.read_bytes())).hexdigest()
         except (OSError, EOFError, zlib.error):
             content = None
     table = tuple(published)
@@ -148,7 +154,7 @@ def provenance(path: Path | str, published: Iterable[Published] = PUBLISHED) -> 
     match = next((p for p in table if hashes & {p.sha256, p.content_sha256}), None)
     posix = path.as_posix()
     named = None if match else next((p for p in table if posix.endswith("/" + p.name) or posix == p.name), None)
-    return Provenance(path, len(data), digest, content, match, named)
+    return Provenance(path, size, digest, content, match, named)
 
 
 def folder_provenance(data_dir: Path) -> list[Provenance]:
