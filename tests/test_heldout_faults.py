@@ -693,7 +693,7 @@ def test_a_cache_shared_read_only_without_its_key_is_not_trusted(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(cachefile.tempfile, "mkstemp", read_only)  # the key cannot be made
+    monkeypatch.setattr("claimcheck.cachefile.tempfile.mkstemp", read_only)  # the key cannot be made
     _recomputed(tmp_path)
 
 
