@@ -282,10 +282,6 @@ def test_clear_keeps_a_file_with_an_entrys_name_but_a_foreign_header(tmp_path: P
     assert foreign.read_bytes() == head + b"the user's bytes"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store.clear: a user's zip/npz filed under an entry's name is removed (a zip header counts as an entry)",
-)
 def test_clear_keeps_a_users_own_npz_archive_filed_under_an_entrys_name(tmp_path: Path) -> None:
     cache, entry = _real_cache(tmp_path)
     theirs = tmp_path / "cache" / "ab" / _entry_name()
@@ -298,10 +294,6 @@ def test_clear_keeps_a_users_own_npz_archive_filed_under_an_entrys_name(tmp_path
     assert theirs.read_bytes() == kept
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store.clear: a shard folder that is a link is followed, and the entries of the cache outside are removed",
-)
 def test_clear_does_not_follow_a_shard_folder_linked_out_of_the_cache(tmp_path: Path) -> None:
     cache, entry = _real_cache(tmp_path)
     other = ResultCache(tmp_path / "another-cache")  # entries of someone else's cache, reached through a link
@@ -355,13 +347,12 @@ def test_clearing_the_figure_cache_keeps_links_and_pictures_named_like_figures(t
     assert snapshot(tmp_path, ("figures/" + ours.name,)) == before
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not triaged: the pytester run exits 1 (TESTS_FAILED); may be the test's -k, not a defect"
-)
 def test_the_cache_clear_option_removes_only_entries_from_a_folder_with_the_users_files(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(test_toy=CACHED)
+    # the second run selects a plain test alone: clear happens, and no claim runs to write entries back (a run of
+    # C9's control alone would end in C9 ERROR, "no claim statistic was recorded", and exit 1 by design)
+    pytester.makepyfile(test_toy=CACHED + "\n\ndef test_plain():\n    pass\n")
     cache = pytester.path / "cache"
     assert pytester.runpytest(f"--claim-cache-dir={cache}").ret == 0
     entries = sorted(cache.rglob("*.npz"))
@@ -370,7 +361,7 @@ def test_the_cache_clear_option_removes_only_entries_from_a_folder_with_the_user
     (cache / "ff").mkdir(exist_ok=True)
     (cache / "ff" / _entry_name("ff")).write_bytes(b"\x93NUMPY the user's array")
     before = {k: v for k, v in snapshot(cache).items() if not k.endswith(".npz") or "notes" in k or "ff/" in k}
-    result = pytester.runpytest(f"--claim-cache-dir={cache}", "--claim-cache=clear", "-k", "control")
+    result = pytester.runpytest(f"--claim-cache-dir={cache}", "--claim-cache=clear", "-k", "plain")
     assert result.ret == 0
     after = snapshot(cache)
     assert all(after.get(k) == v for k, v in before.items() if not k.endswith(".lock"))
