@@ -803,9 +803,6 @@ def test_a_jena_cell_with_bytes_that_are_no_number_is_refused_in_one_line(tmp_pa
     _short(e.value)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="qin2025 jena: csv.Error (field larger than field limit) escapes load_jena as a non-JenaError"
-)
 @pytest.mark.parametrize("where", ["header", "cell", "no-newline"])
 def test_a_jena_file_with_a_gigantic_line_is_refused_quoting_at_most_a_line(tmp_path: Path, where: str) -> None:
     giant = "9" * 5_000_000
@@ -822,9 +819,6 @@ def test_a_jena_file_with_a_gigantic_line_is_refused_quoting_at_most_a_line(tmp_
     _short(e.value)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="qin2025 jena: csv.Error escapes load_jena, so a stray file with a huge cell stops locate_jena"
-)
 def test_a_stray_jena_file_with_a_gigantic_cell_does_not_hide_the_good_one(tmp_path: Path) -> None:
     folder = tmp_path / "data" / "jena"
     good = _put(folder / "a_good.csv", _jena(rows=40))
