@@ -96,7 +96,6 @@ def _add_entries(report: Path, entries: dict[str, str]) -> None:
     _edit_manifest(report, files=[*data["files"], *entries], sha256={**data["sha256"], **entries})
 
 
-CALIBRATE = "cli calibrate: -o is checked only after the calibration ran"
 NUL = "reportset: a manifest entry with a NUL byte raises ValueError out of _apply after the commit point, on every run"
 LONG = (
     "reportset: a manifest entry longer than a file name may be stops the report (ReportWriteError: File name too long)"
@@ -389,9 +388,6 @@ def _fake_calibration(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return started
 
 
-@pytest.mark.xfail(
-    strict=True, reason="cli calibrate: -o is checked only after the calibration ran; --json is never checked"
-)
 @pytest.mark.parametrize("option", ["--json", "-o"])
 def test_calibrate_onto_a_users_file_is_refused_before_it_calibrates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str
@@ -409,7 +405,7 @@ def test_calibrate_onto_a_users_file_is_refused_before_it_calibrates(
         "render",
         "matrix",
         "compare",
-        pytest.param("calibrate", marks=pytest.mark.xfail(strict=True, reason=CALIBRATE)),
+        "calibrate",
         "expectations",
     ],
 )
@@ -437,13 +433,7 @@ def test_every_o_onto_a_link_or_a_dangling_link_changes_nothing_behind_it(
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(
-            "README.md",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="cli expectations: a file that parses as TOML with no tables (one # comment) is merged into",
-            ),
-        ),
+        "README.md",
         "pyproject.toml",
         "data.bin",
     ],
@@ -458,21 +448,14 @@ def test_expectations_into_a_file_that_is_not_toml_pins_is_refused(tmp_path: Pat
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.xfail(
-    strict=True, reason="cli render -o: a split report writes its <stem>-details.md over the user's file of that name"
-)
 def test_render_of_a_split_report_does_not_write_over_the_users_details_file(tmp_path: Path) -> None:
-    run = _run_json(tmp_path, tests=400)  # a report past MAX_CHARS: its sections go to <stem>-details.md
+    run = _run_json(tmp_path, tests=60)  # a report past MAX_CHARS: its sections go to <stem>-details.md
     out = tmp_path / "out.md"
     details = _put(tmp_path / "out-details.md", "the user's notes on the details")
     assert main(["render", str(run), "-o", str(out), "--no-figures"]) == 2
     assert details.read_text() == "the user's notes on the details"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli stability/mutants: the summary <out>/<command>.md is written over a user's file (force=True)",
-)
 @pytest.mark.parametrize("command", ["stability", "mutants"])
 def test_the_suite_commands_summary_does_not_write_over_a_users_file_in_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
@@ -485,6 +468,66 @@ def test_the_suite_commands_summary_does_not_write_over_a_users_file_in_out(
     extra = ["ref.py:m", "mut.py:m"] if command == "mutants" else ["--base-seeds", "1"]
     assert main([command, *extra, "--out", str(out)]) == 2
     assert users.read_text() == "the user's summary"
+
+
+# what the refusals above still allow: claimcheck's own earlier output, and --force
+
+
+def test_render_of_a_split_report_again_replaces_its_own_details_file_and_force_the_users(tmp_path: Path) -> None:
+    run = _run_json(tmp_path, tests=60)
+    out = tmp_path / "out.md"
+    assert main(["render", str(run), "-o", str(out), "--no-figures"]) == 0
+    assert main(["render", str(run), "-o", str(out), "--no-figures"]) == 0  # its own details file: no --force
+    details = _put(tmp_path / "out-details.md", "the user's notes on the details")
+    assert main(["render", str(run), "-o", str(out), "--no-figures"]) == 2
+    assert main(["render", str(run), "-o", str(out), "--no-figures", "--force"]) == 0
+    assert details.read_text() != "the user's notes on the details"
+
+
+def test_the_suite_commands_write_their_summary_again_over_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "run_seeds", lambda *args, **kwargs: [])
+    monkeypatch.setattr(cli, "run_catalogue", lambda *args, **kwargs: ({}, []))
+    monkeypatch.setattr(cli, "render_catalogue", lambda *args, **kwargs: "the catalogue\n")
+    out = tmp_path / "out"
+    for command, extra in (("stability", ["--base-seeds", "1"]), ("mutants", ["ref.py:m", "mut.py:m"])):
+        assert main([command, *extra, "--out", str(out)]) == 0
+        assert main([command, *extra, "--out", str(out)]) == 0
+        _put(out / f"{command}.md", "the user's summary")
+        assert main([command, *extra, "--out", str(out), "--force"]) == 0
+        assert (out / f"{command}.md").read_text() != "the user's summary"
+
+
+@pytest.mark.parametrize("text", ["my notes\n", '{"run": "fast"}', "[1, 2]"], ids=["text", "strings", "list"])
+def test_mutants_into_a_folder_with_a_users_timings_file_is_refused_before_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(cli, "run_catalogue", lambda *args, **kwargs: started.append("ran") or ({}, []))
+    monkeypatch.setattr(cli, "render_catalogue", lambda *args, **kwargs: "the catalogue\n")
+    users = _put(tmp_path / "out" / "timings.json", text)
+    before = snapshot(tmp_path)
+    assert main(["mutants", "ref.py:m", "mut.py:m", "--out", str(users.parent)]) == 2
+    assert snapshot(tmp_path) == before and started == []
+
+
+def test_calibrate_writes_its_json_and_markdown_again_over_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Suite:
+        parts: tuple[object, ...] = ()
+        failing: tuple[object, ...] = ()
+
+        def to_dict(self) -> dict[str, object]:
+            return {"parts": []}
+
+    monkeypatch.setattr(cli, "load_protocols", lambda paths: [object()])
+    monkeypatch.setattr(cli, "calibrate_suite", lambda *args, **kwargs: Suite())
+    monkeypatch.setattr(cli, "render_calibration", lambda suite: "# calibration\n")
+    args = ["calibrate", str(tmp_path), "--json", str(tmp_path / "c.json"), "-o", str(tmp_path / "c.md")]
+    assert main(args) == 0 and main(args) == 0
+    assert json.loads((tmp_path / "c.json").read_text()) == {"parts": []}
 
 
 def test_accepting_a_baseline_onto_a_users_file_or_link_keeps_what_was_there(tmp_path: Path) -> None:
