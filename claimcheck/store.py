@@ -26,8 +26,10 @@ import hashlib
 import inspect
 import io
 import json
+import os
 import platform
 import re
+import stat
 import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -437,12 +439,16 @@ def _is_entry(path: Path) -> bool:
     if not _ENTRY_NAME.match(path.name) or path.parent.name != path.name[:2]:
         return False
     try:
-        data = read_regular(path)
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW | os.O_NONBLOCK)) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return False
+            head = f.read(len(SEAL))
+        if head == SEAL:
+            return True
+        data = read_regular(path) if head.startswith(_ZIP) else None  # the whole archive, up to the cap
     except (NotReadable, OSError):
         return False
-    if data is None:
-        return False
-    return data.startswith(SEAL) or (data.startswith(_ZIP) and decode(data, path.stem) is not None)
+    return data is not None and decode(data, path.stem) is not None
 
 
 def default_cache_dir() -> Path:

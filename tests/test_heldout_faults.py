@@ -288,6 +288,14 @@ def test_clear_keeps_a_users_own_npz_archive_filed_under_an_entrys_name(tmp_path
     assert theirs.read_bytes() == kept
 
 
+def test_clear_removes_an_entry_from_before_the_seal_that_decodes_as_its_name_says(tmp_path: Path) -> None:
+    cache, entry = _real_cache(tmp_path)
+    old = ResultCache(tmp_path / "cache").path(K({"k": 3}).digest)
+    old.parent.mkdir(exist_ok=True)
+    old.write_bytes(encode({"v": np.ones(2)}, {}, K({"k": 3}).digest))  # unsealed, as entries were before the seal
+    assert cache.clear() == 2 and not entry.exists() and not old.exists()
+
+
 def test_clear_does_not_follow_a_shard_folder_linked_out_of_the_cache(tmp_path: Path) -> None:
     cache, entry = _real_cache(tmp_path)
     other = ResultCache(tmp_path / "another-cache")  # entries of someone else's cache, reached through a link
