@@ -18,6 +18,7 @@ from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
 from claimcheck.reportset import (
+    DETAILS_MARK,
     commit,
     details_path,
     figure_dir,
@@ -204,9 +205,6 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
         else:
             problems.append(f"figure {p.name} is not shown: {why}")
     return out
-
-
-DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file claimcheck wrote
 
 
 def _marked(path: Path) -> bool:

@@ -5,11 +5,11 @@ only those are ever replaced or removed, so a file of the user's in the report's
 figure folder is never touched, and a report path that holds a file claimcheck did not write is
 refused (``foreign``). The manifest is committed with the report, so a pull request can edit it:
 an entry is honoured only when its name is one claimcheck gives a file of this set (``own_name``:
-the report, its sidecar and details file, a figure in its figure folder) and the file there is
-a regular file with the sha256 recorded. No hash written into the manifest can make claimcheck
-remove or replace any other file (a ``notes.txt`` or ``baseline.json`` beside the report); an
-entry that is not honoured is left alone and named (``ReportSetWarning``), and never stops the
-report.
+the report, its sidecar and details file, a figure in its figure folder), the file there is a
+regular file with the sha256 recorded, and it holds what claimcheck writes under that name (a
+run file, a details file, a PNG). No hash written into the manifest can make claimcheck remove
+or replace any other file (a ``notes.txt`` or ``baseline.json`` beside the report); an entry
+that is not honoured is left alone and named (``ReportSetWarning``), and never stops the report.
 
 A new set is written into a staging folder beside the report (``.<report name>.<run id>.staging``),
 then committed: the manifest is rewritten to name the moves still to do (the commit point), the
@@ -40,6 +40,8 @@ RUN_SCHEMA_PREFIX = "claimcheck-run/"
 # what write_atomic leaves when killed: ".<name>.<8 characters of mkstemp>.tmp"
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")
 _FIGURE = re.compile(r"[A-Za-z0-9-]+\.png")  # what report.figure_name gives
+_PNG = b"\x89PNG\r\n\x1a\n"
+DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file claimcheck wrote
 _NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS)
 
 
@@ -187,7 +189,31 @@ def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
         return f"{path}: the manifest records no content hash for it (written by an older claimcheck, or edited)"
     if file_sha256(path) != recorded:
         return f"{path} is not the file claimcheck wrote (its sha256 differs from the one recorded)"
-    return None
+    return _not_its_content(report, entry, path)
+
+
+def _not_its_content(report: Path, entry: str, path: Path) -> str | None:
+    """Return why ``path`` does not hold what claimcheck writes under the set's name ``entry``, or None.
+
+    A sidecar is a claimcheck run file, a details file opens with ``DETAILS_MARK``, a figure is a
+    PNG; so a manifest that vouches for a user's file by its hash still cannot reach it under one
+    of these names. The report itself is whatever the command that names it writes.
+    """
+    if entry == report.name:
+        return None
+    try:
+        if entry == sidecar_path(report).name:
+            raw = json.loads(path.read_bytes())
+            ok, what = isinstance(raw, dict) and str(raw.get("schema", "")).startswith(RUN_SCHEMA_PREFIX), "run file"
+        elif entry == details_path(report).name:
+            with open(path, "rb") as f:
+                ok, what = f.readline(200).rstrip(b"\r\n") == DETAILS_MARK.encode(), "details file"
+        else:
+            with open(path, "rb") as f:
+                ok, what = f.read(len(_PNG)) == _PNG, "figure (a PNG)"
+    except (OSError, ValueError):
+        ok, what = False, "file"
+    return None if ok else f"{path} is not a claimcheck {what}, though the manifest records its sha256"
 
 
 def _leave(why: str, left: list[str]) -> None:

@@ -32,7 +32,7 @@ from claimcheck.commands.cli import main
 from claimcheck.errors import DataError
 from claimcheck.figures import FIGURE_SEAL, cached_group, clear_figure_cache, figure_key
 from claimcheck.record import ClaimRecorder, Curve
-from claimcheck.reportfiles import write_report
+from claimcheck.reportfiles import ReportWriteError, write_report
 from claimcheck.reportset import manifest_path, recover
 from claimcheck.rundata import RunData
 from claimcheck.store import SEAL, ResultCache, encode, open_entry
@@ -183,6 +183,30 @@ def test_a_manifest_entry_naming_a_users_file_in_the_report_folder_with_its_hash
         warnings.simplefilter("ignore")
         write_report(_run("new"), report)
     assert users.read_text() == "kept by the user"
+
+
+@pytest.mark.parametrize("name", ["claim-report-details.md", "claim-report-figures/C9-notes.png"])
+def test_a_manifest_entry_under_a_name_of_the_set_with_a_users_content_and_hash_removes_nothing(
+    tmp_path: Path, name: str
+) -> None:
+    report = tmp_path / "reports" / "claim-report.md"
+    write_report(_run("old"), report)
+    users = _put(report.parent / name, "kept by the user: not a details file, not a PNG")
+    _add_entries(report, {name: _sha(users)})
+    with pytest.warns(UserWarning, match="is not a claimcheck"):
+        write_report(_run("new"), report)
+    assert users.read_text() == "kept by the user: not a details file, not a PNG"
+
+
+def test_a_manifest_that_vouches_for_a_users_json_at_the_sidecars_path_gets_the_report_refused(tmp_path: Path) -> None:
+    report = tmp_path / "reports" / "claim-report.md"
+    write_report(_run("old"), report)
+    sidecar = report.with_suffix(".json")
+    sidecar.write_text('{"the user": "results"}')
+    _add_entries(report, {sidecar.name: _sha(sidecar)})  # the entry is there already: its hash made the user's
+    with pytest.raises(ReportWriteError, match="not written by claimcheck"):
+        write_report(_run("new"), report)
+    assert sidecar.read_text() == '{"the user": "results"}'
 
 
 @pytest.mark.parametrize(
