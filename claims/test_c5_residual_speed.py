@@ -91,8 +91,8 @@ PROTOCOL = ClaimProtocol(
         Part(
             name="beta>0 vs beta=0",
             statement="every beta > 0 is significantly lower than beta = 0 at equal steps: per beta, the mean over "
-            "seeds of the level advantage min over t in {T/2, T} of (L_0(t) - L_b(t))/(L_0(t) + L_b(t)) is > 0 "
-            "(sized for a speed-up of 1.25x or more)" + READING,
+            "seeds of the level advantage min over t in {T/2, T} of (La(t) - Lb(t))/(La(t) + Lb(t)), La the beta = 0 "
+            "run's loss, is > 0" + READING,
             stats=tuple(
                 Stat(advantage_name(b), ">", 0.0, why="0 is no effect; its interval (one-sided 95%) must exclude it")
                 for b in BETAS[1:]

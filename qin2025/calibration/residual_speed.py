@@ -14,11 +14,9 @@ to beta within a seed) every quantity the world does not move is scattered, ``Sc
 offset tau by 30% and the exponent p by 5% (log sd), F by 5%, A2 by 10%, L_0 by 30%, g by 5%; the
 "heavy scatter" families double them.
 
-Must pass: g = factor^beta, factor 1.5..4 (the order part) or, for "beta>0 vs beta=0", every
-beta > 0 at least 1.25x faster than beta = 0 (g = s x factor^beta for beta > 0, s 1.25..2, factor
-1..2: the effect the part is sized to detect, the positive control's smallest step ratio); alone,
-with L_0 rising or falling 10..1,000x through the fast phase (how beta moves L_0 on the real runs),
-with the floor falling 1.5..3x, with noise (1e-6..1e-4 relative per step).
+Must pass: g = factor^beta, factor 1.5..4 (so beta = 0.25 is only 1.11..1.41x faster than
+beta = 0); alone, with L_0 rising or falling 10..1,000x through the fast phase (how beta moves L_0
+on the real runs), with the floor falling 1.5..3x, with noise (1e-6..1e-4 relative per step).
 
 Must fail: L_0 rises or falls 10..1,000x with beta through the fast phase while the speed does not
 move (the start is not the speed); the speed falls with beta (g = factor^-beta); a stall (the speed
@@ -135,13 +133,10 @@ World = Callable[[np.random.Generator], tuple[Effect, dict[str, float]]]
 
 
 def _speeds(rng: np.random.Generator, speed: str) -> tuple[tuple[float, ...] | None, dict[str, float]]:
-    """Draw the speeds per beta: "grows" factor^beta (1.5..4), "step" s x factor^beta for beta > 0, "falls", or none."""
+    """Draw the speeds per beta: "grows" factor^beta (factor 1.5..4), "falls" factor^-beta, or none ("")."""
     if speed == "grows":
         f = log_uniform(rng, 1.5, 4.0)
         return tuple(f**b for b in BETAS), {"speed_factor": f}
-    if speed == "step":
-        s, f = log_uniform(rng, 1.25, 2.0), log_uniform(rng, 1.0, 2.0)
-        return tuple(1.0 if b == 0 else s * f**b for b in BETAS), {"speed_over_beta0": s, "then_factor": f}
     if speed == "falls":
         f = log_uniform(rng, 1.5, 4.0)
         return tuple(f**-b for b in BETAS), {"speed_falls_by": f}
@@ -175,9 +170,9 @@ def moves(
 Row = tuple[str, Expect, World, str, str]
 
 
-def _rows(speed: str) -> tuple[Row, ...]:
-    """Return the worlds of a part whose must-pass speeds are ``speed`` ("grows" or "step")."""
-    grid = "speed x 1.5..4 from beta 0 to 1" if speed == "grows" else "every beta > 0 >= 1.25x beta = 0's speed"
+def _rows() -> tuple[Row, ...]:
+    """Return the worlds of C5's parts (the same for both)."""
+    speed, grid = "grows", "speed x 1.5..4 from beta 0 to 1"
     fast = partial(moves, what="fast", low=10.0, high=1000.0)
     return (
         ("speed grows with beta", "pass", partial(moves, speed=speed), grid, "a larger beta runs faster"),
@@ -297,12 +292,10 @@ def sample(
     return Case({**params, "seeds": seeds, "redrawn": redrawn}, {"units": units})
 
 
-def _families(
-    speed: str, make: Callable[..., Case], cases: int, steps: int, what: str, heavy: bool = False
-) -> tuple[Family, ...]:
+def _families(make: Callable[..., Case], cases: int, steps: int, what: str, heavy: bool = False) -> tuple[Family, ...]:
     out = []
     for scatter, tag in ((RUNS_LIKE, ""), (HEAVY, ", heavy scatter")) if heavy else ((RUNS_LIKE, ""),):
-        for name, expect, world, grid, why in _rows(speed):
+        for name, expect, world, grid, why in _rows():
             if tag and expect != "pass":
                 continue  # heavier scatter makes a must-fail case no easier to pass: the must-pass ones are the test
             zone = "(zone)" in name
@@ -313,9 +306,9 @@ def _families(
 
 def order_families(cases: int = 200, steps: int = STEPS, heavy: bool = False) -> tuple[Family, ...]:
     """Return the families of C5's "order" part (one seed per case); ``heavy`` adds the heavy-scatter must-pass ones."""
-    return _families("grows", one_seed, cases, steps, "", heavy)
+    return _families(one_seed, cases, steps, "", heavy)
 
 
 def faster_families(seeds: int, cases: int = 50, steps: int = STEPS, heavy: bool = False) -> tuple[Family, ...]:
     """Return the families of C5's "beta>0 vs beta=0" part (a sample of ``seeds`` seeds per case)."""
-    return _families("step", partial(sample, seeds=seeds), cases, steps, f"{seeds} seeds; ", heavy)
+    return _families(partial(sample, seeds=seeds), cases, steps, f"{seeds} seeds; ", heavy)
