@@ -58,7 +58,7 @@ from qin2025.trainer import Trainer
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the residual coefficients compared (the grid)
 PREMISE = (
     f"every run of the seed descends over its steady part (each of the {BLOCKS} blocks of [T/2, T] lowers the "
-    "mean loss): GD stayed below its local step-size bound and the rate is defined"
+    "mean loss): GD stayed below its local step-size bound"
 )
 ZONE = (
     f"a floor reached within T (a run's loss falls by less than {FLAT:g} in log over [3T/4, T]): the level is then the "

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from claimcheck.calibration import case_rng
+from qin2025.calibration.residual_speed import faster_families, order_families
 from qin2025.level_speed import (
     END_RHO,
     HALF_RHO,
@@ -122,6 +124,16 @@ def test_the_beta_comparison_needs_beta_zero_first_and_one_curve_per_beta() -> N
         faster_decision([1.0, 0.0], [exponential(1, 1, 0.01)] * 2)
     with pytest.raises(ValueError, match="one curve per beta"):
         order_decision(BETAS, [exponential(1, 1, 0.01)] * 4)
+
+
+def test_each_family_draws_its_cases_on_its_side_of_the_zone() -> None:
+    for fam in order_families(cases=3):
+        zone = "(zone)" in fam.name
+        for i in range(3):
+            case = fam.generate(case_rng(0, "C5", "order", fam.name, i))
+            assert in_zone(case.measurements["curves"]) == zone, fam.name
+    sample = faster_families(seeds=3, cases=1)[0].generate(case_rng(0, "C5", "effect", "x", 0))
+    assert len(sample.measurements["units"]) == 3 and sample.params["seeds"] == 3
 
 
 def test_a_sweep_relabelled_by_its_starts_gives_the_lowest_start_the_first_label() -> None:
