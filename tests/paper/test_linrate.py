@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from claimcheck.record import ClaimRecorder
 from claimcheck.store import ResultCache
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families, unresolved_settling, zone_generators
@@ -22,6 +23,7 @@ from qin2025.linrate import (
     premise_marks,
     premise_ratio,
     rate_profile,
+    record_unit,
     sharpness_along,
     sharpness_at,
 )
@@ -154,3 +156,37 @@ def test_the_batched_replay_measures_what_the_one_run_replay_measures(tmp_path: 
     for g, w in zip(got, want, strict=True):
         assert g == pytest.approx(w, rel=1e-6)
     assert sharpness_at(trainer, runs, trajs, marks) == got  # read back from the cache
+
+
+def _recorder() -> ClaimRecorder:
+    from claims.test_c1_linear_rate import PROTOCOL
+
+    return ClaimRecorder("C1", protocol=PROTOCOL)
+
+
+def _run(loss: np.ndarray, seed: int = 1) -> Trajectory:
+    empty = np.zeros((0, 1))
+    model = {"n_layers": 1, "d_qk": 16, "beta": 1.0, "qk_init": "normal", "logit_scale": "1/sqrt(d_qk)"}
+    train = {"steps": loss.size - 1, "dtype": "float64", "device": "cpu"}
+    return Trajectory(loss, np.zeros(0, dtype=np.int64), empty, empty, 0.1, 5.0, "fraction", None, seed, model, train)
+
+
+GEOMETRIC = 0.9 ** np.arange(401.0)
+IN_THE_ZONE = np.exp(-((np.arange(401.0) / 4) ** 0.75))  # octave ratio 2^-0.25 = 0.84
+POWER_LAW = (1 + np.arange(401.0) / 40) ** -1.0  # octave ratio 0.56: fails
+
+
+def test_a_unit_with_a_run_in_the_zone_and_none_failing_is_excluded_as_undecided() -> None:
+    rec = _recorder()
+    record_unit(rec, [("a", _run(GEOMETRIC)), ("b", _run(IN_THE_ZONE))], unit=7)
+    assert [(e.unit, e.reason) for e in rec.exclusions] == [
+        ("7", "in the declared zone (octave ratio in [0.8, 0.9)): b")
+    ]
+    assert {c.label for c in rec.checks} == {"a"}  # the zoned run is not scored
+
+
+def test_a_failing_run_decides_its_unit_whatever_another_run_in_the_zone_says() -> None:
+    rec = _recorder()
+    record_unit(rec, [("a", _run(POWER_LAW)), ("b", _run(IN_THE_ZONE))], unit=7)
+    assert not rec.exclusions
+    assert not all(c.met for c in rec.checks if c.label == "a")
