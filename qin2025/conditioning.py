@@ -21,12 +21,19 @@ run's kinv is the geometric mean of kinv(Z_t) over t in [T/4, T], the steps its 
 fitted on (GD moves W_V, so kinv(Z) at step 0 is not the conditioning the rate sees); the
 initial value is kept beside it (``kinv0``) for the notes.
 
+**W_V over the fitted window** (v6). The rotation lever holds W_V's singular values at init; GD
+then moves W_V. Each run's sigma_min(W_V) over the same window (``wv``, geometric mean, read from a
+replay of the engine's descent, ``window_w_v``) goes to the rotation lever's decisions: governs
+holds it as a covariate (Theorem 1's alpha reads it beside Z's), and a seed on which it moved
+``WV_HELD``-fold or more across the settings is in the zone below.
+
 **The declared zone** (v6). A lever that moves kinv(Z) over the fitted window less than
-``MIN_SPAN``-fold on a seed has not separated Z's conditioning from X's and W_V's there: its rates
-cannot tell "the rate follows kinv(Z)" from "it follows something the lever holds". The decisions
-return their statistic as NaN with ``ZONE: 1.0`` for such a unit (``in_zone``), and the claim
-excludes it as undecided, never pass or fail. Where no seed's lever separates, no part has units
-and the claim is INCONCLUSIVE, with that reason.
+``MIN_SPAN``-fold on a seed, or (the rotation lever) lets W_V's own sigma_min over it move
+``WV_HELD``-fold or more, has not separated Z's conditioning from X's and W_V's there: its rates
+cannot tell "the rate follows kinv(Z)" from "it follows something the lever should hold". The
+decisions return their statistic as NaN with ``ZONE: 1.0`` for such a unit (``in_zone``), and the
+claim excludes it as undecided, never pass or fail. Where no seed's lever separates, no part has
+units and the claim is INCONCLUSIVE, with that reason.
 
 Each lever's **unit** (one seed) is 9 runs: its 5 settings, then 4 ``lambda runs`` at its middle
 setting that move lambda_max about 25-fold (``s``: X -> s X with W_Q, W_K -> W/s, so S and
@@ -72,19 +79,23 @@ LR_FRACTION = 0.5  # mu = 0.5 * 2/lambda_max at init, per run
 STEPS = 200  # at every budget: b grows with T on the input lever, so the horizon is part of the statistic
 STEADY_FROM = 0.25  # the steady rate is fitted over steps [T/4, T]: the first quarter holds the drop every run shares
 MIN_SPAN = 10.0  # zone: a lever must move kinv(Z) (read over the fitted window) at least 10-fold over its 5 settings
+# zone: W_V's sigma_min over the window must span less than MIN_SPAN ** (0.5 / 2) = 1.78x over the rotation lever's
+# settings: at the bound form's exponent 2, such a move changes the rate less than the claimed effect (b = 0.5 over
+# MIN_SPAN, 3.16x), so W_V alone could not produce it
+WV_HELD = MIN_SPAN**0.25
 SIGMA_EVERY = 10  # sigma(Z) is recorded every 10 steps: 16 readings in the fitted window [50, 200]
 REL_FLOOR = 1e-24  # a read-out stops once its loss is this far below its start (as TrainConfig.rel_floor)
 
 ASSOCIATION = "Spearman rho(steady rate, kinv(Z) over the fitted steps) over the lever's 5 settings"
 GOVERNS = (
-    "b: elasticity of the steady rate in kinv(Z) over the fitted steps, lambda_max held (log least squares over the "
-    "lever's 9 runs)"
+    "b: elasticity of the steady rate in kinv(Z) over the fitted steps, lambda_max and W_V's sigma_min over the same "
+    "steps held (log least squares over the lever's 9 runs)"
 )
 HELD_EXACTLY = 1e-6  # a log sigma_min(W_V) spanning less than this over a unit is held already: no covariate
 ZONE = "zone"  # the key a decision adds (1.0) when the unit is in the declared zone (its statistic NaN)
 ZONE_WHY = (
-    "the lever moved kinv(Z) over the fitted steps less than 10x, so it did not separate Z's conditioning from X's "
-    "and W_V's on this seed"
+    "the lever moved kinv(Z) over the fitted steps less than 10x, or let W_V's own sigma_min over them move 1.78x or "
+    "more, so it did not separate Z's conditioning from X's and W_V's on this seed"
 )
 NAIVE = "naive elasticity of rate/mu in the unnormalised sigma_min(Z) over the scale runs"
 
@@ -123,6 +134,7 @@ class Lever:
     field: Literal["kx", "rt"]
     values: tuple[float, ...]  # best conditioned first
     middle: float  # where the lambda runs sit
+    holds_w_v: bool  # whether it claims to hold W_V's singular values (its decisions then read ``wv``)
 
     def settings(self) -> list[Setting]:
         """Return the unit's 9 runs of this lever: its 5 settings, then the 4 lambda runs at its middle."""
@@ -130,8 +142,8 @@ class Lever:
         return runs + [Setting(**{self.field: self.middle}, s=s, ug=ug) for s, ug in LAMBDA_RUNS]
 
 
-INPUT = Lever("input", "kx", (1.0, 3.0, 10.0, 30.0, 100.0), 10.0)
-ROTATION = Lever("rotation", "rt", (0.0, 0.25, 0.5, 0.75, 1.0), 0.5)
+INPUT = Lever("input", "kx", (1.0, 3.0, 10.0, 30.0, 100.0), 10.0, holds_w_v=False)  # X moves, and W_V with GD
+ROTATION = Lever("rotation", "rt", (0.0, 0.25, 0.5, 0.75, 1.0), 0.5, holds_w_v=True)
 LEVERS = (INPUT, ROTATION)
 
 
@@ -211,14 +223,17 @@ class Table:
     ok: np.ndarray  # the loss stayed finite, ended below its start and fell over the steady window
 
     def measurements(self) -> dict[str, Any]:
-        """Return the decisions' keyword arguments: ``rate``, ``kinv``, ``lam``, ``reference`` and ``wv``."""
-        return {
+        """Return the decisions' keyword arguments: ``rate``, ``kinv``, ``lam``, ``reference`` (and ``wv``).
+
+        ``wv`` only for a lever that claims to hold W_V's singular values (the rotation lever).
+        """
+        out = {
             "rate": self.rate.tolist(),
             "kinv": self.kinv.tolist(),
             "lam": self.lam.tolist(),
             "reference": [s.reference for s in self.settings],
-            "wv": self.wv.tolist(),
         }
+        return out | ({"wv": self.wv.tolist()} if self.lever.holds_w_v else {})
 
     def premise(self) -> str:
         """Return why this table is outside the step-size premise, or "" when every run is inside it."""
@@ -230,9 +245,15 @@ class Table:
 
     def zone(self) -> str:
         """Return why this table is in the declared zone (its lever did not separate), or "" when it is not."""
-        span = kinv_span(self.kinv, [s.reference for s in self.settings])
-        if in_zone(self.kinv, [s.reference for s in self.settings]):
+        ref = [s.reference for s in self.settings]
+        span = kinv_span(self.kinv, ref)
+        if not span >= MIN_SPAN:
             return f"{self.lever.name} lever: kinv(Z) spans {span:.3g}x over its settings, under {MIN_SPAN:g}x"
+        if self.lever.holds_w_v and in_zone(self.kinv, ref, self.wv):
+            return (
+                f"{self.lever.name} lever: W_V's sigma_min over the fitted steps spans {kinv_span(self.wv, ref):.3g}x "
+                f"over its settings, {WV_HELD:.3g}x or more"
+            )
         return ""
 
     def admitted(self) -> bool:
@@ -313,7 +334,9 @@ def window_w_v(runs: Sequence[Run], params: Sequence[Params], trajs: Sequence[Tr
 
     The engine returns no weights, so the descent is replayed (``descend_reading_w_v``: the same
     updates, the engine's step size) and W_V read every ``SIGMA_EVERY`` steps; T' is the last step
-    the engine's run reached (a run stopped early is read up to it, or at its last reading).
+    the engine's run reached (a run stopped early is read up to it, or at its last reading). The
+    replay runs on the CPU in float64: bit for bit the engine's CPU run, within float rounding of a
+    run on another device.
     """
     _, readings = descend_reading_w_v(runs, params, [t.lr for t in trajs], steps, SIGMA_EVERY)
     t = np.arange(readings.shape[1]) * SIGMA_EVERY
@@ -360,7 +383,7 @@ def _key(kind: str, seeds: Sequence[int], steps: int) -> dict[str, Any]:
         "model": MODEL.to_dict(),
         "size": list(SIZE),
         "lr_fraction": LR_FRACTION,
-        "levers": [[lv.field, list(lv.values), lv.middle] for lv in LEVERS],
+        "levers": [[lv.field, list(lv.values), lv.middle, lv.holds_w_v] for lv in LEVERS],
     }
 
 
@@ -429,9 +452,15 @@ def kinv_span(kinv: ArrayLike, reference: Sequence[bool]) -> float:
     return float(k.max() / k.min()) if k.size >= 2 else math.nan
 
 
-def in_zone(kinv: ArrayLike, reference: Sequence[bool]) -> bool:
-    """Return whether kinv(Z) spans under ``MIN_SPAN`` over the reference runs (or cannot be read): the zone."""
-    return not kinv_span(kinv, reference) >= MIN_SPAN
+def in_zone(kinv: ArrayLike, reference: Sequence[bool], wv: ArrayLike | None = None) -> bool:
+    """Return whether the unit is in the declared zone: the lever did not separate Z's conditioning from X's and W_V's.
+
+    Over the reference runs: kinv(Z) spans under ``MIN_SPAN`` (or cannot be read), or, where
+    ``wv`` is given, W_V's sigma_min over the fitted window spans ``WV_HELD`` or more.
+    """
+    if not kinv_span(kinv, reference) >= MIN_SPAN:
+        return True
+    return wv is not None and not kinv_span(wv, reference) < WV_HELD
 
 
 def association_decision(
@@ -445,8 +474,9 @@ def association_decision(
 
     ``rate``, ``kinv``, ``lam``, ``reference`` and ``wv`` describe the lever's runs (the 5 settings
     at s = ug = 1, marked ``reference``, and the lambda runs, which this decision ignores, as it does
-    ``lam`` and ``wv``). NaN with fewer than 4 reference runs with a finite positive rate; NaN with
-    ``ZONE: 1.0`` when kinv(Z) spans under ``MIN_SPAN`` over them (the declared zone). With 5 points
+    ``lam``). NaN with fewer than 4 reference runs with a finite positive rate; NaN with
+    ``ZONE: 1.0`` in the declared zone (``in_zone``: kinv(Z) spans under ``MIN_SPAN`` over them, or
+    ``wv``, where given, ``WV_HELD`` or more). With 5 points
     rho >= 0.9 is the exact one-sided 5% test (5/120 orderings reach it under no association).
     """
     r = np.asarray(rate, dtype=np.float64)
@@ -454,7 +484,7 @@ def association_decision(
     idx = np.asarray(reference, dtype=bool) & np.isfinite(r) & (r > 0)
     if idx.sum() < 4:
         return {ASSOCIATION: math.nan}
-    if in_zone(k[idx], [True] * int(idx.sum())):
+    if in_zone(k[idx], [True] * int(idx.sum()), None if wv is None else np.asarray(wv, dtype=np.float64)[idx]):
         return {ASSOCIATION: math.nan, ZONE: 1.0}
     return {ASSOCIATION: spearman(r[idx], k[idx]).rho}
 
@@ -484,8 +514,8 @@ def governs_decision(
     ``wv`` the covariate is lambda_max alone (v5's statistic). With lambda_max among the
     covariates, b is the same whether the rate is counted per step or per unit of mu. A ``wv`` whose
     log spans under ``HELD_EXACTLY`` (W_V frozen, as in a read-out) is held already and not fitted.
-    NaN with fewer than 6 such runs; NaN with ``ZONE: 1.0`` when kinv(Z) spans under ``MIN_SPAN``
-    over the reference runs (the declared zone).
+    NaN with fewer than 6 such runs; NaN with ``ZONE: 1.0`` in the declared zone (``in_zone`` over
+    the reference runs).
     """
     r = np.asarray(rate, dtype=np.float64)
     k = np.asarray(kinv, dtype=np.float64)
@@ -495,7 +525,7 @@ def governs_decision(
     ref = np.asarray(reference, dtype=bool) & ok
     if ok.sum() < 6:
         return {GOVERNS: math.nan}
-    if in_zone(k, ref.tolist()):
+    if in_zone(k, ref.tolist(), None if wv is None else w):
         return {GOVERNS: math.nan, ZONE: 1.0}
     held = wv is not None and np.ptp(np.log(w[ok])) > HELD_EXACTLY  # a W_V held exactly adds no covariate
     return {GOVERNS: elasticity(r[ok], k[ok], [m[ok]] + ([w[ok]] if held else []))}
@@ -542,7 +572,7 @@ def record_lever(
             why = f"in the declared zone: {ZONE_WHY} ({span})"
         for part in parts if control is None else ("",):
             if why:
-                rec.exclude(f"seed {unit.seed}: {why}", unit=unit.seed, part=part, control=control)
+                rec.exclude(why, unit=unit.seed, part=part, control=control)
             else:
                 rec.score(table.measurements(), part=part, unit=unit.seed, label=f"{lever.name} lever", control=control)
 
@@ -558,8 +588,8 @@ def regime(device: str) -> dict[str, object]:
         "selected rotation of a Gaussian W_V: not a Gaussian draw in law)",
         "kinv(Z)": f"geometric mean of sigma_min/sigma_max of Z over steps [{STEADY_FROM:g} T, T], read every "
         f"{SIGMA_EVERY} steps (the steps the rate is fitted on)",
-        "declared zone": f"kinv(Z) over the fitted steps spanning under {MIN_SPAN:g}x over a lever's settings: "
-        f"{ZONE_WHY}; excluded as undecided",
+        "declared zone": f"kinv(Z) over the fitted steps spanning under {MIN_SPAN:g}x over a lever's settings, or "
+        f"(rotation lever) W_V's sigma_min over them {WV_HELD:.3g}x or more: {ZONE_WHY}; excluded as undecided",
         "lambda runs": f"(s, ug) in {list(LAMBDA_RUNS)} at each lever's middle: X, W_Q, W_K -> s X, W/s; W_U -> ug W_U",
         "step size rule": f"mu = {LR_FRACTION} * 2/lambda_max at init, per run (a proxy for the bound)",
         "steps": STEPS,

@@ -5,8 +5,9 @@ settings and 4 lambda runs, with kinv(Z) read over the fitted window, lambda_max
 the step size mu. ``skeleton`` draws them from the structure measured on exploratory seeds 0-15 at
 T = 200 (records/claims/c7.md, v5 design, V3): per lever the profile of log kinv(Z) over its 5
 settings (scaled per unit by a factor f, sd measured), of log lambda_max, the lambda runs' shifts
-of both, each with its seed-to-seed sd; a unit is redrawn until kinv(Z) spans ``MIN_SPAN`` over the
-settings, since a real unit in the declared zone is excluded, not scored. It also draws W_V's own
+of both, each with its seed-to-seed sd; a unit is redrawn until it is out of the declared zone
+(kinv(Z) spans ``MIN_SPAN`` over the settings and, on the rotation lever, W_V's sigma_min over the
+window spans less than ``WV_HELD``), since a real unit in the zone is excluded, not scored. It also draws W_V's own
 sigma_min over the fitted window per run as measured (v6, records/claims/c7.md, W1, seeds 0-39):
 the draw's value, a per-unit slope against log kinv(Z) resampled from the 40 measured ones (median
 -0.003, heavy-tailed) and a per-run wander (sd 0.184), since GD moves W_V after the lever set it.
@@ -55,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from claimcheck.protocol import Case, Expect, Family
-from qin2025.conditioning import INPUT, LEVERS, MIN_SPAN, Lever, kinv_span
+from qin2025.conditioning import INPUT, LEVERS, Lever, in_zone
 
 
 @dataclass(frozen=True)
@@ -129,20 +130,21 @@ def _draw(lever: Lever, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarra
 
 
 def skeleton(lever: Lever, rng: np.random.Generator) -> Skeleton:
-    """Draw one unit's 9 runs of ``lever`` inside the claim's premise (kinv(Z) spans ``MIN_SPAN``)."""
+    """Draw one unit's 9 runs of ``lever`` outside the declared zone (``in_zone``), as the claim scores its units."""
     runs = lever.settings()
     reference = [run.reference for run in runs]
     while True:
         log_kinv, log_lam = _draw(lever, rng)
-        if kinv_span(np.exp(log_kinv), reference) >= MIN_SPAN:
+        slope = float(rng.choice(WV_SLOPES))
+        wander = rng.normal(0.0, WV_WANDER, log_kinv.size)
+        log_smin_wv = rng.normal(*LOG_SMIN_WV) + slope * (log_kinv - log_kinv[0]) + wander
+        if not in_zone(np.exp(log_kinv), reference, np.exp(log_smin_wv) if lever.holds_w_v else None):
             break
     s = np.array([run.s for run in runs])
     moved = np.array([getattr(run, lever.field) for run in runs])
     log_kx = np.log(moved) if lever is INPUT else np.zeros(moved.size)
     lam = np.exp(log_lam)
     smin = np.exp(log_kinv + np.array(STRUCTURE[lever.name].log_smax))
-    slope = float(rng.choice(WV_SLOPES))
-    log_smin_wv = rng.normal(*LOG_SMIN_WV) + slope * (log_kinv - log_kinv[0]) + rng.normal(0.0, WV_WANDER, moved.size)
     return Skeleton(lever, np.exp(log_kinv), lam, smin, 1.0 / lam, s, log_kx, log_smin_wv, reference)
 
 
@@ -254,8 +256,7 @@ def unit_case(lever: Lever, world: World) -> Callable[[np.random.Generator], Cas
             "kinv": sk.kinv.tolist(),
             "lam": sk.lam.tolist(),
             "reference": sk.reference,
-            "wv": np.exp(sk.log_smin_wv).tolist(),
-        }
+        } | ({"wv": np.exp(sk.log_smin_wv).tolist()} if lever.holds_w_v else {})
         return Case({"lever": lever.name, **params}, measurements)
 
     return generate
