@@ -96,7 +96,7 @@ PROTOCOL = ClaimProtocol(
             name=GOVERNS_ROTATION,
             statement="along the rotation lever (X, W_V's singular values and beta fixed), the rate's elasticity in "
             "kinv(Z) over the fitted steps, lambda_max and W_V's sigma_min over the same steps held, is at least 0.5 "
-            "(not resolved: a true mean elasticity within about 0.1 of 0.5 at 40 units, 0.06 at 100, may be left "
+            "(not resolved: a true mean elasticity within about 0.1 of 0.5 at 40 units, 0.07 at 100, may be left "
             "INCONCLUSIVE)",
             stats=(B,),
             rule="mean",
