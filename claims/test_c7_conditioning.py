@@ -141,8 +141,8 @@ PROTOCOL = ClaimProtocol(
         units={"ci": 40, "standard": 100, "paper": 200},
         exploratory="v6's design (records/claims/c7.md, v6): seeds 0-3, X's token orientation as a lever (1.9-2.6x at "
         "init); seeds 0-39, W_V's sigma_min over the fitted steps along the rotation lever (W1); v6 on the exploratory "
-        "pool at ci, seeds 0-39. v5's design: seeds 0-15 (V1-V3); v5 was confirmed NOT REPRODUCED on C7-v5 (b 0.228 "
-        "[0.186, 0.271]); v4 (the W_V lever, kinv at step 0) on C7-v4",
+        "pool at ci, base seeds 0 (seeds 0-39) and 1. v5's design: seeds 0-15 (V1-V3); v5 was confirmed NOT "
+        "REPRODUCED on C7-v5 (b 0.228 [0.186, 0.271]); v4 (the W_V lever, kinv at step 0) on C7-v4",
     ),
     regime="qin2025.model, 1 layer, d = 32, d_QK = 16, W_Q, W_K, W_V, W_U ~ N(0, 1/d), logits 1/sqrt(d_QK), FFN of "
     "2 matrices (ReLU), beta = 1 in every run; synthetic N = 2, n = 8; float64, one torch thread; mu = 0.5 * "
