@@ -779,7 +779,9 @@ def test_the_code_map_names_every_module_of_the_core_and_the_suite() -> None:
 # A doc or source file may not send its reader outside the repository. Data, reports of other runs and
 # this test (which names what it forbids) are not docs; the data folder's default place beside the
 # checkout is where CI and two tests look for the data, not a text they cite.
-OUTSIDE = re.compile(r"CLAIMS\.md|\.\./shared(?:/[\w.-]+)*|(?<![\w.~$])/work(?:/[\w.-]+)+")
+OUTSIDE = re.compile(
+    r"CLAIMS\.md|(?:\.\./|(?<![\w./$-]))shared(?:/[\w.-]+)+|\.\./shared|(?<![\w.~$])/work(?:/[\w.-]+)+"
+)
 SOURCE_SUFFIXES = (".md", ".py", ".toml", ".ini", ".cfg", ".txt", ".yaml", ".yml")
 NOT_SOURCE = ("tests/fixtures/", "reports/", "tests/test_docs.py")
 OUTSIDE_ALLOWED: dict[tuple[str, str], str] = {
@@ -826,9 +828,11 @@ def test_no_doc_or_source_file_cites_a_path_outside_the_repository() -> None:
 
 def test_the_outside_path_check_catches_a_claims_file_a_shared_folder_and_a_machine_path() -> None:
     text = "Read (../shared/CLAIMS.md).\nDATA = '/work/shared/data'\n`$CLAIMCHECK_DATA_DIR/work/x` ~/work/y\n"
+    text += "See shared/data/SOURCES.md; not $CLAIMCHECK_DATA_DIR/shared/x or a/shared/y.\n"
     assert outside_paths("docs/x.md", text) == [
         "docs/x.md:1: ../shared/CLAIMS.md",
         "docs/x.md:2: /work/shared/data",
+        "docs/x.md:4: shared/data/SOURCES.md",
     ]
     assert outside_paths(".ci/run", "cd ../shared/data") == []
 
