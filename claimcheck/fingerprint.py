@@ -343,7 +343,7 @@ class _Resolver:
     def definition(self, key: str, namespace: Mapping[str, Any] | None) -> tuple[str, list[str]]:
         """Return a definition's normalised text (references as ``⟦key⟧``) and the keys it references, in order."""
         module_name, name = key.split(":", 1)
-        own = module_name == self.claim[0]
+        own = module_name == self.claim[0] and namespace is not None  # its values may stand in for its text
         path = self.file_of(module_name)
         assert path is not None
         shared = (self.engine, self.local_root, key, path)
@@ -351,7 +351,7 @@ class _Resolver:
         if hit is not None:
             return hit
         mod = _module(module_name, path)
-        value = namespace.get(name) if own and namespace is not None else None
+        value = namespace.get(name) if own and namespace is not None else None  # own implies a namespace
         if isinstance(value, _PROTOCOL_TYPES):
             text = "value:" + json.dumps(decides(value), sort_keys=True)
         else:
