@@ -42,6 +42,7 @@ import hashlib
 import importlib.util
 import inspect
 import json
+import linecache
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -268,11 +269,13 @@ def _within(module: str, prefixes: Sequence[str]) -> bool:
 class _Resolver:
     """Resolve names to project definitions, and hash each definition once (per scope of the walk)."""
 
-    def __init__(self, engine: Engine, local_root: Path, claim: tuple[str, Path]) -> None:
+    def __init__(self, engine: Engine, local_root: Path, claim: tuple[str, Path], source: bytes | None = None) -> None:
         self.engine = engine
         self.packages = (CORE, *engine.packages)
         self.local_root = local_root
         self.claim = claim
+        # the claim module's source where it is no file (a notebook cell, read from linecache): parsed here
+        self.unfiled = None if source is None else _parse(claim[0], claim[1], source)
         self.hashed: dict[str, tuple[str, list[str]]] = {}  # this claim module's definitions
         self.files: dict[str, Path | None] = {}
         self.roots: dict[str, Path | None] = {}
@@ -323,7 +326,7 @@ class _Resolver:
             return f"core:{name}"
         path = self.file_of(module)
         assert path is not None
-        mod = _module(module, path)
+        mod = self.parsed(module, path)
         if name in mod.binders:
             return f"\u27e6{module}:{name}\u27e7"
         if name in mod.imports and key not in seen:
@@ -340,18 +343,24 @@ class _Resolver:
             return self.resolve(module.imports[name])
         return None
 
+    def parsed(self, module: str, path: Path) -> _Module:
+        """Return the parsed module (the claim's own source where it is no file)."""
+        if self.unfiled is not None and module == self.claim[0]:
+            return self.unfiled
+        return _module(module, path)
+
     def definition(self, key: str, namespace: Mapping[str, Any] | None) -> tuple[str, list[str]]:
         """Return a definition's normalised text (references as ``⟦key⟧``) and the keys it references, in order."""
         module_name, name = key.split(":", 1)
-        own = module_name == self.claim[0] and namespace is not None  # its values may stand in for its text
+        own = module_name == self.claim[0] and (namespace is not None or self.unfiled is not None)  # not shared
         path = self.file_of(module_name)
         assert path is not None
         shared = (self.engine, self.local_root, key, path)
         hit = self.hashed.get(key) if own else _TEXTS.get(shared)
         if hit is not None:
             return hit
-        mod = _module(module_name, path)
-        value = namespace.get(name) if own and namespace is not None else None  # own implies a namespace
+        mod = self.parsed(module_name, path)
+        value = namespace.get(name) if own and namespace is not None else None
         if isinstance(value, _PROTOCOL_TYPES):
             text = "value:" + json.dumps(decides(value), sort_keys=True)
         else:
@@ -548,8 +557,9 @@ def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
     definition, without a claim module or the core's rule. A function nested in another, or a
     lambda, is covered by the top-level statement that holds it. The walk follows the core and the
     modules found beside ``fn``'s own top-level package (or its module, when it is in none), so a
-    decision of the suite follows the suite's code. Raise ConfigError for a callable with no Python
-    source file (a builtin, a ``functools.partial``, code made by ``exec``).
+    decision of the suite follows the suite's code. A function defined where there is no file (a
+    notebook cell) is read from the source Python keeps for it (``linecache``). Raise ConfigError
+    for a callable with no Python source (a builtin, a ``functools.partial``, code made by ``exec``).
     """
     fn = inspect.unwrap(fn)
     module = getattr(fn, "__module__", None) or ""
@@ -558,17 +568,19 @@ def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
         source = inspect.getsourcefile(fn)
     except TypeError:
         source = None
-    if not module or code is None or source is None or not Path(source).is_file():
+    filed = source is not None and Path(source).is_file()
+    text = None if filed or source is None else "".join(linecache.getlines(source)).encode()
+    if not module or code is None or source is None or not (filed or text):
         raise ConfigError(
-            f"cannot fingerprint the decision {fn!r}: it has no Python source file; "
+            f"cannot fingerprint the decision {fn!r}: it has no Python source; "
             "give Part(decision=...) a function defined in a module"
         )
     _forget_changed()
-    path = Path(source).resolve()
+    path = Path(source).resolve() if filed else Path(source)
     depth = len(module.split(".")) + (path.name == "__init__.py")
     root = path.parents[depth - 1] if depth <= len(path.parents) else path.parent
-    resolver = _Resolver(NO_ENGINE, root, (module, path))
-    parsed = _module(module, path)
+    resolver = _Resolver(NO_ENGINE, root.resolve(), (module, path), text)
+    parsed = resolver.parsed(module, path)
     line = code.co_firstlineno
     for index, names in parsed.order:
         stmt = parsed.statements[index]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import linecache
 import sys
 from pathlib import Path
 from typing import Any
@@ -234,11 +235,35 @@ def test_a_nested_decision_or_a_lambda_is_covered_by_the_statement_that_holds_it
     assert definition_fingerprint(module.late).digest != late.digest
 
 
+def _cell(name: str, source: str) -> Any:
+    """Define ``decide`` as a notebook cell does: no file, the source kept in ``linecache``."""
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace["decide"]
+
+
+def test_a_decision_defined_in_a_notebook_cell_is_read_from_the_source_python_keeps() -> None:
+    cell = "LIMIT = {}\n\n\ndef decide(value):\n    return {{'x': value - LIMIT}}\n"
+    try:
+        one, same, other = (_cell(f"<cell-{i}>", cell.format(v)) for i, v in enumerate((1, 1, 2)))
+        assert definition_fingerprint(one).covers == ("__main__.decide", "__main__.LIMIT")
+        assert definition_fingerprint(one).digest == definition_fingerprint(same).digest
+        assert definition_fingerprint(other).digest != definition_fingerprint(one).digest
+    finally:
+        for i in range(3):
+            linecache.cache.pop(f"<cell-{i}>", None)
+
+
 def test_a_decision_without_python_source_is_refused_by_name() -> None:
     with pytest.raises(ConfigError, match=r"cannot fingerprint the decision <built-in function len>: it has no Python"):
         definition_fingerprint(len)
-    with pytest.raises(ConfigError, match=r"no Python source file"):
+    with pytest.raises(ConfigError, match=r"no Python source"):
         definition_fingerprint(functools.partial(max, 0))
+    namespace: dict[str, Any] = {}
+    exec(compile("def decide(v):\n    return {'x': v}\n", "<string>", "exec"), namespace)
+    with pytest.raises(ConfigError, match=r"no Python source"):
+        definition_fingerprint(namespace["decide"])
 
 
 def test_a_definition_made_under_a_condition_is_followed(toy: Path) -> None:
