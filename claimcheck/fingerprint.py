@@ -595,8 +595,8 @@ def decision_identity(fn: Callable[..., Any], stats: Sequence[Sequence[Any]] = (
 
     The digest covers ``stats`` (each statistic's name, direction, threshold and tolerance) and the
     decision's code fingerprint (``definition_fingerprint``): a comment, a docstring, a reformatting
-    or a move to another module leaves it unchanged; a changed number, operator or threshold does
-    not. A calibration result recorded for another digest is shown as "changed since".
+    or a move to another module leaves it as it was; a changed number, operator or threshold changes
+    it. A calibration result recorded for another digest is shown as "changed since".
     """
     fn = inspect.unwrap(fn)
     name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
