@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from claimcheck import sequential as sq
-from claimcheck.errors import ConfigError, DataError
+from claimcheck.errors import ConfigError
 from claimcheck.evidence import mean_evidence, rate_evidence
 from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
 from claimcheck.protocol import ALPHA, LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
@@ -47,10 +47,6 @@ KEEP = 5  # wrong cases kept per family, worst first
 SCHEMA = "claimcheck-calibration/1"
 RULE_OFFSETS = (-0.3, -0.2, -0.1, 0.0, 0.1, 0.2)  # true pass rates simulated: the bar plus these, within [0, 1]
 RULE_REPS = 2000  # simulated claims per (budget, true rate)
-
-
-class CalibrationError(DataError):
-    """A calibration record cannot be read."""
 
 
 Values = Mapping[str, "float | Estimate"]

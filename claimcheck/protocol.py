@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -173,7 +172,8 @@ class Part:
     under the estimate rule); the unit passes when every statistic it returns is met.
     ``ClaimRecorder.score`` scores real units with it, and ``claimcheck calibrate`` runs it on the
     ``calibration`` families, so the code calibrated is the code that decides. ``decision_id``
-    names the decision and fingerprints its code and the part's statistics (``claimcheck.decisionid``).
+    names the decision and fingerprints its code and the part's statistics
+    (``claimcheck.fingerprint.decision_identity``).
     """
 
     name: str  # short id, e.g. "collapse"; "" when the claim has one part
@@ -201,6 +201,8 @@ class Part:
         if self.calibration and self.decision is None:
             raise ConfigError(f"part {self.name!r}: calibration families need a decision to run them on")
         if self.decision is not None and not self.decision_id:
+            from claimcheck.fingerprint import decision_identity  # it reads protocols: imported here, not above
+
             stats = [[s.name, s.direction, s.threshold, s.tol] for s in self.stats]
             object.__setattr__(self, "decision_id", decision_identity(self.decision, stats))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from claimcheck.calibration import (
     simulate_rule,
 )
 from claimcheck.commands.cli import main
-from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
 from claimcheck.evidence import rate_evidence
 from claimcheck.ledger import load_ledger
@@ -224,44 +222,6 @@ def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_si
     entries = calibration_entries(load_ledger(ledger))
     assert part_mark(entries, "T1", moved) != "uncalibrated (changed since)"
     assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
-
-
-def _module(tmp_path: Path, name: str, body: str) -> object:
-    import importlib.util
-    import sys
-
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(body))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_a_decisions_identity_follows_its_code_not_its_docstrings_or_comments(tmp_path: Path) -> None:
-    base = """
-    LIMIT = {limit}
-
-    def helper(v):
-        {doc}return v * 2  # {comment}
-
-    def decide(value):
-        return {{"x": helper(value) - LIMIT}}
-    """
-    ids = [
-        decision_identity(_module(tmp_path, f"dec{i}", base.format(**kw)).decide)  # type: ignore[attr-defined]
-        for i, kw in enumerate(
-            [
-                {"limit": 1, "doc": "", "comment": "a"},
-                {"limit": 1, "doc": '"""Double it."""\n        ', "comment": "b"},
-                {"limit": 2, "doc": "", "comment": "a"},
-            ]
-        )
-    ]
-    digests = [i.split()[1] for i in ids]
-    assert digests[0] == digests[1]  # a docstring and a comment change nothing
-    assert digests[0] != digests[2]  # a constant the decision uses does
 
 
 SUITE_HEAD = '''

@@ -328,7 +328,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.json is not None:
         _write_or_print(json.dumps(suite.to_dict(), indent=1) + "\n", args.json, args.force, "--json")
     if args.record is not None:
-        where = args.record if args.record != Path() else LEDGER  # the ledger commands' default too
+        where = args.record  # LEDGER when --record names no path: the ledger commands' default too
         added = record_in_ledger(where, suite.parts)
         print(
             f"recorded {len(added)} calibration result(s) in the ledger {where} "
@@ -480,7 +480,7 @@ def _parser() -> argparse.ArgumentParser:
         "--record",
         type=Path,
         nargs="?",
-        const=Path(),
+        const=LEDGER,
         metavar="PATH",
         help=f"append each changed part's result to the ledger as a calibrate entry (default {LEDGER}, as the "
         "ledger commands; give your suite's claim_ledger), where the report reads it",
