@@ -85,3 +85,26 @@ def test_every_run_of_the_linear_rate_world_contracts_at_every_step_and_stops_at
         assert np.all(np.diff(loss) <= 0) and loss[-1] >= 0, fam.name
         assert loss[-2] / loss[0] > world.FLOOR or loss.size == 1001, fam.name
         assert math.isfinite(float(loss[-1]))
+
+
+def test_the_far_end_of_the_grid_tells_a_fast_decay_from_a_floor_and_not_a_slow_one() -> None:
+    from qin2025.challenge import c4
+
+    q, eta = c4.Q[c4.STOPS], c4.precision(0.1, 14)
+    assert eta == pytest.approx(1.22 * math.sqrt(2) * 0.1 / math.sqrt(14), rel=0.01)
+    assert not c4.decays_told_apart(c4.World(1.0, 0.4), eta, q, c4.STOP_FLOORS)  # 0.33, 0.19, 0.11: a floor fits
+    assert c4.decays_told_apart(c4.World(1.0, 0.6), eta, q, c4.STOP_FLOORS)  # 0.19, 0.082, 0.036: none does
+    assert c4.levels_told_apart(c4.World(1.0, 1.0, 0.05), eta, q)  # 0.11, 0.065, 0.054: flattened
+    assert not c4.levels_told_apart(c4.World(1.0, 0.5, 0.05), eta, q)  # 0.29, 0.17, 0.11: still falling
+
+
+def test_a_faster_c5_seed_is_lower_at_every_late_step_and_an_l0_only_seed_is_not_faster_on_average() -> None:
+    from qin2025.challenge import c5
+
+    rng = np.random.default_rng(7)
+    fast = [c5.seed(rng, c5.FASTER) for _ in range(50)]
+    assert sum(c5.ordered(s) for s in fast) >= 5  # g^0.25 = 1.1-1.3 between neighbours: 5% scatter often crosses them
+    slow = [c5.seed(rng, c5.L0_ONLY) for _ in range(200)]
+    assert sum(c5.ordered(s) for s in slow) <= 6  # ordered by chance: 1/120 of seeds, and scatter-made ties
+    starts = np.array([[c[0] for c in s.curves] for s in slow])
+    assert np.all(np.diff(starts, axis=1) > -0.5)  # L_0 rises with beta (within the offset scatter)
