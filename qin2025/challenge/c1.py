@@ -12,8 +12,10 @@ q = r(S) / r(S/2), the rate at the end over the rate at the middle (means over 5
 
 - **pass**: theorem-consistent makers whose rate has settled by the last half: q >= 0.95. GD on a
   quadratic (two, three or many modes: L = sum_i a_i e^(-r_i t), every step contracts, the rate
-  falls to the slowest mode's), warm-ups, early stretches at 0.1-0.2x the later rate, and real-like
-  runs whose per-step rate jitters by 10-30% (correlated over 1-20 steps) around a settled GD curve.
+  falls to the slowest mode's), warm-ups, early stretches at 0.1-0.2x the later rate, real-like
+  runs whose per-step rate jitters by 10-30% (correlated over 1-20 steps) around a settled GD curve,
+  and runs whose rate wanders slowly by 5-20% (two to four periods over the scored steps: the
+  wandering goes up as often as down, which no sublinear curve's rate does).
 - **fail**: makers whose rate falls towards 0 and visibly so within the horizon: q <= 0.80, a fall
   of at least 20% over the last half, four times what a settled curve may show. Stretched
   exponentials exp(-(t/s)^k) have q = 2^(k-1) at any S, so k <= 1 + log2 0.80 = 0.678; offset power
@@ -95,10 +97,19 @@ def jitter(rng: np.random.Generator, size: int, sigma: float, corr: float) -> np
 
 
 def run(
-    rng: np.random.Generator, rates: np.ndarray, sigma: float, corr: float, params: dict[str, float | str]
+    rng: np.random.Generator,
+    rates: np.ndarray,
+    sigma: float,
+    corr: float,
+    params: dict[str, float | str],
+    wander: np.ndarray | None = None,
 ) -> Curve:
-    """Return the run of a noise-free rate profile: jittered, from L_0 ~ 1-100, stopped at FLOOR L_0."""
-    noisy = rates * jitter(rng, rates.size, sigma, corr)
+    """Return the run of a noise-free rate profile: jittered, from L_0 ~ 1-100, stopped at FLOOR L_0.
+
+    ``wander``: a factor per step on the rate that is the run's own (a landscape's slow wandering),
+    like the jitter not part of the maker, so it does not enter q.
+    """
+    noisy = rates * jitter(rng, rates.size, sigma, corr) * (1.0 if wander is None else wander)
     steps = scored(noisy)
     l0 = log_uniform(rng, 1.0, 100.0)
     loss = l0 * np.exp(-np.concatenate([[0.0], np.cumsum(noisy[:steps])]))
@@ -228,6 +239,33 @@ def _family(
     return Family(name, expect, generate, CASES, grid, why, origin="challenge")
 
 
+def wandering_family(steps: int) -> Family:
+    """Return settled GD runs whose rate wanders slowly by 5-20% (two to four periods over the scored steps)."""
+
+    def draw(rng: np.random.Generator) -> Curve:
+        rates, params = gd_modes(rng, steps, 2)
+        amp, periods, phase = uniform(rng, 0.05, 0.2), uniform(rng, 2.0, 4.0), uniform(rng, 0.0, 2 * math.pi)
+        s = min(scored(rates), rates.size)
+        wander = 1 + amp * np.sin(2 * math.pi * periods * np.arange(rates.size) / s + phase)
+        extra: dict[str, float | str] = {"amplitude": amp, "periods": periods}
+        return run(rng, rates, uniform(rng, 0.0, 0.1), uniform(rng, 1.0, 20.0), {**params, **extra}, wander)
+
+    def generate(rng: np.random.Generator) -> Case:
+        curve = until(rng, draw, settled)
+        return Case(curve.params, adapt(curve))
+
+    return Family(
+        "real-like run whose rate wanders slowly (5-20%)",
+        "pass",
+        generate,
+        CASES,
+        "two-mode settled GD times 1 + a sin(2 pi m t / S + phi), a 5-20%, m 2-4 periods over the scored steps",
+        "every step contracts by at least (1 - a) r_s > 0 for ever (Theorem 1's inequality with alpha set by the "
+        "slowest stretch), and the wandering goes up and down over the window: no trend towards 0",
+        origin="challenge",
+    )
+
+
 def settled(c: Curve) -> bool:
     """Return whether a curve's noise-free rate has settled over its last half (pass band)."""
     return c.q >= SETTLED
@@ -302,6 +340,7 @@ def families(steps: int) -> tuple[Family, ...]:
             "every step contracts (a log-normal factor keeps each step's rate positive) around a settled GD curve: "
             "a run on a non-quadratic landscape whose local rate wanders; theorem-consistent",
         ),
+        wandering_family(steps),
         _family(
             "stretched exponential, k 0.3-0.678",
             "fail",
