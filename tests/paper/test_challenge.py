@@ -16,9 +16,9 @@ from qin2025.challenge import c1 as world
 from qin2025.checks import monotone_decision
 from qin2025.collapse import collapse_decision, slows_decision, stops_decision
 from qin2025.decisions import floor_decision
+from qin2025.level_speed import faster_decision, order_decision
 from qin2025.linrate import linear_rate_decision
 from qin2025.residual_depth import advantage_decision, trend_decision
-from qin2025.level_speed import faster_decision, order_decision
 
 DECISIONS = {
     ("C1", "rate"): (linear_rate_decision, False),
