@@ -51,7 +51,7 @@ from typing import Any
 
 from claimcheck.errors import ConfigError
 from claimcheck.files import import_base, module_file
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import LATER, ClaimProtocol, Control, Part, Seeds, Stat
 
 SCHEME = "claimcheck-code/1"  # names the hashing scheme; a ledger entry of another scheme never matches
 CORE = "claimcheck"
@@ -103,7 +103,9 @@ def decides(value: Any) -> Any:
 
     Statements, reasons, regime, horizon and the list of exploratory seeds are left out; a premise
     counts only by whether there is one (it allows exclusions). A callable is named by its
-    qualified name. Every other field is kept, so a field added to the protocol decides by default.
+    qualified name. Every other field is kept, so a field added to the protocol decides by default;
+    one added later whose metadata says ``LATER`` enters only when it differs from its default (a
+    calibration family's ``origin``), so values written before it keep their fingerprints.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
@@ -111,6 +113,8 @@ def decides(value: Any) -> Any:
             if f.name in PROSE:
                 continue
             v = getattr(value, f.name)
+            if f.metadata.get(LATER) and v == f.default:
+                continue
             out[f.name] = bool(v) if f.name == "premise" else decides(v)
         return out
     if isinstance(value, Mapping):
