@@ -27,6 +27,7 @@ from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.calibration.collapse import collapse_families, slows_families, stops_families
+from qin2025.challenge import families as challenge
 from qin2025.collapse import (
     BOUNDS,
     COLLAPSE_LEVEL,
@@ -74,7 +75,7 @@ PROTOCOL = ClaimProtocol(
             ),
             bar=0.8,  # a trend on random draws: at least 4 seeds in 5, the exact interval above
             decision=collapse_decision,
-            calibration=collapse_families(),
+            calibration=(*collapse_families(), *challenge("C4", "collapse")),
         ),
         Part(
             name=SLOWS_PART,
@@ -84,7 +85,7 @@ PROTOCOL = ClaimProtocol(
             bounds=BOUNDS,
             premise=PREMISE,
             decision=slows_decision,
-            calibration=slows_families(units=UNITS["ci"]),
+            calibration=(*slows_families(units=UNITS["ci"]), *challenge("C4", "slows")),
         ),
         Part(
             name=STOPS_PART,
@@ -95,7 +96,7 @@ PROTOCOL = ClaimProtocol(
             bounds=BOUNDS,
             premise=PREMISE,
             decision=stops_decision,
-            calibration=stops_families(units=UNITS["ci"]),
+            calibration=(*stops_families(units=UNITS["ci"]), *challenge("C4", "stops")),
         ),
     ),
     controls=(

@@ -29,6 +29,7 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from claimcheck.settings import Settings
 from qin2025.calibration.residual_speed import faster_families, order_families
+from qin2025.challenge import families as challenge
 from qin2025.data.jena import JenaNotFound
 from qin2025.level_speed import (
     END_RHO,
@@ -86,7 +87,7 @@ PROTOCOL = ClaimProtocol(
             bar=0.8,  # the order must hold in the typical seed
             premise=PREMISE,
             decision=order_decision,
-            calibration=order_families(),
+            calibration=(*order_families(), *challenge("C5", "order")),
         ),
         Part(
             name="beta>0 vs beta=0",
@@ -101,7 +102,7 @@ PROTOCOL = ClaimProtocol(
             bounds=(-1.0, 1.0),  # the advantage is a relative difference: betting confidence sequence when batched
             premise=PREMISE,
             decision=faster_decision,
-            calibration=faster_families(seeds=24, cases=50),
+            calibration=(*faster_families(seeds=24, cases=50), *challenge("C5", "faster")),
         ),
     ),
     controls=(

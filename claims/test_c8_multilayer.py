@@ -17,6 +17,7 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
+from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
 from qin2025.linrate import (
     DEPTH_BAR,
@@ -68,7 +69,7 @@ PROTOCOL = ClaimProtocol(
             bar=0.8,
             premise=PREMISE,
             decision=linear_rate_decision,
-            calibration=linear_rate_families(steps=steps, slowest=slowest),
+            calibration=(*linear_rate_families(steps=steps, slowest=slowest), *challenge("C8", f"L{layers}")),
         )
         for layers, (steps, slowest) in DEPTHS.items()
     ),

@@ -361,4 +361,16 @@ def linear_rate_families(steps: int, slowest: float, cases: int = 200) -> tuple[
             "0.01)..0.3",
             "a step that raises the loss breaks L_{t+1} <= (1 - mu alpha) L_t",
         ),
+        *(
+            Family(
+                name,
+                "zone",
+                gen,
+                cases,
+                f"octave ratio in [0.8, 0.9); {spec}",
+                "the octave ratio lies in the declared zone [0.8, 0.9): the scored steps cannot tell it from GD "
+                "still settling, so undecided is the right answer",
+            )
+            for name, gen in zone_generators(steps, slowest)
+        ),
     )

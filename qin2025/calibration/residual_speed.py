@@ -248,7 +248,7 @@ def _rows() -> tuple[Row, ...]:
         ),
         (
             "floor reached within T, floor falls, speed flat (zone)",
-            "fail",  # "zone" once the core's expect="zone" lands: the decision answers NaN + zone
+            "zone",  # the decision answers NaN + zone: undecided is the right answer
             partial(moves, what="floor", low=1.5, high=3.0, sign=-1, tail="exponential", settles=True),
             "floor / 1.5..3; exponential tail r2 T 10..30 (a run flattens by T)",
             "a floor reached within T is a better minimum, not a faster run: undecided (the declared zone)",

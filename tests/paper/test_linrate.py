@@ -111,11 +111,13 @@ def test_a_curve_with_fewer_than_eight_scored_steps_is_refused() -> None:
 
 
 @pytest.mark.parametrize(("steps", "slowest"), [(1000, 0.01), (4000, 0.001)])
-def test_the_zones_families_are_answered_zone_and_no_design_family_is(steps: int, slowest: float) -> None:
+def test_the_zones_families_are_answered_zone_and_no_other_design_family_is(steps: int, slowest: float) -> None:
     for _, gen in zone_generators(steps, slowest):
         for i in range(20):
             assert ZONE in linear_rate_decision(**gen(np.random.default_rng(i)).measurements)
     for fam in linear_rate_families(steps, slowest, cases=20):
+        if fam.expect == "zone":
+            continue
         for i in range(20):
             assert ZONE not in linear_rate_decision(**fam.generate(np.random.default_rng(i)).measurements), fam.name
 
