@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
+from claimcheck.baseline import Comparison, compare, render_comparison
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
@@ -31,6 +31,7 @@ from claimcheck.reportset import (
     staging_dir,
 )
 from claimcheck.rundata import RunData, dumps
+from claimcheck.settings import DEFAULT_TOLERANCE, Tolerance
 
 
 @dataclass
