@@ -602,6 +602,7 @@ def render(
     extra: Sequence[str] = (),
     figures: set[str] | None = None,
     details: str = "",
+    sections: Sequence[str] | None = None,
 ) -> str:
     """Return the markdown report: the first screen, the environment, then one section per claim.
 
@@ -610,6 +611,7 @@ def render(
     the report; ``figures`` names the figure files
     that exist (None: link every figure the run recorded). ``details`` names the details file
     (``render_details``) that holds the per-claim sections instead: the first screen links there.
+    ``sections`` are the per-claim sections when the caller rendered them already (``claim_sections``).
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
@@ -636,8 +638,13 @@ def render(
         parts += ["**Data files** (sha256 against the published copies)", ""]
         parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
     if not details:
-        parts += [_section(run, r, figure_folder, figures) for r in results]
+        parts += claim_sections(run, figure_folder, figures) if sections is None else list(sections)
     return "\n".join(parts)
+
+
+def claim_sections(run: RunData, figure_folder: str = "figures", figures: set[str] | None = None) -> list[str]:
+    """Return one markdown section per claim (protocol, parts, controls, statistics, regime, notes, figures)."""
+    return [_section(run, r, figure_folder, figures) for r in run.results()]
 
 
 def gate_lines(gate: dict[str, Any]) -> list[str]:
@@ -649,10 +656,16 @@ def gate_lines(gate: dict[str, Any]) -> list[str]:
     return [*lines, "Each statistic's comparison is in the section Comparison with baseline, below.", ""]
 
 
-def render_details(run: RunData, *, figure_folder: str = "figures", figures: set[str] | None = None) -> str:
+def render_details(
+    run: RunData,
+    *,
+    figure_folder: str = "figures",
+    figures: set[str] | None = None,
+    sections: Sequence[str] | None = None,
+) -> str:
     """Return the per-claim sections of ``render`` as a file of their own, headed by the run's title and id."""
     head = [f"# {md(run.title)}: per-claim details", "", f"Run {md(run.env.get('run id', ''))}.", ""]
-    return "\n".join(head + [_section(run, r, figure_folder, figures) for r in run.results()])
+    return "\n".join(head + (claim_sections(run, figure_folder, figures) if sections is None else list(sections)))
 
 
 def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:

@@ -73,8 +73,22 @@ class RunData:
     gate_units: dict[str, GateUnits] = field(default_factory=dict)  # node id -> units run for the gate only
     schema: str = SCHEMA
 
+    def __post_init__(self) -> None:
+        self._decided: list[ClaimResult] | None = None  # the verdicts, once ``decide`` has fixed them
+
+    def decide(self) -> list[ClaimResult]:
+        """Decide every claim now and keep the verdicts: ``results`` returns these same objects from here on.
+
+        Call it once the run is complete (the controller at the end of the session, ``load`` for a
+        file): every writer (JSON, markdown, figures, the baseline comparison) then reads one decision.
+        """
+        self._decided = aggregate(self.tests, self.not_run, self.titles)
+        return self._decided
+
     def results(self) -> list[ClaimResult]:
-        """Return the per-claim verdicts (a claim collected but not run among them)."""
+        """Return the per-claim verdicts (a claim collected but not run among them): ``decide``'s, once it ran."""
+        if self._decided is not None:
+            return self._decided
         return aggregate(self.tests, self.not_run, self.titles)
 
 
@@ -346,7 +360,7 @@ def load(path: Path) -> RunData:
         raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
     run = from_dict(raw, str(path))
     try:
-        run.results()  # decide every claim now, so a file that cannot be reported on fails here
+        run.decide()  # decide every claim now, once, so a file that cannot be reported on fails here
     except Exception as e:
         raise RunFileError(f"{path}: cannot be reported on ({type(e).__name__}: {e})") from None
     return run
