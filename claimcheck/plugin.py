@@ -51,7 +51,7 @@ from claimcheck.settings import (
 )
 
 if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
-    from claimcheck import controller as ctl
+    import claimcheck.controller as ctl
     from claimcheck.executor import Executor
     from claimcheck.fingerprint import Engine
     from claimcheck.reaper import Reaper
@@ -136,7 +136,7 @@ def start_core(config: pytest.Config) -> None:
     config.stash[CORE_KEY] = True
     import torch
 
-    from claimcheck import controller as ctl
+    import claimcheck.controller as ctl
     from claimcheck.baseline import check_margins
     from claimcheck.executor import executor_for
     from claimcheck.figures import clear_figure_cache
@@ -367,7 +367,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     meta = claim_meta(item) if item.config.stash.get(CORE_KEY, False) else None
     if meta is None:
         return report
-    from claimcheck import controller as ctl
+    import claimcheck.controller as ctl
 
     outcome = ctl.outcome_of(report)
     if outcome is not None:

@@ -28,6 +28,7 @@ from claimcheck.calibration import entry_of, part_mark
 from claimcheck.expectations import known_label
 from claimcheck.protocol import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.rundata import RunData
+from claimcheck.undecided import undecided_line
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 
 _ESCAPES = str.maketrans(
@@ -217,13 +218,21 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
-            out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
+            text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
+            out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
             targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
             out.append(f"  rerun: {code(rerun_command(run, targets))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
     return out
+
+
+def why_inconclusive(run: RunData, r: ClaimResult) -> str:
+    """Return the line that says what keeps ``r`` INCONCLUSIVE and the budget that would decide it (never cut)."""
+    if r.claim_id in run.not_run:  # the run stopped before the claim finished: its reason says so
+        return r.reason
+    return undecided_line(r, run.env.get("budget", "").split(":")[0])
 
 
 def _subject(run: RunData) -> list[str]:
@@ -704,6 +713,11 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
             out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
+        if r.verdict is Verdict.INCONCLUSIVE:
+            out.append((f"    why: {why_inconclusive(run, r)}", True))
+        broken = premises(r)
+        if broken:
+            out.append((f"    model outside the claim's premises: {'; '.join(broken)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if not_holding:
         out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))
