@@ -76,9 +76,8 @@ BASELINE_KEY: pytest.StashKey[RunData | None] = (
 )  # the --claim-baseline run, in every process (its reserve)
 GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
-REAPER_KEY: pytest.StashKey[Reaper] = (
-    pytest.StashKey()
-)  # a pytest-xdist worker's outside --claim-timeout (claimcheck.reaper)
+# a pytest-xdist worker's outside --claim-timeout (claimcheck.reaper)
+REAPER_KEY: pytest.StashKey[Reaper] = pytest.StashKey()
 REAPER_DIR_KEY = pytest.StashKey[Path]()  # the controller's folder for the reapers' notes
 
 
@@ -244,6 +243,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k deselect: a claim that will not run starts nothing
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = {name for names in config.hook.pytest_claimcheck_capabilities(config=config) for name in names or ()}
     check_needs(items, known)
