@@ -571,6 +571,7 @@ def check_history(ledger: Ledger) -> list[str]:
     for rel, path in files.items():
         now = [e.hash for e in ledger.entries if e.file == path]
         newer = "the working tree (not committed)"
+        newer_parsed: tuple[str, list[str]] | tuple[()] = ()  # the last version parsed: an older one is its prefix
         for i, (c, subj) in enumerate(versions[rel]):
             text = blobs.get(f"{c}:{rel}")
             if text is None:  # deleted in that commit, or missing from a shallow clone
@@ -578,7 +579,9 @@ def check_history(ledger: Ledger) -> list[str]:
                     notes.append(f"{rel}: the version of commit {c[:12]} could not be read (a shallow clone?)")
                 newer = f"commit {c[:12]} ({subj})"
                 continue
-            old = _committed_hashes(text)
+            old = _prefix_hashes(text, *newer_parsed) if newer_parsed else None
+            old = _committed_hashes(text) if old is None else old
+            newer_parsed = (text, old) if old is not None else ()
             if i == 0:
                 committed.update(old or [])
             if old is None:  # the older format: its entries live on in a migrate entry
@@ -597,6 +600,18 @@ def check_history(ledger: Ledger) -> list[str]:
             newer = f"commit {c[:12]} ({subj})"
     ledger.committed = committed
     return notes
+
+
+def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
+    """Return the hashes of ``text`` read off a newer version it is a prefix of, cut at an entry; else None.
+
+    An appended ledger's older versions are byte prefixes of its newer ones, so their entries are the
+    newer version's first ones (checked once when it was parsed): no TOML is parsed again.
+    """
+    if not newer.startswith(text) or not (newer[len(text) :].startswith(("[[entry]]", "\n[[entry]]")) or newer == text):
+        return None
+    count = len(re.findall(r"^\[\[entry\]\]$", text, flags=re.M))
+    return hashes[:count] if count <= len(hashes) else None
 
 
 def _committed_hashes(text: str) -> list[str] | None:
