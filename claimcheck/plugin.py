@@ -368,6 +368,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if meta is None:
         return report
     import claimcheck.controller as ctl
+    from claimcheck.rundata import record_json
 
     outcome = ctl.outcome_of(report)
     if outcome is not None:
@@ -379,7 +380,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "source": meta[2],
             "outcome": outcome,
             "message": ctl.message_of(report, call),
-            "record": rec.to_json() if rec is not None and report.when == "call" else None,
+            "record": record_json(rec) if rec is not None and report.when == "call" else None,
         }
         proto = claim_protocol_of(item)
         if proto is not None:

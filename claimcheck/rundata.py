@@ -133,6 +133,15 @@ def plain(value: Any) -> Any:
     return value
 
 
+def record_json(record: ClaimRecorder) -> str:
+    """Return ``record.to_json()``'s text, built with ``plain`` instead of ``asdict`` (no copy of every value).
+
+    A claim test's record travels on its report as this text (under pytest-xdist too); the
+    controller reads it back with ``ClaimRecorder.from_json``.
+    """
+    return json.dumps({f.name: plain(getattr(record, f.name)) for f in fields(record) if f.name != "protocol"})
+
+
 def _text(value: Any) -> str:
     """Return an env value read from JSON as the text the report shows (True, 3, ...)."""
     return value if isinstance(value, str) else str(value)

@@ -106,3 +106,18 @@ def test_the_spy_sees_a_second_decision(pytester: pytest.Pytester, counted: tupl
     assert decisions == {"C1": 2, "C2": 2}  # and its decision kept
     run.decide()
     assert decisions == {"C1": 3, "C2": 3}  # the count would show a writer that decides again
+
+
+def test_a_record_travels_as_the_same_json_as_to_json() -> None:
+    import json
+
+    from claimcheck.record import ClaimRecorder
+    from claimcheck.rundata import record_json
+
+    rec = ClaimRecorder(claim_id="C1", seed=3)
+    rec.check("s", 0.5, "<=", 1.0, label="toy", unit=3)
+    rec.check("s", float("nan"), "<=", 1.0, control="shuffled", unit=3)
+    rec.curve("loss", [3.0, 2.0, float("inf")], group="C1 loss")
+    rec.set_regime("toy", mu=(1, 2))
+    assert record_json(rec) == rec.to_json()  # the same text, NaN and inf included
+    assert json.loads(record_json(rec))["checks"][0]["value"] == 0.5
