@@ -52,6 +52,9 @@ class GateUnits:
         )
 
 
+DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
+
+
 @dataclass
 class RunData:
     """Everything a run produced: environment, every claim test outcome, and run-level facts."""
@@ -76,11 +79,18 @@ class RunData:
     def __post_init__(self) -> None:
         self._decided: list[ClaimResult] | None = None  # the verdicts, once ``decide`` has fixed them
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in DECISION_INPUTS:  # new outcomes: the verdicts kept are no longer theirs
+            object.__setattr__(self, "_decided", None)
+        object.__setattr__(self, name, value)
+
     def decide(self) -> list[ClaimResult]:
         """Decide every claim now and keep the verdicts: ``results`` returns these same objects from here on.
 
         Call it once the run is complete (the controller at the end of the session, ``load`` for a
         file): every writer (JSON, markdown, figures, the baseline comparison) then reads one decision.
+        Assigning ``tests``, ``not_run`` or ``titles`` drops the verdicts kept; a change made inside
+        them (a test outcome edited in place) does not, so decide again after one.
         """
         self._decided = aggregate(self.tests, self.not_run, self.titles)
         return self._decided
