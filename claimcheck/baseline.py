@@ -55,6 +55,7 @@ from claimcheck.protocol import ClaimProtocol
 from claimcheck.record import Check
 from claimcheck.report import code, md
 from claimcheck.rundata import RunData
+from claimcheck.settings import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.stats import spread
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, UnitScore, Verdict
 
@@ -64,17 +65,6 @@ FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest 
 LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
 MARGINS_INI = "claim_baseline_margins"  # the ini option that sets margins per statistic
 _RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # SKIPPED: not ranked (not seen)
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Relative tolerances of the bit-identity check: on the same hardware, and across hardware."""
-
-    same: float = 0.0  # float64 on one machine is reproducible bit for bit
-    cross: float = 0.05  # another CPU/GPU, BLAS or torch build may reorder sums
-
-
-DEFAULT_TOLERANCE = Tolerance()
 
 
 @dataclass(frozen=True)

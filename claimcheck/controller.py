@@ -327,7 +327,7 @@ class Controller:
         s = self.settings
         run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {}, self.titles)
         run.calibration = calibration_entries(self.ledger)
-        self.results = run.results()
+        self.results = run.decide()  # the one decision of the session: every writer below reads these results
         self._states(run)
         same = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
         run.expectations = self._expectations_note(same)
@@ -341,12 +341,13 @@ class Controller:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         gate_status = self._gate(run, len(self.deviations) if pinned else 0)
         collect_only = bool(session.config.option.collectonly)  # --co runs nothing: no report, no baseline
+        text = "" if collect_only else dumps(run)  # serialised once: the sidecar, the history, the accepted baseline
         if s.report is not None and not collect_only:
             figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
             try:
                 self.written = write_report(
                     run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache,
-                    comparison=self.comparison,
+                    comparison=self.comparison, sidecar=text,
                 )  # fmt: skip
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
@@ -358,10 +359,10 @@ class Controller:
         if comp is not None and s.baseline_exact and comp.differences and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if s.baseline_update and s.baseline is not None and not collect_only:
-            self._accept(run, s.baseline)
+            self._accept(text, s.baseline)
         if s.autosave and not collect_only:
             try:
-                self.saved = save_run(dumps(run), session.config.rootpath, run.env)
+                self.saved = save_run(text, session.config.rootpath, run.env)
             except OSError as e:
                 self.not_saved = f"run not saved to the history: {e}"
 
@@ -387,10 +388,10 @@ class Controller:
             self.gate_lines.append((f"    {ACCEPT_HINT}", False))
         return code
 
-    def _accept(self, run: RunData, baseline: Path) -> None:
-        """Write this run over the baseline (``--claim-baseline-update``), keeping the old one; say so."""
+    def _accept(self, text: str, baseline: Path) -> None:
+        """Write this run (its JSON ``text``) over the baseline (``--claim-baseline-update``), keeping the old one."""
         try:
-            kept = accept(dumps(run), baseline)
+            kept = accept(text, baseline)
         except (AcceptError, OSError) as e:
             self.gate_lines.append((f"baseline NOT updated: {e}", True))
             return

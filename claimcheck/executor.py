@@ -25,9 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-import torch
-
 from claimcheck.errors import ClaimcheckError, ConfigError
 
 T = TypeVar("T")
@@ -105,6 +102,9 @@ class WorkerSetup:
 
 
 def _versions() -> dict[str, str]:
+    import numpy as np
+    import torch
+
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
 
 
@@ -114,6 +114,8 @@ def _identity(setup: WorkerSetup) -> dict[str, str]:
 
 def run_task(setup: WorkerSetup, task: Callable[[], T]) -> T:
     """Set this worker up as ``setup`` says, check it runs the same code, and return ``task()`` (a Ray task's body)."""
+    import torch
+
     torch.set_num_threads(setup.threads)
     torch.set_default_dtype(getattr(torch, setup.default_dtype))
     if setup.gpu:
@@ -194,6 +196,8 @@ class RayExecutor(Executor):
         self.gpu = gpu
         self.max_retries = max_retries
         expected = _identity(WorkerSetup(self.threads, "", gpu, identity, {}))
+        import torch  # with Ray, not in every session: the local executor needs none
+
         dtype = str(torch.get_default_dtype()).removeprefix("torch.")
         self.setup = WorkerSetup(self.threads, dtype, gpu, identity, expected)
         self._task: Any = ray.remote(run_task)
@@ -292,6 +296,8 @@ def executor_for(
     """
     if kind == "local":
         return LOCAL
+    import torch
+
     identity, packages = remote or (None, [])
     return RayExecutor(
         controller_address or address,

@@ -404,7 +404,9 @@ def check_git(ledger: Ledger) -> list[str]:
 
     A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
     used. Returns notes on what could not be checked (no git, not a repository, a commit missing
-    from a shallow clone); those are said, never passed silently.
+    from a shallow clone); those are said, never passed silently. One ``git log`` names the commits
+    of the ledger files, one ``git cat-file --batch`` reads those versions and the runs' commits,
+    one ``git rev-list`` gives the runs' ancestors: three processes, however many confirmations.
     """
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
@@ -412,28 +414,129 @@ def check_git(ledger: Ledger) -> list[str]:
     root = git_root(ledger.path)
     if root is None:
         return [f"git checks skipped: {ledger.path} is not in a git work tree (or git is missing)"]
-    notes = []
+    pairs = []
     for c in confirms:
         reg = ledger.by_hash(str(c.get("registration")))
         if reg is None or reg.kind != "register":
             raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
-        first = committed_in(root, reg.file, reg.hash)
+        pairs.append((c, reg))
+    top = root.resolve()
+    rel = {reg.file: reg.file.resolve().relative_to(top).as_posix() for _, reg in pairs}
+    versions = _oldest_first(root, sorted(set(rel.values())))
+    runs = sorted({str(c.get("commit")) for c, _ in pairs})
+    objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
+    found = _cat_objects(root, [*objects, *runs])
+    full = {r: found[r][1].decode() for r in runs if r in found and found[r][0] == "commit"}  # the run's full id
+    parents = _ancestry(root, sorted(set(full.values())))
+    notes = []
+    for c, reg in pairs:
+        first, row = _first_holding(versions[rel[reg.file]], rel[reg.file], reg.hash, found)
         if first is None:
             raise LedgerError(f"ledger {c.describe()}: its registration {reg.describe()} was never committed")
-        old = _git(root, "show", f"{first}:{reg.file.resolve().relative_to(root.resolve()).as_posix()}")
-        rows = tomllib.loads(old.stdout).get("entry", []) if old.returncode == 0 else []
-        if not any(r.get("hash") == reg.hash and content_hash(r) == reg.hash for r in rows):
+        if row is None or content_hash(row) != reg.hash:
             raise LedgerError(f"ledger {reg.describe()}: it differs from the entry committed in {first[:12]}")
         run = str(c.get("commit"))
-        anc = _git(root, "merge-base", "--is-ancestor", first, run)
-        if anc.returncode == 1:
+        if full.get(run) not in parents:
+            notes.append(f"{c.describe()}: cannot check that commit {run} descends from {first[:12]} (not here)")
+        elif not _descends(full[run], first, parents):
             raise LedgerError(
                 f"ledger {c.describe()}: its run used commit {run}, which does not descend from {first[:12]}, "
                 f"the commit that registered {reg.describe()}: the run is not shown to come after the registration"
             )
-        if anc.returncode != 0:
-            notes.append(f"{c.describe()}: cannot check that commit {run} descends from {first[:12]} (not here)")
     return notes
+
+
+def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
+    """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
+    out: dict[str, list[str]] = {f: [] for f in files}
+    log = _git(root, "log", "--reverse", "--format=%H", "--name-only", "--", *files)
+    commit = ""
+    for line in log.stdout.splitlines() if log.returncode == 0 else ():
+        if re.fullmatch(r"[0-9a-f]{40}", line):
+            commit = line
+        elif line.strip() in out:
+            out[line.strip()].append(commit)
+    return out
+
+
+def _first_holding(
+    commits: Sequence[str], name: str, digest: str, found: Mapping[str, tuple[str, bytes]]
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Return the first of ``commits`` whose version of ``name`` holds an entry hashed ``digest``, and that entry.
+
+    Only the ``[[entry]]`` table that names the digest is parsed (a ledger file's versions are long;
+    TOML parsing is most of the check's time); the whole version is parsed when that table alone is not TOML.
+    """
+    for commit in commits:
+        kind, data = found.get(f"{commit}:{name}", ("", b""))
+        if kind != "blob" or digest.encode() not in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        tables = ["[[entry]]" + t for t in text.split("\n[[entry]]")[1:] if digest in t]
+        for source in [*tables, text]:
+            try:
+                rows = tomllib.loads(source).get("entry", [])
+            except tomllib.TOMLDecodeError:
+                continue
+            for row in rows:
+                if isinstance(row, dict) and row.get("hash") == digest:
+                    return commit, row
+    return None, None
+
+
+def _cat_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+    """Return the type and content of each object git has (one ``git cat-file --batch``); missing ones are left out.
+
+    A commit's content is given as its full id instead (what a short id names).
+    """
+    if not names:
+        return {}
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=root,
+        input=("\n".join(names) + "\n").encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    data, found, at = out.stdout, {}, 0
+    for name in names:
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        header = data[at:end].decode(errors="replace").split()
+        at = end + 1
+        if len(header) == 3 and header[2].isdigit():
+            size = int(header[2])
+            body = header[0].encode() if header[1] == "commit" else data[at : at + size]
+            found[name] = (header[1], body)
+            at += size + 1
+    return found
+
+
+def _ancestry(root: Path, commits: Sequence[str]) -> dict[str, list[str]]:
+    """Return each ancestor of ``commits`` (themselves included) with its parents (one ``git rev-list --parents``)."""
+    if not commits:
+        return {}
+    out = _git(root, "rev-list", "--parents", *commits)
+    graph: dict[str, list[str]] = {}
+    for line in out.stdout.splitlines() if out.returncode == 0 else ():
+        head, *parents = line.split()
+        graph[head] = parents
+    return graph
+
+
+def _descends(commit: str, ancestor: str, parents: Mapping[str, Sequence[str]]) -> bool:
+    """Return whether ``ancestor`` is ``commit`` or one of its ancestors in ``parents``."""
+    seen, todo = set(), [commit]
+    while todo:
+        c = todo.pop()
+        if c == ancestor:
+            return True
+        if c not in seen:
+            seen.add(c)
+            todo.extend(parents.get(c, ()))
+    return False
 
 
 def check_history(ledger: Ledger) -> list[str]:
@@ -468,6 +571,7 @@ def check_history(ledger: Ledger) -> list[str]:
     for rel, path in files.items():
         now = [e.hash for e in ledger.entries if e.file == path]
         newer = "the working tree (not committed)"
+        newer_parsed: tuple[str, list[str]] | tuple[()] = ()  # the last version parsed: an older one is its prefix
         for i, (c, subj) in enumerate(versions[rel]):
             text = blobs.get(f"{c}:{rel}")
             if text is None:  # deleted in that commit, or missing from a shallow clone
@@ -475,7 +579,9 @@ def check_history(ledger: Ledger) -> list[str]:
                     notes.append(f"{rel}: the version of commit {c[:12]} could not be read (a shallow clone?)")
                 newer = f"commit {c[:12]} ({subj})"
                 continue
-            old = _committed_hashes(text)
+            old = _prefix_hashes(text, *newer_parsed) if newer_parsed else None
+            old = _committed_hashes(text) if old is None else old
+            newer_parsed = (text, old) if old is not None else ()
             if i == 0:
                 committed.update(old or [])
             if old is None:  # the older format: its entries live on in a migrate entry
@@ -494,6 +600,18 @@ def check_history(ledger: Ledger) -> list[str]:
             newer = f"commit {c[:12]} ({subj})"
     ledger.committed = committed
     return notes
+
+
+def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
+    """Return the hashes of ``text`` read off a newer version it is a prefix of, cut at an entry; else None.
+
+    An appended ledger's older versions are byte prefixes of its newer ones, so their entries are the
+    newer version's first ones (checked once when it was parsed): no TOML is parsed again.
+    """
+    if not newer.startswith(text) or not (newer[len(text) :].startswith(("[[entry]]", "\n[[entry]]")) or newer == text):
+        return None
+    count = len(re.findall(r"^\[\[entry\]\]$", text, flags=re.M))
+    return hashes[:count] if count <= len(hashes) else None
 
 
 def _committed_hashes(text: str) -> list[str] | None:

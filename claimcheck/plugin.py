@@ -3,6 +3,13 @@
 Hooks and fixtures only; the work happens in the library modules (options in ``settings``, the
 end of the session in ``controller``). Measurements travel on the test reports
 (``user_properties``), so the controller writes the report under pytest-xdist too.
+
+Loading this module costs a session that collects no claim almost nothing: it imports the
+options and the marker readers, never torch, numpy or the controller. The claim core (store,
+executor, ledger, controller) starts in ``start_core`` when a claim is collected, a claim fixture
+is used, or an option needs it at once (``core_needed_at_configure``): a baseline to check, a cache
+to clear, or a pytest-xdist controller, which collects nothing itself and must hand its workers the
+Ray cluster and the reapers' folder before they start.
 """
 
 from __future__ import annotations
@@ -15,19 +22,12 @@ from collections.abc import Generator
 from contextlib import nullcontext
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import torch
 
-from claimcheck import controller as ctl
-from claimcheck.baseline import check_margins
 from claimcheck.budget import Budget
-from claimcheck.deadline import deadline
 from claimcheck.errors import ConfigError
-from claimcheck.executor import LOCAL, Executor, executor_for
-from claimcheck.figures import clear_figure_cache
-from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.markers import (
     MARKER_HELP,
     NEEDS_HELP,
@@ -36,15 +36,11 @@ from claimcheck.markers import (
     claim_meta,
     claim_protocol_of,
     fingerprint_claims,
-    progress_reporter,
     record_for,
     unit_seeds,
 )
-from claimcheck.reaper import REAPER_DIR_INPUT, Reaper
+from claimcheck.reaper import REAPER_DIR_INPUT
 from claimcheck.record import PROPERTY_KEY, ClaimRecorder
-from claimcheck.reserve import gate_seeds, reserve_for
-from claimcheck.rundata import RunData, RunFileError, load
-from claimcheck.schedule import ClaimUnits, claim_looks, units_for
 from claimcheck.settings import (
     Settings,
     add_options,
@@ -53,22 +49,35 @@ from claimcheck.settings import (
     shown_path,
     spread_device,
 )
-from claimcheck.store import Counts, Memo, ResultCache, default_cache_dir
-from claimcheck.termination import restore, sigterm_as_interrupt
+
+if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
+    import claimcheck.controller as ctl
+    from claimcheck.executor import Executor
+    from claimcheck.fingerprint import Engine
+    from claimcheck.reaper import Reaper
+    from claimcheck.rundata import RunData
+    from claimcheck.schedule import ClaimUnits
+    from claimcheck.store import Counts, Memo, ResultCache
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-CONTROLLER_KEY = pytest.StashKey[ctl.Controller | ctl.WorkerClaims]()
+CORE_KEY = pytest.StashKey[bool]()  # set once start_core has run in this process
+CONTROLLER_KEY: pytest.StashKey[ctl.Controller | ctl.WorkerClaims] = pytest.StashKey()
 RECORD_KEY = pytest.StashKey[ClaimRecorder]()
-UNITS_KEY = pytest.StashKey[ClaimUnits]()
-STORE_KEY = pytest.StashKey[ResultCache]()
-COUNTS_KEY = pytest.StashKey[Counts]()  # what the store counted before the test's call: its own counts are the rest
-ENGINE_KEY = pytest.StashKey[Engine]()
-EXECUTOR_KEY = pytest.StashKey[Executor]()
+UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()
+STORE_KEY: pytest.StashKey[ResultCache] = pytest.StashKey()
+COUNTS_KEY: pytest.StashKey[Counts] = (
+    pytest.StashKey()
+)  # what the store counted before the test's call: its own counts are the rest
+ENGINE_KEY: pytest.StashKey[Engine] = pytest.StashKey()
+EXECUTOR_KEY: pytest.StashKey[Executor] = pytest.StashKey()
 SIGTERM_KEY = pytest.StashKey[tuple[bool, Any]]()  # whether SIGTERM was made an interrupt, and the old handler
-BASELINE_KEY = pytest.StashKey[RunData | None]()  # the --claim-baseline run, in every process (its reserve)
+BASELINE_KEY: pytest.StashKey[RunData | None] = (
+    pytest.StashKey()
+)  # the --claim-baseline run, in every process (its reserve)
 GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
-REAPER_KEY = pytest.StashKey[Reaper]()  # a pytest-xdist worker's outside --claim-timeout (claimcheck.reaper)
+# a pytest-xdist worker's outside --claim-timeout (claimcheck.reaper)
+REAPER_KEY: pytest.StashKey[Reaper] = pytest.StashKey()
 REAPER_DIR_KEY = pytest.StashKey[Path]()  # the controller's folder for the reapers' notes
 
 
@@ -94,9 +103,52 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     config.addinivalue_line("markers", NEEDS_HELP)
-    worker = getattr(config, "workerinput", {})
     try:
         settings = Settings.from_config(config)
+    except ConfigError as e:
+        raise pytest.UsageError(str(e)) from None
+    config.stash[SETTINGS_KEY] = settings
+    if core_needed_at_configure(config, settings):
+        start_core(config)
+
+
+def core_needed_at_configure(config: pytest.Config, settings: Settings) -> bool:
+    """Return whether the claim core must start before collection: it cannot wait for a claim to be collected.
+
+    A baseline is read and checked up front (a bad one is a usage error); ``--claim-cache=clear``
+    clears even a session that runs nothing; and a pytest-xdist controller collects nothing itself
+    but hands its workers the Ray cluster and the reapers' folder when they start.
+    """
+    if hasattr(config, "workerinput"):
+        return False
+    xdist = str(getattr(config.option, "dist", "no") or "no") != "no" and not config.option.collectonly
+    return bool(settings.baseline) or settings.cache == "clear" or xdist
+
+
+def start_core(config: pytest.Config) -> None:
+    """Start the claim core in this process, once: the ledger, executor, store, controller and reporters.
+
+    Raise pytest.UsageError naming the option or file when one of them cannot be set up.
+    """
+    if config.stash.get(CORE_KEY, False):
+        return
+    config.stash[CORE_KEY] = True
+    import torch
+
+    import claimcheck.controller as ctl
+    from claimcheck.baseline import check_margins
+    from claimcheck.executor import executor_for
+    from claimcheck.figures import clear_figure_cache
+    from claimcheck.fingerprint import NO_ENGINE
+    from claimcheck.markers import progress_reporter
+    from claimcheck.reaper import Reaper
+    from claimcheck.rundata import RunFileError, load
+    from claimcheck.store import ResultCache, default_cache_dir
+    from claimcheck.termination import sigterm_as_interrupt
+
+    worker = getattr(config, "workerinput", {})
+    settings = config.stash[SETTINGS_KEY]
+    try:
         baseline = load(settings.baseline) if settings.baseline else None
         if baseline is not None:
             check_margins(dict(settings.baseline_margins), baseline)
@@ -153,8 +205,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """Hand a pytest-xdist worker the controller's Ray cluster (started once) and the reapers' folder."""
-    executor = node.config.stash.get(EXECUTOR_KEY, LOCAL)
-    if executor.address:
+    executor = node.config.stash.get(EXECUTOR_KEY, None)
+    if executor is not None and executor.address:
         node.workerinput[RAY_ADDRESS_INPUT] = executor.address
     folder = node.config.stash.get(REAPER_DIR_KEY, None)
     if folder is not None:  # the worker's reaper enforces --claim-timeout from outside it
@@ -165,6 +217,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     handler = config.stash.get(SIGTERM_KEY, None)
     if handler is not None:
         del config.stash[SIGTERM_KEY]
+        from claimcheck.termination import restore
+
         restore(*handler)
     executor = config.stash.get(EXECUTOR_KEY, None)
     if executor is not None:
@@ -189,10 +243,13 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k deselect: a claim that will not run starts nothing
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = {name for names in config.hook.pytest_claimcheck_capabilities(config=config) for name in names or ()}
     check_needs(items, known)
-    if not config.option.collectonly:
+    if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
+        start_core(config)
+    if config.stash.get(CORE_KEY, False) and not config.option.collectonly:
         fingerprint_claims(items, config.stash[ENGINE_KEY])  # before any test runs: the code as imported
 
 
@@ -217,18 +274,22 @@ def claim_budget(claim_settings: Settings) -> Budget:
 @pytest.fixture(scope="session")
 def claim_store(request: pytest.FixtureRequest) -> ResultCache:
     """The session's content-addressed result store (a suite's engine caches its results in it)."""
+    start_core(request.config)
     return request.config.stash[STORE_KEY]
 
 
 @pytest.fixture(scope="session")
 def claim_executor(request: pytest.FixtureRequest) -> Executor:
     """Where computations the store lacks run: this process, or Ray tasks (``--claim-executor``)."""
+    start_core(request.config)
     return request.config.stash[EXECUTOR_KEY]
 
 
 @pytest.fixture(scope="session")
 def claim_cache(claim_store: ResultCache) -> Memo:
     """Memoise an expensive computation by its inputs and its code: ``claim_cache(fn, **inputs)``."""
+    from claimcheck.store import Memo
+
     return Memo(claim_store)
 
 
@@ -248,6 +309,10 @@ def claim_record(request: pytest.FixtureRequest) -> ClaimRecorder:
 @pytest.fixture
 def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> ClaimUnits:
     """This claim's units in the batches its protocol schedules: ``for seeds in claim_units.batches(): ...``."""
+    from claimcheck.reserve import gate_seeds, reserve_for
+    from claimcheck.schedule import claim_looks, units_for
+
+    start_core(request.config)
     s = request.config.stash[SETTINGS_KEY]
     seeds = unit_seeds(s, claim_record.protocol)
     proto = claim_record.protocol
@@ -270,6 +335,10 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     """Count what the test computed and read through the store, under ``--claim-timeout``; let the suite finish."""
+    if not item.config.stash.get(CORE_KEY, False):  # no claim in this session: nothing to count or limit
+        return (yield)
+    from claimcheck.deadline import deadline
+
     store = item.config.stash[STORE_KEY]
     item.stash[COUNTS_KEY] = replace(store.counts)
     limit = item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0
@@ -295,9 +364,14 @@ def _counts(item: pytest.Item) -> dict[str, int]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    meta = claim_meta(item)
-    outcome = ctl.outcome_of(report) if meta else None
-    if meta is not None and outcome is not None:
+    meta = claim_meta(item) if item.config.stash.get(CORE_KEY, False) else None
+    if meta is None:
+        return report
+    import claimcheck.controller as ctl
+    from claimcheck.rundata import record_json
+
+    outcome = ctl.outcome_of(report)
+    if outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
         payload: dict[str, Any] = {
             "nodeid": item.nodeid,
@@ -306,7 +380,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             "source": meta[2],
             "outcome": outcome,
             "message": ctl.message_of(report, call),
-            "record": rec.to_json() if rec is not None and report.when == "call" else None,
+            "record": record_json(rec) if rec is not None and report.when == "call" else None,
         }
         proto = claim_protocol_of(item)
         if proto is not None:

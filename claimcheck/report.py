@@ -28,6 +28,7 @@ from claimcheck.calibration import entry_of, part_mark
 from claimcheck.expectations import known_label
 from claimcheck.protocol import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.rundata import RunData
+from claimcheck.undecided import undecided_line
 from claimcheck.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, TestOutcome, UnitScore, Verdict
 
 _ESCAPES = str.maketrans(
@@ -217,13 +218,21 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
-            out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(_trim(r.reason, 400))}")
+            text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
+            out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
             targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
             out.append(f"  rerun: {code(rerun_command(run, targets))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
     return out
+
+
+def why_inconclusive(run: RunData, r: ClaimResult) -> str:
+    """Return the line that says what keeps ``r`` INCONCLUSIVE and the budget that would decide it (never cut)."""
+    if r.claim_id in run.not_run:  # the run stopped before the claim finished: its reason says so
+        return r.reason
+    return undecided_line(r, run.env.get("budget", "").split(":")[0])
 
 
 def _subject(run: RunData) -> list[str]:
@@ -602,6 +611,7 @@ def render(
     extra: Sequence[str] = (),
     figures: set[str] | None = None,
     details: str = "",
+    sections: Sequence[str] | None = None,
 ) -> str:
     """Return the markdown report: the first screen, the environment, then one section per claim.
 
@@ -610,6 +620,7 @@ def render(
     the report; ``figures`` names the figure files
     that exist (None: link every figure the run recorded). ``details`` names the details file
     (``render_details``) that holds the per-claim sections instead: the first screen links there.
+    ``sections`` are the per-claim sections when the caller rendered them already (``claim_sections``).
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
@@ -636,8 +647,13 @@ def render(
         parts += ["**Data files** (sha256 against the published copies)", ""]
         parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
     if not details:
-        parts += [_section(run, r, figure_folder, figures) for r in results]
+        parts += claim_sections(run, figure_folder, figures) if sections is None else list(sections)
     return "\n".join(parts)
+
+
+def claim_sections(run: RunData, figure_folder: str = "figures", figures: set[str] | None = None) -> list[str]:
+    """Return one markdown section per claim (protocol, parts, controls, statistics, regime, notes, figures)."""
+    return [_section(run, r, figure_folder, figures) for r in run.results()]
 
 
 def gate_lines(gate: dict[str, Any]) -> list[str]:
@@ -649,10 +665,16 @@ def gate_lines(gate: dict[str, Any]) -> list[str]:
     return [*lines, "Each statistic's comparison is in the section Comparison with baseline, below.", ""]
 
 
-def render_details(run: RunData, *, figure_folder: str = "figures", figures: set[str] | None = None) -> str:
+def render_details(
+    run: RunData,
+    *,
+    figure_folder: str = "figures",
+    figures: set[str] | None = None,
+    sections: Sequence[str] | None = None,
+) -> str:
     """Return the per-claim sections of ``render`` as a file of their own, headed by the run's title and id."""
     head = [f"# {md(run.title)}: per-claim details", "", f"Run {md(run.env.get('run id', ''))}.", ""]
-    return "\n".join(head + [_section(run, r, figure_folder, figures) for r in run.results()])
+    return "\n".join(head + (claim_sections(run, figure_folder, figures) if sections is None else list(sections)))
 
 
 def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:
@@ -691,6 +713,11 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
             out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
+        if r.verdict is Verdict.INCONCLUSIVE:
+            out.append((f"    why: {why_inconclusive(run, r)}", True))
+        broken = premises(r)
+        if broken:
+            out.append((f"    model outside the claim's premises: {'; '.join(broken)}", True))
     not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if not_holding:
         out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))

@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claimcheck.baseline import DEFAULT_TOLERANCE, Comparison, Tolerance, compare, render_comparison
+from claimcheck.baseline import Comparison, compare, render_comparison
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
-from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
+from claimcheck.report import MAX_CHARS, claim_sections, md, render, render_compact, render_details
 from claimcheck.reportset import (
     DETAILS_MARK,
     commit,
@@ -32,6 +32,7 @@ from claimcheck.reportset import (
     staging_dir,
 )
 from claimcheck.rundata import RunData, dumps
+from claimcheck.settings import DEFAULT_TOLERANCE, Tolerance
 
 
 @dataclass
@@ -105,12 +106,15 @@ def write_report(
     figures: bool = True,
     figure_cache: Path | None = None,
     comparison: Comparison | None = None,
+    sidecar: str | None = None,
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
 
     ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
     figure is copied from it instead of drawn. ``comparison`` is the session's comparison with
     ``baseline``, decided once by the controller; without it, the comparison is made here.
+    ``sidecar`` is the run's JSON text when the caller has it already (``rundata.dumps``): the run
+    is serialised once a session, for the sidecar, the history and the accepted baseline alike.
 
     Nothing optional decides whether the report is written: a comparison or a figure that fails
     is named in the report instead. The set is staged and committed under one lock
@@ -132,7 +136,7 @@ def write_report(
     try:
         with _report_lock(path):
             recover(path)
-            _write_set(run, path, written, extra, figures, figure_cache)
+            _write_set(run, path, written, extra, figures, figure_cache, sidecar)
     except OSError as e:
         where = f" ({e.filename})" if e.filename else ""
         raise ReportWriteError(
@@ -149,7 +153,13 @@ def write_report(
 
 
 def _write_set(
-    run: RunData, path: Path, written: Written, extra: list[str], figures: bool, figure_cache: Path | None
+    run: RunData,
+    path: Path,
+    written: Written,
+    extra: list[str],
+    figures: bool,
+    figure_cache: Path | None,
+    sidecar: str | None,
 ) -> None:
     """Stage the sidecar, the figures and the markdown, then commit them (the lock is held)."""
     for target in (path, written.json):
@@ -161,7 +171,7 @@ def _write_set(
     folder = figure_dir(path)
     remove_staging(path, stage.name)
     try:
-        write_atomic(stage / written.json.name, dumps(run))
+        write_atomic(stage / written.json.name, dumps(run) if sidecar is None else sidecar)
         try:  # figures never decide the outcome
             drawn = draw_figures(run, stage / folder.name, enabled=figures, cache=figure_cache)
             written.problems += drawn.problems + drawn.notes
@@ -224,12 +234,13 @@ def markdown_files(
     The report is whole when it fits ``MAX_CHARS``; otherwise its per-claim sections go to the
     details file (``details_path``) and the report links there.
     """
-    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown)
+    sections = claim_sections(run, figure_folder, shown)  # rendered once, whether the report is whole or split
+    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown, sections=sections)
     if len(whole) <= MAX_CHARS:
         return {path.name: whole}
     details = details_path(path)
     return {
-        details.name: DETAILS_MARK + "\n" + render_details(run, figure_folder=figure_folder, figures=shown),
+        details.name: DETAILS_MARK + "\n" + render_details(run, sections=sections),
         path.name: render(run, figure_folder=figure_folder, extra=extra, figures=shown, details=details.name),
     }
 

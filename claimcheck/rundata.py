@@ -52,6 +52,9 @@ class GateUnits:
         )
 
 
+DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
+
+
 @dataclass
 class RunData:
     """Everything a run produced: environment, every claim test outcome, and run-level facts."""
@@ -73,8 +76,29 @@ class RunData:
     gate_units: dict[str, GateUnits] = field(default_factory=dict)  # node id -> units run for the gate only
     schema: str = SCHEMA
 
+    def __post_init__(self) -> None:
+        self._decided: list[ClaimResult] | None = None  # the verdicts, once ``decide`` has fixed them
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in DECISION_INPUTS:  # new outcomes: the verdicts kept are no longer theirs
+            object.__setattr__(self, "_decided", None)
+        object.__setattr__(self, name, value)
+
+    def decide(self) -> list[ClaimResult]:
+        """Decide every claim now and keep the verdicts: ``results`` returns these same objects from here on.
+
+        Call it once the run is complete (the controller at the end of the session, ``load`` for a
+        file): every writer (JSON, markdown, figures, the baseline comparison) then reads one decision.
+        Assigning ``tests``, ``not_run`` or ``titles`` drops the verdicts kept; a change made inside
+        them (a test outcome edited in place) does not, so decide again after one.
+        """
+        self._decided = aggregate(self.tests, self.not_run, self.titles)
+        return self._decided
+
     def results(self) -> list[ClaimResult]:
-        """Return the per-claim verdicts (a claim collected but not run among them)."""
+        """Return the per-claim verdicts (a claim collected but not run among them): ``decide``'s, once it ran."""
+        if self._decided is not None:
+            return self._decided
         return aggregate(self.tests, self.not_run, self.titles)
 
 
@@ -117,6 +141,15 @@ def plain(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
     return value
+
+
+def record_json(record: ClaimRecorder) -> str:
+    """Return ``record.to_json()``'s text, built with ``plain`` instead of ``asdict`` (no copy of every value).
+
+    A claim test's record travels on its report as this text (under pytest-xdist too); the
+    controller reads it back with ``ClaimRecorder.from_json``.
+    """
+    return json.dumps({f.name: plain(getattr(record, f.name)) for f in fields(record) if f.name != "protocol"})
 
 
 def _text(value: Any) -> str:
@@ -346,7 +379,7 @@ def load(path: Path) -> RunData:
         raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
     run = from_dict(raw, str(path))
     try:
-        run.results()  # decide every claim now, so a file that cannot be reported on fails here
+        run.decide()  # decide every claim now, once, so a file that cannot be reported on fails here
     except Exception as e:
         raise RunFileError(f"{path}: cannot be reported on ({type(e).__name__}: {e})") from None
     return run

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.budget import BUDGETS, Budget, get_budget
 from claimcheck.errors import ConfigError
 from claimcheck.executor import INSTALL, ray_missing
-from claimcheck.expectations import Expected, PinnedAt, load_expectations
 from claimcheck.protocol import N_BUDGETS
 from claimcheck.reportset import foreign, sidecar_path
 
 if TYPE_CHECKING:
     import pytest
+
+    from claimcheck.expectations import Expected, PinnedAt
 
 DEFAULT_REPORT = "reports/claim-report.md"
 DATA_ENV = "CLAIMCHECK_DATA_DIR"
@@ -33,6 +33,17 @@ DATA_ENV = "CLAIMCHECK_DATA_DIR"
 # generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
 # to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
 MAX_SEED = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Relative tolerances of the bit-identity check: on the same hardware, and across hardware."""
+
+    same: float = 0.0  # float64 on one machine is reproducible bit for bit
+    cross: float = 0.05  # another CPU/GPU, BLAS or torch build may reorder sums
+
+
+DEFAULT_TOLERANCE = Tolerance()
 
 
 @dataclass(frozen=True)
@@ -192,7 +203,7 @@ class Settings:
             report=report,
             seed=parse_seed(*values["claim_seed"]),
             budget=budget,
-            device=parse_device(*values["claim_device"], _cuda_count()),
+            device=parse_device(*values["claim_device"], _cuda_count(values["claim_device"][0])),
             data_dir=data_dir,
             data_dir_source=data_src,
             model_dir=parse_model_dir(*values["claim_model_dir"], root),
@@ -247,7 +258,10 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
     return config.getini(option.ini), f"ini {option.ini}"
 
 
-def _cuda_count() -> int:
+def _cuda_count(device: str) -> int:
+    """Return the visible GPUs, or 0 without asking torch when the device is ``cpu`` (no torch in such a session)."""
+    if str(device).strip().lower() == "cpu":
+        return 0
     import torch
 
     return int(torch.cuda.device_count())
@@ -263,6 +277,8 @@ def _expected(
     path = parse_path(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
         return {}, "", None
+    from claimcheck.expectations import PinnedAt, load_expectations  # the verdicts' library: only with pins
+
     pins, blocks = load_expectations(path, value[1])
     return pins.get(budget, {}), shown_path(path, root), blocks.get(budget, PinnedAt())
 
