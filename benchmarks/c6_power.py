@@ -4,8 +4,8 @@
 units and prints, per number of units, how often each part, the control and the claim come out
 REPRODUCED / NOT REPRODUCED / INCONCLUSIVE under the claim module's protocol (Holm over its
 family, one look: ``qin2025.calibration.depth.simulate_claim``, which decides with the
-controller's own function). A FILE is either ``benchmarks/c6_unit.py --out`` output (one seed's
-runs) or an E3 pool file of records/c6_design/results (several seeds' runs).
+controller's own function). A FILE is ``benchmarks/c6_unit.py --out`` output (one seed's runs),
+or an E2 or E3 file of records/c6_design/results (several seeds' runs).
 
 From the seeds it computes each unit's values as the claim test scores them (window error without
 minus with residuals per depth, their change over the depths, the one-label control's difference)
@@ -54,8 +54,13 @@ def read_units(path: Path) -> dict[int, dict[str, Sequence[float]]]:
             kind = "flipped" if "flipped" in r["run"] else "with" if r["residual"] == 1.0 else "without"
             runs[f"{kind}{r['depth']}"] = r["error"]
         return out
-    for row in raw:  # records/c6_design/results/e3_pool_*.json
+    for row in raw:
         runs = out.setdefault(int(row["seed"]), {})
+        if "variant" in row:  # records/c6_design/results/e2a_*.json: one run a row ("control": another head seed)
+            if row["variant"] in ("with", "without"):
+                runs[f"{row['variant']}{row['L']}"] = row["error"]
+            continue
+        # records/c6_design/results/e3_pool_*.json: one seed a row
         for key, r in row.items():
             if isinstance(r, dict) and "error" in r:
                 runs["flipped1" if key == "flipped1" else key] = r["error"]
