@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +72,11 @@ class PhaseClock:
 def hessian_clock() -> Iterator[PhaseClock]:
     """Time every ``hessian_spectral_radius`` call that ``finetune`` makes while the block runs."""
     clock, original = PhaseClock(), ft.hessian_spectral_radius
-    ft.hessian_spectral_radius = clock.wrap(original)  # type: ignore[assignment]
+    ft.hessian_spectral_radius = clock.wrap(original)
     try:
         yield clock
     finally:
-        ft.hessian_spectral_radius = original  # type: ignore[assignment]
+        ft.hessian_spectral_radius = original
 
 
 def timed_run(
@@ -142,8 +143,9 @@ def main(argv: list[str]) -> int:
         plan = [(f"L={L} {'with' if r else 'without'}", L, r, data) for L in depths for r in (1.0, 0.0)]
         plan.append((f"L={grid.control_depth} one label flipped", grid.control_depth, 1.0, flip_one(data)))
         for label, L, res, d in plan:
-            enc = EncoderConfig.uniform(L, res)
-            row, _ = timed_run(label, lambda e=enc, d=d: ft.cached_finetune(trainer, pre, e, cfg, d, seed), L, res)
+            row, _ = timed_run(
+                label, partial(ft.cached_finetune, trainer, pre, EncoderConfig.uniform(L, res), cfg, d, seed), L, res
+            )
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k not in ("error", "loss")}), flush=True)
         unit_wall, unit_cpu = time.perf_counter() - unit_wall, time.process_time() - unit_cpu
