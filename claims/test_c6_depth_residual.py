@@ -121,7 +121,8 @@ PROTOCOL = ClaimProtocol(
     "model's own Hessian at its start; float32. ci is a SMOKE TIER: a sample of N = 24 resolves delta as 0.24 "
     "sentences, so the premise excludes every ci unit and ci decides nothing (INCONCLUSIVE by design); it runs "
     "every step of the machinery (encoder check, sample, both variants at both depths, the control) at T = 10; "
-    "standard runs 6 seeds (about 9.5 CPU-minutes each: on 2 quiet cores run it with --claim-threads 2)",
+    "standard runs 6 seeds (68.8 TFLOP, about 10 CPU-minutes each: on 2 quiet cores run it with --claim-threads 2 "
+    "and OMP_WAIT_POLICY=PASSIVE, about 30 minutes)",
     horizon="standard and paper: N = 256 label-balanced SST-2 sentences, 8 tokens, T = 200 steps, L in (1, 6); the "
     "statistic is the median training error over steps T/2..T (the loss beside it); ci (smoke): N = 24, T = 10",
 )
