@@ -10,6 +10,16 @@ must-pass cases accepted, specificity the share of must-fail cases rejected, eac
 no cases on one side. Wrongly decided cases are kept, worst first (largest margin past a
 threshold), with the parameters that made them.
 
+A decision may find a case in a zone its part declares unresolvable (a horizon too short to tell
+pass from fail): it returns its statistics as NaN and ``ZONE``: 1.0, and the case is "undecided".
+That answer is right in a family that expects "zone" and wrong in every other; a zone family's
+rate is the share of its cases left undecided, and counts toward the status like the other two.
+Families come from two origins, kept apart: "design" (written by the part's designer) and
+"challenge" (written from the claim's words by someone who never saw the decision). Sensitivity,
+specificity and the zone rate are reported per origin; the status needs every one of them that has
+cases at the floor. A design family that no decision finds in a zone serialises as it did before
+origins and zones existed, so old ledger entries keep reading the same.
+
 ``simulate_rule`` calibrates the claim-level rule: units drawn with known pass rates, at a
 budget's unit count, decided by the same function the controller uses (``rule_verdict``).
 
@@ -34,10 +44,10 @@ from typing import Any
 import numpy as np
 
 from claimcheck import sequential as sq
-from claimcheck.errors import ConfigError, DataError
+from claimcheck.errors import ConfigError
 from claimcheck.evidence import mean_evidence, rate_evidence
 from claimcheck.ledger import Entry, Ledger, append_calibration, load_ledger
-from claimcheck.protocol import ALPHA, LEVEL, ClaimProtocol, Estimate, Family, Part, Stat
+from claimcheck.protocol import ALPHA, LEVEL, ORIGINS, ZONE, ClaimProtocol, Estimate, Family, Part, Stat
 from claimcheck.record import Check
 from claimcheck.stats import Proportion, clopper_pearson
 from claimcheck.verdicts import Verdict, decide_estimate
@@ -47,10 +57,6 @@ KEEP = 5  # wrong cases kept per family, worst first
 SCHEMA = "claimcheck-calibration/1"
 RULE_OFFSETS = (-0.3, -0.2, -0.1, 0.0, 0.1, 0.2)  # true pass rates simulated: the bar plus these, within [0, 1]
 RULE_REPS = 2000  # simulated claims per (budget, true rate)
-
-
-class CalibrationError(DataError):
-    """A calibration record cannot be read."""
 
 
 Values = Mapping[str, "float | Estimate"]
@@ -78,12 +84,26 @@ def statistic_met(stat: Stat, value: float | Estimate) -> bool:
     return stat.met(float(value))
 
 
+def in_zone(values: Values) -> bool:
+    """Return whether a decision found the case in its part's declared zone (``ZONE``: 1.0 among its values)."""
+    flag = values.get(ZONE)
+    return flag is not None and not isinstance(flag, Estimate) and float(flag) == 1.0
+
+
+def outcome(part: Part, values: Values) -> str:
+    """Return "zone" for a case the decision left undecided, else "pass" or "fail" as ``accepts`` says."""
+    return "zone" if in_zone(values) else "pass" if accepts(part, values) else "fail"
+
+
 def accepts(part: Part, values: Values) -> bool:
     """Return whether a unit with these statistic ``values`` passes ``part``: every value met, at least one.
 
-    Raise ConfigError when a name is not one of the part's statistics (the decision and the
-    protocol disagree).
+    A case in the part's zone (``in_zone``) does not pass. Raise ConfigError when a name is not one
+    of the part's statistics nor ``ZONE`` (the decision and the protocol disagree).
     """
+    if in_zone(values):
+        return False
+    values = {k: v for k, v in values.items() if k != ZONE}
     if not values:
         return False
     for name, value in values.items():
@@ -108,7 +128,7 @@ def margin(part: Part, values: Values) -> float:
     out = math.inf
     for name, value in values.items():
         stat = part.stat(name)
-        if stat is None:
+        if stat is None:  # ZONE among them
             continue
         if isinstance(value, Estimate):
             v = value.low if stat.direction in (">=", ">") else value.high
@@ -161,7 +181,7 @@ def _short(v: Any) -> str:
 
 @dataclass(frozen=True)
 class FamilyResult:
-    """How a decision did on one family: right answers of cases, and the worst wrong cases."""
+    """How a decision did on one family: right answers of cases, the cases left undecided, the worst wrong cases."""
 
     name: str
     expect: str
@@ -172,11 +192,46 @@ class FamilyResult:
     wrong: tuple[WrongCase, ...] = ()  # up to KEEP, worst first
     wrong_ranges: dict[str, list[float]] = field(default_factory=dict)  # numeric parameter -> [min, max] over wrong
     errors: int = 0  # cases where the decision raised (counted wrong)
+    origin: str = "design"  # who wrote the family: "design" or "challenge"
+    zone: int = 0  # cases the decision left undecided (right only when expect is "zone")
+
+    @property
+    def verb(self) -> str:
+        """Return what a right answer is called: accepted, rejected, or left undecided."""
+        return {"pass": "accepted", "fail": "rejected"}.get(self.expect, "left undecided")
+
+    @property
+    def rate(self) -> Proportion:
+        """Return the share of cases answered right, with the exact interval (low end: one-sided 95%)."""
+        return clopper_pearson(self.right, self.cases, LEVEL)
 
     def describe(self) -> str:
-        """Return e.g. ``offset power law: 52/400 rejected``."""
-        verb = "accepted" if self.expect == "pass" else "rejected"
-        return f"{self.name}: {self.right}/{self.cases} {verb}"
+        """Return e.g. ``offset power law: 52/400 rejected`` (and the cases left undecided, if any)."""
+        zone = f", {self.zone} undecided" if self.zone and self.expect != "zone" else ""
+        return f"{self.name}: {self.right}/{self.cases} {self.verb}{zone}"
+
+    def to_plain(self, wrong: bool) -> dict[str, Any]:
+        """Return the family as plain data; ``origin`` and ``zone`` only where they say something.
+
+        A design family with no zone answers serialises as it did before either existed.
+        """
+        out: dict[str, Any] = {"name": self.name, "expect": self.expect, "cases": self.cases, "right": self.right}
+        if wrong:
+            out.update(
+                errors=self.errors,
+                grid=self.grid,
+                why=self.why,
+                wrong_ranges=self.wrong_ranges,
+                worst_wrong=[
+                    {"index": w.index, "params": w.params, "values": w.values, "margin": w.margin, "error": w.error}
+                    for w in self.wrong
+                ],
+            )
+        if self.origin != "design":
+            out["origin"] = self.origin
+        if self.zone or self.expect == "zone":
+            out["zone"] = self.zone
+        return out
 
 
 @dataclass(frozen=True)
@@ -191,36 +246,63 @@ class PartCalibration:
     date: str = ""
     seed: int = 0
 
-    def _rate(self, expect: str) -> Proportion:
-        fams = [f for f in self.families if f.expect == expect]
+    def rate(self, expect: str, origin: str = "design") -> Proportion:
+        """Return the right answers over the families of ``origin`` that expect ``expect``, with the exact interval."""
+        fams = [f for f in self.families if f.expect == expect and f.origin == origin]
         return clopper_pearson(sum(f.right for f in fams), sum(f.cases for f in fams), LEVEL)
 
     @property
     def sensitivity(self) -> Proportion:
-        """Return the must-pass cases accepted, with the exact interval (low end: one-sided 95%)."""
-        return self._rate("pass")
+        """Return the design families' must-pass cases accepted, with the exact interval (low end: one-sided 95%)."""
+        return self.rate("pass")
 
     @property
     def specificity(self) -> Proportion:
-        """Return the must-fail cases rejected, with the exact interval."""
-        return self._rate("fail")
+        """Return the design families' must-fail cases rejected, with the exact interval."""
+        return self.rate("fail")
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        """Return the origins this part has families of, design first."""
+        return tuple(o for o in ORIGINS if any(f.origin == o for f in self.families))
+
+    def _rates(self) -> list[Proportion]:
+        """Return every rate the status reads: each origin's sensitivity, specificity and zone rate with cases."""
+        rates = [self.sensitivity, self.specificity, self.rate("zone")]
+        rates += [self.rate(e, "challenge") for e in ("pass", "fail", "zone")]
+        return [r for r in rates if r.n]
 
     @property
     def status(self) -> str:
-        """Return "calibrated", "failing calibration" or "uncalibrated"."""
+        """Return "calibrated" (every rate with cases at the floor), "failing calibration" or "uncalibrated".
+
+        Uncalibrated: no decision, or no design cases on one side (must pass, must fail).
+        """
         sens, spec = self.sensitivity, self.specificity
         if not self.decision or sens.n == 0 or spec.n == 0:
             return "uncalibrated"
-        return "calibrated" if min(sens.low, spec.low) >= FLOOR else "failing calibration"
+        return "calibrated" if min(r.low for r in self._rates()) >= FLOOR else "failing calibration"
+
+    def _counts(self, origin: str) -> str:
+        sens, spec, zone = (self.rate(e, origin) for e in ("pass", "fail", "zone"))
+        text = [f"{spec.passed}/{spec.n} must-fail rejected"] if spec.n else []
+        text += [f"{sens.passed}/{sens.n} must-pass accepted"] if sens.n else []
+        text += [f"{zone.passed}/{zone.n} in-zone left undecided"] if zone.n else []
+        return ", ".join(text)
 
     def summary(self) -> str:
-        """Return the report's mark, e.g. ``calibrated: 400/400 must-fail rejected, 598/600 must-pass accepted``."""
+        """Return the report's mark, e.g. ``calibrated: 400/400 must-fail rejected, 598/600 must-pass accepted``.
+
+        Challenge families, when there are any, follow after "; challenge: ".
+        """
         sens, spec = self.sensitivity, self.specificity
         if not self.decision:
             return "uncalibrated: no decision declared"
         if sens.n == 0 or spec.n == 0:
             return f"uncalibrated: no must-{'pass' if sens.n == 0 else 'fail'} cases"
-        text = f"{spec.passed}/{spec.n} must-fail rejected, {sens.passed}/{sens.n} must-pass accepted"
+        text = self._counts("design")
+        if "challenge" in self.origins:
+            text += f"; challenge: {self._counts('challenge')}"
         if self.status == "calibrated":
             return f"calibrated: {text}"
         short = [f for f in self.families if f.right < f.cases]
@@ -229,41 +311,48 @@ class PartCalibration:
         worst = min(short, key=lambda f: f.right / f.cases)
         return f"failing calibration: {text}; worst: {worst.describe()}"
 
+    def origin_rates(self, origin: str, form: Callable[[Proportion], dict[str, Any]]) -> dict[str, Any]:
+        """Return an origin's rates with cases ("sensitivity", "specificity", "zone"), each written by ``form``."""
+        pairs = (("sensitivity", "pass"), ("specificity", "fail"), ("zone", "zone"))
+        return {key: form(r) for key, expect in pairs if (r := self.rate(expect, origin)).n}
+
     def to_entry(self) -> dict[str, Any]:
-        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
-        sens, spec = self.sensitivity, self.specificity
-        return {
+        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``).
+
+        A part with design families only and no zone reads as before: the challenge rates (under
+        "challenge") and a design zone rate ("zone") appear only when there are such cases.
+        """
+        out: dict[str, Any] = {
             "kind": "calibration",
             "claim": self.claim,
             "part": self.part,
             "decision": self.decision,
             "status": self.status,
             "summary": self.summary(),
-            "sensitivity": {"passed": sens.passed, "n": sens.n, "low": sens.low, "high": sens.high},
-            "specificity": {"passed": spec.passed, "n": spec.n, "low": spec.low, "high": spec.high},
+            "sensitivity": _bounded(self.sensitivity),
+            "specificity": _bounded(self.specificity),
             "floor": FLOOR,
             "level": "one-sided 95% (Clopper-Pearson)",
-            "families": [
-                {
-                    "name": f.name,
-                    "expect": f.expect,
-                    "cases": f.cases,
-                    "right": f.right,
-                    "errors": f.errors,
-                    "grid": f.grid,
-                    "why": f.why,
-                    "wrong_ranges": f.wrong_ranges,
-                    "worst_wrong": [
-                        {"index": w.index, "params": w.params, "values": w.values, "margin": w.margin, "error": w.error}
-                        for w in f.wrong
-                    ],
-                }
-                for f in self.families
-            ],
+            "families": [f.to_plain(wrong=True) for f in self.families],
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
             "date": self.date,
         }
+        if self.rate("zone").n:
+            out["zone"] = _bounded(self.rate("zone"))
+        if "challenge" in self.origins:
+            out["challenge"] = self.origin_rates("challenge", _bounded)
+        return out
+
+
+def _bounded(r: Proportion) -> dict[str, Any]:
+    """Return a rate with both ends of its interval (``--json``)."""
+    return {"passed": r.passed, "n": r.n, "low": r.low, "high": r.high}
+
+
+def _counted(r: Proportion) -> dict[str, Any]:
+    """Return a rate as the ledger keeps it: the count and its lower bound, rounded."""
+    return {"passed": r.passed, "n": r.n, "low": round(r.low, 4)}
 
 
 # --- running ---------------------------------------------------------------------------------------
@@ -280,14 +369,18 @@ def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPH
     becomes the mean over units with the interval the one-look Student-t test inverts (each end
     at ``alpha``), so ``accepts`` counts the case as passing exactly when that test shows the mean
     beyond its threshold. A schedule's confidence sequence is wider than this at every look: the
-    one-look calibration is the sharpest the part can be, and says so.
+    one-look calibration is the sharpest the part can be, and says so. Units the decision finds in
+    the part's zone are left out of the means; a sample whose every unit is in it is in the zone.
     """
     assert part.decision is not None
     if part.rule != "mean":
         return part.decision(**measurements)
     if UNITS not in measurements:
         raise ConfigError(f"part {part.name!r} (rule 'mean'): a calibration case holds {{'units': [...]}}, a sample")
-    scored = [part.decision(**unit) for unit in measurements[UNITS]]
+    every = [part.decision(**unit) for unit in measurements[UNITS]]
+    scored = [v for v in every if not in_zone(v)]
+    if every and not scored:
+        return {**{s.name: math.nan for s in part.stats}, ZONE: 1.0}
     out: dict[str, float | Estimate] = {}
     for stat in part.stats:
         values = [float(v[stat.name]) for v in scored if stat.name in v]  # type: ignore[arg-type]
@@ -310,24 +403,27 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
     """
     assert part.decision is not None
     n = fam.cases if cases is None else cases
-    right, errors = 0, 0
+    right, errors, zone = 0, 0, 0
     wrong: list[WrongCase] = []
     for i in range(n):
         case = fam.generate(case_rng(seed, claim, part.name, fam.name, i))
         try:
             values = decide_case(part, case.measurements)
-            passed = accepts(part, values)
+            answer = outcome(part, values)
         except ConfigError:
             raise
         except Exception as e:  # a decision that raises on a case is a finding, kept
             errors += 1
             wrong.append(WrongCase(i, dict(case.params), {}, -math.inf, f"{type(e).__name__}: {e}"))
             continue
-        if passed == (fam.expect == "pass"):
+        zone += answer == "zone"
+        if answer == fam.expect:
             right += 1
             continue
         plain = {k: _plain(v) for k, v in values.items()}
-        wrong.append(WrongCase(i, {k: _plain(v) for k, v in case.params.items()}, plain, margin(part, values)))
+        # an undecided answer where one was due misses by nothing measurable; a decided one in a zone by its margin
+        gap = 0.0 if answer == "zone" else margin(part, values)
+        wrong.append(WrongCase(i, {k: _plain(v) for k, v in case.params.items()}, plain, gap))
     ranges: dict[str, list[float]] = {}
     for w in wrong:
         for k, v in w.params.items():
@@ -336,7 +432,8 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
                 ranges[k] = [min(lo, float(v)), max(hi, float(v))]
     # worst first: a wrongly accepted case by how far it cleared its thresholds, a rejected one by how far it missed
     wrong.sort(key=lambda w: -abs(w.margin) if math.isfinite(w.margin) else -math.inf)
-    return FamilyResult(fam.name, fam.expect, n, right, fam.grid, fam.why, tuple(wrong[:KEEP]), ranges, errors)
+    kept = tuple(wrong[:KEEP])
+    return FamilyResult(fam.name, fam.expect, n, right, fam.grid, fam.why, kept, ranges, errors, fam.origin, zone)
 
 
 def calibrate_part(
@@ -563,17 +660,21 @@ def ledger_results(pc: PartCalibration) -> dict[str, Any]:
     The wrong cases themselves stay in ``claimcheck calibrate --json``; the ledger keeps what the
     report shows and what a reader needs to judge it (per family: cases and how many came out right).
     """
-    sens, spec = pc.sensitivity, pc.specificity
-    return {
+    out: dict[str, Any] = {
         "decision": pc.decision,
         "status": pc.status,
         "summary": pc.summary(),
-        "sensitivity": {"passed": sens.passed, "n": sens.n, "low": round(sens.low, 4)},
-        "specificity": {"passed": spec.passed, "n": spec.n, "low": round(spec.low, 4)},
+        "sensitivity": _counted(pc.sensitivity),
+        "specificity": _counted(pc.specificity),
         "floor": FLOOR,
         "seed": pc.seed,
-        "families": [{"name": f.name, "expect": f.expect, "cases": f.cases, "right": f.right} for f in pc.families],
+        "families": [f.to_plain(wrong=False) for f in pc.families],
     }
+    if pc.rate("zone").n:
+        out["zone"] = _counted(pc.rate("zone"))
+    if "challenge" in pc.origins:
+        out["challenge"] = pc.origin_rates("challenge", _counted)
+    return out
 
 
 def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:

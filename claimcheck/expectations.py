@@ -340,6 +340,8 @@ def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str
         raw = tomllib.loads(existing)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{where} is not an expectations file (not valid TOML: {e})") from None
+    if not raw:  # a README of one "# heading", an empty file: valid TOML, but no file of pins
+        raise ConfigError(f"{where} is not an expectations file (it holds no budget table such as [{budget}])")
     old = parse_pins(raw, "-o", where)
     at = at or PinnedAt()
     blocks = parse_blocks(raw, "-o", where)

@@ -14,7 +14,8 @@ plus the core's decision rule (``CORE_ENTRIES``). ``code_fingerprint`` hashes ex
 - the walk stops at the suite's engine (``Engine.modules``: what trains and measures; it has an
   identity of its own, shown beside the verdict) and at modules the suite lists in ``Engine.stop``
   (calibration cases), except for the engine definitions the suite lists as deciding
-  (``Engine.decides``) and what they use from their own module;
+  (``Engine.decides``) and what they use from their own module; it does not enter this module
+  either (``CORE_STOPS``): it names code, it decides nothing;
 - each definition is hashed from its syntax tree with docstrings, comments, formatting and type
   annotations left out, and with every reference to a project definition replaced by a
   placeholder numbered in the order the walk first met it; so moving a definition to another
@@ -24,6 +25,10 @@ plus the core's decision rule (``CORE_ENTRIES``). ``code_fingerprint`` hashes ex
   ``Part``, ``Stat``, ``Control`` or ``Seeds``) is hashed as the values that decide (``decides``),
   so rewording its prose (statements, reasons, regime) is not a new version; so is the claim
   marker's title and source.
+
+The same walk names one decision apart from any claim (``definition_fingerprint``, and
+``decision_identity``: ``Part.decision_id``, which a calibration result is recorded against and
+which a protocol's value carries into its claim's fingerprint).
 
 Pure: nothing here imports pytest or runs the code it reads. Parsed modules and hashed definitions
 are cached per process and dropped when any file read changes.
@@ -35,20 +40,23 @@ import ast
 import dataclasses
 import hashlib
 import importlib.util
+import inspect
 import json
+import linecache
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from claimcheck.errors import ConfigError
 from claimcheck.files import import_base, module_file
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import LATER, ClaimProtocol, Control, Part, Seeds, Stat
 
 SCHEME = "claimcheck-code/1"  # names the hashing scheme; a ledger entry of another scheme never matches
 CORE = "claimcheck"
 CORE_ENTRIES = ("claimcheck.verdicts.decide", "claimcheck.record.ClaimRecorder", "claimcheck.record.Check")
+CORE_STOPS = ("claimcheck.fingerprint",)  # names code (Part.decision_id), decides nothing: not entered
 PROSE = frozenset({"statement", "why", "regime", "horizon", "exploratory"})  # protocol fields that decide nothing
 _PROTOCOL_TYPES = (ClaimProtocol, Part, Stat, Control, Seeds)
 _IGNORED_FIELDS = frozenset({"ctx", "type_comment", "type_params", "kind", "annotation", "returns"})
@@ -95,7 +103,9 @@ def decides(value: Any) -> Any:
 
     Statements, reasons, regime, horizon and the list of exploratory seeds are left out; a premise
     counts only by whether there is one (it allows exclusions). A callable is named by its
-    qualified name. Every other field is kept, so a field added to the protocol decides by default.
+    qualified name. Every other field is kept, so a field added to the protocol decides by default;
+    one added later whose metadata says ``LATER`` enters only when it differs from its default (a
+    calibration family's ``origin``), so values written before it keep their fingerprints.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
@@ -103,6 +113,8 @@ def decides(value: Any) -> Any:
             if f.name in PROSE:
                 continue
             v = getattr(value, f.name)
+            if f.metadata.get(LATER) and v == f.default:
+                continue
             out[f.name] = bool(v) if f.name == "premise" else decides(v)
         return out
     if isinstance(value, Mapping):
@@ -261,11 +273,13 @@ def _within(module: str, prefixes: Sequence[str]) -> bool:
 class _Resolver:
     """Resolve names to project definitions, and hash each definition once (per scope of the walk)."""
 
-    def __init__(self, engine: Engine, local_root: Path, claim: tuple[str, Path]) -> None:
+    def __init__(self, engine: Engine, local_root: Path, claim: tuple[str, Path], source: bytes | None = None) -> None:
         self.engine = engine
         self.packages = (CORE, *engine.packages)
         self.local_root = local_root
         self.claim = claim
+        # the claim module's source where it is no file (a notebook cell, read from linecache): parsed here
+        self.unfiled = None if source is None else _parse(claim[0], claim[1], source)
         self.hashed: dict[str, tuple[str, list[str]]] = {}  # this claim module's definitions
         self.files: dict[str, Path | None] = {}
         self.roots: dict[str, Path | None] = {}
@@ -312,9 +326,11 @@ class _Resolver:
             return f"engine:{name}"
         if _within(module, self.engine.stop):
             return f"stop:{name}"
+        if _within(module, CORE_STOPS):
+            return f"core:{name}"
         path = self.file_of(module)
         assert path is not None
-        mod = _module(module, path)
+        mod = self.parsed(module, path)
         if name in mod.binders:
             return f"\u27e6{module}:{name}\u27e7"
         if name in mod.imports and key not in seen:
@@ -331,17 +347,23 @@ class _Resolver:
             return self.resolve(module.imports[name])
         return None
 
+    def parsed(self, module: str, path: Path) -> _Module:
+        """Return the parsed module (the claim's own source where it is no file)."""
+        if self.unfiled is not None and module == self.claim[0]:
+            return self.unfiled
+        return _module(module, path)
+
     def definition(self, key: str, namespace: Mapping[str, Any] | None) -> tuple[str, list[str]]:
         """Return a definition's normalised text (references as ``⟦key⟧``) and the keys it references, in order."""
         module_name, name = key.split(":", 1)
-        own = module_name == self.claim[0]
+        own = module_name == self.claim[0] and (namespace is not None or self.unfiled is not None)  # not shared
         path = self.file_of(module_name)
         assert path is not None
         shared = (self.engine, self.local_root, key, path)
         hit = self.hashed.get(key) if own else _TEXTS.get(shared)
         if hit is not None:
             return hit
-        mod = _module(module_name, path)
+        mod = self.parsed(module_name, path)
         value = namespace.get(name) if own and namespace is not None else None
         if isinstance(value, _PROTOCOL_TYPES):
             text = "value:" + json.dumps(decides(value), sort_keys=True)
@@ -428,6 +450,8 @@ class _Serialiser:
         if isinstance(node, list):
             return [self.emit(v) for v in node if not (_is_doc(v) or isinstance(v, ast.Import | ast.ImportFrom))]
         if not isinstance(node, ast.AST):
+            if isinstance(node, str):
+                return node.replace("\u27e6", "\\u27e6")  # a bracket in the source is no reference
             return repr(node) if isinstance(node, bytes | complex) or node is Ellipsis else node
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             return self._function(node, own_name)
@@ -529,21 +553,59 @@ def code_fingerprint(
     return _walk(resolver, roots, namespace)
 
 
-def function_fingerprint(qualified: str, engine: Engine = NO_ENGINE, local_root: Path | None = None) -> CodeFingerprint:
-    """Return the fingerprint of one project definition and of what it uses, e.g. ``qin2025.linrate.rate_profile``.
+def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
+    """Return the fingerprint of the top-level definition that holds ``fn`` and of what it uses.
 
-    This names a decision apart from any claim (say the part's unit decision a calibration entry
-    calibrated): the same walk and normalisation as ``code_fingerprint``, from that one definition,
-    without the claim module and the core's rule. ``local_root`` is where modules outside the
-    core and ``engine.packages`` are looked for (default: the current folder). Raise ConfigError
-    when ``qualified`` is not a definition the walk may enter.
+    This names one decision apart from any claim (a part's unit decision, which a calibration
+    result holds for): the same walk and normalisation as ``code_fingerprint``, from that one
+    definition, without a claim module or the core's rule. A function nested in another, or a
+    lambda, is covered by the top-level statement that holds it. The walk follows the core and the
+    modules found beside ``fn``'s own top-level package (or its module, when it is in none), so a
+    decision of the suite follows the suite's code. A function defined where there is no file (a
+    notebook cell) is read from the source Python keeps for it (``linecache``). Raise ConfigError
+    for a callable with no Python source (a builtin, a ``functools.partial``, code made by ``exec``).
     """
+    fn = inspect.unwrap(fn)
+    module = getattr(fn, "__module__", None) or ""
+    code = getattr(fn, "__code__", None)
+    try:
+        source = inspect.getsourcefile(fn)
+    except TypeError:
+        source = None
+    filed = source is not None and Path(source).is_file()
+    text = None if filed or source is None else "".join(linecache.getlines(source)).encode()
+    if not module or code is None or source is None or not (filed or text):
+        raise ConfigError(
+            f"cannot fingerprint the decision {fn!r}: it has no Python source; "
+            "give Part(decision=...) a function defined in a module"
+        )
     _forget_changed()
-    resolver = _Resolver(engine, (local_root or Path.cwd()).resolve(), ("", Path()))
-    token = resolver.resolve(qualified)
-    if not (token.startswith("\u27e6") and token.endswith("\u27e7")):
-        raise ConfigError(f"{qualified} is not a top-level definition of the project's code (it resolves to {token})")
-    return _walk(resolver, [token[1:-1]], None)
+    path = Path(source).resolve() if filed else Path(source)
+    depth = len(module.split(".")) + (path.name == "__init__.py")
+    root = path.parents[depth - 1] if depth <= len(path.parents) else path.parent
+    resolver = _Resolver(NO_ENGINE, root.resolve(), (module, path), text)
+    parsed = resolver.parsed(module, path)
+    line = code.co_firstlineno
+    for index, names in parsed.order:
+        stmt = parsed.statements[index]
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        if first <= line <= (stmt.end_lineno or stmt.lineno):
+            return _walk(resolver, [f"{module}:{names[0] if names else f'#{index}'}"], None)
+    raise ConfigError(f"cannot fingerprint the decision {fn!r}: line {line} of {path} is not in its module's source")
+
+
+def decision_identity(fn: Callable[..., Any], stats: Sequence[Sequence[Any]] = ()) -> str:
+    """Return ``module:qualname sha256[:12]``: a part's decision, named, and a digest of what decides with it.
+
+    The digest covers ``stats`` (each statistic's name, direction, threshold and tolerance) and the
+    decision's code fingerprint (``definition_fingerprint``): a comment, a docstring, a reformatting
+    or a move to another module leaves it as it was; a changed number, operator or threshold changes
+    it. A calibration result recorded for another digest is shown as "changed since".
+    """
+    fn = inspect.unwrap(fn)
+    name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
+    payload = json.dumps([[list(s) for s in stats], definition_fingerprint(fn).digest], default=repr)
+    return f"{name} {hashlib.sha256(payload.encode()).hexdigest()[:12]}"
 
 
 def _walk(resolver: _Resolver, roots: Sequence[str], namespace: Mapping[str, Any] | None) -> CodeFingerprint:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -26,7 +25,10 @@ if TYPE_CHECKING:
 Direction = Literal["<=", ">=", "<", ">"]
 Rule = Literal["pass-rate", "estimate", "mean"]
 Multiplicity = Literal["holm", "bonferroni"]
-Expect = Literal["pass", "fail"]
+Expect = Literal["pass", "fail", "zone"]
+Origin = Literal["design", "challenge"]
+EXPECTS: tuple[str, ...] = ("pass", "fail", "zone")
+ORIGINS: tuple[str, ...] = ("design", "challenge")
 ControlKind = Literal["discriminating", "sanity", "positive"]
 CONTROL_KINDS: tuple[str, ...] = ("discriminating", "sanity", "positive")
 DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
@@ -125,25 +127,40 @@ class Case:
     measurements: Mapping[str, Any]  # the decision's keyword arguments
 
 
+LATER = "added later"  # a field's metadata key: it enters a fingerprint only when it differs from its default
+ZONE = "zone"  # the key a decision returns (value 1.0, its statistics NaN) for a case in its declared zone
+
+
 @dataclass(frozen=True)
 class Family:
-    """A family of calibration cases whose answer is known: every case must pass, or every case must fail.
+    """A family of calibration cases whose answer is known: every case must pass, every case must fail, or
+    every case lies in the part's declared zone.
 
     ``generate`` draws one case from a numpy Generator (seeded per case by ``claimcheck.calibration``,
     so case i of a family is the same on every machine). A family is data: adding one to a part's
     ``calibration`` needs no change anywhere else.
+
+    ``expect`` "zone": the cases sit where the part declares it cannot tell pass from fail (a
+    horizon or range too short to resolve them), so the right answer is "undecided": the decision
+    returns its statistics as NaN and ``ZONE``: 1.0. A zone answer is right in a zone family only
+    and wrong in every other. ``origin`` says who wrote the family: "design" (the part's designer,
+    who tuned the decision with it in view) or "challenge" (written from the claim's words alone,
+    by someone who never saw the decision); calibration reports the two apart.
     """
 
     name: str  # e.g. "offset power law (1 + t/tau)^-p"
-    expect: Expect  # "pass": the claim holds in every case; "fail": it does not
+    expect: Expect  # "pass": the claim holds in every case; "fail": it does not; "zone": undecidable here
     generate: Callable[[np.random.Generator], Case]
     cases: int = 200
     grid: str = ""  # the parameter grid, in words
     why: str = ""  # why the answer is known
+    origin: Origin = field(default="design", metadata={LATER: True})  # who wrote it: designer or challenger
 
     def __post_init__(self) -> None:
-        if self.expect not in ("pass", "fail"):
-            raise ConfigError(f"calibration family {self.name!r}: expect must be 'pass' or 'fail', got {self.expect!r}")
+        if self.expect not in EXPECTS:
+            raise ConfigError(f"calibration family {self.name!r}: expect must be one of {EXPECTS}, got {self.expect!r}")
+        if self.origin not in ORIGINS:
+            raise ConfigError(f"calibration family {self.name!r}: origin must be one of {ORIGINS}, got {self.origin!r}")
         if self.cases < 1:
             raise ConfigError(f"calibration family {self.name!r}: cases must be >= 1, got {self.cases}")
 
@@ -173,7 +190,8 @@ class Part:
     under the estimate rule); the unit passes when every statistic it returns is met.
     ``ClaimRecorder.score`` scores real units with it, and ``claimcheck calibrate`` runs it on the
     ``calibration`` families, so the code calibrated is the code that decides. ``decision_id``
-    names the decision and fingerprints its code and the part's statistics (``claimcheck.decisionid``).
+    names the decision and fingerprints its code and the part's statistics
+    (``claimcheck.fingerprint.decision_identity``).
     """
 
     name: str  # short id, e.g. "collapse"; "" when the claim has one part
@@ -201,6 +219,8 @@ class Part:
         if self.calibration and self.decision is None:
             raise ConfigError(f"part {self.name!r}: calibration families need a decision to run them on")
         if self.decision is not None and not self.decision_id:
+            from claimcheck.fingerprint import decision_identity  # it reads protocols: imported here, not above
+
             stats = [[s.name, s.direction, s.threshold, s.tol] for s in self.stats]
             object.__setattr__(self, "decision_id", decision_identity(self.decision, stats))
 

@@ -18,6 +18,7 @@ from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.report import MAX_CHARS, md, render, render_compact, render_details
 from claimcheck.reportset import (
+    DETAILS_MARK,
     commit,
     details_path,
     figure_dir,
@@ -206,9 +207,6 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
     return out
 
 
-DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file claimcheck wrote
-
-
 def _marked(path: Path) -> bool:
     """Return whether ``path`` is a details file claimcheck wrote (a set written before manifests named it)."""
     try:
@@ -244,12 +242,36 @@ def write_markdown(
     Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
     an earlier report is removed when this report is whole.
     """
-    files = markdown_files(run, path, figure_folder, extra, shown)
+    return write_markdown_files(path, markdown_files(run, path, figure_folder, extra, shown))
+
+
+def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
+    """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
+
+    A details file claimcheck wrote beside ``path`` for an earlier report is removed when this
+    report is whole.
+    """
     for name, text in files.items():
         write_atomic(path.with_name(name), text)
     details = details_path(path)
     if details.name in files:
         return details
-    if _marked(details):
+    if _marked(details) and not details.is_symlink():
         details.unlink()
     return None
+
+
+def foreign_details(path: Path, files: dict[str, str]) -> str | None:
+    """Return why writing ``files`` beside ``path`` would replace a details file claimcheck did not write, or None.
+
+    A details file is claimcheck's when the manifest beside ``path`` records it with its present
+    content, or, for one written before manifests named it, when it opens with ``DETAILS_MARK``.
+    """
+    details = details_path(path)
+    if details.name not in files or not os.path.lexists(details):
+        return None
+    if details.is_symlink() or not details.is_file():
+        return f"{details} is a symbolic link, a folder or a device"
+    if owns(path, details) or _marked(details):
+        return None
+    return f"{details} exists and was not written by claimcheck (no manifest beside {path.name} records it)"

@@ -3,7 +3,13 @@
 A manifest beside the report (``.<report name>.manifest.json``) names every file the last run wrote;
 only those are ever replaced or removed, so a file of the user's in the report's folder or its
 figure folder is never touched, and a report path that holds a file claimcheck did not write is
-refused (``foreign``).
+refused (``foreign``). The manifest is committed with the report, so a pull request can edit it:
+an entry is honoured only when its name is one claimcheck gives a file of this set (``own_name``:
+the report, its sidecar and details file, a figure in its figure folder), the file there is a
+regular file with the sha256 recorded, and it holds what claimcheck writes under that name (a
+run file, a details file, a PNG). No hash written into the manifest can make claimcheck remove
+or replace any other file (a ``notes.txt`` or ``baseline.json`` beside the report); an entry
+that is not honoured is left alone and named (``ReportSetWarning``), and never stops the report.
 
 A new set is written into a staging folder beside the report (``.<report name>.<run id>.staging``),
 then committed: the manifest is rewritten to name the moves still to do (the commit point), the
@@ -33,6 +39,10 @@ FORMATS = ("claimcheck-report-set/1", FORMAT)  # 1: no hashes, so none of its en
 RUN_SCHEMA_PREFIX = "claimcheck-run/"
 # what write_atomic leaves when killed: ".<name>.<8 characters of mkstemp>.tmp"
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")
+_FIGURE = re.compile(r"[A-Za-z0-9-]+\.png")  # what report.figure_name gives
+_PNG = b"\x89PNG\r\n\x1a\n"
+DETAILS_MARK = "<!-- claimcheck details -->"  # the first line of a details file claimcheck wrote
+_NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS)
 
 
 class ReportSetWarning(UserWarning):
@@ -121,20 +131,40 @@ def file_sha256(path: Path) -> str | None:
         return h.hexdigest()
 
 
+def own_name(report: Path, entry: str) -> bool:
+    """Return whether ``entry`` is a name claimcheck gives a file of the set at ``report``.
+
+    They are the report, its JSON sidecar, its details file, and a figure (``report.figure_name``)
+    directly in its figure folder; nothing else in the folder is ever the set's.
+    """
+    if entry in (report.name, sidecar_path(report).name, details_path(report).name):
+        return True
+    folder, _, name = entry.partition("/")
+    return folder == figure_dir(report).name and _FIGURE.fullmatch(name) is not None and len(name) <= _NAME_MAX
+
+
+def _quote(entry: str) -> str:
+    """Return ``entry`` quoted on one line for a message, cut to a readable length."""
+    text = repr(entry)
+    return text if len(text) <= 120 else f"{text[:100]}... ({len(entry):,} characters)"
+
+
 def inside(report: Path, entry: str) -> Path | None:
     """Return the path a manifest ``entry`` names in the report's folder, or None if it leaves the folder.
 
-    An entry is a relative path with no ``..``; the folder it lies in, once every symbolic link is
-    resolved, must be the report's folder or below it.
+    An entry is a relative path with no ``..`` and no NUL; the folder it lies in, once every
+    symbolic link is resolved, must be the report's folder or below it.
     """
     rel = PurePosixPath(entry)
-    if not entry or rel.is_absolute() or ".." in rel.parts or "\\" in entry or rel == PurePosixPath("."):
+    if not entry or rel.is_absolute() or ".." in rel.parts or "\\" in entry or "\0" in entry:
+        return None
+    if rel == PurePosixPath("."):
         return None
     folder = report.parent
     path = folder.joinpath(*rel.parts)
     try:
         real_folder, real_parent = folder.resolve(), path.parent.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return None
     if real_parent != real_folder and real_folder not in real_parent.parents:
         return None
@@ -143,9 +173,14 @@ def inside(report: Path, entry: str) -> Path | None:
 
 def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
     """Return why the manifest ``entry`` may not be removed or replaced, or None if it is what claimcheck wrote."""
+    if not own_name(report, entry):
+        return (
+            f"{_quote(entry)} is not a name claimcheck gives a file of the report set {report} (the report, "
+            f"{sidecar_path(report).name}, {details_path(report).name}, or a figure in {figure_dir(report).name}/)"
+        )
     path = inside(report, entry)
     if path is None:
-        return f"{entry!r} lies outside the report folder {report.parent}"
+        return f"{_quote(entry)} lies outside the report folder {report.parent}"
     if not os.path.lexists(path):
         return None
     if path.is_symlink() or not path.is_file():
@@ -154,7 +189,31 @@ def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
         return f"{path}: the manifest records no content hash for it (written by an older claimcheck, or edited)"
     if file_sha256(path) != recorded:
         return f"{path} is not the file claimcheck wrote (its sha256 differs from the one recorded)"
-    return None
+    return _not_its_content(report, entry, path)
+
+
+def _not_its_content(report: Path, entry: str, path: Path) -> str | None:
+    """Return why ``path`` does not hold what claimcheck writes under the set's name ``entry``, or None.
+
+    A sidecar is a claimcheck run file, a details file opens with ``DETAILS_MARK``, a figure is a
+    PNG; so a manifest that vouches for a user's file by its hash still cannot reach it under one
+    of these names. The report itself is whatever the command that names it writes.
+    """
+    if entry == report.name:
+        return None
+    try:
+        if entry == sidecar_path(report).name:
+            raw = json.loads(path.read_bytes())
+            ok, what = isinstance(raw, dict) and str(raw.get("schema", "")).startswith(RUN_SCHEMA_PREFIX), "run file"
+        elif entry == details_path(report).name:
+            with open(path, "rb") as f:
+                ok, what = f.readline(200).rstrip(b"\r\n") == DETAILS_MARK.encode(), "details file"
+        else:
+            with open(path, "rb") as f:
+                ok, what = f.read(len(_PNG)) == _PNG, "figure (a PNG)"
+    except (OSError, ValueError):
+        ok, what = False, "file"
+    return None if ok else f"{path} is not a claimcheck {what}, though the manifest records its sha256"
 
 
 def _leave(why: str, left: list[str]) -> None:
@@ -286,10 +345,10 @@ def _apply(report: Path, m: Manifest) -> list[str]:
     for src, dst in m.moves:
         source, target = inside(report, src), inside(report, dst)
         if source is None or not _is_staging(report, PurePosixPath(src).parts[0]) or len(PurePosixPath(src).parts) < 2:
-            _leave(f"the move from {src!r}: not a file of this report's staging folder", left)
+            _leave(f"the move from {_quote(src)}: not a file of this report's staging folder", left)
             continue
-        if target is None or dst not in m.files:
-            _leave(f"the move to {dst!r}: not a file of the report set in {report.parent}", left)
+        if target is None or dst not in m.files or not own_name(report, dst):
+            _leave(f"the move to {_quote(dst)}: not a file of the report set in {report.parent}", left)
             continue
         if not os.path.lexists(source):
             continue  # done before a kill
@@ -303,12 +362,14 @@ def _apply(report: Path, m: Manifest) -> list[str]:
         os.replace(source, target)
     for gone in m.remove:
         why = _why_not_ours(report, gone, m.before.get(gone))
-        if why is None:
-            path = inside(report, gone)
-            assert path is not None
-            path.unlink(missing_ok=True)
+        path = inside(report, gone)
+        if why is None and path is not None:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as e:  # after the commit point nothing may stop the report: name it, go on
+                _leave(f"{path} could not be removed ({e.strerror or e})", left)
         else:
-            _leave(why, left)
+            _leave(why or f"{_quote(gone)} lies outside the report folder {report.parent}", left)
     _write_manifest(report, Manifest(m.run_id, m.files, sha256=m.sha256))
     for top in {PurePosixPath(src).parts[0] for src, _ in m.moves if PurePosixPath(src).parts}:
         remove_staging(report, top)

@@ -408,17 +408,21 @@ class ResultCache:
         return None
 
     def clear(self) -> int:
-        """Delete every entry the store recognises (by its name and its first bytes); return how many were removed.
+        """Delete every entry the store recognises (by its name and its contents); return how many were removed.
 
-        The folder, its key, the lock files and any file the store did not write are left as they are.
+        The folder, its key, the lock files and any file the store did not write are left as they are;
+        a shard folder that is a symbolic link is not followed.
         """
-        if self.root is None or not self.root.is_dir():
+        if self.root is None or not self.root.is_dir() or self.root.is_symlink():
             return 0
         n = 0
-        for path in self.root.glob("[0-9a-f][0-9a-f]/*.npz"):
-            if _is_entry(path):
-                path.unlink(missing_ok=True)
-                n += 1
+        for shard in sorted(self.root.iterdir()):
+            if not re.fullmatch(r"[0-9a-f]{2}", shard.name) or shard.is_symlink() or not shard.is_dir():
+                continue
+            for path in sorted(shard.glob("*.npz")):
+                if _is_entry(path):
+                    path.unlink(missing_ok=True)
+                    n += 1
         return n
 
 
@@ -426,7 +430,12 @@ KEY_FILE_NOTE = "someone without the key, or a claimcheck before entries were se
 
 
 def _is_entry(path: Path) -> bool:
-    """Return whether ``path`` is a file the store wrote: an entry's name in its folder, and an entry's first bytes."""
+    """Return whether ``path`` is a file the store wrote: an entry's name in its folder, and an entry's contents.
+
+    A sealed entry is known by its first line; an entry written before entries were sealed (a plain
+    ``.npz``) only when it decodes as the entry its name says, so a user's own archive filed under
+    such a name is not one.
+    """
     if not _ENTRY_NAME.match(path.name) or path.parent.name != path.name[:2]:
         return False
     try:
@@ -434,9 +443,12 @@ def _is_entry(path: Path) -> bool:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return False
             head = f.read(len(SEAL))
-    except OSError:
+        if head == SEAL:
+            return True
+        data = read_regular(path) if head.startswith(_ZIP) else None  # the whole archive, up to the cap
+    except (NotReadable, OSError):
         return False
-    return head == SEAL or head.startswith(_ZIP)
+    return data is not None and decode(data, path.stem) is not None
 
 
 def default_cache_dir() -> Path:

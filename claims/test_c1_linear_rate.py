@@ -3,10 +3,11 @@
 Theorem 1 (the summary): "Phi(theta^(t+1)) <= (1 - mu alpha) Phi(theta^(t)) ... Esto confirma una
 convergencia lineal", alpha > 0 set by the smallest singular values of the initial weights and of the
 attention output, under a suitable initialisation and a small enough mu. Read as: every step
-contracts the loss, and the per-step rate stays bounded away from 0. A finite run shows the second
-only as a rate that has stopped falling (a sublinear curve's rate never does), over a stretch long
-enough to tell it from a power law: ``qin2025.linrate``. mu = 0.5 x 2/lambda_max(0) is a proxy for
-the theorem's bound, which cannot be computed.
+contracts the loss by a margin, and the rate does not keep falling towards 0. A finite run shows the
+second as a rate that falls less than 10% from one octave of its steps to the next (a stretched
+exponential's falls by 1 - 2^(k-1) whatever the horizon, a power law's by more until tau is large
+against it); a fall of 10-20% is a declared zone the horizon cannot resolve: ``qin2025.linrate``.
+mu = 0.5 x 2/lambda_max(0) is a proxy for the theorem's bound, which cannot be computed.
 """
 
 from __future__ import annotations
@@ -19,50 +20,62 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
+from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
-from qin2025.linrate import LATE_DEPTH, PLATEAU, STEADINESS, WORST_RATIO, linear_rate_decision, record_rate
+from qin2025.linrate import (
+    DEPTH_BAR,
+    LATE_DEPTH,
+    OCTAVE,
+    OCTAVE_BAR,
+    WORST_RATIO,
+    ZONE_TEXT,
+    linear_rate_decision,
+    margin_ratio,
+    record_unit,
+)
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer
 
 PAST_THE_BOUND = "mu = 1.5 x 2/lambda_max(0)"
-STEPS = 1000  # a cap: runs stop at 1e-24 L_0, the scoring floor (explored: in 355-887 steps)
+STEPS = 1000  # a cap: runs stop at 1e-24 L_0, the scoring floor (explored: in 355-932 steps)
 SLOWEST = 0.01  # per-step rate of the slowest calibration positive (explored: settled rates 0.055-0.14)
 PROTOCOL = ClaimProtocol(
     claim_id="C1",
-    version=4,
+    version=5,
     parts=(
         Part(
             name="",
-            statement="every GD step contracts the loss and the rate settles at a positive value (Theorem 1), "
-            "for every size of a seed",
+            statement="every GD step contracts the loss by a margin and the rate does not keep falling (Theorem 1), "
+            "for every size of a seed; not resolvable at any horizon, so accepted: a stretched exponential with "
+            "k >= 0.848, a power law with tau >= 2.97 S and p >= 7.4",
             stats=(
-                Stat(WORST_RATIO, "<", 1.0, why="Theorem 1: L_{t+1} <= (1 - mu alpha) L_t at every step, alpha > 0"),
                 Stat(
-                    STEADINESS,
-                    ">=",
-                    0.9,
-                    why="a settled rate gives 1; rejects every power law whose tau < 1.8 S and every stretched "
-                    "exponential with k < 0.69 (k alone sets it); a rate settling in 0.2 S keeps it above 0.9",
+                    WORST_RATIO,
+                    "<=",
+                    margin_ratio(SLOWEST),
+                    why="Theorem 1: L_{t+1} <= (1 - mu alpha) L_t at every step; the margin exp(-slowest/20) is a "
+                    "twentieth of the slowest calibrated rate: a step that contracts less is a stall",
                 ),
                 Stat(
                     LATE_DEPTH,
                     ">=",
-                    1.0,
-                    why="a power law steady enough to pass the ratio (tau >= 1.8 S) descends at most 4 ln(2.8/2.3) "
-                    "= 0.79 nat over the last half (p <= 4); so does a stall",
+                    DEPTH_BAR,
+                    why="a stall descends nothing; a power law with tau >= 1.097 S descends at most p/3.67 nat over "
+                    "the last half (p < 3.67: rejected at any tau), with tau >= 2.965 S at most p/7.42",
                 ),
                 Stat(
-                    PLATEAU,
+                    OCTAVE,
                     ">=",
-                    0.3,
-                    why="a plateau 10x slower than the settled rate gives <= 0.1; a run whose "
-                    "rate falls to its settled value gives ~1",
+                    OCTAVE_BAR,
+                    why="a settled rate gives 1, a warm-up more; a stretched exponential gives 2^(k-1) (0.9 at "
+                    "k = 0.848, 0.8 at 0.678), a power law < 0.8 while S >= 0.91 tau; [0.8, 0.9) is the zone",
                 ),
             ),
             bar=0.8,
+            premise=ZONE_TEXT,
             decision=linear_rate_decision,
-            calibration=linear_rate_families(steps=STEPS, slowest=SLOWEST),
+            calibration=(*linear_rate_families(steps=STEPS, slowest=SLOWEST), *challenge("C1", "rate")),
         ),
     ),
     controls=(
@@ -72,23 +85,23 @@ PROTOCOL = ClaimProtocol(
             why="breaks Theorem 1's premise 'mu small enough' just past the stability bound (explored: 29 of 30 "
             "seeds rise there, so c >= 1)",
             max_pass_rate=0.35,
-            naive="past the bound GD catapults, then settles and reaches 1e-24 L_0: the steadiness, late depth and "
-            "plateau statistics pass it (explored: 30 of 30), a final-loss check too; only 'every step contracts' "
-            "tells it",
+            naive="past the bound GD catapults, then settles and reaches 1e-24 L_0: the late depth and the octave "
+            "ratio pass it (v4's exploration: its late statistics passed 30 of 30), a final-loss check too; only "
+            "'every step contracts' tells it",
         ),
     ),
     seeds=Seeds(
-        block="C1-v4",
-        start=411000,
-        units={"ci": 29, "standard": 380, "paper": 380},  # standard's cap: a rate 0.1 off the bar is decided
-        batch={"standard": 10, "paper": 10},  # with chance 0.9 (371 units at Holm's 0.025; docs/decisions.md)
-        exploratory="seeds 0-29 at (4, 8, 64, 16) and (2, 16, 96, 32), 0-9 at (8, 8, 128, 32), 1,500 steps; "
-        "the control at 1.5x on seeds 0-29; v3's design seeds before that",
+        block="C1-v5",
+        start=414000,
+        units={"ci": 60, "standard": 380, "paper": 380},  # ci 60, one look: 0.95 decided in 94% with 15% zoned
+        batch={"standard": 10, "paper": 10},  # standard's cap: a rate 0.1 off the bar is decided with chance 0.9
+        exploratory="v5: the ci runs at exploratory base seed 0 (seeds 0-28, both sizes) scored by v5, and the "
+        "referee's block (base seed 65537, v4's block C1-v4, ci); v4's seeds 0-29 at three sizes before that",
     ),
     regime="one block, beta = 1, Gaussian init (Q/K var 1/d), logits 1/sqrt(d_QK), float64, CPU; "
     "mu = 0.5 x 2/lambda_max(0) at initialisation: a PROXY for Theorem 1's 'small enough mu', whose "
     "bound cannot be computed; overparameterised synthetic data N*n <= d",
-    horizon=f"{STEPS} steps at every budget, a cap: runs stop at 1e-24 L_0 and are scored up to there",
+    horizon=f"{STEPS} steps at every budget, a cap: runs stop at 1e-24 L_0 and are scored up to there (S steps)",
 )
 CLAIM = pytest.mark.claim(
     "C1",
@@ -125,9 +138,10 @@ def test_c1_loss_falls_geometrically(
     claim_record: ClaimRecorder, claim_units: ClaimUnits, claim_budget: Budget, claim_train: Trainer
 ) -> None:
     for seeds in claim_units.batches():
-        for size in SIZES[claim_budget.scale]:
-            for traj in claim_train.batch(_runs(size, BELOW, seeds)):
-                record_rate(claim_record, traj, label=_label(size), unit=traj.seed)
+        sizes = SIZES[claim_budget.scale]
+        trajs = [claim_train.batch(_runs(size, BELOW, seeds)) for size in sizes]
+        for i, seed in enumerate(seeds):
+            record_unit(claim_record, [(_label(size), t[i]) for size, t in zip(sizes, trajs, strict=True)], unit=seed)
 
 
 @CLAIM
@@ -137,4 +151,4 @@ def test_c1_control_step_past_the_bound(
     size = SIZES[0][0]
     for seeds in claim_units.batches():
         for traj in claim_train.batch(_runs(size, PAST, seeds)):
-            record_rate(claim_record, traj, label=_label(size), unit=traj.seed, control=PAST_THE_BOUND)
+            record_unit(claim_record, [(_label(size), traj)], unit=traj.seed, control=PAST_THE_BOUND)

@@ -18,6 +18,7 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.batched import Run
 from qin2025.calibration.monotone import monotone_families
+from qin2025.challenge import families as challenge
 from qin2025.checks import FINAL_RATIO, ROSE, monotone_decision, record_monotone
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
@@ -47,7 +48,7 @@ PROTOCOL = ClaimProtocol(
             ),
             bar=0.8,
             decision=monotone_decision,
-            calibration=monotone_families(steps=STEPS),
+            calibration=(*monotone_families(steps=STEPS), *challenge("C2", "monotone")),
         ),
     ),
     controls=(

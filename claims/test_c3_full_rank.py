@@ -25,6 +25,7 @@ from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.calibration.full_rank import floor_families
+from qin2025.challenge import families as challenge
 from qin2025.decisions import COLLAPSED, FLOOR, floor_decision
 from qin2025.fullrank import Grid, Point, adversarial, inits_of, note_edge, note_grid, record_curves, sweep, weights
 from qin2025.trainer import Trainer
@@ -46,7 +47,7 @@ PROTOCOL = ClaimProtocol(
             ),
             bar=0.9,  # the floor is our reading of a guarantee: at least 9 seeds in 10, interval above
             decision=floor_decision,
-            calibration=floor_families(),
+            calibration=(*floor_families(), *challenge("C3", "floor")),
         ),
     ),
     controls=(

@@ -3,8 +3,9 @@
 The v1 abstract extends Theorem 1's linear rate to stacked layers, under the same premises: mu below
 the local stability bound along the run (docs/claims-reading.md). A run that leaves the premise is excluded and
 reported, not counted against the claim; a slow but linear run is not a counterexample. Read as C1
-reads one block (``qin2025.linrate``): every step contracts and the rate settles at a positive value,
-shown within a horizon long enough for the runs of each depth to settle (the deeper, the slower).
+reads one block (``qin2025.linrate``): every step contracts by a margin and the rate does not keep
+falling (its octave ratio), within a horizon long enough for the runs of each depth to settle (the
+deeper, the slower); a unit whose rate falls 10-20% an octave is in the declared zone, undecided.
 """
 
 from __future__ import annotations
@@ -16,15 +17,19 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
+from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
 from qin2025.linrate import (
+    DEPTH_BAR,
     LATE_DEPTH,
-    PLATEAU,
-    STEADINESS,
+    OCTAVE,
+    OCTAVE_BAR,
     WORST_RATIO,
+    ZONE_TEXT,
     exclude_past_the_bound,
     linear_rate_decision,
-    record_rate,
+    margin_ratio,
+    record_unit,
 )
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
@@ -36,30 +41,35 @@ NO_RESIDUAL = "beta = 0 at L = 3"
 DEPTHS = {2: (1500, 0.005), 3: (2000, 0.004), 4: (4000, 0.001)}
 FRACTION = 1 / 3  # mu = FRACTION * 2/lambda_max(0) at every depth
 CHECKPOINTS = (5, 10, 20, 50, 100, 200, 500)  # lambda_max(t) is measured here and at the first rise
-# The same statistics and thresholds as C1 (claims/test_c1_linear_rate.py), so the two claims read alike.
-STATS = (
-    Stat(WORST_RATIO, "<", 1.0, why="Theorem 1's inequality at every step, as in C1"),
-    Stat(STEADINESS, ">=", 0.9, why="the rate has settled, as in C1"),
-    Stat(LATE_DEPTH, ">=", 1.0, why="the settled part descends more than any steady-looking power law, as in C1"),
-    Stat(PLATEAU, ">=", 0.3, why="no stretch stood still, as in C1"),
-)
+
+
+def _stats(slowest: float) -> tuple[Stat, ...]:
+    """Return C1's statistics and thresholds (claims/test_c1_linear_rate.py), the margin at this depth's rate."""
+    return (
+        Stat(WORST_RATIO, "<=", margin_ratio(slowest), why="Theorem 1's inequality at every step, by C1's margin"),
+        Stat(LATE_DEPTH, ">=", DEPTH_BAR, why="the last half descends more than a stall or a slow power law, as C1"),
+        Stat(OCTAVE, ">=", OCTAVE_BAR, why="the rate does not keep falling, as in C1; [0.8, 0.9) is the zone"),
+    )
+
+
 PREMISE = (
     "mu below the local stability bound 2/lambda_max(t) at step 0, steps 5, 10, 20, 50, 100, 200 and 500, and the "
     "step whose update first raised the loss and the one after (lambda_max by the engine's iteration); a run past "
-    "it is excluded"
+    "it is excluded; and, as in C1, " + ZONE_TEXT
 )
 PROTOCOL = ClaimProtocol(
     claim_id="C8",
-    version=4,
+    version=5,
     parts=tuple(
         Part(
             name=f"L{layers}",
-            statement=f"{layers} stacked blocks: every step contracts and the rate settles at a positive value",
-            stats=STATS,
+            statement=f"{layers} stacked blocks: every step contracts by a margin and the rate does not keep falling "
+            "(as C1: k >= 0.848 and tau >= 2.97 S, p >= 7.4 are not resolvable, accepted)",
+            stats=_stats(slowest),
             bar=0.8,
             premise=PREMISE,
             decision=linear_rate_decision,
-            calibration=linear_rate_families(steps=steps, slowest=slowest),
+            calibration=(*linear_rate_families(steps=steps, slowest=slowest), *challenge("C8", f"L{layers}")),
         )
         for layers, (steps, slowest) in DEPTHS.items()
     ),
@@ -71,16 +81,17 @@ PROTOCOL = ClaimProtocol(
             "explored: 8 of 8 seeds stall (at most 0.34 nat over the last 1,000 of 2,000 steps)",
             max_pass_rate=0.35,
             naive="a stall still contracts a little at each step (c = 1 - 1e-9) and crawls as steadily as a rate: "
-            "c < 1 and the steadiness pass 4 of 8 explored, with the plateau ratio too 2 of 8; only the late depth "
-            "tells every one",
+            "v4's exploration: c < 1 and a settled-looking rate in 4 of 8; v5's (base seed 0, ci): octave ratio "
+            ">= 0.9 in 2 of 3 admissible; only the margin on c and the late depth tell every one",
         ),
     ),
     seeds=Seeds(
-        block="C8-v4",
-        start=481000,
+        block="C8-v5",
+        start=484000,
         units={"ci": 4, "standard": 460, "paper": 460},  # ci: a smoke tier; standard's cap decides a rate 0.1
         batch={"standard": 10, "paper": 10},  # off the bar with chance 0.9 (423 at Holm's 0.0125), ~7% excluded
-        exploratory="seeds 0-15 at L = 2 and 3 (3,000 steps) and L = 4 (6,000 steps), beta = 0 at L = 3 on "
+        exploratory="v5: the ci runs at exploratory base seed 0 (seeds 0-3 at each depth and the control) scored "
+        "by v5; v4: seeds 0-15 at L = 2 and 3 (3,000 steps) and L = 4 (6,000 steps), beta = 0 at L = 3 on "
         "seeds 0-7, all at mu = 1/3 x 2/lambda_max(0) with lambda_max(t) at 22 checkpoints; the lead's seeds "
         "0-7 at v3's step sizes (L = 4 at 0.1 and 1/3, 3,000 steps); v3's design seeds before that",
     ),
@@ -119,7 +130,7 @@ def test_c8_stacked_blocks_converge_linearly(
         trajs = claim_train.batch(runs)
         exclude_past_the_bound(claim_record, claim_train, runs, trajs, CHECKPOINTS, part=part)
         for traj in trajs:
-            record_rate(claim_record, traj, label=label, part=part, unit=traj.seed)
+            record_unit(claim_record, [(label, traj)], part=part, unit=traj.seed)
 
 
 @CLAIM
@@ -132,4 +143,4 @@ def test_c8_control_no_residual_stalls(
         trajs = claim_train.batch(runs)
         exclude_past_the_bound(claim_record, claim_train, runs, trajs, CHECKPOINTS, control=NO_RESIDUAL)
         for traj in trajs:
-            record_rate(claim_record, traj, label=label, unit=traj.seed, control=NO_RESIDUAL)
+            record_unit(claim_record, [(label, traj)], unit=traj.seed, control=NO_RESIDUAL)

@@ -12,9 +12,12 @@ Two instruments over one grid of d_QK = d x ``SPAN`` (d, 4 d, 16 d, 64 d, 256 d)
 
 The unit decisions (``collapse_decision``, ``slows_decision``, ``stops_decision``) are plain
 functions of one unit's measurements; the claim scores real units with them and ``claimcheck
-calibrate`` runs them on the families of ``qin2025.calibration.collapse``. Every limit statistic is
-read twice: the far end of the grid against the lowest saturation level the reading names
-(``LOWEST_LEVEL``), and the trend over the grid's last 16x of d_QK against ``TREND``.
+calibrate`` runs them on the families of ``qin2025.calibration.collapse``. The collapse statistics
+are read twice: the far end of the grid against the lowest saturation level the reading names
+(``LOWEST_LEVEL``), and the trend over the grid's last 16x of d_QK against ``TREND``. The relative
+rate's far end is read by its trend alone (``stops_decision``, protocol v5): whether it is still
+falling over 16 d .. 256 d. A level it might level off at below its 256 d value is not resolvable
+on this grid (``STOPS_ZONE``).
 
 How W_Q, W_K are drawn is a ``QK``: the paper model's ``qk_init`` and an optional *logit floor*
 c (Xavier's variance 2/(d + d_QK) plus c/d, so the logit standard deviation 2d/(d + d_QK) + c
@@ -54,8 +57,13 @@ RATIO_TREND = "log-log slope of sigma_2/sigma_1 of Attn(X) over d_QK = 16 d .. 2
 FLOOR_LEVEL = "sigma_min(Attn(X))/sigma_min(X) at 256 d over its value at d"
 FLOOR_TREND = "log-log slope of sigma_min(Attn(X))/sigma_min(X) over d_QK = 16 d .. 256 d"
 SLOWS = "log-log slope of rate(beta=0)/rate(beta=1) over d_QK = d .. 64 d"
-STOPS_LEVEL = "log10 of rate(beta=0)/rate(beta=1) at d_QK = 256 d"
 STOPS_TREND = "log-log slope of rate(beta=0)/rate(beta=1) over d_QK = 16 d .. 256 d"
+
+STOPS_ZONE = (
+    "a fall still going over 16-256 d may tend to 0 or level off later (inside the last 4x, 64-256 d, or beyond "
+    "it): not resolvable up to 256 d; a level l is seen once the falling part drops under l, from d_QK ~ 256 d "
+    "(r_256/l)^(1/s): about 800 d for l = 0.02 and 4,700 d for l = 0.005 at the measured r_256 = 0.05, s = 0.8"
+)
 
 SHAPES = ((8, 32), (16, 64))  # (n tokens, d) of the collapse sweep: n <= d/2, full row rank
 WEIGHT_DRAWS = 2  # weight draws per d_QK and shape
@@ -147,13 +155,14 @@ def slows_decision(d_qk: Sequence[float], rates: Sequence[tuple[float, float]]) 
 
 
 def stops_decision(d_qk: Sequence[float], rates: Sequence[tuple[float, float]]) -> dict[str, float]:
-    """Return one seed's "stops" statistics over ``d_qk`` (16 d .. 256 d, ascending).
+    """Return one seed's "still falling" statistic over ``d_qk`` (16 d .. 256 d, ascending; protocol v5).
 
-    log10 of the relative rate at the last d_QK (the level, against log10 ``LOWEST_LEVEL``), and its
-    log-log slope over every point (the trend, against ``TREND``); both clipped to ``BOUNDS``.
+    The log-log slope of the relative rate over every point, clipped to ``BOUNDS``: a fall that has
+    levelled off inside the grid gives about 0, one still falling at its far end a slope below
+    ``TREND``. (v4 also read log10 of the relative rate at 256 d against log10 0.1, which accepted
+    levels under 0.1 and rejected slow decays to 0 alike.)
     """
-    rel = relative(rates)
-    return {STOPS_LEVEL: _clip(math.log10(rel[-1])), STOPS_TREND: _clip(loglog_slope(d_qk, rel))}
+    return {STOPS_TREND: _clip(loglog_slope(d_qk, relative(rates)))}
 
 
 # --- the collapse sweep -----------------------------------------------------------------------------

@@ -4,7 +4,7 @@ C7 reads "the convergence speed is determined by the extreme singular values of 
 output Z" as: with beta held fixed, moving kinv(Z) = sigma_min(Z)/sigma_max(Z) over the steps the
 rate is fitted on must move GD's linear rate, with an elasticity that the step size (lambda_max)
 does not explain, along a lever that holds what Theorem 1's alpha reads off X and the weights
-(records/claims/c7.md, v5). Two levers move it with beta = 1 fixed:
+(records/claims/c7.md, v5 and v6). Two levers move it with beta = 1 fixed:
 
 - the **input lever** (``kx``): every X_i keeps the singular vectors of the seed's Gaussian X_i,
   with singular values geometric from 1 to 1/kx at Frobenius norm sqrt(n d); kx in 1 .. 100.
@@ -20,6 +20,20 @@ kinv(Z) is read **over the fitted window**: sigma(Z) is recorded every ``SIGMA_E
 run's kinv is the geometric mean of kinv(Z_t) over t in [T/4, T], the steps its steady rate is
 fitted on (GD moves W_V, so kinv(Z) at step 0 is not the conditioning the rate sees); the
 initial value is kept beside it (``kinv0``) for the notes.
+
+**W_V over the fitted window** (v6). The rotation lever holds W_V's singular values at init; GD
+then moves W_V. Each run's sigma_min(W_V) over the same window (``wv``, geometric mean, read from a
+replay of the engine's descent, ``window_w_v``) goes to the rotation lever's decisions: governs
+holds it as a covariate (Theorem 1's alpha reads it beside Z's), and a seed on which it moved
+``WV_HELD``-fold or more across the settings is in the zone below.
+
+**The declared zone** (v6). A lever that moves kinv(Z) over the fitted window less than
+``MIN_SPAN``-fold on a seed, or (the rotation lever) lets W_V's own sigma_min over it move
+``WV_HELD``-fold or more, has not separated Z's conditioning from X's and W_V's there: its rates
+cannot tell "the rate follows kinv(Z)" from "it follows something the lever should hold". The
+decisions return their statistic as NaN with ``ZONE: 1.0`` for such a unit (``in_zone``), and the
+claim excludes it as undecided, never pass or fail. Where no seed's lever separates, no part has
+units and the claim is INCONCLUSIVE, with that reason.
 
 Each lever's **unit** (one seed) is 9 runs: its 5 settings, then 4 ``lambda runs`` at its middle
 setting that move lambda_max about 25-fold (``s``: X -> s X with W_Q, W_K -> W/s, so S and
@@ -54,7 +68,7 @@ from qin2025.batched import Run, train_batch_from
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig, Params, forward, init_params
-from qin2025.rotation import rotate, worst_rotation
+from qin2025.rotation import descend_reading_w_v, rotate, worst_rotation
 from qin2025.spectral import derive_seed
 from qin2025.train import TrainConfig, Trajectory
 from qin2025.trainer import Trainer
@@ -64,14 +78,24 @@ MODEL = ModelConfig(d=SIZE[2], d_qk=16, beta=1.0)  # W_Q, W_K ~ N(0, 1/d), logit
 LR_FRACTION = 0.5  # mu = 0.5 * 2/lambda_max at init, per run
 STEPS = 200  # at every budget: b grows with T on the input lever, so the horizon is part of the statistic
 STEADY_FROM = 0.25  # the steady rate is fitted over steps [T/4, T]: the first quarter holds the drop every run shares
-MIN_SPAN = 10.0  # premise: a lever must move kinv(Z) (read over the fitted window) at least 10-fold over its 5 settings
+MIN_SPAN = 10.0  # zone: a lever must move kinv(Z) (read over the fitted window) at least 10-fold over its 5 settings
+# zone: W_V's sigma_min over the window must span less than MIN_SPAN ** (0.5 / 2) = 1.78x over the rotation lever's
+# settings: at the bound form's exponent 2, such a move changes the rate less than the claimed effect (b = 0.5 over
+# MIN_SPAN, 3.16x), so W_V alone could not produce it
+WV_HELD = MIN_SPAN**0.25
 SIGMA_EVERY = 10  # sigma(Z) is recorded every 10 steps: 16 readings in the fitted window [50, 200]
 REL_FLOOR = 1e-24  # a read-out stops once its loss is this far below its start (as TrainConfig.rel_floor)
 
 ASSOCIATION = "Spearman rho(steady rate, kinv(Z) over the fitted steps) over the lever's 5 settings"
 GOVERNS = (
-    "b: elasticity of the steady rate in kinv(Z) over the fitted steps, lambda_max held (log least squares over the "
-    "lever's 9 runs)"
+    "b: elasticity of the steady rate in kinv(Z) over the fitted steps, lambda_max and W_V's sigma_min over the same "
+    "steps held (log least squares over the lever's 9 runs)"
+)
+HELD_EXACTLY = 1e-6  # a log sigma_min(W_V) spanning less than this over a unit is held already: no covariate
+ZONE = "zone"  # the key a decision adds (1.0) when the unit is in the declared zone (its statistic NaN)
+ZONE_WHY = (
+    "the lever moved kinv(Z) over the fitted steps less than 10x, or let W_V's own sigma_min over them move 1.78x or "
+    "more, so it did not separate Z's conditioning from X's and W_V's on this seed"
 )
 NAIVE = "naive elasticity of rate/mu in the unnormalised sigma_min(Z) over the scale runs"
 
@@ -110,6 +134,7 @@ class Lever:
     field: Literal["kx", "rt"]
     values: tuple[float, ...]  # best conditioned first
     middle: float  # where the lambda runs sit
+    holds_w_v: bool  # whether it claims to hold W_V's singular values (its decisions then read ``wv``)
 
     def settings(self) -> list[Setting]:
         """Return the unit's 9 runs of this lever: its 5 settings, then the 4 lambda runs at its middle."""
@@ -117,8 +142,8 @@ class Lever:
         return runs + [Setting(**{self.field: self.middle}, s=s, ug=ug) for s, ug in LAMBDA_RUNS]
 
 
-INPUT = Lever("input", "kx", (1.0, 3.0, 10.0, 30.0, 100.0), 10.0)
-ROTATION = Lever("rotation", "rt", (0.0, 0.25, 0.5, 0.75, 1.0), 0.5)
+INPUT = Lever("input", "kx", (1.0, 3.0, 10.0, 30.0, 100.0), 10.0, holds_w_v=False)  # X moves, and W_V with GD
+ROTATION = Lever("rotation", "rt", (0.0, 0.25, 0.5, 0.75, 1.0), 0.5, holds_w_v=True)
 LEVERS = (INPUT, ROTATION)
 
 
@@ -194,27 +219,46 @@ class Table:
     lam: np.ndarray  # lambda_max at init (the Hessian's, or H^T H's for a read-out)
     smin: np.ndarray  # sigma_min(Z) at init, unnormalised
     mu: np.ndarray  # the step size
+    wv: np.ndarray  # sigma_min(W_V), geometric mean over the fitted window (v6: held as a covariate by governs)
     ok: np.ndarray  # the loss stayed finite, ended below its start and fell over the steady window
 
     def measurements(self) -> dict[str, Any]:
-        """Return the decisions' keyword arguments: ``rate``, ``kinv``, ``lam`` and ``reference``."""
-        return {
+        """Return the decisions' keyword arguments: ``rate``, ``kinv``, ``lam``, ``reference`` (and ``wv``).
+
+        ``wv`` only for a lever that claims to hold W_V's singular values (the rotation lever).
+        """
+        out = {
             "rate": self.rate.tolist(),
             "kinv": self.kinv.tolist(),
             "lam": self.lam.tolist(),
             "reference": [s.reference for s in self.settings],
         }
+        return out | ({"wv": self.wv.tolist()} if self.lever.holds_w_v else {})
 
     def premise(self) -> str:
-        """Return why this table is outside the claim's premise, or "" when it is inside."""
+        """Return why this table is outside the step-size premise, or "" when every run is inside it."""
         bad = [s.label for s, ok in zip(self.settings, self.ok, strict=True) if not ok]
         if bad:
             return f"{self.lever.name} lever: left the step-size premise at {', '.join(bad)} (loss non-finite, ended "
             "above its start, or rose over the steady window)"
-        span = kinv_span(self.kinv, [s.reference for s in self.settings])
+        return ""
+
+    def zone(self) -> str:
+        """Return why this table is in the declared zone (its lever did not separate), or "" when it is not."""
+        ref = [s.reference for s in self.settings]
+        span = kinv_span(self.kinv, ref)
         if not span >= MIN_SPAN:
             return f"{self.lever.name} lever: kinv(Z) spans {span:.3g}x over its settings, under {MIN_SPAN:g}x"
+        if self.lever.holds_w_v and in_zone(self.kinv, ref, self.wv):
+            return (
+                f"{self.lever.name} lever: W_V's sigma_min over the fitted steps spans {kinv_span(self.wv, ref):.3g}x "
+                f"over its settings, {WV_HELD:.3g}x or more"
+            )
         return ""
+
+    def admitted(self) -> bool:
+        """Return whether this table is inside the premise and outside the zone (what the notes summarise)."""
+        return not self.premise() and not self.zone()
 
     def shuffled(self, seed: int) -> Table:
         """Return the table with kinv(Z) permuted across the lever's 5 settings, seeded from ``seed`` (sanity).
@@ -272,17 +316,37 @@ def window_kinv(sigma_steps: ArrayLike, sigma_min: ArrayLike, sigma_max: ArrayLi
     return float(np.exp(np.mean(np.log(kept))))
 
 
-def _measured(traj: Trajectory, steps: int) -> list[float]:
-    """Return [rate, kinv (fitted window), kinv0 (init), lam, smin (init), mu, ok] of one trained run."""
+def _measured(traj: Trajectory, steps: int, wv: float) -> list[float]:
+    """Return [rate, kinv (fitted window), kinv0 (init), lam, smin (init), mu, wv, ok] of one trained run."""
     loss = traj.loss
     rate = steady_rate(loss, steps)
     ok = traj.diverged_at is None and math.isfinite(rate) and rate > 0 and bool(loss[-1] < loss[0])
     smin, smax = float(traj.sigma_min[0, 0]), float(traj.sigma_max[0, 0])
     kinv = window_kinv(traj.sigma_steps, traj.sigma_min[:, 0], traj.sigma_max[:, 0], steps)
-    return [rate, kinv, smin / smax, traj.lambda_max, smin, traj.lr, float(ok)]
+    return [rate, kinv, smin / smax, traj.lambda_max, smin, traj.lr, wv, float(ok)]
 
 
-COLUMNS = ("rate", "kinv", "kinv0", "lam", "smin", "mu", "ok")
+COLUMNS = ("rate", "kinv", "kinv0", "lam", "smin", "mu", "wv", "ok")
+
+
+def window_w_v(runs: Sequence[Run], params: Sequence[Params], trajs: Sequence[Trajectory], steps: int) -> list[float]:
+    """Return each run's sigma_min(W_V), geometric mean over the readings in [T/4, T'] of its descent.
+
+    The engine returns no weights, so the descent is replayed (``descend_reading_w_v``: the same
+    updates, the engine's step size) and W_V read every ``SIGMA_EVERY`` steps; T' is the last step
+    the engine's run reached (a run stopped early is read up to it, or at its last reading). The
+    replay runs on the CPU in float64: bit for bit the engine's CPU run, within float rounding of a
+    run on another device.
+    """
+    _, readings = descend_reading_w_v(runs, params, [t.lr for t in trajs], steps, SIGMA_EVERY)
+    t = np.arange(readings.shape[1]) * SIGMA_EVERY
+    out = []
+    for row, traj in zip(readings, trajs, strict=True):
+        reached = t <= len(traj.loss) - 1
+        window = reached & (t >= math.ceil(STEADY_FROM * steps))
+        kept = row[window] if window.any() else row[reached][-1:]
+        out.append(float(np.exp(np.mean(np.log(kept)))) if np.all(kept > 0) else math.nan)
+    return out
 
 
 def train_units(seeds: Sequence[int], steps: int = STEPS, device: str = "cpu") -> dict[str, np.ndarray]:
@@ -290,7 +354,9 @@ def train_units(seeds: Sequence[int], steps: int = STEPS, device: str = "cpu") -
     with one_thread():  # the rotation search in ``build`` as well as the training
         runs, params = _runs(seeds, steps, device)
         trajs = train_batch_from(runs, params)
-    rows = np.array([_measured(t, steps) for t in trajs]).reshape(len(seeds), -1, len(COLUMNS))
+        wv = window_w_v(runs, params, trajs, steps)
+    rows = np.array([_measured(t, steps, w) for t, w in zip(trajs, wv, strict=True)])
+    rows = rows.reshape(len(seeds), -1, len(COLUMNS))
     return {c: rows[..., i] for i, c in enumerate(COLUMNS)}
 
 
@@ -317,7 +383,7 @@ def _key(kind: str, seeds: Sequence[int], steps: int) -> dict[str, Any]:
         "model": MODEL.to_dict(),
         "size": list(SIZE),
         "lr_fraction": LR_FRACTION,
-        "levers": [[lv.field, list(lv.values), lv.middle] for lv in LEVERS],
+        "levers": [[lv.field, list(lv.values), lv.middle, lv.holds_w_v] for lv in LEVERS],
     }
 
 
@@ -332,12 +398,13 @@ Features = Literal["z", "x"]
 
 
 def readout(setting: Setting, seed: int, features: Features, steps: int = STEPS) -> list[float]:
-    """Return [rate, kinv, kinv0, lam, smin, mu, ok] of GD on W_U alone, every other weight frozen at its init.
+    """Return [rate, kinv, kinv0, lam, smin, mu, wv, ok] of GD on W_U alone, every other weight frozen at its init.
 
     The model's output is H W_U; with H fixed, GD on W_U is least squares on H, whose rate is set by
     H's conditioning. ``features`` "z": H = Z (the FFN off), so the rate follows kinv(Z) by
     construction; "x": H = X (attention bypassed), so it follows X alone. lambda is the top
-    eigenvalue of H^T H (this problem's Hessian), mu = 0.5 * 2/lambda; kinv(Z) is the run's own (Z does
+    eigenvalue of H^T H (this problem's Hessian), mu = 0.5 * 2/lambda; kinv(Z) and sigma_min(W_V) are the run's
+    own at init (W_V is frozen, and Z does
     not move, so its value over the fitted window is its value at init).
     """
     params, data = build(setting, seed)
@@ -358,7 +425,8 @@ def readout(setting: Setting, seed: int, features: Features, steps: int = STEPS)
     kinv, smin, _ = conditioning(z)
     rate = steady_rate(loss, steps)
     ok = math.isfinite(rate) and rate > 0 and loss[-1] < loss[0]
-    return [rate, kinv, kinv, lam, smin, mu, float(ok)]
+    wv = float(np.linalg.svd(params["0.W_V"].numpy(), compute_uv=False)[-1])
+    return [rate, kinv, kinv, lam, smin, mu, wv, float(ok)]
 
 
 def readout_units(trainer: Trainer, seeds: Sequence[int], features: Features, steps: int = STEPS) -> list[Unit]:
@@ -384,22 +452,40 @@ def kinv_span(kinv: ArrayLike, reference: Sequence[bool]) -> float:
     return float(k.max() / k.min()) if k.size >= 2 else math.nan
 
 
+def in_zone(kinv: ArrayLike, reference: Sequence[bool], wv: ArrayLike | None = None) -> bool:
+    """Return whether the unit is in the declared zone: the lever did not separate Z's conditioning from X's and W_V's.
+
+    Over the reference runs: kinv(Z) spans under ``MIN_SPAN`` (or cannot be read), or, where
+    ``wv`` is given, W_V's sigma_min over the fitted window spans ``WV_HELD`` or more.
+    """
+    if not kinv_span(kinv, reference) >= MIN_SPAN:
+        return True
+    return wv is not None and not kinv_span(wv, reference) < WV_HELD
+
+
 def association_decision(
-    rate: Sequence[float], kinv: Sequence[float], lam: Sequence[float], reference: Sequence[bool]
+    rate: Sequence[float],
+    kinv: Sequence[float],
+    lam: Sequence[float],
+    reference: Sequence[bool],
+    wv: Sequence[float] | None = None,
 ) -> dict[str, float]:
     """Return Spearman's rho between the rate and kinv(Z) over the lever's 5 settings (the reference runs).
 
-    ``rate``, ``kinv``, ``lam`` and ``reference`` describe the lever's runs (the 5 settings at
-    s = ug = 1, marked ``reference``, and the lambda runs, which this decision ignores, as it does
-    ``lam``). NaN outside the premise: fewer than 4 reference runs with a finite positive rate, or
-    kinv(Z) spanning under ``MIN_SPAN``. With 5 points rho >= 0.9 is the exact one-sided 5% test
-    (5/120 orderings reach it under no association).
+    ``rate``, ``kinv``, ``lam``, ``reference`` and ``wv`` describe the lever's runs (the 5 settings
+    at s = ug = 1, marked ``reference``, and the lambda runs, which this decision ignores, as it does
+    ``lam``). NaN with fewer than 4 reference runs with a finite positive rate; NaN with
+    ``ZONE: 1.0`` in the declared zone (``in_zone``: kinv(Z) spans under ``MIN_SPAN`` over them, or
+    ``wv``, where given, ``WV_HELD`` or more). With 5 points
+    rho >= 0.9 is the exact one-sided 5% test (5/120 orderings reach it under no association).
     """
     r = np.asarray(rate, dtype=np.float64)
     k = np.asarray(kinv, dtype=np.float64)
     idx = np.asarray(reference, dtype=bool) & np.isfinite(r) & (r > 0)
-    if idx.sum() < 4 or not kinv_span(k[idx], [True] * int(idx.sum())) >= MIN_SPAN:
+    if idx.sum() < 4:
         return {ASSOCIATION: math.nan}
+    if in_zone(k[idx], [True] * int(idx.sum()), None if wv is None else np.asarray(wv, dtype=np.float64)[idx]):
+        return {ASSOCIATION: math.nan, ZONE: 1.0}
     return {ASSOCIATION: spearman(r[idx], k[idx]).rho}
 
 
@@ -413,24 +499,36 @@ def elasticity(y: ArrayLike, x: ArrayLike, covariates: Sequence[ArrayLike] = ())
 
 
 def governs_decision(
-    rate: Sequence[float], kinv: Sequence[float], lam: Sequence[float], reference: Sequence[bool]
+    rate: Sequence[float],
+    kinv: Sequence[float],
+    lam: Sequence[float],
+    reference: Sequence[bool],
+    wv: Sequence[float] | None = None,
 ) -> dict[str, float]:
-    """Return b, the elasticity of the rate in kinv(Z) with log lambda_max as a covariate, over the lever's 9 runs.
+    """Return b, the elasticity of the rate in kinv(Z) with lambda_max (and W_V's sigma_min) held, over the 9 runs.
 
-    Least squares of log rate on [1, log kinv(Z), log lambda_max] over every run with a finite
-    positive rate: how much faster a better-conditioned Z makes GD once the step size (set by
-    lambda_max) is held. With lambda_max among the covariates, b is the same whether the rate is
-    counted per step or per unit of mu. NaN outside the premise: fewer than 6 such runs, or
-    kinv(Z) spanning under ``MIN_SPAN`` over the reference runs.
+    Least squares of log rate on [1, log kinv(Z), log lambda_max, log wv] over every run with a
+    finite positive rate (and a positive ``wv``): how much faster a better-conditioned Z makes GD
+    once the step size (set by lambda_max) and W_V's own sigma_min over the fitted window (``wv``,
+    which Theorem 1's alpha also reads and GD moves after the lever set it) are held. Without
+    ``wv`` the covariate is lambda_max alone (v5's statistic). With lambda_max among the
+    covariates, b is the same whether the rate is counted per step or per unit of mu. A ``wv`` whose
+    log spans under ``HELD_EXACTLY`` (W_V frozen, as in a read-out) is held already and not fitted.
+    NaN with fewer than 6 such runs; NaN with ``ZONE: 1.0`` in the declared zone (``in_zone`` over
+    the reference runs).
     """
     r = np.asarray(rate, dtype=np.float64)
     k = np.asarray(kinv, dtype=np.float64)
     m = np.asarray(lam, dtype=np.float64)
-    ok = np.isfinite(r) & (r > 0) & (k > 0) & (m > 0)
+    w = np.ones_like(r) if wv is None else np.asarray(wv, dtype=np.float64)
+    ok = np.isfinite(r) & (r > 0) & (k > 0) & (m > 0) & np.isfinite(w) & (w > 0)
     ref = np.asarray(reference, dtype=bool) & ok
-    if ok.sum() < 6 or not kinv_span(k, ref.tolist()) >= MIN_SPAN:
+    if ok.sum() < 6:
         return {GOVERNS: math.nan}
-    return {GOVERNS: elasticity(r[ok], k[ok], [m[ok]])}
+    if in_zone(k, ref.tolist(), None if wv is None else w):
+        return {GOVERNS: math.nan, ZONE: 1.0}
+    held = wv is not None and np.ptp(np.log(w[ok])) > HELD_EXACTLY  # a W_V held exactly adds no covariate
+    return {GOVERNS: elasticity(r[ok], k[ok], [m[ok]] + ([w[ok]] if held else []))}
 
 
 def naive_scale(table: Table) -> float:
@@ -460,6 +558,8 @@ def record_lever(
 ) -> None:
     """Score every unit's table of ``lever`` on ``parts`` (or on ``control``); exclude a table outside the premise.
 
+    A table in the declared zone (``Table.zone``, the condition under which the decisions return
+    ``ZONE``) is excluded as undecided, "in the declared zone: ...", never scored as pass or fail.
     ``shuffled``: score the table with kinv(Z) permuted across the lever's 5 settings (a sanity control).
     """
     if not parts and control is None:
@@ -468,9 +568,11 @@ def record_lever(
         table = unit.tables[lever.name]
         table = table.shuffled(unit.seed) if shuffled else table
         why = table.premise()
+        if not why and (span := table.zone()):
+            why = f"in the declared zone: {ZONE_WHY} ({span})"
         for part in parts if control is None else ("",):
             if why:
-                rec.exclude(f"seed {unit.seed}: {why}", unit=unit.seed, part=part, control=control)
+                rec.exclude(why, unit=unit.seed, part=part, control=control)
             else:
                 rec.score(table.measurements(), part=part, unit=unit.seed, label=f"{lever.name} lever", control=control)
 
@@ -486,6 +588,8 @@ def regime(device: str) -> dict[str, object]:
         "selected rotation of a Gaussian W_V: not a Gaussian draw in law)",
         "kinv(Z)": f"geometric mean of sigma_min/sigma_max of Z over steps [{STEADY_FROM:g} T, T], read every "
         f"{SIGMA_EVERY} steps (the steps the rate is fitted on)",
+        "declared zone": f"kinv(Z) over the fitted steps spanning under {MIN_SPAN:g}x over a lever's settings, or "
+        f"(rotation lever) W_V's sigma_min over them {WV_HELD:.3g}x or more: {ZONE_WHY}; excluded as undecided",
         "lambda runs": f"(s, ug) in {list(LAMBDA_RUNS)} at each lever's middle: X, W_Q, W_K -> s X, W/s; W_U -> ug W_U",
         "step size rule": f"mu = {LR_FRACTION} * 2/lambda_max at init, per run (a proxy for the bound)",
         "steps": STEPS,
@@ -524,7 +628,7 @@ def note_levers(rec: ClaimRecorder, units: Sequence[Unit], what: str = "GD on ev
 
 def note_naive_scale(rec: ClaimRecorder, units: Sequence[Unit], bar: float) -> None:
     """Add the naive check a scale change fools (``naive_scale`` on the input lever), against ``bar``."""
-    values = [naive_scale(t) for u in units if not (t := u.tables[INPUT.name]).premise()]
+    values = [naive_scale(t) for u in units if (t := u.tables[INPUT.name]).admitted()]
     passing = sum(v >= bar for v in values)
     rec.note(
         f"scale at fixed kinv(Z) (s = 1/2, 1, 2 at kx = {INPUT.middle:g}; sigma_min(Z) moves 4x): the naive check, "
@@ -545,24 +649,30 @@ def note_one_lever(rec: ClaimRecorder, units: Sequence[Unit], bar: float) -> Non
 
 
 def note_readings(rec: ClaimRecorder, units: Sequence[Unit], bar: float) -> None:
-    """Add what undecided readings give: b on the input lever, and b on the rotation lever with kinv(Z) at step 0."""
+    """Add what undecided readings give: b on the input lever; on the rotation lever without W_V held, or at step 0."""
     lines = []
     readings = (
-        (INPUT, "kinv", "input lever (X and Z move together: an association only)"),
-        (ROTATION, "kinv0", "rotation lever with kinv(Z) read at step 0 (not decided)"),
+        (INPUT, "kinv", True, "input lever (X and Z move together: an association only)"),
+        (ROTATION, "kinv", False, "rotation lever, W_V's sigma_min not held (v5's statistic)"),
+        (ROTATION, "kinv0", True, "rotation lever with kinv(Z) read at step 0 (not decided)"),
     )
-    for lever, column, what in readings:
+    for lever, column, with_wv, what in readings:
         values = []
         for u in units:
             t = u.tables[lever.name]
-            if not t.premise():
-                values.append(governs_decision(**{**t.measurements(), "kinv": getattr(t, column).tolist()})[GOVERNS])
+            if t.admitted():
+                m = {**t.measurements(), "kinv": getattr(t, column).tolist()}
+                values.append(governs_decision(**(m if with_wv else {**m, "wv": None}))[GOVERNS])
         kept = [v for v in values if math.isfinite(v)]
         mean = t_interval(kept, 0.9).format() if len(kept) >= 2 else "undefined"
         lines.append(f"{what}: b {mean}, {sum(v >= bar for v in kept)} of {len(kept)} seeds >= {bar:g}")
-    spans = [kinv_span(t.kinv, [s.reference for s in t.settings]) for u in units if (t := u.tables[ROTATION.name])]
+    tables = [u.tables[ROTATION.name] for u in units]
+    spans = [kinv_span(t.kinv, [s.reference for s in t.settings]) for t in tables]
+    wv_spans = [kinv_span(t.wv, [s.reference for s in t.settings]) for t in tables]
     wide = sum(s >= MIN_SPAN for s in spans)
     rec.note(
         "GD on every weight, readings no part decides: " + "; ".join(lines) + f"; the rotation lever moved kinv(Z) "
-        f"over the fitted steps {np.median(spans):.3g}x (median), >= {MIN_SPAN:g}x on {wide} of {len(spans)} seeds"
+        f"over the fitted steps {np.median(spans):.3g}x (median), >= {MIN_SPAN:g}x on {wide} of {len(spans)} seeds, "
+        f"and W_V's sigma_min over the same steps {np.median(wv_spans):.3g}x (median; at most "
+        f"{np.nanmax(wv_spans):.3g}x)"
     )

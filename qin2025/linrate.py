@@ -1,32 +1,41 @@
-"""Decide whether a loss curve descends at a linear (geometric) rate: the decision of C1 and C8 (protocol v4).
+"""Decide whether a loss curve descends at a linear (geometric) rate: the decision of C1 and C8 (protocol v5).
 
-Theorem 1 says L_{t+1} <= (1 - mu alpha) L_t at every step with alpha > 0: the per-step rate
--ln(L_{t+1}/L_t) is bounded away from 0 for ever. A finite curve cannot show "for ever"; what it
-can show is that its rate has stopped falling. GD runs have a fast transient, then a rate that
-settles (the rate over successive windows becomes constant), while a sublinear curve's rate never
-settles: an offset power law (1 + t/tau)^-p falls at p/(tau + t), a stretched exponential
-exp(-(t/tau)^k) at a rate proportional to t^(k-1). So a curve, scored up to ``SCORING_FLOOR`` or
-its last step, passes when
+Theorem 1 says L_{t+1} <= (1 - mu alpha) L_t at every step with alpha > 0: every step contracts by
+at least a fixed factor, for ever. It allows any curve that does so (GD on a quadratic with several
+modes, whose rate settles at the slowest; warm-ups; slower but contracting stretches) and excludes a
+rate that keeps falling towards 0 (power laws, stretched exponentials) or stalls. A finite curve,
+scored up to ``SCORING_FLOOR`` L_0 or its last step (S scored steps), is read by three statistics:
 
-- every step contracts (worst step ratio c < 1: Theorem 1's inequality with some alpha > 0);
-- its rate has settled: the mean rate over the last quarter of the scored steps against the mean
-  rate over the third quarter (``STEADINESS``; 1 for a settled rate, (3/4 ... 1) for a power law
-  (1 + t/tau)^-p whose tau is large against the horizon, and for a stretched exponential a value
-  that depends on k alone: 0.90 at k = 0.69, 0.97 at k = 0.9);
-- its settled part descends far enough to tell it from a power law whose tau is so large that its
-  rate looks settled (``LATE_DEPTH``: nats descended over the last half of the scored steps); and
-- no stretch of it stood still: the slowest of eight equal windows against the mean rate of the
-  last half (``PLATEAU``; a plateau followed by a drop, or a slow descent ended by a plunge, is far
-  below 1, a run whose rate falls to a settled value is near 1).
+- the worst step ratio c = max_t L_{t+1}/L_t over the scored steps: every step contracts, by a
+  margin the claim states (``c <= exp(-slowest/20)``, a twentieth of its slowest real rate);
+- the late depth ln(L_{S/2}/L_S): the last half descends at least ``DEPTH_BAR`` nat (a stall, or a
+  power law slow enough to look steady, descends less);
+- the octave ratio: the mean per-step rate -ln(L_b/L_a)/(b - a) over [S/2, S] against the mean
+  rate over [S/4, S/2] (an octave of time against the one before it). A settled rate gives 1, a
+  warm-up more. A stretched exponential exp(-(t/s)^k) gives exactly 2^(k-1) whatever s and S (the
+  rate k t^(k-1)/s^k changes by 2^(k-1) per doubling of t); an offset power law (1 + t/tau)^-p gives
+  ln((x+1)/(x+1/2)) / (2 ln((x+1/2)/(x+1/4))), x = tau/S, from 1/2 (tau << S) up towards 1.
 
-The thresholds are the claims' (``claims/test_c1_linear_rate.py``, ``claims/test_c8_multilayer.py``);
-their calibration families are in ``qin2025.calibration.linear_rate``. This module also holds C8's
-premise measurement: lambda_max along a run, by a batched replay of the runs' GD (``sharpness_at``).
+``OCTAVE_BAR`` = 0.9 is k = 1 + log2(0.9) = 0.848, ``OCTAVE_ZONE`` = 0.8 is k = 0.678; a power law
+reaches 0.8 at tau = 1.097 S (so S >= 0.91 tau resolves it) and 0.9 at tau = 2.965 S, where it
+descends p ln(3.965/3.465) = p / 7.42 nat over the last half (at tau = 1.097 S: p / 3.67). So below
+0.8 a curve fails; in [0.8, 0.9) its rate is falling by 10-20% an octave, which a run still settling
+and a sublinear curve (a stretched exponential with k 0.678-0.848, a power law with tau 1.1-3.0 S and
+p >= 3.67) both do at this horizon: such a curve, when it contracts at every step (c < 1) and its
+last half descends ``DEPTH_BAR``, is in the declared zone: its statistics are NaN and ``"zone": 1.0``
+is added, and the claim counts the unit as undecided. Above 0.9 with the depth, a stretched
+exponential with k >= 0.848 and a power law with tau >= 2.965 S and p >= 7.42 are accepted: no
+statistic of the scored window tells them from a settled rate (float64 gives no deeper floor).
+
+``linear_rate_decision(loss)`` takes the curve L_0..L_T as a 1-D array and returns a dict of the
+three statistics (plus ``"zone"`` in the zone). The thresholds are the claims'
+(``claims/test_c1_linear_rate.py``, ``claims/test_c8_multilayer.py``); their calibration families
+are in ``qin2025.calibration.linear_rate``. This module also holds C8's premise measurement:
+lambda_max along a run, by a batched replay of the runs' GD (``sharpness_at``).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -36,6 +45,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
+from claimcheck.protocol import Estimate, Stat
 from claimcheck.record import ClaimRecorder
 from qin2025.batched import Run, _initial, top_eigenvalues
 from qin2025.checks import regime_of
@@ -50,60 +60,62 @@ from qin2025.usermodel import PAPER
 # 1e-4..1e-2, as much as at 1e-14 (GD's own oscillation, not rounding); rounding shows from about
 # 1e-26 L_0 (3e-2) and the loss bottoms out at 1e-32..1e-30 L_0.
 SCORING_FLOOR = 1e-24
-WINDOWS = 8  # equal windows of the scored steps; quarters are pairs of them, the last half four
-MIN_STEPS = WINDOWS  # every window holds at least one step
+MIN_STEPS = 8  # the first octave [S/4, S/2] holds at least two steps
+OCTAVE_BAR = 0.9  # 2^(k - 1) at k = 0.848
+OCTAVE_ZONE = 0.8  # 2^(k - 1) at k = 0.678; [0.8, 0.9) is the declared zone
+DEPTH_BAR = 1.0  # nats over the last half
+ZONE = "zone"  # the key a decision adds for a curve in the declared zone (its statistics are NaN)
 
 WORST_RATIO = "worst step ratio c = max L_{t+1}/L_t"
-STEADINESS = "late rate ratio r(4th quarter)/r(3rd quarter)"
 LATE_DEPTH = "descent over the last half ln(L_{S/2}/L_S)"
-PLATEAU = "slowest eighth's rate / last half's rate"
+OCTAVE = "octave ratio r(S/2..S)/r(S/4..S/2)"
+ZONE_TEXT = (
+    "a unit whose octave ratio lies in [0.8, 0.9) while every step contracts and its last half descends 1 nat is "
+    "undecided (the declared zone: a rate falling 10-20% an octave is a run still settling or a stretched "
+    "exponential with k 0.68-0.85, a power law with tau 1.1-3.0 S; a horizon S >= 0.91 tau resolves a power law, "
+    "no horizon resolves k)"
+)
+
+
+def margin_ratio(slowest: float) -> float:
+    """Return the worst step ratio a claim allows: exp(-slowest/20), a twentieth of its slowest real rate."""
+    return math.exp(-slowest / 20)
 
 
 @dataclass(frozen=True)
 class RateProfile:
-    """How a loss curve contracts, up to the scoring floor: its worst step and its mean rate per window.
+    """How a loss curve contracts, up to the scoring floor: its worst step, its late depth, its octave rates.
 
-    ``rates`` are the mean per-step rates -ln(L_b/L_a)/(b - a) of ``WINDOWS`` equal windows of the
-    ``steps`` scored steps (in order); quarters are pairs of windows. ``floor_step`` is the first
+    ``early`` and ``late`` are the mean per-step rates -ln(L_b/L_a)/(b - a) over [S/4, S/2] and
+    [S/2, S] of the ``steps`` (S) scored steps (S/4 and S/2 rounded). ``floor_step`` is the first
     step at or below the floor, None when the curve never got there (then every step is scored).
     """
 
     worst_ratio: float
-    rates: tuple[float, ...]
+    early: float
+    late: float
     late_depth: float  # nats descended over the last half of the scored steps
     steps: int
     floor_step: int | None
 
-    def quarter(self, q: int) -> float:
-        """Return the mean rate over quarter ``q`` (1..4) of the scored steps."""
-        return (self.rates[2 * q - 2] + self.rates[2 * q - 1]) / 2
-
     @property
-    def steadiness(self) -> float:
-        """Return r(4th quarter)/r(3rd quarter); -inf when the third quarter did not descend."""
-        third = self.quarter(3)
-        return self.quarter(4) / third if third > 0 else -math.inf
-
-    @property
-    def plateau(self) -> float:
-        """Return the slowest window's rate over the last half's mean rate; -inf when the last half did not descend."""
-        late = self.late_depth / (self.steps - self.steps // 2)
-        return min(self.rates) / late if late > 0 else -math.inf
+    def octave(self) -> float:
+        """Return r(S/2..S)/r(S/4..S/2); -inf when the first octave did not descend."""
+        return self.late / self.early if self.early > 0 else -math.inf
 
 
 def rate_profile(loss: ArrayLike, floor: float = SCORING_FLOOR) -> RateProfile:
     """Return the ``RateProfile`` of the curve ``loss`` (L_0..L_T) scored up to ``floor`` * L_0.
 
-    Steps after the loss first reaches ``floor`` * L_0 are dropped. Windows are [w_i, w_{i+1}] with
-    w_i = round(S i / 8) for S scored steps, so equal rates give equal values whatever S is. Raises
-    ValueError for fewer than ``MIN_STEPS`` scored steps; a non-finite or non-positive loss gives
-    c = inf, every rate -inf and a late depth of -inf (every statistic fails).
+    Steps after the loss first reaches ``floor`` * L_0 are dropped. Raises ValueError for fewer
+    than ``MIN_STEPS`` scored steps; a non-finite or non-positive loss gives c = inf and every rate
+    and the late depth -inf (every statistic fails).
     """
     arr = np.asarray(loss, dtype=np.float64)
     if arr.size < 2:
         raise ValueError(f"rate_profile needs at least two losses, got {arr.size}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        return RateProfile(math.inf, (-math.inf,) * WINDOWS, -math.inf, arr.size - 1, None)
+        return RateProfile(math.inf, -math.inf, -math.inf, -math.inf, arr.size - 1, None)
     below = np.flatnonzero(arr <= floor * arr[0])
     floor_step = int(below[0]) if below.size else None
     kept = arr if floor_step is None else arr[: floor_step + 1]
@@ -111,39 +123,70 @@ def rate_profile(loss: ArrayLike, floor: float = SCORING_FLOOR) -> RateProfile:
     if steps < MIN_STEPS:
         raise ValueError(f"rate_profile needs at least {MIN_STEPS} steps above the floor, got {steps}")
     depth = np.log(kept[0] / kept)  # nats descended by each step
-    edges = [round(steps * i / WINDOWS) for i in range(WINDOWS + 1)]
-    rates = tuple(float((depth[b] - depth[a]) / (b - a)) for a, b in itertools.pairwise(edges))
-    late = float(depth[-1] - depth[edges[WINDOWS // 2]])
-    return RateProfile(float((kept[1:] / kept[:-1]).max()), rates, late, steps, floor_step)
+    quarter, half = round(steps / 4), round(steps / 2)
+    early = float((depth[half] - depth[quarter]) / (half - quarter))
+    late_depth = float(depth[steps] - depth[half])
+    late = late_depth / (steps - half)
+    return RateProfile(float((kept[1:] / kept[:-1]).max()), early, late, late_depth, steps, floor_step)
 
 
 def linear_rate_decision(loss: ArrayLike) -> dict[str, float]:
-    """Return the four linear-rate statistics of one run's loss curve L_0..L_T (C1 and C8, protocol v4).
+    """Return the linear-rate statistics of one run's loss curve L_0..L_T (C1 and C8, protocol v5).
 
-    The worst step ratio c, the steadiness r(4th quarter)/r(3rd quarter), the late depth (nats
-    descended over the last half) and the plateau ratio (slowest eighth over the last half's mean
-    rate), all of the curve scored up to ``SCORING_FLOOR`` L_0 (``rate_profile``).
+    The worst step ratio c, the late depth (nats over the last half) and the octave ratio
+    r(S/2..S)/r(S/4..S/2), of the curve scored up to ``SCORING_FLOOR`` L_0 (``rate_profile``). A
+    curve in the declared zone (octave ratio in [``OCTAVE_ZONE``, ``OCTAVE_BAR``), c < 1, late depth
+    >= ``DEPTH_BAR``) gets NaN statistics and ``"zone": 1.0``.
     """
     p = rate_profile(loss)
-    return {WORST_RATIO: p.worst_ratio, STEADINESS: p.steadiness, LATE_DEPTH: p.late_depth, PLATEAU: p.plateau}
+    if p.worst_ratio < 1 and p.late_depth >= DEPTH_BAR and OCTAVE_ZONE <= p.octave < OCTAVE_BAR:
+        return {WORST_RATIO: math.nan, LATE_DEPTH: math.nan, OCTAVE: math.nan, ZONE: 1.0}
+    return {WORST_RATIO: p.worst_ratio, LATE_DEPTH: p.late_depth, OCTAVE: p.octave}
 
 
-def record_rate(
+def record_unit(
     rec: ClaimRecorder,
-    traj: Trajectory,
+    runs: Sequence[tuple[str, Trajectory]],
     *,
-    label: str,
+    unit: object,
     part: str = "",
-    unit: object | None = None,
     control: str | None = None,
 ) -> None:
-    """Score the run with its part's decision (``linear_rate_decision``) and keep its curve for the figures."""
-    rec.set_regime(label, **regime_of(traj))
-    rec.score({"loss": traj.loss}, part=part, unit=unit, control=control, label=label)
-    name = label + (f" (control: {control})" if control else "")
-    rec.curve(name, traj.loss.tolist(), group="training loss per GD step", ylabel="loss")
-    if traj.diverged_at is not None:
-        rec.note(f"{label} seed {traj.seed}: loss became non-finite at step {traj.diverged_at}")
+    """Score one unit's runs (``(label, trajectory)`` pairs) with the part's decision; keep their curves.
+
+    A run in the declared zone (its decision returns ``"zone"``) is not scored. When one is and
+    none of the unit's other runs fails, the unit is excluded as undecided, the zone named; when
+    another run fails, that failure decides the unit.
+    """
+    proto = rec.protocol
+    if proto is None:
+        raise ValueError("record_unit needs a recorder with a protocol: the part's decision scores the runs")
+    p = proto.part(proto.control(control).part if control is not None else part)
+    decide = p.decision or linear_rate_decision
+    zoned, failed = [], False
+    for label, traj in runs:
+        rec.set_regime(label, **regime_of(traj))
+        name = label + (f" (control: {control})" if control else "")
+        rec.curve(name, traj.loss.tolist(), group="training loss per GD step", ylabel="loss")
+        if traj.diverged_at is not None:
+            rec.note(f"{label} seed {traj.seed}: loss became non-finite at step {traj.diverged_at}")
+        if ZONE in decide(loss=traj.loss):
+            zoned.append(label)
+            continue
+        values = rec.score({"loss": traj.loss}, part=part, unit=unit, control=control, label=label)
+        failed = failed or not all(_met(stat, values[stat.name]) for stat in p.stats)
+    if zoned and not failed:
+        rec.exclude(
+            f"in the declared zone (octave ratio in [0.8, 0.9)): {', '.join(zoned)}",
+            unit=unit,
+            part=part,
+            control=control,
+        )
+
+
+def _met(stat: Stat, value: float | Estimate) -> bool:
+    """Return whether a number meets ``stat`` (this decision returns numbers, never an ``Estimate``)."""
+    return not isinstance(value, Estimate) and stat.met(value)
 
 
 # --- The premise along the run (C8): lambda_max at checkpoints ------------------------------------

@@ -1,31 +1,17 @@
-"""C5's instrument: the rate at which a loss curve approaches its own floor once the run is under way.
+"""C5's experiment: the Jena windows, one sweep of betas per seed at one step size, and its notes.
 
-The residual coefficient beta moves the starting loss L_0 (the output's scale at initialisation,
-which the first few GD steps fit away) and the level the loss reaches within the horizon. Neither
-is a rate. The rate used here is that of the loss's excess over its own floor, whatever that floor
-is, on the run's steady part (the second half of the horizon):
+The instrument that decides C5 (v4) is ``qin2025.level_speed`` (the loss at equal steps after the
+fast phase). This module trains the runs it reads and keeps the descriptive rate the notes and the
+premise use:
 
     steady rate r = minus the least-squares slope of log D_k on the step, D_k = m_k - m_(k+1),
 
 where m_k is the mean loss over the k-th of ``BLOCKS`` equal blocks of [T/2, T]. For
-L(t) = F + A e^(-r t) every D_k is A e^(-r t_k) times a constant, so the slope is exactly -r:
-the rate does not depend on L_0, on the amplitude A or on the floor F. For an offset power law
-F + A (1 + t/tau)^(-p) it is about (p + 1)/(t + tau), the exponent over the time: a larger
-exponent, or a run earlier in its descent, is faster. A block that does not lower the loss leaves
-the rate undefined (NaN): the run is not descending there.
-
-A faster approach to a *higher* level is a stall, not a faster convergence (an own-floor
-normalisation alone would reward it), so each part also looks at where the run ends, L_T:
-
-- "order" (one seed, every beta): Spearman rho(beta, r) >= 0.9, and L_T does not rise with beta
-  (rho(beta, L_T) <= 0.8);
-- "beta>0 vs beta=0" (one seed, mean over seeds): per beta > 0 the advantage
-  (r_beta - r_0) / (|r_beta| + |r_0|) in [-1, 1], counted as at most 0 when the beta run ends
-  above the beta = 0 run.
-
-The experiment's machinery (the Jena windows, one sweep of betas per seed at one step size, the
-notes) is here too; ``qin2025.calibration.residual_speed`` holds the cases these decisions were
-calibrated on.
+L(t) = F + A e^(-r t) it is exactly r; for an offset power law F + A (1 + t/tau)^(-p) about
+(p + 1)/(t + tau). A block that does not lower the loss leaves it undefined (NaN): the run is not
+descending there, which is outside C5's premise (``descends``). C5 v3 decided on this rate; on the
+Jena runs it does not see a 2x step-size speed-up (records/claims/c5.md), so v4 reads levels.
+``qin2025.calibration.residual_speed`` holds the cases the decisions were calibrated on.
 """
 
 from __future__ import annotations
@@ -46,6 +32,7 @@ from qin2025.batched import Run
 from qin2025.data.jena import FEATURES, WindowSpec, load_jena, locate_jena, require_features, window_jena
 from qin2025.data.jena_sanity import check_jena
 from qin2025.data.synthetic import TensorData
+from qin2025.level_speed import late_fall, levels
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer
@@ -58,14 +45,7 @@ LR_FRACTION = 0.5  # mu = 0.5 x min over a seed's runs of 2/lambda_max: below ev
 # engine's default precision) and passes mu absolutely, so one iteration there saves time.
 TRAIN_POWER_ITERS = 1
 
-RATE_RHO = "Spearman rho(beta, steady rate)"
-END_RHO = "Spearman rho(beta, L_T)"
 _CENTRED = np.arange(BLOCKS - 1) - (BLOCKS - 2) / 2
-
-
-def advantage_name(beta: float) -> str:
-    """Return the name of the mean steady-rate advantage of ``beta`` over beta = 0."""
-    return f"mean over seeds of the steady-rate advantage of beta={beta:g} over beta=0"
 
 
 def steady_rate(curve: ArrayLike) -> float:
@@ -92,46 +72,6 @@ def steady_rate(curve: ArrayLike) -> float:
 def descends(curve: ArrayLike) -> bool:
     """Return whether every block of the steady part lowers the loss (``steady_rate`` is defined)."""
     return math.isfinite(steady_rate(curve))
-
-
-def advantage(rate: float, rate0: float, end: float, end0: float) -> float:
-    """Return (rate - rate0) / (|rate| + |rate0|), at most 0 when the run ends above the beta = 0 run (``end > end0``).
-
-    1: only the beta run descends at a positive rate; 0: equal rates (or both 0), or a faster
-    approach to a higher end (a stall); NaN when either rate is.
-    """
-    if math.isnan(rate) or math.isnan(rate0):
-        return math.nan
-    scale = abs(rate) + abs(rate0)
-    value = (rate - rate0) / scale if scale > 0 else 0.0
-    return min(value, 0.0) if end > end0 else value
-
-
-def order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return one seed's Spearman rho(beta, steady rate) and rho(beta, L_T) (C5 "order").
-
-    ``curves``: the loss curve L_0..L_T of each beta of ``betas``, same seed, same step size. The
-    rate's rho is NaN when any run's steady rate is (that run did not descend over its steady part).
-    """
-    rates = [steady_rate(c) for c in curves]
-    ends = [float(np.asarray(c, dtype=np.float64)[-1]) for c in curves]
-    defined = all(math.isfinite(r) for r in rates)
-    return {
-        RATE_RHO: spearman(betas, rates).rho if defined else math.nan,
-        END_RHO: spearman(betas, ends).rho if all(math.isfinite(e) for e in ends) else math.nan,
-    }
-
-
-def faster_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return one seed's steady-rate advantage of every beta > 0 over beta = 0 (C5 "beta>0 vs beta=0", rule "mean").
-
-    ``curves``: the loss curve of each beta of ``betas`` (``betas[0]`` is 0), same seed, same step size.
-    """
-    if betas[0] != 0:
-        raise ValueError(f"faster_decision compares every beta with beta = 0, which must come first; got {betas}")
-    rates = [steady_rate(c) for c in curves]
-    ends = [float(np.asarray(c, dtype=np.float64)[-1]) for c in curves]
-    return {advantage_name(b): advantage(rates[j], rates[0], ends[j], ends[0]) for j, b in enumerate(betas) if j > 0}
 
 
 # --- the experiment: one sweep of betas per seed on the Jena windows -----------------------------
@@ -256,7 +196,7 @@ def train_step_sweeps(
 
 
 def describe(sweep: Sweep, seed: int, what: str) -> str:
-    """Return one sweep's note: L_0, L_T, steady rate, log(L_T/L_0) and the step size against each bound."""
+    """Return one sweep's note: L_0, L(T/2), L_T, the last quarter's fall, steady rate, log(L_T/L_0) and mu."""
 
     def per(values: Sequence[float], fmt: str) -> str:
         return ", ".join(f"{b:g}: {v:{fmt}}" for b, v in zip(sweep.labels, values, strict=True))
@@ -264,7 +204,9 @@ def describe(sweep: Sweep, seed: int, what: str) -> str:
     bounds = [2 / lam for lam in sweep.lambdas]
     return (
         f"seed {seed}, per {what}: L_0 {per([c[0] for c in sweep.curves], '.4g')}; "
+        f"L(T/2) {per([levels(c)[0] for c in sweep.curves], '.4g')}; "
         f"L_T {per([c[-1] for c in sweep.curves], '.4g')}; "
+        f"log(L(3T/4)/L_T) {per([late_fall(c) for c in sweep.curves], '.3f')}; "
         f"steady rate {per([steady_rate(c) for c in sweep.curves], '.3g')}; "
         f"log(L_T/L_0) (C5 v2's measure) {per([math.log(c[-1] / c[0]) for c in sweep.curves], '.3f')}; "
         f"mu = {sweep.lr:.4g}, below every bound 2/lambda_max: {all(sweep.lr < b for b in bounds)}"

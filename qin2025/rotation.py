@@ -11,12 +11,22 @@ A rotation of a Gaussian matrix by a fixed orthogonal pair is again a Gaussian m
 law; this one is chosen from the draw, so W_V(t) is a *selected* rotation of a Gaussian draw: every
 singular value Theorem 1's alpha reads off the initial weights is the draw's, but W_V(t) is not a
 Gaussian draw in law. The claim's regime says so.
+
+The lever holds W_V's singular values at init; GD then moves W_V. ``descend_reading_w_v`` replays
+the batched engine's descent (same stack, same product, same update, the engine's step size per
+run) and reads sigma_min(W_V_t) every few steps, which the engine does not return: what the claim
+needs to hold W_V's own conditioning over the steps its rate is fitted on (v6). A test checks that
+its loss curves are the engine's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import torch
 
+from qin2025.batched import Run, Stack
 from qin2025.model import ModelConfig, Params, forward
 
 ITERS = 200  # Adam steps on (A, B)
@@ -57,3 +67,44 @@ def worst_rotation(
         ua.grad, ub.grad = torch.autograd.grad(objective, [ua, ub])
         opt.step()
     return best[1], best[2]
+
+
+def descend_reading_w_v(
+    runs: Sequence[Run], params: Sequence[Params], lrs: Sequence[float], steps: int, every: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return each run's loss curve (B, steps + 1) and sigma_min of layer 0's W_V every ``every`` steps (B, k).
+
+    Full-batch GD from ``params[i]`` at step size ``lrs[i]`` for ``steps`` steps, as one stack, the
+    way ``qin2025.batched`` descends (``Stack.losses`` with the once-differentiated product, then
+    ``w -= mu * grad``); no stop rule: every run takes every step, and a caller reads only the steps
+    the engine's run reached. The runs must share their shapes (``check_batchable``'s rule).
+    """
+    x = torch.stack([r.data.x for r in runs])
+
+    def col(values: Sequence[float], dims: int) -> torch.Tensor:
+        return torch.tensor(list(values), dtype=x.dtype).view(-1, *([1] * dims))
+
+    stack = Stack(
+        rows=list(range(len(runs))),
+        params={k: torch.stack([p[k].detach().to(x.dtype) for p in params]) for k in params[0]},
+        x=x,
+        y=torch.stack([r.data.y for r in runs]),
+        beta=col([r.model.beta for r in runs], 3),
+        gamma=col([r.model.ffn_residual for r in runs], 3),
+        lr=col(lrs, 2),
+    )
+    cfg = runs[0].model
+    losses, readings = [], []
+    for step in range(steps + 1):
+        leaves = [p.requires_grad_(True) for p in stack.params.values()]
+        loss, _ = stack.losses(cfg, dict(zip(stack.params, leaves, strict=True)), once=True)
+        losses.append(loss.detach().numpy().copy())
+        if step % every == 0:
+            readings.append(torch.linalg.svdvals(stack.params["0.W_V"].detach())[:, -1].numpy().copy())
+        if step == steps:
+            break
+        grads = torch.autograd.grad(loss.sum(), leaves)
+        with torch.no_grad():
+            for leaf, g in zip(leaves, grads, strict=True):
+                leaf.sub_(g.mul_(stack.lr))
+    return np.stack(losses, axis=1), np.stack(readings, axis=1)

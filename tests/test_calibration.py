@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,13 +18,13 @@ from claimcheck.calibration import (
     calibration_entries,
     case_rng,
     decide_case,
+    ledger_results,
     part_mark,
     record_in_ledger,
     rule_verdict,
     simulate_rule,
 )
 from claimcheck.commands.cli import main
-from claimcheck.decisionid import decision_identity
 from claimcheck.errors import ConfigError
 from claimcheck.evidence import rate_evidence
 from claimcheck.ledger import load_ledger
@@ -226,44 +225,6 @@ def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_si
     assert part_mark(entries, "T1", part).startswith("calibrated: 200/200 must-fail rejected")
 
 
-def _module(tmp_path: Path, name: str, body: str) -> object:
-    import importlib.util
-    import sys
-
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(body))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_a_decisions_identity_follows_its_code_not_its_docstrings_or_comments(tmp_path: Path) -> None:
-    base = """
-    LIMIT = {limit}
-
-    def helper(v):
-        {doc}return v * 2  # {comment}
-
-    def decide(value):
-        return {{"x": helper(value) - LIMIT}}
-    """
-    ids = [
-        decision_identity(_module(tmp_path, f"dec{i}", base.format(**kw)).decide)  # type: ignore[attr-defined]
-        for i, kw in enumerate(
-            [
-                {"limit": 1, "doc": "", "comment": "a"},
-                {"limit": 1, "doc": '"""Double it."""\n        ', "comment": "b"},
-                {"limit": 2, "doc": "", "comment": "a"},
-            ]
-        )
-    ]
-    digests = [i.split()[1] for i in ids]
-    assert digests[0] == digests[1]  # a docstring and a comment change nothing
-    assert digests[0] != digests[2]  # a constant the decision uses does
-
-
 SUITE_HEAD = '''
 import pytest
 from claimcheck.protocol import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
@@ -372,3 +333,122 @@ def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_
     row = next(line for line in first.splitlines() if line.startswith("| [T8]"))
     assert "calibrated: 40/40 must-fail rejected, 40/40 must-pass accepted" in row
     assert "**no discriminating control** (+1 sanity, not counted)" in row
+
+
+# --- challenge families and declared zones ---------------------------------------------------------
+
+
+def zoned(value: float) -> dict[str, float]:
+    """Return the toy statistic, undecided (NaN, zone 1.0) between 0.9 and 1.1: a declared zone."""
+    if 0.9 < value < 1.1:
+        return {"x": math.nan, "zone": 1.0}
+    return {"x": value}
+
+
+def _family(name: str, expect: str, low: float, high: float, origin: str = "design") -> Family:
+    return replace(family(name, expect, low, high), origin=origin, why=f"{name}: known by construction")  # type: ignore[arg-type]
+
+
+def test_a_zone_answer_is_right_in_a_zone_family_and_wrong_in_every_other() -> None:
+    part = toy_part(
+        _family("small", "pass", 0.0, 0.8),
+        _family("large", "fail", 1.2, 2.0),
+        _family("near one", "zone", 0.95, 1.05),
+        _family("straddles", "pass", 0.5, 1.0, origin="challenge"),
+        decision=zoned,
+    )
+    result = calibrate_part("T1", part)
+    near, straddles = result.families[2], result.families[3]
+    assert (near.right, near.zone, near.verb) == (200, 200, "left undecided")
+    assert straddles.zone == straddles.cases - straddles.right > 0  # undecided where a pass was due: wrong
+    assert "undecided" in straddles.describe()
+    assert result.rate("zone").passed == 200 and result.rate("pass", "challenge").passed == straddles.right
+    assert result.status == "failing calibration"  # the challenge family's sensitivity is short of the floor
+    assert "; challenge: 0" not in result.summary() and "; challenge: " in result.summary()
+    assert "200/200 in-zone left undecided" in result.summary()
+    assert accepts(part, {"x": math.nan, "zone": 1.0}) is False
+
+
+def test_a_decision_that_never_leaves_a_case_undecided_fails_a_zone_family() -> None:
+    part = toy_part(_family("small", "pass", 0.0, 0.8), _family("large", "fail", 1.2, 2.0))
+    assert calibrate_part("T1", part).status == "calibrated"
+    with_zone = replace(part, calibration=(*part.calibration, _family("near one", "zone", 0.95, 1.05, "challenge")))
+    result = calibrate_part("T1", with_zone)
+    assert result.families[2].right == 0 and result.status == "failing calibration"
+    assert result.to_entry()["challenge"]["zone"]["passed"] == 0
+
+
+def test_design_families_serialise_as_before_origins_and_zones_existed() -> None:
+    part = toy_part(family("small", "pass", 0.0, 0.9), family("large", "fail", 1.1, 2.0))
+    result = calibrate_part("T1", part)
+    entry, ledger = result.to_entry(), ledger_results(result)
+    assert list(entry) == [
+        *("kind", "claim", "part", "decision", "status", "summary", "sensitivity", "specificity"),
+        *("floor", "level", "families", "seed", "seconds", "date"),
+    ]
+    assert list(entry["families"][0]) == [
+        *("name", "expect", "cases", "right", "errors", "grid", "why", "wrong_ranges", "worst_wrong"),
+    ]
+    assert list(ledger) == ["decision", "status", "summary", "sensitivity", "specificity", "floor", "seed", "families"]
+    assert ledger["families"][0] == {"name": "small", "expect": "pass", "cases": 200, "right": 200}
+
+
+def test_a_challenge_family_carries_its_origin_and_a_zone_family_its_count() -> None:
+    part = toy_part(
+        _family("small", "pass", 0.0, 0.8),
+        _family("large", "fail", 1.2, 2.0),
+        _family("near one", "zone", 0.95, 1.05, "challenge"),
+        decision=zoned,
+    )
+    fams = ledger_results(calibrate_part("T1", part))["families"]
+    assert fams[2] == {
+        "name": "near one",
+        "expect": "zone",
+        "cases": 200,
+        "right": 200,
+        "origin": "challenge",
+        "zone": 200,
+    }  # type: ignore[index]
+
+
+def test_a_family_refuses_an_unknown_expectation_or_origin() -> None:
+    with pytest.raises(ConfigError, match="expect must be one of"):
+        Family("f", "maybe", lambda rng: uniform(0, 1, rng))  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="origin must be one of"):
+        Family("f", "pass", lambda rng: uniform(0, 1, rng), origin="referee")  # type: ignore[arg-type]
+
+
+def test_a_design_familys_origin_leaves_the_fingerprint_as_it_was() -> None:
+    from claimcheck.fingerprint import decides
+
+    design = family("small", "pass", 0.0, 0.9)
+    assert "origin" not in decides(design)
+    assert decides(replace(design, origin="challenge"))["origin"] == "challenge"
+
+
+def test_a_mean_sample_whose_every_unit_is_in_the_zone_is_in_the_zone() -> None:
+    part = Part("m", "toy: the mean stays below 1", (X,), rule="mean", decision=zoned)
+    assert decide_case(part, {"units": [{"value": 1.0}, {"value": 1.05}]})["zone"] == 1.0
+    mixed = decide_case(part, {"units": [{"value": 1.0}, {"value": 0.2}, {"value": 0.4}]})
+    assert "zone" not in mixed and isinstance(mixed["x"], Estimate) and mixed["x"].value == pytest.approx(0.3)
+
+
+def test_the_markdown_shows_challenge_columns_zones_and_each_family_below_the_floor_with_why() -> None:
+    from claimcheck.calibration import SuiteCalibration
+    from claimcheck.commands.calibrate import render_calibration
+
+    part = toy_part(
+        _family("small", "pass", 0.0, 0.8),
+        _family("large", "fail", 1.2, 2.0),
+        _family("near one", "zone", 0.95, 1.05, "challenge"),
+        _family("straddles", "fail", 0.5, 1.5, "challenge"),
+        decision=zoned,
+    )
+    text = render_calibration(SuiteCalibration((calibrate_part("T1", part),), (), (), 0.0, 0))
+    assert "| challenge sensitivity | challenge specificity | zone (d: design, c: challenge) |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| T1/p |"))
+    assert "| 200/200 = 1.000 [0.985] | - |" in row and "c 200/200 = 1.000 [0.985]" in row
+    assert "**Families below 0.9**" in text
+    assert "T1/p (challenge) straddles:" in text and "answer known because straddles: known by construction" in text
+    assert "#### design families" in text and "#### challenge families" in text
+    assert "- in zone: **near one**: 200/200 left undecided" in text

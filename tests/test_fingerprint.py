@@ -1,14 +1,20 @@
-"""The fingerprint over the code that decides: it moves with a constant or a decision, not with prose or a move."""
+"""The fingerprints over the code that decides (a claim's, and one decision's for its calibration): they move with a
+constant or a decision, not with prose or a move."""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
+import linecache
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from claimcheck.fingerprint import Engine, code_fingerprint
+from claimcheck.errors import ConfigError
+from claimcheck.fingerprint import Engine, code_fingerprint, decision_identity, definition_fingerprint
 
 CHECKS = '''
 """Decision functions of the toy suite."""
@@ -178,18 +184,86 @@ def test_fingerprinting_the_paper_suite_takes_well_under_a_second() -> None:
     assert len(digests) == 8
 
 
-def test_one_decision_has_a_fingerprint_of_its_own_for_calibration_entries(toy: Path) -> None:
-    from claimcheck.errors import ConfigError
-    from claimcheck.fingerprint import function_fingerprint
+def _rate_of(root: Path, module: str = "toydecide.checks") -> Any:
+    """Import the toy decision afresh from ``root`` and return it (a live function, as ``Part(decision=...)`` holds)."""
+    for name in [m for m in sys.modules if m.split(".")[0] == "toydecide"]:
+        del sys.modules[name]
+    return importlib.import_module(module).rate
 
-    before = function_fingerprint("toydecide.checks.rate", TOY_ENGINE)
+
+def test_one_decision_has_a_fingerprint_of_its_own_for_calibration_entries(toy: Path) -> None:
+    rate = _rate_of(toy)
+    before = definition_fingerprint(rate)
     assert before.covers == ("toydecide.checks.rate", "toydecide.checks.FLOOR")
     _edit(toy / "toydecide" / "checks.py", "# the ratio, floored", "# reworded")
-    assert function_fingerprint("toydecide.checks.rate", TOY_ENGINE) == before
+    assert definition_fingerprint(rate) == before
     _edit(toy / "toydecide" / "checks.py", "FLOOR = 1e-12", "FLOOR = 1e-6")
-    assert function_fingerprint("toydecide.checks.rate", TOY_ENGINE).digest != before.digest
-    with pytest.raises(ConfigError, match=r"toydecide\.engine\.train is not a top-level definition"):
-        function_fingerprint("toydecide.engine.train", TOY_ENGINE)
+    assert definition_fingerprint(rate).digest != before.digest
+
+
+def test_a_decisions_identity_moves_with_its_code_and_statistics_not_with_prose_or_a_move(toy: Path) -> None:
+    stats = [["rate", "<=", 0.9, 0.0]]
+    checks = toy / "toydecide" / "checks.py"
+    before = decision_identity(_rate_of(toy), stats)
+    assert before.startswith("toydecide.checks:rate ")
+    digest = before.split()[1]
+    assert decision_identity(_rate_of(toy), [["rate", "<=", 0.8, 0.0]]).split()[1] != digest  # a threshold
+    _edit(checks, '"""Return the last loss over the first (floored)."""', '"""Reworded."""')
+    _edit(checks, "# the ratio, floored", "# another comment")
+    assert decision_identity(_rate_of(toy), stats) == before
+    (toy / "toydecide" / "rates.py").write_text(checks.read_text())  # the same code in another module
+    moved = decision_identity(_rate_of(toy, "toydecide.rates"), stats)
+    assert moved == f"toydecide.rates:rate {digest}"  # named where it lives, the same digest
+    _edit(checks, "FLOOR = 1e-12", "FLOOR = 1e-9")  # a constant the decision reads
+    assert decision_identity(_rate_of(toy), stats).split()[1] != digest
+
+
+def test_a_nested_decision_or_a_lambda_is_covered_by_the_statement_that_holds_it(toy: Path) -> None:
+    checks = toy / "toydecide" / "checks.py"
+    nested = "def make():\n    def rate(loss):\n        return loss[-1] < FLOOR\n\n    return rate\n"
+    checks.write_text(f"{CHECKS}\n\n{nested}\n\nlate = lambda loss: loss[-1] * 2  # noqa: E731\n")
+    importlib.invalidate_caches()
+    for name in [m for m in sys.modules if m.split(".")[0] == "toydecide"]:
+        del sys.modules[name]
+    module = importlib.import_module("toydecide.checks")
+    inner = definition_fingerprint(module.make())
+    assert inner.covers == ("toydecide.checks.make", "toydecide.checks.FLOOR")
+    late = definition_fingerprint(module.late)
+    assert late.covers == ("toydecide.checks.late",)
+    _edit(checks, "loss[-1] * 2", "loss[-1] * 3")
+    assert definition_fingerprint(module.make()) == inner  # the lambda's edit is not the nested function's
+    assert definition_fingerprint(module.late).digest != late.digest
+
+
+def _cell(name: str, source: str) -> Any:
+    """Define ``decide`` as a notebook cell does: no file, the source kept in ``linecache``."""
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace["decide"]
+
+
+def test_a_decision_defined_in_a_notebook_cell_is_read_from_the_source_python_keeps() -> None:
+    cell = "LIMIT = {}\n\n\ndef decide(value):\n    return {{'x': value - LIMIT}}\n"
+    try:
+        one, same, other = (_cell(f"<cell-{i}>", cell.format(v)) for i, v in enumerate((1, 1, 2)))
+        assert definition_fingerprint(one).covers == ("__main__.decide", "__main__.LIMIT")
+        assert definition_fingerprint(one).digest == definition_fingerprint(same).digest
+        assert definition_fingerprint(other).digest != definition_fingerprint(one).digest
+    finally:
+        for i in range(3):
+            linecache.cache.pop(f"<cell-{i}>", None)
+
+
+def test_a_decision_without_python_source_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"cannot fingerprint the decision <built-in function len>: it has no Python"):
+        definition_fingerprint(len)
+    with pytest.raises(ConfigError, match=r"no Python source"):
+        definition_fingerprint(functools.partial(max, 0))
+    namespace: dict[str, Any] = {}
+    exec(compile("def decide(v):\n    return {'x': v}\n", "<string>", "exec"), namespace)
+    with pytest.raises(ConfigError, match=r"no Python source"):
+        definition_fingerprint(namespace["decide"])
 
 
 def test_a_definition_made_under_a_condition_is_followed(toy: Path) -> None:

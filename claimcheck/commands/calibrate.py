@@ -3,8 +3,10 @@
 Claim modules are imported by path (``test_*.py`` / ``*_test.py`` under each folder given, as
 pytest would collect them); every module-level ``ClaimProtocol`` is a protocol to calibrate. The
 markdown shows, per part, sensitivity and specificity with their exact one-sided 95% lower
-bounds, the families that fell short with the parameter ranges and worst cases they were wrong
-on, the claim-level rule simulated at each budget's unit count, and each claim's controls by kind.
+bounds, design and challenge families in columns of their own, the share of in-zone cases left
+undecided, every family below the floor with why its answer is known, the families that fell
+short with the parameter ranges and worst cases they were wrong on, the claim-level rule
+simulated at each budget's unit count, and each claim's controls by kind.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from claimcheck.calibration import FLOOR, PartCalibration, RuleSimulation, SuiteCalibration
+from claimcheck.calibration import FLOOR, FamilyResult, PartCalibration, RuleSimulation, SuiteCalibration
 from claimcheck.errors import ConfigError
 from claimcheck.protocol import ClaimProtocol
 from claimcheck.verdicts import Verdict
@@ -68,11 +70,16 @@ def _id_key(cid: str) -> tuple[str, int, str]:
     return (head, int(tail) if tail else -1, cid)
 
 
-def _bound(p: PartCalibration, side: str) -> str:
-    rate = p.sensitivity if side == "pass" else p.specificity
+def _bound(p: PartCalibration, side: str, origin: str = "design") -> str:
+    rate = p.rate(side, origin)
     if rate.n == 0:
-        return "no cases"
+        return "no cases" if origin == "design" else "-"
     return f"{rate.passed}/{rate.n} = {rate.rate:.3f} [{rate.low:.3f}]"
+
+
+def _zone(p: PartCalibration) -> str:
+    cells = [f"{o[0]} {_bound(p, 'zone', o)}" for o in p.origins if p.rate("zone", o).n]
+    return "; ".join(cells) or "-"
 
 
 def _name(p: PartCalibration) -> str:
@@ -84,11 +91,16 @@ def _worst(p: PartCalibration, limit: int = 2) -> str:
     return "; ".join(f.describe() for f in short[:limit]) or "none"
 
 
-def _family_lines(p: PartCalibration) -> list[str]:
+def _family_line(f: FamilyResult) -> str:
+    expect = "in zone" if f.expect == "zone" else f"must {f.expect}"
+    zone = f"; {f.zone}/{f.cases} left undecided" if f.zone and f.expect != "zone" else ""
+    return f"- {expect}: **{f.name}**: {f.right}/{f.cases} {f.verb}{zone} ({f.grid})"
+
+
+def _family_lines(p: PartCalibration, origin: str) -> list[str]:
     lines = []
-    for f in p.families:
-        verb = "accepted" if f.expect == "pass" else "rejected"
-        lines.append(f"- must {f.expect}: **{f.name}**: {f.right}/{f.cases} {verb} ({f.grid})")
+    for f in (f for f in p.families if f.origin == origin):
+        lines.append(_family_line(f))
         if f.right == f.cases:
             continue
         if f.wrong_ranges:
@@ -113,6 +125,29 @@ def _rule_table(rules: Sequence[RuleSimulation]) -> list[str]:
     return lines
 
 
+def _below_floor(parts: Sequence[PartCalibration]) -> list[str]:
+    """Return one line per family whose share of right answers is below the floor: which, how far, and why."""
+    lines = []
+    for p in parts:
+        for f in p.families:
+            r = f.rate
+            if r.rate < FLOOR:
+                why = f.why or "no reason given"
+                lines.append(
+                    f"- {_name(p)} ({f.origin}) {f.describe()} = {r.rate:.3f} [{r.low:.3f}]: answer known because {why}"
+                )
+    return lines
+
+
+def _origin_sections(p: PartCalibration) -> list[str]:
+    if p.origins == ("design",) or not p.origins:
+        return [*_family_lines(p, "design"), ""]
+    out = []
+    for origin in p.origins:
+        out += [f"#### {origin} families", "", *_family_lines(p, origin), ""]
+    return out
+
+
 def render_calibration(suite: SuiteCalibration) -> str:
     """Return the markdown of a suite's calibration: the summary table, each failing part's families, the claim rule."""
     parts = suite.parts
@@ -120,19 +155,26 @@ def render_calibration(suite: SuiteCalibration) -> str:
         "# Calibration of the decision rules",
         "",
         f"{len(parts)} parts; seed {suite.seed}; {suite.seconds:.1f} s. Sensitivity: must-pass cases accepted; "
-        f"specificity: must-fail cases rejected; [one-sided 95% lower bound, Clopper-Pearson]. A part is "
-        f"calibrated when both bounds reach {FLOOR:g}.",
+        f"specificity: must-fail cases rejected; zone: cases in a zone the part declares unresolvable left "
+        f"undecided; [one-sided 95% lower bound, Clopper-Pearson]. Design families are the part's designer's; "
+        f"challenge families were written from the claim's words by someone who never saw the decision. A part "
+        f"is calibrated when every bound with cases reaches {FLOOR:g}.",
         "",
-        "| part | status | sensitivity [95% lower] | specificity [95% lower] | families short of all right |",
-        "|---|---|---|---|---|",
+        "| part | status | design sensitivity | design specificity | challenge sensitivity | "
+        "challenge specificity | zone (d: design, c: challenge) | families short of all right |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for p in parts:
         lines.append(
             f"| {_name(p)} | {p.status} | {_bound(p, 'pass')} | {_bound(p, 'fail')} | "
+            f"{_bound(p, 'pass', 'challenge')} | {_bound(p, 'fail', 'challenge')} | {_zone(p)} | "
             f"{_worst(p) if p.decision else 'no decision declared'} |"
         )
     failing = suite.failing
     lines += ["", f"**Failing calibration**: {', '.join(_name(p) for p in failing) or 'none'}", ""]
+    below = _below_floor(parts)
+    if below:
+        lines += [f"**Families below {FLOOR:g}** (share of cases answered right):", "", *below, ""]
     uncal = [p for p in parts if p.status == "uncalibrated"]
     if uncal:
         lines += [f"**Uncalibrated**: {', '.join(f'{_name(p)} ({p.summary()})' for p in uncal)}", ""]
@@ -152,7 +194,7 @@ def render_calibration(suite: SuiteCalibration) -> str:
     lines += ["", "## Families, part by part", ""]
     for p in parts:
         lines += [f"### {_name(p)}: {p.status}", "", f"decision `{p.decision or 'none'}`", ""]
-        lines += [*_family_lines(p), ""]
+        lines += _origin_sections(p)
     lines += [
         "## The claim-level rule",
         "",

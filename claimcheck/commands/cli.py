@@ -31,7 +31,7 @@ from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.report import md, render
-from claimcheck.reportfiles import write_markdown
+from claimcheck.reportfiles import foreign_details, markdown_files, write_markdown_files
 from claimcheck.reportset import figure_dir, owns, record_written
 from claimcheck.rundata import RunData, load
 from claimcheck.settings import parse_tolerance
@@ -101,8 +101,8 @@ def _positive(text: str) -> int:
 FORCE_HELP = "replace an existing -o file even if claimcheck did not write it"
 
 
-def check_output(out: Path | None, force: bool) -> None:
-    """Raise ClaimcheckError when ``-o out`` would replace a file claimcheck did not write (unless ``force``).
+def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
+    """Raise ClaimcheckError when ``option out`` would replace a file claimcheck did not write (unless ``force``).
 
     A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with
     its present content: a report set's file, or an earlier ``-o`` of this command line.
@@ -110,19 +110,19 @@ def check_output(out: Path | None, force: bool) -> None:
     if out is None or force or not os.path.lexists(out):
         return
     if out.is_dir():
-        raise ClaimcheckError(f"-o {out}: it is a folder; give a file path")
+        raise ClaimcheckError(f"{option} {out}: it is a folder; give a file path")
     if not owns(out, out):
         raise ClaimcheckError(
-            f"-o {out}: the file exists and claimcheck did not write it (no manifest beside it records it with "
+            f"{option} {out}: the file exists and claimcheck did not write it (no manifest beside it records it with "
             "this content), so it is not replaced; choose another path, or add --force to replace it"
         )
 
 
-def _write_or_print(text: str, out: Path | None, force: bool = True) -> None:
+def _write_or_print(text: str, out: Path | None, force: bool, option: str = "-o") -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        check_output(out, force)
+        check_output(out, force, option)
         write_atomic(out, text)
         record_written(out, [out])
         print(f"wrote {out}", file=sys.stderr)
@@ -137,6 +137,13 @@ def _cmd_render(args: argparse.Namespace) -> None:
         sys.stdout.write(render(run, figure_folder=folder.name))
         return
     check_output(out, args.force)
+    files = markdown_files(run, out, folder.name, [], None)
+    why = None if args.force else foreign_details(out, files)
+    if why is not None:
+        raise ClaimcheckError(
+            f"-o {out}: the report is too long for one file, and its per-claim sections go beside it: {why}; "
+            "nothing is written; choose another path, or add --force to replace it"
+        )
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as stage:
         figures = draw_figures(run, Path(stage), enabled=not args.no_figures)
         placed = []
@@ -150,7 +157,7 @@ def _cmd_render(args: argparse.Namespace) -> None:
             placed.append(target)
     for text in figures.notes + figures.problems:
         print(f"claimcheck: {text}", file=sys.stderr)
-    details = write_markdown(run, out, folder.name, [], None)
+    details = write_markdown_files(out, files)
     record_written(out, [out, *placed, *([details] if details else [])])
     print(
         f"wrote {out}" + (f" and {details.name} (the report would exceed a PR comment)" if details else ""),
@@ -231,14 +238,16 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
         write_atomic(out, merged)
         print(f"updated {', '.join(pins) or 'no claim'} in {out}; every other pin is kept", file=sys.stderr)
         return
-    _write_or_print(render_pins(budget, pins, header, at), out)
+    _write_or_print(render_pins(budget, pins, header, at), out, force=True)  # a new file, or --force
 
 
 def _cmd_stability(args: argparse.Namespace) -> None:
     seeds = [args.first + i for i in range(args.base_seeds)]
+    summary = args.out / "stability.md"
+    check_output(summary, args.force, "--out")  # before the runs, not after them
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
     text = render_stability(stability(runs), seeds, args.budget)
-    _write_or_print(text, args.out / "stability.md")
+    _write_or_print(text, summary, args.force, "--out")
     sys.stdout.write(text)
 
 
@@ -251,8 +260,9 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     else:
         raise ClaimcheckError("mutants: give --catalogue FILE, or a reference model and at least one mutant")
 
-    timings = args.out / "timings.json"
-    seconds: dict[str, float] = json.loads(timings.read_text()) if args.reuse and timings.is_file() else {}
+    summary, timings = args.out / "mutants.md", args.out / "timings.json"
+    check_output(summary, args.force, "--out")  # before the runs, not after them
+    seconds = _timings(timings, args.force, args.reuse)
 
     def runner(name: str, report: Path, extra: Sequence[str], cwd: Path | None) -> tuple[RunData | Exception, float]:
         if args.reuse and report.stem in seconds:
@@ -274,8 +284,31 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     only = [n for n in args.only.split(",") if n] if args.only else []
     refs, judgements = run_catalogue(catalogue, Path.cwd(), args.out, runner, only, args.jobs)
     text = render_catalogue(catalogue, refs, judgements)
-    _write_or_print(text, args.out / "mutants.md")
+    _write_or_print(text, summary, args.force, "--out")
     sys.stdout.write(text)
+
+
+def _timings(path: Path, force: bool, reuse: bool) -> dict[str, float]:
+    """Return the seconds each run took by report name from ``path`` when ``reuse``, else nothing.
+
+    Raise ClaimcheckError when ``path`` holds something other than such a table (a file of the
+    user's, a link), unless ``force``: the runs write it as they finish.
+    """
+    if not os.path.lexists(path):
+        return {}
+    try:
+        data = None if path.is_symlink() else json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    ours = isinstance(data, dict) and all(
+        isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) for k, v in data.items()
+    )
+    if not ours and not force:
+        raise ClaimcheckError(
+            f"--out {path.parent}: {path} is not a table of run times claimcheck wrote, and the runs would write "
+            "over it; choose another --out, or add --force to replace it"
+        )
+    return {str(k): float(v) for k, v in data.items()} if ours and reuse and isinstance(data, dict) else {}
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
@@ -285,16 +318,17 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         protocols = [p for p in protocols if p.claim_id in wanted]
     if not protocols:
         raise ConfigError(f"claimcheck calibrate: no claim protocol found under {', '.join(map(str, args.paths))}")
+    for option, path in (("--json", args.json), ("-o", args.output)):  # before the run of minutes, not after it
+        check_output(path, args.force, option)
 
     def progress(pc: Any) -> None:
         print(f"calibrated {pc.claim}/{pc.part}: {pc.status} ({pc.seconds:.1f} s)", file=sys.stderr)
 
     suite = calibrate_suite(protocols, args.seed, args.cases, args.reps, progress)
     if args.json is not None:
-        write_atomic(args.json, json.dumps(suite.to_dict(), indent=1) + "\n")
-        print(f"wrote {args.json}", file=sys.stderr)
+        _write_or_print(json.dumps(suite.to_dict(), indent=1) + "\n", args.json, args.force, "--json")
     if args.record is not None:
-        where = args.record if args.record != Path() else LEDGER  # the ledger commands' default too
+        where = args.record  # LEDGER when --record names no path: the ledger commands' default too
         added = record_in_ledger(where, suite.parts)
         print(
             f"recorded {len(added)} calibration result(s) in the ledger {where} "
@@ -411,6 +445,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
     s.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
+    s.add_argument(
+        "--force", action="store_true", help="replace <out>/stability.md even if claimcheck did not write it"
+    )
     s.set_defaults(func=_cmd_stability)
     u = command("mutants", "run a catalogue of mutants and benign edits; say what caught each (the mutation score)")
     u.add_argument(
@@ -430,6 +467,11 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
     u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
     u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
+    u.add_argument(
+        "--force",
+        action="store_true",
+        help="replace <out>/mutants.md and <out>/timings.json even if claimcheck did not write them",
+    )
     u.set_defaults(func=_cmd_mutants)
     k = command("calibrate", "run every part's decision on cases whose answer is known; simulate the claim rule")
     k.add_argument("paths", nargs="*", type=Path, default=[Path("claims")], help="claim modules or folders (claims)")
@@ -438,7 +480,7 @@ def _parser() -> argparse.ArgumentParser:
         "--record",
         type=Path,
         nargs="?",
-        const=Path(),
+        const=LEDGER,
         metavar="PATH",
         help=f"append each changed part's result to the ledger as a calibrate entry (default {LEDGER}, as the "
         "ledger commands; give your suite's claim_ledger), where the report reads it",

@@ -1,34 +1,39 @@
-"""Calibration families of C5's decisions: loss curves per beta in worlds where the rate grows with beta, or not.
+"""Calibration families of C5's level decisions (``qin2025.level_speed``): worlds where a larger beta is faster, or not.
 
-A run's curve has the shape of the real Jena runs (exploratory seeds 0-7, ci sizes, 4,000 steps):
-a fast phase that fits the output's scale in a few steps and holds most of the descent, then a
-slow, decelerating descent towards a floor that no run reaches within the horizon:
+A run's curve has the shape of the real Jena runs (exploratory seeds 0-23 at ci, 0-7 at 4,000
+steps): a fast phase that fits the output's scale in a few steps, then a slow, decelerating descent
+towards a floor that no run reaches within the horizon:
 
     L(t) = F + A1 exp(-r1 g t) + A2 tail(g t),
 
-tail = exp(-r2 t) (an exponential tail) or (1 + t/tau)^-p (an offset power law), drawn 50/50 per
-case; F 1.5..9, A2 3..20 (the level after the fast phase, about the same for every beta in the real
-runs), L_0 = F + A1 + A2 40..1,700, r1 0.08..1, r2 (0.5..5)/T, tau T/40..T, p 0.3..1.5. The factor g
-is the run's speed: time runs g times faster. Each quantity is scattered from beta to beta within
-a seed (L_0 by 30%, A2 by 20%, F and, where the world does not set it, g by 10%).
+tail = (1 + s/tau)^-p (an offset power law; tau 1..T/4, so from a pure power law to a visible offset,
+p 0.3..1.5), drawn in 3 cases of 4 because the real runs' tails are power-law-like, or exp(-r2 s)
+(r2 T 0.5..5). F 1.5..9, A2 3..20, L_0 = F + A1 + A2 40..1,700, r1 0.08..1. The factor g is the
+run's speed: time runs g times faster (what a larger step does, to first order). Per run (from beta
+to beta within a seed) every quantity the world does not move is scattered, ``Scatter``: the
+offset tau by 30% and the exponent p by 5% (log sd), F by 5%, A2 by 10%, L_0 by 30%, g by 5%; the
+"heavy scatter" families double them.
 
-Must pass (the unit's own rates rise strictly with beta: g = factor^beta, no scatter): the rate
-grows 1.5..4x from beta = 0 to 1, alone; with L_0 rising or falling 10..1,000x through the fast
-phase (how beta moves L_0 in the real runs: the output's scale); with the whole excess falling
-10..1,000x; with the floor falling 1.5..3x; with noise (1e-6..1e-4 relative per step: GD in float64 is
-deterministic, its rounding about 1e-16; a block's drop in the real runs is about 1e-2 of the loss).
+Must pass: g = factor^beta, factor 1.5..4 (so beta = 0.25 is only 1.11..1.41x faster than
+beta = 0); alone, with L_0 rising or falling 10..1,000x through the fast phase (how beta moves L_0
+on the real runs), with the floor falling 1.5..3x, with noise (1e-6..1e-4 relative per step).
 
-Must fail: L_0 rises or falls 10..1,000x with beta, through the fast phase or through the whole
-excess, while the rate does not move; the floor falls 1.5..3x while the rate does not move (a
-lower loss, not a faster one); a stall (the rate grows 1.5..4x but towards a floor 2..10x higher:
-a faster approach to a worse level); no beta effect (sanity).
+Must fail: L_0 rises or falls 10..1,000x with beta through the fast phase while the speed does not
+move (the start is not the speed); the speed falls with beta (g = factor^-beta); a stall (the speed
+grows but towards a floor 2..10x higher: a faster approach to a worse level); no beta effect
+(sanity). Zone (a floor reached within T, ``qin2025.level_speed.FLAT``): the floor falls 1.5..3x
+with the speed flat, exponential tails fast enough that a run has flattened by T; the decision must
+answer "zone" (NaN). Until the core's ``expect="zone"`` lands, that family is declared "fail": a NaN
+statistic is a statistic not met.
 
-Left out, with the reason: pure power-law tails (tau far below the horizon), whose time rescaling
-by g is the same curve as an amplitude g^-p times smaller (A (g t / tau)^-p), so no measure blind
-to the amplitude can see it (indistinguishable at any horizon); a rate that grows while the whole
-excess rises 10..1,000x, which ends above the slower runs and is a stall at this horizon; sharp
-plateau-then-drop curves, which the real runs do not show (their block decrements fall
-monotonically after the fast phase).
+Every pass and fail family is drawn outside the zone (a case with a flattened run is redrawn and
+counted in ``params``), the zone family inside it, so each family's answer is known.
+
+Left out, with the reason (records/claims/c5.md, v4): a lower floor *not* reached within T with
+the speed flat, and the whole excess falling with the speed flat. At the horizon both are read as
+faster by the reading (lower at equal steps while no floor is observed); for power-law tails the
+second is exactly a speed-up (A (g t / tau)^-p = A g^-p (t / tau)^-p), so no measure could call it
+otherwise. The decisions' answers on them are measured and reported, not counted.
 
 "order" takes one seed (5 curves); "beta>0 vs beta=0" a whole sample of seeds
 (``{"units": [...]}``), decided on the mean as one look decides it (``claimcheck.calibration.decide_case``).
@@ -38,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -46,45 +51,80 @@ import numpy as np
 
 from claimcheck.protocol import Case, Expect, Family
 from qin2025.calibration.draw import jitter, log_uniform
+from qin2025.level_speed import in_zone
 from qin2025.residual_speed import descends
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 STEPS = 400
+REDRAWS = 500  # draws per case before a family gives up finding one on its side of the zone
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """Per-run log standard deviations of the quantities a world does not move with beta."""
+
+    tau: float = 0.05  # the power law's offset
+    p: float = 0.01  # its exponent
+    floor: float = 0.01
+    amplitude: float = 0.02  # A2, the slow phase's
+    start: float = 0.3  # L_0 (through the fast phase: the level is blind to it)
+    speed: float = 0.01  # g, where the world does not set it
+
+    def times(self, k: float) -> Scatter:
+        """Return this scatter k times over, L_0's kept (the stress rows)."""
+        return Scatter(k * self.tau, k * self.p, k * self.floor, k * self.amplitude, self.start, k * self.speed)
+
+
+RUNS_LIKE = Scatter()
+HEAVY = RUNS_LIKE.times(3.0)
 
 
 @dataclass(frozen=True)
 class Effect:
-    """How a world moves a run with beta, as factors from beta = 0 to beta = 1 (1: not at all)."""
+    """How a world moves a run with beta (1: not at all): speeds per beta, and factors from beta = 0 to 1."""
 
-    rate: float = 1.0  # g, the speed of the whole curve
+    speeds: tuple[float, ...] | None = None  # g per beta; None: no speed effect (scattered)
     fast: float = 1.0  # A1, the fast phase's amplitude (L_0 through the output's scale)
-    excess: float = 1.0  # A1 and A2, the whole excess over the floor
     floor: float = 1.0  # F
+    excess: float = 1.0  # A1 and A2 (reported only: a left-out world)
     noise: float = 0.0  # relative jitter per step
+    tail: str = ""  # "exponential" or "power law"; "" draws it (3/4 power law)
+    settles: bool = False  # exponential tails fast enough to reach the floor (the zone family)
 
 
-def _tail(rng: np.random.Generator, steps: int) -> tuple[Callable[[np.ndarray], np.ndarray], dict[str, Any]]:
-    """Draw the slow phase's shape: exponential or offset power law, as a function of (scaled) time."""
-    if rng.random() < 0.5:
-        r2 = log_uniform(rng, 0.5, 5.0) / steps
-        return (lambda s: np.exp(-r2 * s)), {"tail": "exponential", "r2": r2}
-    tau, p = log_uniform(rng, steps / 40, steps), float(rng.uniform(0.3, 1.5))
-    return (lambda s: (1 + s / tau) ** -p), {"tail": "power law", "tau": tau, "p": p}
+def _tail(
+    rng: np.random.Generator, effect: Effect, steps: int
+) -> tuple[Callable[[np.ndarray, np.random.Generator, Scatter], np.ndarray], dict[str, Any]]:
+    """Draw the slow phase's shape, exponential or offset power law, as a function of (scaled) time."""
+    kind = effect.tail or ("power law" if rng.random() < 0.75 else "exponential")
+    if kind == "exponential":
+        r2 = log_uniform(rng, 10.0, 30.0) / steps if effect.settles else log_uniform(rng, 0.5, 5.0) / steps
+        return (lambda s, _r, _sc: np.exp(-r2 * s)), {"tail": kind, "r2": r2}
+    tau, p = log_uniform(rng, 1.0, steps / 4), float(rng.uniform(0.3, 1.5))
+
+    def power(s: np.ndarray, r: np.random.Generator, sc: Scatter) -> np.ndarray:
+        t_run, p_run = tau * math.exp(r.normal(0.0, sc.tau)), p * math.exp(r.normal(0.0, sc.p))
+        return np.asarray((1 + s / t_run) ** -p_run)
+
+    return power, {"tail": kind, "tau": tau, "p": p}
 
 
-def _curves(rng: np.random.Generator, effect: Effect, steps: int) -> tuple[list[np.ndarray], dict[str, Any]]:
+def _curves(
+    rng: np.random.Generator, effect: Effect, steps: int, scatter: Scatter
+) -> tuple[list[np.ndarray], dict[str, Any]]:
     """Return one seed's curves, one per beta, each quantity times its factor^beta (scattered where it is 1)."""
     t = np.arange(steps + 1, dtype=np.float64)
-    tail, shape = _tail(rng, steps)
+    tail, shape = _tail(rng, effect, steps)
     r1, floor, a2 = log_uniform(rng, 0.08, 1.0), float(rng.uniform(1.5, 9.0)), log_uniform(rng, 3.0, 20.0)
     start = log_uniform(rng, 40.0, 1700.0)
     out = []
-    for b in BETAS:
-        g = effect.rate**b if effect.rate != 1 else math.exp(rng.normal(0.0, 0.1))
-        f = floor * effect.floor**b * math.exp(rng.normal(0.0, 0.1))
-        slow = a2 * effect.excess**b * math.exp(rng.normal(0.0, 0.2))
-        fast = max(start * math.exp(rng.normal(0.0, 0.3)) - floor - a2, 5.0) * (effect.fast * effect.excess) ** b
-        curve = f + fast * np.exp(-r1 * g * t) + slow * tail(g * t)
+    for j, b in enumerate(BETAS):
+        g = effect.speeds[j] if effect.speeds is not None else math.exp(rng.normal(0.0, scatter.speed))
+        f = floor * effect.floor**b * math.exp(rng.normal(0.0, scatter.floor))
+        slow = a2 * effect.excess**b * math.exp(rng.normal(0.0, scatter.amplitude))
+        l0 = start * math.exp(rng.normal(0.0, scatter.start))
+        fast = max(l0 - floor - a2, 5.0) * (effect.fast * effect.excess) ** b
+        curve = f + fast * np.exp(-r1 * g * t) + slow * tail(g * t, rng, scatter)
         out.append(jitter(rng, curve, effect.noise) if effect.noise else curve)
     return out, shape
 
@@ -92,151 +132,183 @@ def _curves(rng: np.random.Generator, effect: Effect, steps: int) -> tuple[list[
 World = Callable[[np.random.Generator], tuple[Effect, dict[str, float]]]
 
 
-def moves(
-    rng: np.random.Generator, rate: bool = False, what: str = "", low: float = 1.0, high: float = 1.0, sign: int = 1
-) -> tuple[Effect, dict[str, float]]:
-    """Draw a world: the rate grows 1.5..4x from beta = 0 to 1 when ``rate``; ``what`` moves low..high x with beta.
+def _speeds(rng: np.random.Generator, speed: str) -> tuple[tuple[float, ...] | None, dict[str, float]]:
+    """Draw the speeds per beta: "grows" factor^beta (factor 1.5..4), "falls" factor^-beta, or none ("")."""
+    if speed == "grows":
+        f = log_uniform(rng, 1.5, 4.0)
+        return tuple(f**b for b in BETAS), {"speed_factor": f}
+    if speed == "falls":
+        f = log_uniform(rng, 1.5, 4.0)
+        return tuple(f**-b for b in BETAS), {"speed_falls_by": f}
+    return None, {}
 
-    ``what`` is an ``Effect`` field (fast, excess, floor: up for ``sign`` 1, down for -1; noise: the
-    jitter itself); nothing else moves with beta.
+
+def moves(
+    rng: np.random.Generator,
+    speed: str = "",
+    what: str = "",
+    low: float = 1.0,
+    high: float = 1.0,
+    sign: int = 1,
+    **fixed: Any,
+) -> tuple[Effect, dict[str, float]]:
+    """Draw a world: its speeds (``_speeds``), and ``what`` (an ``Effect`` field) moved low..high x with beta.
+
+    fast, floor, excess move up for ``sign`` 1 and down for -1; noise is the jitter itself. ``fixed``
+    sets other ``Effect`` fields (tail, settles).
     """
-    fields: dict[str, float] = {}
-    params: dict[str, float] = {}
-    if rate:
-        fields["rate"] = params["rate_factor"] = log_uniform(rng, 1.5, 4.0)
+    speeds, params = _speeds(rng, speed)
+    effect = Effect(speeds=speeds, **fixed)
     if what:
         m = log_uniform(rng, low, high)
-        fields[what] = m if what == "noise" else m**sign
+        changes: dict[str, Any] = {what: m if what == "noise" else m**sign}
+        effect = replace(effect, **changes)
         params[what if what == "noise" else f"{what}_{'rises' if sign > 0 else 'falls'}_by"] = m
-    return Effect(**fields), params
+    return effect, params
 
 
-WORLDS: tuple[tuple[str, Expect, World, str, str], ...] = (
-    ("rate grows with beta", "pass", partial(moves, rate=True), "rate x 1.5..4 from beta 0 to 1", "the rate grows"),
-    (
-        "rate grows, L_0 rises through the fast phase",
-        "pass",
-        partial(moves, rate=True, what="fast", low=10.0, high=1000.0),
-        "rate x 1.5..4; fast phase (L_0) x 10..1000",
-        "the rate grows; the start is not the rate",
-    ),
-    (
-        "rate grows, L_0 falls through the fast phase",
-        "pass",
-        partial(moves, rate=True, what="fast", low=10.0, high=1000.0, sign=-1),
-        "rate x 1.5..4; fast phase (L_0) / 10..1000",
-        "the rate grows; the start is not the rate",
-    ),
-    (
-        "rate grows, the whole excess falls",
-        "pass",
-        partial(moves, rate=True, what="excess", low=10.0, high=1000.0, sign=-1),
-        "rate x 1.5..4; excess over the floor / 10..1000",
-        "the rate grows; the amplitude is not the rate",
-    ),
-    (
-        "rate grows, the floor falls",
-        "pass",
-        partial(moves, rate=True, what="floor", low=1.5, high=3.0, sign=-1),
-        "rate x 1.5..4; floor / 1.5..3",
-        "the rate grows, towards a lower floor",
-    ),
-    (
-        "rate grows, noisy",
-        "pass",
-        partial(moves, rate=True, what="noise", low=1e-6, high=1e-4),
-        "rate x 1.5..4; jitter 1e-6..1e-4 per step",
-        "the rate grows",
-    ),
-    (
-        "L_0 rises through the fast phase, rate flat",
-        "fail",
-        partial(moves, what="fast", low=10.0, high=1000.0),
-        "fast phase (L_0) x 10..1000 from beta 0 to 1",
-        "the rate does not move: no beta converges faster",
-    ),
-    (
-        "L_0 falls through the fast phase, rate flat",
-        "fail",
-        partial(moves, what="fast", low=10.0, high=1000.0, sign=-1),
-        "fast phase (L_0) / 10..1000",
-        "the rate does not move",
-    ),
-    (
-        "L_0 and the whole excess rise, rate flat",
-        "fail",
-        partial(moves, what="excess", low=10.0, high=1000.0),
-        "excess over the floor x 10..1000",
-        "the rate does not move",
-    ),
-    (
-        "L_0 and the whole excess fall, rate flat",
-        "fail",
-        partial(moves, what="excess", low=10.0, high=1000.0, sign=-1),
-        "excess over the floor / 10..1000",
-        "the rate does not move",
-    ),
-    (
-        "floor falls, rate flat",
-        "fail",
-        partial(moves, what="floor", low=1.5, high=3.0, sign=-1),
-        "floor / 1.5..3",
-        "a lower floor is a lower loss, not a faster convergence",
-    ),
-    (
-        "stall: faster towards a higher floor",
-        "fail",
-        partial(moves, rate=True, what="floor", low=2.0, high=10.0),
-        "rate x 1.5..4; floor x 2..10",
-        "a faster approach to a worse level is a stall, not a faster convergence",
-    ),
-    ("no beta effect (sanity)", "fail", moves, "rate, L_0 and floor independent of beta", "nothing depends on beta"),
-)
+Row = tuple[str, Expect, World, str, str]
 
 
-def one_seed(rng: np.random.Generator, world: World, steps: int) -> Case:
+def _rows() -> tuple[Row, ...]:
+    """Return the worlds of C5's parts (the same for both)."""
+    speed, grid = "grows", "speed x 1.5..4 from beta 0 to 1"
+    fast = partial(moves, what="fast", low=10.0, high=1000.0)
+    return (
+        ("speed grows with beta", "pass", partial(moves, speed=speed), grid, "a larger beta runs faster"),
+        (
+            "speed grows, power-law tail",
+            "pass",
+            partial(moves, speed=speed, tail="power law"),
+            f"{grid}; tail (1 + g t/tau)^-p, tau 1..T/4",
+            "the regime of the real runs: a speed-up is a level change",
+        ),
+        (
+            "speed grows, L_0 rises through the fast phase",
+            "pass",
+            partial(fast, speed=speed),
+            f"{grid}; fast phase (L_0) x 10..1000",
+            "the start is not the speed",
+        ),
+        (
+            "speed grows, L_0 falls through the fast phase",
+            "pass",
+            partial(fast, speed=speed, sign=-1),
+            f"{grid}; fast phase (L_0) / 10..1000",
+            "the start is not the speed",
+        ),
+        (
+            "speed grows, the floor falls",
+            "pass",
+            partial(moves, speed=speed, what="floor", low=1.5, high=3.0, sign=-1),
+            f"{grid}; floor / 1.5..3",
+            "faster, towards a lower floor",
+        ),
+        (
+            "speed grows, noisy",
+            "pass",
+            partial(moves, speed=speed, what="noise", low=1e-6, high=1e-4),
+            f"{grid}; jitter 1e-6..1e-4 per step",
+            "a larger beta runs faster",
+        ),
+        (
+            "L_0 rises through the fast phase, speed flat",
+            "fail",
+            fast,
+            "fast phase (L_0) x 10..1000 from beta 0 to 1",
+            "the start moves, the speed does not",
+        ),
+        (
+            "L_0 falls through the fast phase, speed flat",
+            "fail",
+            partial(fast, sign=-1),
+            "fast phase (L_0) / 10..1000",
+            "the start moves, the speed does not",
+        ),
+        (
+            "speed falls with beta",
+            "fail",
+            partial(moves, speed="falls"),
+            "speed / 1.5..4 from beta 0 to 1",
+            "a larger beta runs slower",
+        ),
+        (
+            "stall: faster towards a higher floor",
+            "fail",
+            partial(moves, speed="grows", what="floor", low=2.0, high=10.0),
+            "speed x 1.5..4; floor x 2..10",
+            "a faster approach to a worse level is a stall",
+        ),
+        (
+            "no beta effect (sanity)",
+            "fail",
+            moves,
+            "speed, L_0 and floor independent of beta",
+            "nothing depends on beta",
+        ),
+        (
+            "floor reached within T, floor falls, speed flat (zone)",
+            "zone",  # the decision answers NaN + zone: undecided is the right answer
+            partial(moves, what="floor", low=1.5, high=3.0, sign=-1, tail="exponential", settles=True),
+            "floor / 1.5..3; exponential tail r2 T 10..30 (a run flattens by T)",
+            "a floor reached within T is a better minimum, not a faster run: undecided (the declared zone)",
+        ),
+    )
+
+
+def _draw(
+    rng: np.random.Generator, effect: Effect, steps: int, scatter: Scatter, zone: bool
+) -> tuple[list[np.ndarray], dict[str, Any], int]:
+    """Draw one seed's curves on the family's side of the zone (inside for ``zone``), in the premise; count redraws."""
+    for tries in range(REDRAWS):
+        curves, shape = _curves(rng, effect, steps, scatter)
+        if in_zone(curves) == zone and (zone or all(descends(c) for c in curves)):
+            return curves, shape, tries
+    raise RuntimeError(f"no case on the {'inside' if zone else 'outside'} of C5's zone in {REDRAWS} draws")
+
+
+def one_seed(rng: np.random.Generator, world: World, steps: int, scatter: Scatter, zone: bool = False) -> Case:
     """One seed's five runs in ``world``."""
     effect, params = world(rng)
-    curves, shape = _curves(rng, effect, steps)
-    return Case({**params, **shape}, {"betas": list(BETAS), "curves": curves})
+    curves, shape, redrawn = _draw(rng, effect, steps, scatter, zone)
+    return Case({**params, **shape, "redrawn": redrawn}, {"betas": list(BETAS), "curves": curves})
 
 
-def sample(rng: np.random.Generator, world: World, seeds: int, steps: int) -> Case:
+def sample(
+    rng: np.random.Generator, world: World, seeds: int, steps: int, scatter: Scatter, zone: bool = False
+) -> Case:
     """A whole sample of ``seeds`` admitted seeds in ``world`` (its factors drawn once; each seed's curves its own).
 
-    As the claim test excludes a seed with a run that does not descend over its steady part (the
-    premise), a seed drawn here that leaves the premise is replaced; ``params`` counts them.
+    As the claim test excludes a seed with a run outside the premise or in the zone, a seed drawn
+    here that falls there is replaced; ``params`` counts them.
     """
     effect, params = world(rng)
-    units: list[dict[str, Any]] = []
-    left = 0
-    while len(units) < seeds and left < 10 * seeds:
-        curves = _curves(rng, effect, steps)[0]
-        if all(descends(c) for c in curves):
-            units.append({"betas": list(BETAS), "curves": curves})
-        else:
-            left += 1
-    return Case({**params, "seeds": seeds, "left_the_premise": left}, {"units": units})
+    units = []
+    redrawn = 0
+    for _ in range(seeds):
+        curves, _, tries = _draw(rng, effect, steps, scatter, zone)
+        units.append({"betas": list(BETAS), "curves": curves})
+        redrawn += tries
+    return Case({**params, "seeds": seeds, "redrawn": redrawn}, {"units": units})
 
 
-def order_families(cases: int = 200, steps: int = STEPS) -> tuple[Family, ...]:
-    """Return the families of C5's "order" part (one seed per case)."""
-    return tuple(
-        Family(name, expect, partial(one_seed, world=world, steps=steps), cases, f"{grid}; T = {steps}", why)
-        for name, expect, world, grid, why in WORLDS
-    )
+def _families(make: Callable[..., Case], cases: int, steps: int, what: str, heavy: bool = False) -> tuple[Family, ...]:
+    out = []
+    for scatter, tag in ((RUNS_LIKE, ""), (HEAVY, ", heavy scatter")) if heavy else ((RUNS_LIKE, ""),):
+        for name, expect, world, grid, why in _rows():
+            if tag and expect != "pass":
+                continue  # heavier scatter makes a must-fail case no easier to pass: the must-pass ones are the test
+            zone = "(zone)" in name
+            gen = partial(make, world=world, steps=steps, scatter=scatter, zone=zone)
+            out.append(Family(f"{name}{tag}", expect, gen, cases, f"{grid}; {what}T = {steps}", why))
+    return tuple(out)
 
 
-def faster_families(seeds: int, cases: int = 100, steps: int = STEPS) -> tuple[Family, ...]:
+def order_families(cases: int = 200, steps: int = STEPS, heavy: bool = False) -> tuple[Family, ...]:
+    """Return the families of C5's "order" part (one seed per case); ``heavy`` adds the heavy-scatter must-pass ones."""
+    return _families(one_seed, cases, steps, "", heavy)
+
+
+def faster_families(seeds: int, cases: int = 50, steps: int = STEPS, heavy: bool = False) -> tuple[Family, ...]:
     """Return the families of C5's "beta>0 vs beta=0" part (a sample of ``seeds`` seeds per case)."""
-    return tuple(
-        Family(
-            name,
-            expect,
-            partial(sample, world=world, seeds=seeds, steps=steps),
-            cases,
-            f"{grid}; {seeds} seeds; T = {steps}",
-            why,
-        )
-        for name, expect, world, grid, why in WORLDS
-    )
+    return _families(partial(sample, seeds=seeds), cases, steps, f"{seeds} seeds; ", heavy)

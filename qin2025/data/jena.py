@@ -102,7 +102,7 @@ class JenaHeaderError(JenaError):
 
 
 class JenaRowError(JenaError):
-    """A row has the wrong number of fields or is blank."""
+    """A row has the wrong number of fields, is blank, or cannot be read as CSV (a field past the limit)."""
 
 
 class JenaCellError(JenaError):
@@ -263,6 +263,34 @@ def _numbers(path: Path, cells: Sequence[str], name: str, lines: np.ndarray) -> 
     return values
 
 
+def _parse(path: Path) -> tuple[list[str] | None, list[list[str]], np.ndarray]:
+    """Return the header (None for an empty file), the data rows and the line each row starts on.
+
+    Raise JenaRowError naming the line when the CSV reader refuses it (a field past its limit of
+    ``csv.field_size_limit()`` characters, a quote left open).
+    """
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        first = next(reader, None)
+        rows = list(reader)
+        if reader.line_num == len(rows) + 1:
+            line_no = np.arange(2, len(rows) + 2, dtype=np.int64)  # one row per line: row i is on line i + 2
+        else:  # a quoted field spans lines: count again, row by row
+            reader = csv.reader(io.StringIO(text, newline=""))
+            next(reader)
+            line_no = np.asarray([reader.line_num for _ in reader], dtype=np.int64)
+    except csv.Error as e:
+        raise JenaRowError(
+            path,
+            f"the line cannot be read as CSV ({quote_line(str(e))})",
+            f"Fix the line: no field of a Jena file holds more than {csv.field_size_limit():,} characters "
+            "or leaves a quote open",
+            line=max(reader.line_num, 1),
+        ) from None
+    return first, rows, line_no
+
+
 def load_jena(
     path: Path | str,
     *,
@@ -283,19 +311,11 @@ def load_jena(
         raise ValueError(f"irregular must be 'error' or 'split', got {irregular!r}")
     if sentinels not in ("zero_wind", "error"):
         raise ValueError(f"sentinels must be 'zero_wind' or 'error', got {sentinels!r}")
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    first = next(reader, None)
+    first, rows, line_no = _parse(path)
     if first is None or not any(f.strip() for f in first):
         raise JenaHeaderError(path, "line 1 is blank; expected the header", "Remove the blank line", line=1)
     index, header = _header(path, first)
     width = len(first)
-    rows = list(reader)
-    if reader.line_num == len(rows) + 1:
-        line_no = np.arange(2, len(rows) + 2, dtype=np.int64)  # one row per line: row i is on line i + 2
-    else:  # a quoted field spans lines: count again, row by row
-        reader = csv.reader(io.StringIO(read_text(path), newline=""))
-        next(reader)
-        line_no = np.asarray([reader.line_num for _ in reader], dtype=np.int64)
     for i in (i for i, fields in enumerate(rows) if len(fields) != width):
         fields, line = rows[i], int(line_no[i])
         if not any(f.strip() for f in fields):

@@ -1,6 +1,6 @@
 """Say where each data file came from: its size, sha256, and whether it is the published file.
 
-``PUBLISHED`` holds the files ``shared/data/SOURCES.md`` describes, with the sha256 it publishes
+``PUBLISHED`` holds the files the data folder's ``SOURCES.md`` describes, with the sha256 it publishes
 for each (and for a gzipped file, the sha256 of its content), and the repository each was copied
 from. ``provenance(path)`` hashes a file and matches it against the table by content, so a
 renamed or decompressed copy is still recognised, and a file that has a published name but other
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from claimcheck.files import sha256_file
 
-SOURCES = "shared/data/SOURCES.md"
+SOURCES = "$CLAIMCHECK_DATA_DIR/SOURCES.md"  # the data folder's own notes, beside the files
 
 
 @dataclass(frozen=True)

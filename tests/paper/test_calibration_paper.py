@@ -84,4 +84,4 @@ def test_the_example_in_docs_calibration_runs(capsys: pytest.CaptureFixture[str]
     assert blocks, "docs/calibration.md has no python example"
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), {"__name__": "docs_example"})
-    assert "late rate ratio" in capsys.readouterr().out
+    assert "octave ratio" in capsys.readouterr().out

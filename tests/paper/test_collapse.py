@@ -21,7 +21,6 @@ from qin2025.collapse import (
     RATIO_TREND,
     REL_FLOOR,
     SLOWS,
-    STOPS_LEVEL,
     STOPS_TREND,
     TREND,
     RateTable,
@@ -68,19 +67,31 @@ def test_slows_is_the_log_log_slope_of_the_relative_rate() -> None:
     assert slows_decision(d_qk, rates)[SLOWS] == pytest.approx(HALF_PER_4X)
 
 
-def test_stops_reads_the_level_at_the_far_end_and_the_slope_over_the_far_16x() -> None:
+def test_stops_reads_the_slope_over_the_far_16x_alone() -> None:
     d_qk = [16.0 * k for k in FAR]
     rates = [(0.1 * 0.01, 0.01), (0.01 * 0.01, 0.01), (0.001 * 0.01, 0.01)]  # relative 0.1, 0.01, 0.001
-    stats = stops_decision(d_qk, rates)
-    assert stats[STOPS_LEVEL] == pytest.approx(-3.0)
-    assert stats[STOPS_TREND] == pytest.approx(-1 / math.log10(4))
+    assert stops_decision(d_qk, rates) == {STOPS_TREND: pytest.approx(-1 / math.log10(4))}
+
+
+def test_a_fall_that_levels_off_inside_the_grid_is_flat_there_at_any_level() -> None:
+    d_qk = [16.0 * k for k in FAR]
+    for level in (0.02, 0.09, 0.4):  # issue 38's levels and one of v4's grid
+        rates = [(level * (1 + 1e-3 / k) * 0.01, 0.01) for k in FAR]
+        assert stops_decision(d_qk, rates)[STOPS_TREND] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_fall_that_levels_off_beyond_the_grid_is_still_falling_on_it() -> None:
+    d_qk = [16.0 * k for k in FAR]
+    level = 0.01 * 256.0**-0.8  # a hundredth of its value at 256 d
+    rates = [((level + k**-0.8) * 0.01, 0.01) for k in FAR]
+    assert stops_decision(d_qk, rates)[STOPS_TREND] == pytest.approx(-0.8, abs=0.01)  # the zone: not resolvable
 
 
 def test_values_are_clipped_to_the_bounds_a_mean_part_states() -> None:
     d_qk = [16.0 * k for k in FAR]
     stopped = [(0.5, 1.0), (1e-5, 1.0), (0.0, 1.0)]  # the last beta = 0 run made no progress
     stats = stops_decision(d_qk, stopped)
-    assert stats[STOPS_LEVEL] == -3.0 and stats[STOPS_TREND] == -3.0  # log10 1e-6 and a slope of -4.7, clipped
+    assert stats[STOPS_TREND] == -3.0  # a slope of -4.7, clipped
     assert relative([(0.0, 1.0), (-0.1, 1.0), (0.2, 0.4), (0.1, 0.0)])[:3] == [REL_FLOOR, REL_FLOOR, 0.5]
     assert math.isnan(relative([(0.1, 0.0)])[0])
 

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from claimcheck.calibration import calibrate_part
-from claimcheck.protocol import Part, Stat
+from claimcheck.protocol import ClaimProtocol, Part, Seeds, Stat
+from claimcheck.record import ClaimRecorder
 from claimcheck.store import ResultCache
 from qin2025.calibration.conditioning import conditioning_families, skeleton
 from qin2025.conditioning import (
@@ -20,9 +21,11 @@ from qin2025.conditioning import (
     MIN_SPAN,
     MODEL,
     ROTATION,
+    ZONE,
     Lever,
     Setting,
     Table,
+    Unit,
     association_decision,
     build,
     conditioning,
@@ -30,6 +33,7 @@ from qin2025.conditioning import (
     governs_decision,
     naive_scale,
     readout_units,
+    record_lever,
     respectrum,
     steady_rate,
     window_kinv,
@@ -57,11 +61,13 @@ def test_the_association_is_spearmans_rho_over_the_five_settings_alone() -> None
     assert association_decision(swapped, KINV, LAM, REFERENCE)[ASSOCIATION] == pytest.approx(0.9)
 
 
-def test_the_association_is_undefined_outside_the_premise() -> None:
-    narrow = [0.5, 0.4, 0.3, 0.2, 0.1, 0.3, 0.3, 0.3, 0.3]  # spans 5x < 10x
-    assert math.isnan(association_decision([5, 4, 3, 2, 1, 1, 1, 1, 1], narrow, LAM, REFERENCE)[ASSOCIATION])
+def test_the_association_is_undefined_outside_the_premise_and_in_the_zone_says_so() -> None:
+    narrow = [0.5, 0.4, 0.3, 0.2, 0.1, 0.3, 0.3, 0.3, 0.3]  # spans 5x < 10x: the lever did not separate
+    zoned = association_decision([5, 4, 3, 2, 1, 1, 1, 1, 1], narrow, LAM, REFERENCE)
+    assert math.isnan(zoned[ASSOCIATION]) and zoned[ZONE] == 1.0
     gone = [5.0, math.nan, -1.0, 2.0, 1.0, 1, 1, 1, 1]  # two settings without a positive rate: 3 left
-    assert math.isnan(association_decision(gone, KINV, LAM, REFERENCE)[ASSOCIATION])
+    out = association_decision(gone, KINV, LAM, REFERENCE)
+    assert math.isnan(out[ASSOCIATION]) and ZONE not in out  # too few runs: undefined, not the zone
 
 
 def test_governs_recovers_the_elasticity_with_lambda_held() -> None:
@@ -74,10 +80,49 @@ def test_governs_recovers_the_elasticity_with_lambda_held() -> None:
     assert elasticity(by_lambda[:5], k[:5]) > 0.2
 
 
-def test_governs_is_undefined_with_too_few_runs_or_too_little_span() -> None:
+def test_governs_holds_w_vs_own_sigma_min_over_the_window_when_it_is_given() -> None:
+    k, m = np.array(KINV), np.array(LAM)
+    wv = np.array([0.02, 0.03, 0.018, 0.025, 0.022, 0.02, 0.035, 0.03, 0.018])  # GD moved W_V differently per run
+    alpha = 0.01 * k**0.7 * wv**1.5 * m**-0.3  # Theorem 1's alpha reads both: b = 0.7 with W_V held
+    assert governs_decision(alpha.tolist(), KINV, LAM, REFERENCE, wv.tolist()) == {GOVERNS: pytest.approx(0.7)}
+    jitter = np.array([1.0, 1.05, 0.97, 1.02, 1.0, 1.03, 0.98, 1.01, 0.99])
+    wv_drift = 0.02 * (k / k[0]) ** -0.1 * jitter  # drifting against kinv(Z) along the lever, 1.5x: still held
+    w_alone = 0.5 * wv_drift**2  # W_V's sigma_min alone sets the rate
+    assert governs_decision(w_alone.tolist(), KINV, LAM, REFERENCE, wv_drift.tolist())[GOVERNS] == pytest.approx(0.0)
+    assert governs_decision(w_alone.tolist(), KINV, LAM, REFERENCE)[GOVERNS] < -0.15  # v5's statistic: fooled
+    rate = (0.01 * k**0.7 * m**-0.3).tolist()  # a W_V held exactly (a read-out): no covariate, the same b
+    assert governs_decision(rate, KINV, LAM, REFERENCE, [0.02] * 9) == governs_decision(rate, KINV, LAM, REFERENCE)
+    moved = [0.02, 0.03, 0.036, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02]  # W_V's sigma_min spans 1.8x >= 1.78x: not held
+    for decision, stat in ((governs_decision, GOVERNS), (association_decision, ASSOCIATION)):
+        zoned = decision(rate, KINV, LAM, REFERENCE, moved)
+        assert math.isnan(zoned[stat]) and zoned[ZONE] == 1.0
+        assert ZONE not in decision(rate, KINV, LAM, REFERENCE, [v * 0.95 if v > 0.03 else v for v in moved])
+
+
+def test_the_replayed_descent_is_the_engines_and_reads_w_v_over_it() -> None:
+    from qin2025.batched import Run, train_batch_from
+    from qin2025.rotation import descend_reading_w_v
+    from qin2025.train import TrainConfig
+
+    train = TrainConfig(steps=30, lr_fraction=0.5, sigma_every=10)
+    built = [build(s, 0) for s in ROTATION.settings()[:2]]
+    runs = [Run(MODEL, train, data, 0) for _, data in built]
+    trajs = train_batch_from(runs, [p for p, _ in built])
+    loss, w_v = descend_reading_w_v(runs, [p for p, _ in built], [t.lr for t in trajs], 30, 10)
+    for row, traj in zip(loss, trajs, strict=True):
+        assert np.array_equal(row[: traj.loss.size], traj.loss)  # bit for bit
+    at_init = np.linalg.svd(built[1][0]["0.W_V"].numpy(), compute_uv=False)[-1]
+    assert w_v.shape == (2, 4) and w_v[1, 0] == pytest.approx(at_init) and w_v[1, 3] != w_v[1, 0]
+
+
+def test_governs_is_undefined_with_too_few_runs_and_in_the_zone_with_too_little_span() -> None:
     rate = [1.0, 1.0, 1.0, math.nan, math.nan, math.nan, math.nan, 1.0, 1.0]  # 5 usable runs < 6
+    assert set(governs_decision(rate, KINV, LAM, REFERENCE)) == {GOVERNS}
     assert math.isnan(governs_decision(rate, KINV, LAM, REFERENCE)[GOVERNS])
-    assert math.isnan(governs_decision([1.0] * 9, [0.2] * 9, LAM, REFERENCE)[GOVERNS])
+    zoned = governs_decision([1.0] * 9, [0.2] * 9, LAM, REFERENCE)
+    assert math.isnan(zoned[GOVERNS]) and zoned[ZONE] == 1.0
+    just = [0.5, 0.3, 0.1, 0.06, 0.05, 0.1, 0.1, 0.1, 0.1]  # exactly 10x: outside the zone
+    assert ZONE not in governs_decision([1.0] * 9, just, LAM, REFERENCE)
 
 
 def test_the_steady_rate_is_the_slope_after_the_first_quarter() -> None:
@@ -160,13 +205,20 @@ def test_read_outs_are_cached_by_features_and_seeds_and_read_back_bit_for_bit(tm
 def _table(rate: list[float], kinv: list[float], ok: list[bool] | None = None) -> Table:
     a = np.asarray
     settings = tuple(INPUT.settings())
-    return Table(INPUT, settings, a(rate), a(kinv), a(kinv), a(LAM), a(kinv) * 10, 1 / a(LAM), a(ok or [True] * 9))
+    wv = a([0.02] * 9)
+    return Table(INPUT, settings, a(rate), a(kinv), a(kinv), a(LAM), a(kinv) * 10, 1 / a(LAM), wv, a(ok or [True] * 9))
 
 
-def test_a_table_names_why_it_left_the_premise_and_a_shuffle_keeps_its_span() -> None:
-    assert _table([1.0] * 9, KINV).premise() == ""
+def test_a_table_names_why_it_left_the_premise_or_sits_in_the_zone_and_a_shuffle_keeps_its_span() -> None:
+    assert _table([1.0] * 9, KINV).premise() == "" and _table([1.0] * 9, KINV).zone() == ""
     assert "left the step-size premise at kx=3" in _table([1.0] * 9, KINV, [True, False] + [True] * 7).premise()
-    assert "spans 2x" in _table([1.0] * 9, [0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]).premise()
+    narrow = _table([1.0] * 9, [0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])
+    assert narrow.premise() == "" and "spans 2x" in narrow.zone() and not narrow.admitted()
+    a = np.asarray
+    w_v_moved = Table(ROTATION, tuple(ROTATION.settings()), a([1.0] * 9), a(KINV), a(KINV), a(LAM), a(KINV), 1 / a(LAM),
+                      a([0.01, 0.02] + [0.015] * 7), a([True] * 9))  # fmt: skip
+    assert "W_V's sigma_min over the fitted steps spans 2x" in w_v_moved.zone()
+    assert "wv" in w_v_moved.measurements() and "wv" not in narrow.measurements()  # only a lever that holds W_V
     shuffled = _table([1.0] * 9, KINV).shuffled(3)
     assert sorted(shuffled.kinv[:5]) == sorted(KINV[:5]) and list(shuffled.kinv[5:]) == KINV[5:]
 
@@ -177,7 +229,7 @@ def test_the_naive_scale_check_reads_the_bound_forms_exponent() -> None:
     smin = table.smin.copy()
     smin[5], smin[6] = 0.5 * smin[2], 2 * smin[2]  # s = 1/2, 2 at the middle setting
     rate = mu * smin**2  # the bound form at a common absolute step: rate/mu = sigma_min^2
-    scaled = Table(INPUT, table.settings, rate, table.kinv, table.kinv0, table.lam, smin, mu, table.ok)
+    scaled = Table(INPUT, table.settings, rate, table.kinv, table.kinv0, table.lam, smin, mu, table.wv, table.ok)
     assert naive_scale(scaled) == pytest.approx(2.0)
 
 
@@ -185,8 +237,9 @@ def test_the_naive_scale_check_reads_the_bound_forms_exponent() -> None:
 def test_every_part_calibrates_on_a_quick_sample_of_its_families(kind: str, lever: Lever) -> None:
     stat = Stat(ASSOCIATION, ">=", 0.9, tol=1e-9) if kind == "association" else Stat(GOVERNS, ">=", 0.5)
     decision = association_decision if kind == "association" else governs_decision
-    part = Part(kind, "", (stat,), decision=decision, calibration=conditioning_families(kind, lever, cases=40))
-    result = calibrate_part("C7", part, cases=40)
+    cases = 100  # association (rotation) sits at 0.92 (v6, W_V's drift over the window): 40 cases would straddle 0.9
+    part = Part(kind, "", (stat,), decision=decision, calibration=conditioning_families(kind, lever, cases=cases))
+    result = calibrate_part("C7", part, cases=cases)
     assert result.sensitivity.rate >= 0.9 and result.specificity.rate >= 0.9, result.summary()
 
 
@@ -196,6 +249,9 @@ def test_the_families_score_each_world_by_the_parts_statement() -> None:
     assert names["W_V's sigma_min alone"] == "fail" and names["beta alone"] == "fail"
     assert names["Theorem 1's alpha, kinv(Z) x sigma_min(W_V)"] == "pass"  # alpha reads both; the lever holds W_V's
     assert "X's conditioning alone" not in {f.name for f in conditioning_families("governs", INPUT)}
+    samples = {f.name: f.expect for f in conditioning_families("governs", ROTATION, cases=2, units=40)}
+    assert samples["just above the bar"] == "pass" and samples["just below the bar"] == "fail"
+    assert "just above the bar" not in names  # a near-bar world's scatter sits about a sample's mean: samples only
     assert {f.name: f.expect for f in conditioning_families("association", INPUT)}["X's conditioning alone"] == "pass"
     with pytest.raises(ValueError, match="association or governs"):
         conditioning_families("rate", INPUT)
@@ -205,9 +261,12 @@ def test_a_skeleton_has_the_levers_structure_inside_the_premise() -> None:
     for i in range(20):
         sk = skeleton(ROTATION, np.random.default_rng(i))
         assert max(sk.kinv[:5]) / min(sk.kinv[:5]) >= MIN_SPAN  # redrawn until the lever separates
-        assert np.ptp(sk.log_kx) == 0 and np.ptp(sk.log_smin_wv) == 0  # X and W_V's spectrum fixed along it
+        assert np.ptp(sk.log_kx) == 0  # X fixed along it
         assert sk.lam[6] / sk.lam[5] > 10  # s = 2 against s = 1/2: lambda_max moves >= 10x
         assert np.abs(np.log(sk.kinv[5:] / sk.kinv[2])).max() < 0.5  # the lambda runs near the middle's kinv(Z)
+    # W_V's sigma_min over the window is the draw's, moved by GD about as much as measured (W1: median span 1.19x)
+    spans = [np.ptp(skeleton(ROTATION, np.random.default_rng(i)).log_smin_wv[:5]) for i in range(200)]
+    assert 1.05 < math.exp(float(np.median(spans))) < 2.0
 
 
 def test_the_worst_rotation_is_deterministic_and_worsens_z() -> None:
@@ -218,3 +277,13 @@ def test_the_worst_rotation_is_deterministic_and_worsens_z() -> None:
     assert torch.allclose(a, -a.T) and torch.allclose(b, -b.T)  # skew: expm of each is a rotation
     turned = {**params, "0.W_V": rotate(params["0.W_V"], a, b, 1.0)}
     assert conditioning(forward(turned, data.x, MODEL).z[0].detach().numpy())[0] < conditioning(_z(Setting(), 3))[0]
+
+
+def test_a_unit_in_the_declared_zone_is_excluded_as_undecided_and_never_scored() -> None:
+    part = Part("p", "", (Stat(ASSOCIATION, ">=", 0.9),), premise="the lever separates", decision=association_decision)
+    rec = ClaimRecorder("C7", protocol=ClaimProtocol("C7", 1, (part,), (), Seeds("t", 1000, {"ci": 2})))
+    narrow = _table([1.0] * 9, [0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])
+    wide = _table([5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0], KINV)
+    record_lever(rec, [Unit(1, {"input": narrow}), Unit(2, {"input": wide})], INPUT, parts=("p",))
+    assert [e.unit for e in rec.exclusions] == ["1"] and "in the declared zone" in rec.exclusions[0].reason
+    assert [c.unit for c in rec.checks] == ["2"]

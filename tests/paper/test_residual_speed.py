@@ -1,4 +1,4 @@
-"""C5's instrument on hand-worked curves: the steady rate sees the rate, not the start or floor; stalls earn nothing."""
+"""C5's instruments on hand-worked curves: the level at equal steps sees a speed-up, not the start."""
 
 from __future__ import annotations
 
@@ -7,18 +7,22 @@ import math
 import numpy as np
 import pytest
 
-from qin2025.residual_speed import (
+from claimcheck.calibration import case_rng
+from qin2025.calibration.residual_speed import faster_families, order_families
+from qin2025.level_speed import (
     END_RHO,
-    RATE_RHO,
-    Sweep,
+    HALF_RHO,
+    ZONE,
     advantage,
     advantage_name,
-    descends,
     faster_decision,
-    naive_order,
+    flattened,
+    in_zone,
+    late_fall,
+    levels,
     order_decision,
-    steady_rate,
 )
+from qin2025.residual_speed import Sweep, descends, naive_order, steady_rate
 
 T = np.arange(401, dtype=np.float64)
 BETAS = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -26,6 +30,11 @@ BETAS = [0.0, 0.25, 0.5, 0.75, 1.0]
 
 def exponential(floor: float, amplitude: float, rate: float) -> np.ndarray:
     return floor + amplitude * np.exp(-rate * T)
+
+
+def power(floor: float, amplitude: float, speed: float, p: float = 0.5, start: float = 0.0) -> np.ndarray:
+    """F + A (g t)^-p after a fast phase of amplitude ``start``; time runs ``speed`` times faster."""
+    return floor + amplitude * (1 + speed * T) ** -p + start * np.exp(-0.5 * speed * T)
 
 
 @pytest.mark.parametrize(("floor", "amplitude"), [(0.0, 1.0), (3.0, 50.0), (8.0, 1e5), (1e-3, 7.0)])
@@ -57,46 +66,74 @@ def test_a_run_that_stops_descending_or_breaks_has_no_steady_rate() -> None:
         steady_rate(np.ones(10))
 
 
-def test_the_advantage_is_a_relative_difference_and_a_faster_approach_to_a_higher_end_earns_nothing() -> None:
-    assert advantage(3.0, 1.0, end=2.0, end0=5.0) == pytest.approx(0.5)
-    assert advantage(1.0, 3.0, end=2.0, end0=5.0) == pytest.approx(-0.5)
-    assert advantage(3.0, 1.0, end=6.0, end0=5.0) == 0.0  # a stall: faster, to a higher end
-    assert advantage(1.0, 3.0, end=6.0, end0=5.0) == pytest.approx(-0.5)  # slower and higher: counted
-    assert advantage(0.0, 0.0, end=1.0, end0=1.0) == 0.0
-    assert advantage(-1.0, 1.0, end=1.0, end0=2.0) == -1.0  # an accelerating run against a decelerating one
-    assert math.isnan(advantage(math.nan, 1.0, end=1.0, end0=2.0))
+def test_the_level_is_read_at_half_the_horizon_and_at_its_end() -> None:
+    curve = exponential(2.0, 10.0, 0.01)
+    assert levels(curve) == pytest.approx((2.0 + 10.0 * math.exp(-2.0), 2.0 + 10.0 * math.exp(-4.0)))
+    assert late_fall(curve) == pytest.approx(math.log(curve[300] / curve[400]))
+    with pytest.raises(ValueError, match="1-D array"):
+        levels(np.ones((2, 10)))
 
 
-def test_rates_that_rise_with_beta_pass_the_order_whatever_the_starts_and_floors_do() -> None:
-    starts = [500.0, 50.0, 5000.0, 20.0, 100.0]  # L_0 in no order, over 250x
-    floors = [8.0, 6.0, 4.0, 3.0, 2.0]  # falling
-    curves = [exponential(f, a, r) for f, a, r in zip(floors, starts, [0.004, 0.005, 0.006, 0.007, 0.008], strict=True)]
+def test_a_larger_step_on_a_power_law_tail_is_seen_although_its_rate_is_not() -> None:
+    curves = [power(3.0, 20.0, c) for c in (1.0, 1.25, 1.5, 1.75, 2.0)]  # the same curve at c x the time
     got = order_decision(BETAS, curves)
-    assert got[RATE_RHO] == pytest.approx(1.0) and got[END_RHO] <= 0.8  # no larger beta ends higher
-    adv = faster_decision(BETAS, curves)
-    assert list(adv) == [advantage_name(b) for b in BETAS[1:]]
-    assert adv[advantage_name(1.0)] == pytest.approx((0.008 - 0.004) / (0.008 + 0.004))
+    assert got[HALF_RHO] == pytest.approx(1.0) and got[END_RHO] == pytest.approx(1.0)
+    rates = [steady_rate(c) for c in curves]  # (p + 1)/t: the same for every c once tau/g is small
+    assert max(rates) / min(rates) < 1.01  # C5 v3's instrument is blind here
 
 
-def test_starts_that_rise_with_beta_at_one_rate_do_not_order_it() -> None:
-    curves = [
-        exponential(3.0, a, r)
-        for a, r in zip([10, 100, 1e3, 1e4, 1e5], [0.035, 0.03, 0.04, 0.025, 0.0325], strict=True)
-    ]
-    assert order_decision(BETAS, curves)[RATE_RHO] == pytest.approx(-0.3)  # the rates, in no order
+def test_a_start_that_moves_with_beta_through_the_fast_phase_does_not_order_the_levels() -> None:
+    starts = [10.0, 100.0, 1e3, 1e4, 1e5]  # L_0 rises 10,000x
+    speeds = [1.0, 1.1, 0.95, 1.05, 0.9]  # in no order
+    curves = [power(3.0, 20.0, g, start=a) for a, g in zip(starts, speeds, strict=True)]
+    got = order_decision(BETAS, curves)
+    assert got[HALF_RHO] == pytest.approx(-0.5) and got[END_RHO] == pytest.approx(-0.5)  # the speeds' own order
     assert naive_order(Sweep(tuple(BETAS), tuple(curves), (1.0,) * 5, 1e-4)) == pytest.approx(-1.0)  # v2 fooled
 
 
-def test_a_stall_fails_the_order_on_its_end() -> None:
-    curves = [exponential(f, 50.0, r) for f, r in zip([2, 3, 4, 5, 6], [0.01, 0.02, 0.03, 0.04, 0.05], strict=True)]
+def test_a_stall_fails_the_order_and_earns_no_advantage() -> None:
+    curves = [power(f, 20.0, g) for f, g in zip([2, 3, 4, 5, 6], [1.0, 1.5, 2.0, 2.5, 3.0], strict=True)]
     got = order_decision(BETAS, curves)
-    assert got[RATE_RHO] == pytest.approx(1.0) and got[END_RHO] == pytest.approx(1.0)  # L_T rises with beta
-    assert all(v == 0.0 for v in faster_decision(BETAS, curves).values())
+    assert got[END_RHO] == pytest.approx(-1.0)  # faster, to ever higher ends
+    assert all(v < 0 for v in faster_decision(BETAS, curves).values())
 
 
-def test_the_beta_comparison_needs_beta_zero_first() -> None:
+def test_the_advantage_is_the_smaller_relative_gap_of_the_two_checkpoints() -> None:
+    assert advantage((2.0, 1.0), (6.0, 3.0)) == pytest.approx(0.5)
+    assert advantage((2.0, 3.0), (6.0, 1.0)) == pytest.approx(-0.5)  # lower at T/2, higher at T
+    assert advantage((1.0, 1.0), (1.0, 1.0)) == 0.0
+    assert math.isnan(advantage((math.nan, 1.0), (1.0, 1.0)))
+    curves = [power(3.0, 20.0, g) for g in (1.0, 1.25, 1.5, 1.75, 2.0)]
+    adv = faster_decision(BETAS, curves)
+    assert list(adv) == [advantage_name(b) for b in BETAS[1:]]
+    assert 0 < adv[advantage_name(0.25)] < adv[advantage_name(1.0)] < 1
+
+
+def test_a_run_that_reached_its_floor_puts_the_seed_in_the_zone() -> None:
+    settled = exponential(2.0, 50.0, 0.05)  # e^-15 of its excess left at 3T/4
+    moving = power(3.0, 20.0, 1.0)
+    assert flattened(settled) and not flattened(moving) and in_zone([moving, settled])
+    got = order_decision(BETAS, [moving, moving, moving, moving, settled])
+    assert got[ZONE] == 1.0 and math.isnan(got[HALF_RHO]) and math.isnan(got[END_RHO])
+    adv = faster_decision(BETAS, [settled] + [moving] * 4)
+    assert adv[ZONE] == 1.0 and all(math.isnan(v) for k, v in adv.items() if k != ZONE)
+
+
+def test_the_beta_comparison_needs_beta_zero_first_and_one_curve_per_beta() -> None:
     with pytest.raises(ValueError, match="must come first"):
         faster_decision([1.0, 0.0], [exponential(1, 1, 0.01)] * 2)
+    with pytest.raises(ValueError, match="one curve per beta"):
+        order_decision(BETAS, [exponential(1, 1, 0.01)] * 4)
+
+
+def test_each_family_draws_its_cases_on_its_side_of_the_zone() -> None:
+    for fam in order_families(cases=3):
+        zone = "(zone)" in fam.name
+        for i in range(3):
+            case = fam.generate(case_rng(0, "C5", "order", fam.name, i))
+            assert in_zone(case.measurements["curves"]) == zone, fam.name
+    sample = faster_families(seeds=3, cases=1)[0].generate(case_rng(0, "C5", "effect", "x", 0))
+    assert len(sample.measurements["units"]) == 3 and sample.params["seeds"] == 3
 
 
 def test_a_sweep_relabelled_by_its_starts_gives_the_lowest_start_the_first_label() -> None:

@@ -1,0 +1,54 @@
+"""Challenge families: cases whose answer is known from the claims' words alone, kept apart from the design families.
+
+Each module (``c1``, ``c8``, ``c4``, ``c5``, ``c2``, ``c3``, ``c6``) is a *world* that makes raw data
+the way a run would (loss curves with per-run scatter, rate tables, singular-value ratios, error
+curves) and a thin ``adapt`` that turns it into the keyword arguments of the part's current
+decision, so a changed signature changes one function. Every family is a ``Family(origin=
+"challenge")`` whose ``why`` says why its answer is known; ``expect="zone"`` marks a family the
+claim's horizon or range cannot resolve (the module says with which arithmetic), whose right answer
+is "undecided".
+
+``families(claim_id, role)`` returns a part's families by the claim and a role named here
+(``ROLES``: role -> the protocol part it challenges), e.g. ``families("C4", "stops")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from claimcheck.errors import ConfigError
+from claimcheck.protocol import Family
+from qin2025.challenge import c1, c2, c3, c4, c5, c6, c8
+
+# (claim id, role) -> (the protocol part it challenges, its families)
+ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
+    ("C1", "rate"): ("", c1.c1_families),
+    ("C8", "L2"): ("L2", lambda: c8.c8_families(2)),
+    ("C8", "L3"): ("L3", lambda: c8.c8_families(3)),
+    ("C8", "L4"): ("L4", lambda: c8.c8_families(4)),
+    ("C4", "stops"): ("stops", c4.stops_families),
+    ("C4", "slows"): ("slows", c4.slows_families),
+    ("C4", "collapse"): ("collapse", c4.collapse_families),
+    ("C5", "order"): ("order", c5.order_families),
+    ("C5", "faster"): ("beta>0 vs beta=0", c5.faster_families),
+    ("C2", "monotone"): ("", c2.monotone_families),
+    ("C3", "floor"): ("floor", c3.floor_families),
+    ("C6", "L=1"): ("L=1", lambda: c6.advantage_families(1)),
+    ("C6", "L=6"): ("L=6", lambda: c6.advantage_families(6)),
+    ("C6", "trend"): ("trend", c6.trend_families),
+}
+
+
+def families(claim_id: str, role: str) -> tuple[Family, ...]:
+    """Return the challenge families of ``role`` of ``claim_id``; ConfigError naming the known roles otherwise."""
+    try:
+        return ROLES[(claim_id, role)][1]()
+    except KeyError:
+        known = ", ".join(f"{c}:{r}" for c, r in ROLES)
+        raise ConfigError(f"no challenge families for {claim_id}:{role}; known: {known}") from None
+
+
+def part_of(claim_id: str, role: str) -> str:
+    """Return the name of the protocol part that ``role`` of ``claim_id`` challenges."""
+    families(claim_id, role)  # the error for an unknown role
+    return ROLES[(claim_id, role)][0]

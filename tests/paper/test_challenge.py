@@ -1,0 +1,110 @@
+"""The challenge families: every family draws valid cases for its part's decision, says why its answer is known,
+and keeps its cases inside the band its label comes from."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+from claimcheck.calibration import UNITS, case_rng
+from claimcheck.errors import ConfigError
+from qin2025.challenge import ROLES, families
+from qin2025.challenge import c1 as world
+from qin2025.checks import monotone_decision
+from qin2025.collapse import collapse_decision, slows_decision, stops_decision
+from qin2025.decisions import floor_decision
+from qin2025.level_speed import faster_decision, order_decision
+from qin2025.linrate import linear_rate_decision
+from qin2025.residual_depth import advantage_decision, trend_decision
+
+DECISIONS = {
+    ("C1", "rate"): (linear_rate_decision, False),
+    ("C8", "L2"): (linear_rate_decision, False),
+    ("C8", "L3"): (linear_rate_decision, False),
+    ("C8", "L4"): (linear_rate_decision, False),
+    ("C4", "stops"): (stops_decision, True),
+    ("C4", "slows"): (slows_decision, True),
+    ("C4", "collapse"): (collapse_decision, False),
+    ("C5", "order"): (order_decision, False),
+    ("C5", "faster"): (faster_decision, True),
+    ("C2", "monotone"): (monotone_decision, False),
+    ("C3", "floor"): (floor_decision, False),
+    ("C6", "L=1"): (advantage_decision, True),
+    ("C6", "L=6"): (advantage_decision, True),
+    ("C6", "trend"): (trend_decision, True),
+}
+DRAWS = 3  # cases drawn per family here (the calibration draws each family's own count)
+
+
+@pytest.mark.parametrize("key", list(ROLES), ids=[f"{c}:{r}" for c, r in ROLES])
+def test_every_family_draws_cases_its_decision_takes_and_says_why(key: tuple[str, str]) -> None:
+    fams = families(*key)
+    assert fams and len({f.name for f in fams}) == len(fams)
+    decision, mean_rule = DECISIONS[key]
+    wanted = set(inspect.signature(decision).parameters)
+    for fam in fams:
+        assert fam.origin == "challenge" and len(fam.why) > 40 and fam.grid, fam.name
+        for i in range(DRAWS):
+            case = fam.generate(case_rng(0, key[0], key[1], fam.name, i))
+            units = case.measurements[UNITS] if mean_rule else [case.measurements]
+            for unit in units:
+                assert set(unit) == wanted, fam.name
+                values = decision(**unit)
+                assert values and all(isinstance(v, float) for v in values.values()), fam.name
+            if mean_rule:
+                assert len(units) >= 12, fam.name  # a sample of the claim's budget, not one seed
+
+
+def test_an_unknown_role_names_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match="no challenge families for C1:speed; known: C1:rate"):
+        families("C1", "speed")
+
+
+def test_a_stretched_exponentials_fall_over_the_last_half_is_two_to_the_k_minus_one() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        rates, params = world.stretched(rng, 1000, 0.3, 0.95)
+        steps = min(world.scored(rates), rates.size)
+        assert world.fall(rates, steps) == pytest.approx(2 ** (params["k"] - 1), rel=0.03)
+
+
+def test_a_power_laws_fall_is_tau_plus_half_over_tau_plus_the_horizon() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        rates, params = world.power_law(rng, 1000, 0.01, 20.0)
+        tau = params["tau/T"] * 1000
+        assert world.fall(rates, 1000) == pytest.approx((tau + 500) / (tau + 1000), rel=0.05)
+
+
+def test_every_run_of_the_linear_rate_world_contracts_at_every_step_and_stops_at_the_floor() -> None:
+    for fam in families("C1", "rate"):
+        loss = fam.generate(case_rng(0, "C1", "rate", fam.name, 0)).measurements["loss"]
+        assert np.all(np.diff(loss) <= 0) and loss[-1] >= 0, fam.name
+        assert loss[-2] / loss[0] > world.FLOOR or loss.size == 1001, fam.name
+        assert math.isfinite(float(loss[-1]))
+
+
+def test_the_far_end_of_the_grid_tells_a_fast_decay_from_a_floor_and_not_a_slow_one() -> None:
+    from qin2025.challenge import c4
+
+    q, eta = c4.Q[c4.STOPS], c4.precision(0.1, 14)
+    assert eta == pytest.approx(1.22 * math.sqrt(2) * 0.1 / math.sqrt(14), rel=0.01)
+    assert not c4.decays_told_apart(c4.World(1.0, 0.4), eta, q, c4.STOP_FLOORS)  # 0.33, 0.19, 0.11: a floor fits
+    assert c4.decays_told_apart(c4.World(1.0, 0.6), eta, q, c4.STOP_FLOORS)  # 0.19, 0.082, 0.036: none does
+    assert c4.levels_told_apart(c4.World(1.0, 1.0, 0.05), eta, q)  # 0.11, 0.065, 0.054: flattened
+    assert not c4.levels_told_apart(c4.World(1.0, 0.5, 0.05), eta, q)  # 0.29, 0.17, 0.11: still falling
+
+
+def test_a_faster_c5_seed_is_lower_at_every_late_step_and_an_l0_only_seed_is_not_faster_on_average() -> None:
+    from qin2025.challenge import c5
+
+    rng = np.random.default_rng(7)
+    fast = [c5.seed(rng, c5.FASTER) for _ in range(50)]
+    assert sum(c5.ordered(s) for s in fast) >= 5  # g^0.25 = 1.1-1.3 between neighbours: 5% scatter often crosses them
+    slow = [c5.seed(rng, c5.L0_ONLY) for _ in range(200)]
+    assert sum(c5.ordered(s) for s in slow) <= 6  # ordered by chance: 1/120 of seeds, and scatter-made ties
+    starts = np.array([[c[0] for c in s.curves] for s in slow])
+    assert np.all(np.diff(starts, axis=1) > -0.5)  # L_0 rises with beta (within the offset scatter)
