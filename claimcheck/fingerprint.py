@@ -89,7 +89,7 @@ class CodeFingerprint:
     """The hash over what decides a claim, and the definitions it covers (by module path, for people)."""
 
     digest: str
-    covers: tuple[str, ...]  # the project definitions hashed, e.g. qin2025.linrate.rate_profile
+    covers: tuple[str, ...]  # the project definitions hashed, e.g. qin2025.linear_rate.rate_profile
     stops: tuple[str, ...] = field(default=())  # engine and stop-listed names the walk met and did not enter
 
     @property

@@ -6,7 +6,7 @@ attention output, under a suitable initialisation and a small enough mu. Read as
 contracts the loss by a margin, and the rate does not keep falling towards 0. A finite run shows the
 second as a rate that falls less than 10% from one octave of its steps to the next (a stretched
 exponential's falls by 1 - 2^(k-1) whatever the horizon, a power law's by more until tau is large
-against it); a fall of 10-20% is a declared zone the horizon cannot resolve: ``qin2025.linrate``.
+against it); a fall of 10-20% is a declared zone the horizon cannot resolve: ``qin2025.linear_rate``.
 mu = 0.5 x 2/lambda_max(0) is a proxy for the theorem's bound, which cannot be computed.
 """
 
@@ -22,7 +22,7 @@ from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
 from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
-from qin2025.linrate import (
+from qin2025.linear_rate import (
     DEPTH_BAR,
     LATE_DEPTH,
     OCTAVE,

@@ -19,9 +19,9 @@ from claimcheck.schedule import ClaimUnits
 from qin2025.batched import Run
 from qin2025.calibration.monotone import monotone_families
 from qin2025.challenge import families as challenge
-from qin2025.checks import FINAL_RATIO, ROSE, monotone_decision, record_monotone
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
+from qin2025.monotone import FINAL_RATIO, ROSE, monotone_decision, record_monotone
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer
 

@@ -26,8 +26,20 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.calibration.full_rank import floor_families
 from qin2025.challenge import families as challenge
-from qin2025.decisions import COLLAPSED, FLOOR, floor_decision
-from qin2025.fullrank import Grid, Point, adversarial, inits_of, note_edge, note_grid, record_curves, sweep, weights
+from qin2025.full_rank import (
+    COLLAPSED,
+    FLOOR,
+    Grid,
+    Point,
+    adversarial,
+    floor_decision,
+    inits_of,
+    note_edge,
+    note_grid,
+    record_curves,
+    sweep,
+    weights,
+)
 from qin2025.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 over the grid"

@@ -3,7 +3,7 @@
 The v1 abstract extends Theorem 1's linear rate to stacked layers, under the same premises: mu below
 the local stability bound along the run (docs/claims-reading.md). A run that leaves the premise is excluded and
 reported, not counted against the claim; a slow but linear run is not a counterexample. Read as C1
-reads one block (``qin2025.linrate``): every step contracts by a margin and the rate does not keep
+reads one block (``qin2025.linear_rate``): every step contracts by a margin and the rate does not keep
 falling (its octave ratio), within a horizon long enough for the runs of each depth to settle (the
 deeper, the slower); a unit whose rate falls 10-20% an octave is in the declared zone, undecided.
 """
@@ -19,7 +19,7 @@ from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
 from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
-from qin2025.linrate import (
+from qin2025.linear_rate import (
     DEPTH_BAR,
     LATE_DEPTH,
     OCTAVE,

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import torch
 
-from qin2025.fullrank import Grid, inputs, sweep
+from qin2025.full_rank import Grid, inputs, sweep
 from qin2025.spectral import derive_seed, floor_ratio, rank_deficit
 from qin2025.usermodel import PAPER
 

@@ -13,11 +13,11 @@ from claimcheck.calibration import UNITS, case_rng
 from claimcheck.errors import ConfigError
 from qin2025.challenge import ROLES, families
 from qin2025.challenge import c1 as world
-from qin2025.checks import monotone_decision
 from qin2025.collapse import collapse_decision, slows_decision, stops_decision
-from qin2025.decisions import floor_decision
+from qin2025.full_rank import floor_decision
 from qin2025.level_speed import faster_decision, order_decision
-from qin2025.linrate import linear_rate_decision
+from qin2025.linear_rate import linear_rate_decision
+from qin2025.monotone import monotone_decision
 from qin2025.residual_depth import advantage_decision, trend_decision
 
 DECISIONS = {

@@ -48,9 +48,9 @@ from numpy.typing import ArrayLike
 from claimcheck.protocol import Estimate, Stat
 from claimcheck.record import ClaimRecorder
 from qin2025.batched import Run, _initial, top_eigenvalues
-from qin2025.checks import regime_of
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig, squared_loss
+from qin2025.monotone import regime_of
 from qin2025.train import TrainConfig, Trajectory, gd_update, hessian_top_eigenvalue
 from qin2025.trainer import Trainer, train_key
 from qin2025.usermodel import PAPER

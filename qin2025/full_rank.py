@@ -10,20 +10,25 @@ Each draw is measured twice: as drawn, and with its attention collapsed to S = 1
 Attn(X) tends to as it collapses to rank one (Xavier W_Q, W_K as d_QK grows). The collapse is the
 model's own forward on EPS X divided by EPS: the logits scale by EPS^2 (2^-52 here), so S is
 uniform to float precision, while the value path and the residual scale by EPS exactly. For the
-paper's model this is Z with W_Q = 0 to 1e-9 relative (tests/paper/test_fullrank.py); for a model
+paper's model this is Z with W_Q = 0 to 1e-9 relative (tests/paper/test_full_rank.py); for a model
 with biases in its value path, or a LayerNorm before its attention, it is not the collapse, and the
 report says so through the model's premises.
 
-The rest records what a claim shows beside its checks: the regime, notes and curves.
+``floor_decision`` is C3's unit decision: a plain function of a unit's raw measurements returning
+its statistics, which the claim test scores every real unit with and ``claimcheck calibrate`` runs on
+cases whose answer is known. The rest records what a claim shows beside its checks: the regime,
+notes and curves.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from claimcheck.record import ClaimRecorder
 from qin2025.data import make_synthetic
@@ -238,3 +243,31 @@ def note_edge(rec: ClaimRecorder, train: Trainer, seed: int, grid: Grid, floor: 
         f"{min(float(p.floor_collapsed.min()) for p in points):.3g}); max rank deficit of Z "
         f"{max_deficit(points)}. Square X has full rank, but its floor is a random-matrix tail."
     )
+
+
+# --- C3's decision: the residual keeps Z at full rank ---------------------------------------------
+
+FLOOR = "min over the unit's grid of sigma_min(Z)/sigma_min(X)"
+COLLAPSED = "min over the unit's draws of sigma_min(Z)/sigma_min(X) with the attention collapsed (S = 11^T/n)"
+
+
+def _smallest(ratios: Sequence[ArrayLike]) -> float:
+    """Return the smallest of every array's values; NaN if any is NaN or there is none (a floor nobody measured)."""
+    values = [np.ravel(np.asarray(r, dtype=float)) for r in ratios]
+    flat = np.concatenate(values) if values else np.empty(0)
+    return float(flat.min()) if flat.size else float("nan")
+
+
+def floor_decision(floor: Sequence[ArrayLike], collapsed: Sequence[ArrayLike]) -> dict[str, float]:
+    """Return the smallest sigma_min(Z)/sigma_min(X) over a unit's grid, and over the same draws collapsed (C3 "floor").
+
+    ``floor``: one array per grid point (a weight draw at one beta), sigma_min(Z)/sigma_min(X) for
+    each of the unit's inputs X, Z = Attn(X) + beta X. ``collapsed``: the same ratios with the
+    attention of the same weights and inputs collapsed to S = 11^T/n, the limit that Attn(X) tends
+    to as it collapses to rank one. A floor holds when both minima meet the threshold: on the grid,
+    and at the end of the collapse, so a floor that stays above the threshold on the grid but
+    vanishes as the attention collapses further is caught at its limit. A NaN ratio makes its
+    minimum NaN, which meets no threshold. (A NaN in Z itself never gets here: the instrument's SVD
+    raises on it, and the claim test errors, naming the failure.)
+    """
+    return {FLOOR: _smallest(floor), COLLAPSED: _smallest(collapsed)}

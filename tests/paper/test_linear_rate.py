@@ -1,4 +1,4 @@
-"""The linear-rate decision of C1 and C8 (``qin2025.linrate``) against values worked out by hand."""
+"""The linear-rate decision of C1 and C8 (``qin2025.linear_rate``) against values worked out by hand."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from claimcheck.store import ResultCache
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families, unresolved_settling, zone_generators
 from qin2025.data import make_synthetic
-from qin2025.linrate import (
+from qin2025.linear_rate import (
     LATE_DEPTH,
     OCTAVE,
     WORST_RATIO,

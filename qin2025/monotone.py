@@ -1,4 +1,4 @@
-"""Turn trajectories into recorded checks: the statistics shared by several claims."""
+"""C2's decision and recorder (no step raises the loss), and the regime a trajectory records (shared)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,20 @@ import torch
 
 from claimcheck.record import ClaimRecorder
 from claimcheck.store import ResultCache
-from qin2025.decisions import COLLAPSED, FLOOR, floor_decision
-from qin2025.fullrank import EPS, INITS, Grid, adversarial, draws, inputs, max_deficit, note_grid, sweep
+from qin2025.full_rank import (
+    COLLAPSED,
+    EPS,
+    FLOOR,
+    INITS,
+    Grid,
+    adversarial,
+    draws,
+    floor_decision,
+    inputs,
+    max_deficit,
+    note_grid,
+    sweep,
+)
 from qin2025.model import ModelConfig
 from qin2025.spectral import attention_of, floor_ratio, rank_deficit
 from qin2025.trainer import Trainer
