@@ -128,4 +128,7 @@ def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
         seeds = unit_seeds(s, proto)
         return seeds if proto is None else seeds[: proto.seeds.looks(s.budget.name, s.budget.seeds)[0]]
 
-    return ProgressReporter(config, claim_of, first_look)
+    def to_the_cap(item: pytest.Item) -> list[int]:
+        return unit_seeds(s, claim_protocol_of(item))
+
+    return ProgressReporter(config, claim_of, first_look, caps_of=to_the_cap)

@@ -4,9 +4,13 @@
 claim and its units), one ``finish`` per test as it completes, and ``line()`` to render where the
 run stands. A unit is one (test, seed) pair: a seed-parametrised test plans one, a test that runs
 all its claim's seeds itself (``claim_seeds`` or ``claim_units``) as many as the protocol gives the budget. The time
-left is an estimate: each started claim's remaining units at the seconds per unit it has taken so
-far; a claim not yet started at its pace in an earlier cold run at the same budget when pytest's
-cache (``config.cache``) remembers one, else at the run's seconds per unit so far.
+left is an estimate from measured costs: each test not yet finished at its own seconds per unit in
+an earlier cold run at the same budget (pytest's cache, ``config.cache``, remembers them per node
+id), scaled by how this run's finished tests compare with their earlier paces; a test never timed
+at its claim's pace in this run or an earlier one; only when none is known at the run's pace so
+far, and the line then says which claims are not timed yet (the estimate may be short). A claim
+with a sequential schedule plans its first look; the line also says how long the rest could take
+if it runs to its cap.
 
 ``ProgressReporter`` hooks it into a pytest session (the plugin registers it on the controller).
 Serially it plans from the collected items. Under pytest-xdist the controller sees only test ids:
@@ -45,6 +49,7 @@ class ClaimProgress:
     units_done: int = 0
     seconds: float = 0.0
     cold: bool = True  # every finished test computed its results (none read from the cache)
+    cap: int = 0  # units planned if every sequential test runs to its cap (= units for a fixed design)
 
     @property
     def finished(self) -> bool:
@@ -53,11 +58,45 @@ class ClaimProgress:
 
 
 @dataclass
+class TestPlan:
+    """One planned test: its claim, the units it plans (a sequential test: its first look) and its cap."""
+
+    claim: str | None
+    units: int
+    cap: int
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The time left, and what it rests on: the tests no pace is known for, the cap of sequential claims.
+
+    ``seconds`` counts every test not yet finished at the units it plans; ``untimed`` names the
+    claims with a test estimated at the run's average pace (none measured for it: the estimate may
+    be short); ``at_cap`` is the time left if every sequential claim runs to its cap, and
+    ``sequential`` names those claims.
+    """
+
+    seconds: float
+    untimed: tuple[str, ...] = ()
+    at_cap: float = 0.0
+    sequential: tuple[str, ...] = ()
+
+
+@dataclass
 class Progress:
     """Where a run stands: per claim, tests and units planned and done; the time left, estimated.
 
     ``tests`` counts every planned test (of a claim or not). ``by_units`` says whether the plan
     knows each test's units (made from collected items); without it the run is measured in tests.
+
+    The time left sums, over the tests not yet finished, units x seconds per unit, each test at
+    the best pace known for it: its own in an earlier cold run (``test_pace``, per node id), scaled
+    by how much slower or faster this run's finished tests were than their earlier paces (the
+    machine's load today); else its claim's pace in this run; else its claim's in an earlier cold
+    run (``pace``), scaled the same way; else the run's pace so far, and the claim is named
+    untimed. A test of a claim with a sequential schedule may add units: ``estimate`` also gives
+    the time left at every such test's cap.
     """
 
     claims: dict[str, ClaimProgress] = field(default_factory=dict)
@@ -67,34 +106,64 @@ class Progress:
     started: float = 0.0
     by_units: bool = False
     pace: dict[str, float] = field(default_factory=dict)  # claim -> seconds per unit of an earlier cold run
+    test_pace: dict[str, float] = field(default_factory=dict)  # node id -> seconds per unit of an earlier cold run
+    planned: dict[str, TestPlan] = field(default_factory=dict)  # node id -> its plan
+    finished_paces: dict[str, float] = field(default_factory=dict)  # node id -> this run's seconds per unit (cold)
+    predicted: float = 0.0  # earlier paces' seconds for this run's finished cold tests that had one
+    measured: float = 0.0  # what those tests took in this run
 
-    def plan(self, claim: str | None, units: int = 1) -> None:
-        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` units."""
+    def plan(self, claim: str | None, units: int = 1, nodeid: str | None = None, cap: int | None = None) -> None:
+        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` units.
+
+        ``cap``: the units it runs if its claim's schedule runs to the cap (a sequential claim's
+        test plans its first look); ``nodeid`` names it (default: its position in the plan).
+        """
         self.tests += 1
+        units = max(1, units)
+        cap = max(units, cap or units)
+        self.planned[nodeid or f"#{self.tests}"] = TestPlan(claim, units, cap)
         if claim is not None:
             c = self.claims.setdefault(claim, ClaimProgress())
             c.tests += 1
-            c.units += max(1, units)
+            c.units += units
+            c.cap += cap
             self.by_units = True
 
-    def finish(self, claim: str | None, units: int, seconds: float, cold: bool = True) -> ClaimProgress | None:
+    def finish(
+        self, claim: str | None, units: int, seconds: float, cold: bool = True, nodeid: str | None = None
+    ) -> ClaimProgress | None:
         """Count one finished test (of ``claim``, ``units`` units, ``seconds`` long); return its claim's progress.
 
-        ``cold`` says the test computed its results rather than reading them from a cache.
+        ``cold`` says the test computed its results rather than reading them from a cache;
+        ``nodeid`` names the planned test (default: the first of its claim's not yet finished).
         """
         self.tests_done += 1
         self.tests = max(self.tests, self.tests_done)
         self.seconds += seconds
+        units = max(1, units)
+        key = nodeid if nodeid in self.planned else self._first_open(claim)
+        if key is not None:
+            self.planned[key].done = True
+        if cold and claim is not None and (nodeid or key):
+            name = str(nodeid or key)
+            self.finished_paces[name] = seconds / units
+            if name in self.test_pace:  # how this run's machine compares with the earlier run's
+                self.predicted += self.test_pace[name] * units
+                self.measured += seconds
         if claim is None:
             return None
         c = self.claims.setdefault(claim, ClaimProgress())
         c.tests_done += 1
-        c.units_done += max(1, units)
+        c.units_done += units
         c.tests = max(c.tests, c.tests_done)
         c.units = max(c.units, c.units_done)
+        c.cap = max(c.cap, c.units)
         c.seconds += seconds
         c.cold = c.cold and cold
         return c
+
+    def _first_open(self, claim: str | None) -> str | None:
+        return next((k for k, t in self.planned.items() if t.claim == claim and not t.done), None)
 
     def done_of_planned(self) -> tuple[int, int, str]:
         """Return (done, planned, what): units over the claims when the plan knows them, else tests."""
@@ -103,20 +172,46 @@ class Progress:
             return sum(c.units_done for c in cs), sum(c.units for c in cs), "units"
         return self.tests_done, self.tests, "tests"
 
-    def left(self) -> float | None:
-        """Return the estimated seconds left, or None before anything has finished (see the module)."""
+    def load(self) -> float:
+        """Return this run's seconds over the earlier paces' for the finished tests that had one (1 without any)."""
+        return min(max(self.measured / self.predicted, 0.2), 5.0) if self.predicted > 0 and self.measured > 0 else 1.0
+
+    def estimate(self) -> Estimate | None:
+        """Return the time left and what it rests on (see the class), or None before anything has finished."""
         if not self.tests_done:
             return None
         if not self.by_units:
-            return self.seconds / self.tests_done * (self.tests - self.tests_done)
+            return Estimate(self.seconds / self.tests_done * (self.tests - self.tests_done))
         started = [c for c in self.claims.values() if c.units_done]
         if not started:
             return None
-        rate = sum(c.seconds for c in started) / sum(c.units_done for c in started)
-        return sum(
-            (c.seconds / c.units_done if c.units_done else self.pace.get(name, rate)) * (c.units - c.units_done)
-            for name, c in self.claims.items()
-        )
+        rate, load = sum(c.seconds for c in started) / sum(c.units_done for c in started), self.load()
+        left = at_cap = 0.0
+        untimed: set[str] = set()
+        sequential: set[str] = set()
+        for key, t in self.planned.items():
+            if t.done or t.claim is None:
+                continue
+            c = self.claims[t.claim]
+            if key in self.test_pace:
+                pace = self.test_pace[key] * load
+            elif c.units_done:
+                pace = c.seconds / c.units_done
+            elif t.claim in self.pace:
+                pace = self.pace[t.claim] * load
+            else:
+                pace = rate
+                untimed.add(t.claim)
+            left += pace * t.units
+            at_cap += pace * t.cap
+            if t.cap > t.units:
+                sequential.add(t.claim)
+        return Estimate(left, tuple(sorted(untimed)), at_cap, tuple(sorted(sequential)))
+
+    def left(self) -> float | None:
+        """Return the estimated seconds left at the planned units, or None before anything has finished."""
+        e = self.estimate()
+        return None if e is None else e.seconds
 
     def paces(self) -> dict[str, float]:
         """Return the seconds per unit of each finished claim whose tests all computed their results."""
@@ -133,9 +228,13 @@ class Progress:
             parts.append(f"{claim} {units} units ({c.tests_done}/{c.tests} tests, {c.seconds:.1f} s)")
         parts.append(f"run {done}/{planned} {what}")
         parts.append(f"{clock_text(now - self.started)} elapsed")
-        left = self.left()
-        parts.append("time left unknown" if left is None else f"about {clock_text(left)} left")
+        e = self.estimate()
+        parts.append("time left unknown" if e is None else f"about {clock_text(e.seconds)} left")
         text = ", ".join(parts)
+        if e is not None and e.untimed:
+            text += f" (or more: {', '.join(e.untimed)} not timed yet, counted at the run's pace)"
+        if e is not None and e.sequential and e.at_cap > e.seconds:
+            text += f"; up to {clock_text(e.at_cap)} if {', '.join(e.sequential)} run to the cap (sequential)"
         if tty:
             filled = min(BAR, round(share * BAR))
             return f"claimcheck [{'#' * filled}{'.' * (BAR - filled)}] {share:4.0%} {text}"
@@ -200,8 +299,11 @@ def terminal_writer(config: Any) -> tuple[Callable[[str], None], bool]:
 class ProgressReporter:
     """Print ``Progress`` lines as tests finish (pytest hooks, duck-typed: this module imports no pytest).
 
-    ``claim_of(item)`` gives an item's claim id (or None) and ``seeds_of(item)`` its claim's unit
-    seeds, for the plan; lines go to pytest's terminal reporter (``terminal_writer``) of ``config``.
+    ``claim_of(item)`` gives an item's claim id (or None), ``seeds_of(item)`` its claim's unit
+    seeds for the plan (a sequential claim: its first look) and ``caps_of(item)`` the seeds up to
+    its cap (default ``seeds_of``); lines go to pytest's terminal reporter (``terminal_writer``) of
+    ``config``. Each cold test's seconds per unit are remembered in pytest's cache, per budget and
+    node id, and a later run estimates that test from them.
     """
 
     def __init__(
@@ -210,10 +312,12 @@ class ProgressReporter:
         claim_of: Callable[[Any], str | None],
         seeds_of: Callable[[Any], list[int]],
         clock: Callable[[], float] = time.monotonic,
+        caps_of: Callable[[Any], list[int]] | None = None,
     ) -> None:
         self.config = config
         self.claim_of = claim_of
         self.seeds_of = seeds_of
+        self.caps_of = caps_of or seeds_of
         self.clock = clock
         self.progress = Progress(started=clock())
         self.planned: dict[str, int] = {}  # node id -> units, when planned from items
@@ -223,19 +327,25 @@ class ProgressReporter:
         for item in session.items:
             claim = self.claim_of(item)
             units = units_of(item, self.seeds_of) if claim is not None else 1
+            cap = units_of(item, self.caps_of) if claim is not None else 1
             self.planned[item.nodeid] = units
-            self.progress.plan(claim, units)
+            self.progress.plan(claim, units, item.nodeid, cap)
         cache = getattr(self.config, "cache", None)  # None under -p no:cacheprovider
         if cache is not None:
-            self.progress.pace = dict(cache.get(self._pace_key(), {}))
+            self.progress.pace = dict(cache.get(self._pace_key("v2"), {}))
+            self.progress.test_pace = dict(cache.get(self._pace_key("v3-tests"), {}))
 
     def pytest_sessionfinish(self, session: Any) -> None:
         cache = getattr(self.config, "cache", None)
-        if cache is not None and self.progress.paces():
-            cache.set(self._pace_key(), dict(cache.get(self._pace_key(), {})) | self.progress.paces())
+        if cache is None:
+            return
+        for version, paces in (("v2", self.progress.paces()), ("v3-tests", self.progress.finished_paces)):
+            if paces:
+                cache.set(self._pace_key(version), dict(cache.get(self._pace_key(version), {})) | paces)
 
-    def _pace_key(self) -> str:
-        return f"claimcheck/pace/v2/{self.config.getoption('claim_budget') or 'default'}"  # v2: units as recorded
+    def _pace_key(self, version: str) -> str:
+        """Return the pytest-cache key of the paces: v2 per claim (units as recorded), v3-tests per node id."""
+        return f"claimcheck/pace/{version}/{self.config.getoption('claim_budget') or 'default'}"
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.progress.tests:  # every worker collects the same ids: plan them once, as tests
@@ -249,7 +359,7 @@ class ProgressReporter:
         payload = next((str(v) for k, v in report.user_properties if k == PROPERTY_KEY), None)
         claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 0, False)
         units = recorded or self.planned.get(report.nodeid, 1)  # what it ran: a sequential test may stop early or go on
-        c = self.progress.finish(claim, units, float(report.duration), cold)
+        c = self.progress.finish(claim, units, float(report.duration), cold, report.nodeid)
         now = self.clock()
         if now - self.progress.started < MIN_SECONDS or not self.progress.claims:  # no claim: not a claim run
             return

@@ -52,7 +52,7 @@ from qin2025.trainer import Trainer
 
 DEPTHS = (1, 6)  # the shallowest and the deepest truncation of the 6-layer encoder, at every budget
 DELTA = 0.01  # the smallest advantage the claim counts: one point of training error (2.6 sentences of 256)
-STANDARD_UNITS = 12  # seeds at standard: the sample a calibration case holds
+STANDARD_UNITS = 6  # seeds at standard (v5; v4 had 12): the sample a calibration case holds
 DECIDING = Families(depths=DEPTHS, n=256, steps=200, delta=DELTA, units=STANDARD_UNITS)  # standard's grid
 PREMISE = (
     "the sample resolves delta as >= 2 sentences (N >= 200), neither run's loss became non-finite, and the two runs "
@@ -77,7 +77,7 @@ def _depth_part(L: int) -> Part:
 
 PROTOCOL = ClaimProtocol(
     claim_id="C6",
-    version=4,
+    version=5,
     parts=(
         *(_depth_part(L) for L in DEPTHS),
         Part(
@@ -106,18 +106,23 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C6-v4",
-        start=462000,
+        block="C6-v5",
+        start=465000,
         units={"ci": 2, "standard": STANDARD_UNITS, "paper": 30},
         exploratory="scripts records/c6_design (seeds 0-7 at N = 256, 8 tokens, T = 200, L = 1 and 6: error, "
         "loss, spikes, the one-label and head-seed runs; timing at N = 24-256); ci and standard on the "
-        "exploratory pool (records/claims/c6.md); v4's smoke (T = 10) timed on the exploratory pool",
+        "exploratory pool (records/claims/c6.md); v4's smoke (T = 10) timed on the exploratory pool; v5's "
+        "unit count simulated (benchmarks/c6_power.py) from the standard exploratory pool at base seed 0: "
+        "offsets 0-4 at L = 1 with the control (seeds 16777216-16777220; 0-2 from records/c6_design's E3), offset 0 "
+        "at L = 6 (benchmarks/c6_unit.py), and E2's sample seeds 0 and 1 at L = 1",
     ),
     regime="all-MiniLM-L6-v2 truncated to L layers, residual adds all on (1) or off (0), post-LN kept; all layer "
     "weights + linear head train, embeddings frozen; full-batch GD, mu = 0.5 * 2/rho, rho = max |eig| of each "
     "model's own Hessian at its start; float32. ci is a SMOKE TIER: a sample of N = 24 resolves delta as 0.24 "
     "sentences, so the premise excludes every ci unit and ci decides nothing (INCONCLUSIVE by design); it runs "
-    "every step of the machinery (encoder check, sample, both variants at both depths, the control) at T = 10",
+    "every step of the machinery (encoder check, sample, both variants at both depths, the control) at T = 10; "
+    "standard runs 6 seeds (68.8 TFLOP, about 10 CPU-minutes each: on 2 quiet cores run it with --claim-threads 2 "
+    "and OMP_WAIT_POLICY=PASSIVE, about 30 minutes)",
     horizon="standard and paper: N = 256 label-balanced SST-2 sentences, 8 tokens, T = 200 steps, L in (1, 6); the "
     "statistic is the median training error over steps T/2..T (the loss beside it); ci (smoke): N = 24, T = 10",
 )

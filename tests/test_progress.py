@@ -73,6 +73,44 @@ def test_a_claim_not_yet_started_is_estimated_at_its_pace_in_an_earlier_cold_run
     assert p.paces() == {"C1": 0.5}
 
 
+def test_a_test_is_estimated_at_its_own_earlier_pace_scaled_by_how_this_run_compares() -> None:
+    # the issue-37 case: cheap claims finish first; the run's pace would put C6 at their cost
+    p = Progress(started=0.0, test_pace={"c1": 1.0, "c6": 100.0, "c6-ctl": 5.0})
+    p.plan("C1", 2, "c1")
+    p.plan("C6", 6, "c6")
+    p.plan("C6", 6, "c6-ctl")
+    p.finish("C1", 2, 4.0, nodeid="c1")  # twice as slow as last time: the machine is busier
+    assert p.load() == pytest.approx(2.0)
+    assert p.left() == pytest.approx(2.0 * (6 * 100.0 + 6 * 5.0))  # not (6 + 6) * 2.0, the run's pace so far
+    p.finish("C6", 6, 1200.0, nodeid="c6")
+    assert p.left() == pytest.approx(2.0 * 6 * 5.0)  # the control at its own pace, not its claim's 200 s a unit
+    assert p.finished_paces == {"c1": 2.0, "c6": 200.0}
+
+
+def test_a_claim_no_run_has_timed_is_named_beside_the_estimate() -> None:
+    p = Progress(started=0.0)
+    p.plan("C1", 10, "c1")
+    p.plan("C6", 6, "c6")
+    p.finish("C1", 10, 5.0, nodeid="c1")
+    e = p.estimate()
+    assert e is not None and e.seconds == pytest.approx(3.0) and e.untimed == ("C6",)
+    assert "about 0:03 left (or more: C6 not timed yet, counted at the run's pace)" in p.line(5.0, tty=False)
+
+
+def test_a_sequential_claim_says_how_long_it_may_take_if_it_runs_to_its_cap() -> None:
+    p = Progress(started=0.0)
+    p.plan("C1", 2, "c1")
+    p.plan("C2", 4, "c2", cap=12)  # looks of 4 up to 12
+    p.finish("C1", 2, 2.0, nodeid="c1")
+    e = p.estimate()
+    assert e is not None and e.sequential == ("C2",)
+    assert (e.seconds, e.at_cap) == pytest.approx((4.0, 12.0))
+    assert "about 0:04 left (or more: C2 not timed yet" in p.line(2.0, tty=False)
+    assert "; up to 0:12 if C2 run to the cap (sequential)" in p.line(2.0, tty=False)
+    p.finish("C2", 8, 8.0, nodeid="c2")  # it looked twice: the plan grew to what it ran
+    assert p.left() == 0.0 and p.claims["C2"].units == 8
+
+
 def test_on_a_terminal_the_line_carries_a_bar() -> None:
     p = Progress(started=0.0)
     p.plan("C1", 4)
@@ -157,14 +195,21 @@ def test_a_sequential_claim_plans_its_first_look_and_counts_the_units_it_ran(
     lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
     assert lines, result.stdout.str()
     assert "C9 4/8 units (1/2 tests" in lines[0]  # each test plans a look of 4, not the cap of 12
+    assert "if C9 run to the cap (sequential)" in lines[0]  # but the line says it may run to 12
     assert "C9 16/16 units (2/2 tests" in lines[-1]  # the second test ran all 12: the plan grew
 
 
 def test_a_second_run_remembers_each_claim_s_cold_pace(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_toy=TOY)
     pytester.runpytest("-p", "no:randomly")
-    pace = pytester.parseconfigure().cache.get("claimcheck/pace/v2/default", None)  # type: ignore[union-attr]
+    cache = pytester.parseconfigure().cache
+    assert cache is not None
+    pace = cache.get("claimcheck/pace/v2/default", None)
     assert set(pace) == {"C9"} and pace["C9"] > 0
+    per_test = cache.get("claimcheck/pace/v3-tests/default", None)
+    assert set(per_test) == {f"test_toy.py::{t}" for t in ("test_all_seeds", "test_in_batches")} | {
+        f"test_toy.py::test_each_seed[seed{i}]" for i in range(3)
+    }
 
 
 def test_a_session_without_claim_tests_prints_no_progress(

@@ -1,6 +1,6 @@
 """Calibration families of C6's decisions: samples of seeds' training-error curves with and without residuals.
 
-A case is a sample: ``units`` seeds (standard's 12) drawn in one world, on the grid that decides C6
+A case is a sample: ``units`` seeds (standard's 6 since v5; 12 in v3-v4) drawn in one world, on the grid that decides C6
 (standard: N = 256 sentences, T = 200 steps, depths 1 and 6). The world (its gap, its trend) is
 drawn once per case; each seed draws its own curves in it (start, tau, dither, spikes). The parts
 are mean parts, so a case is decided as the claim decides a sample: the mean over its seeds with
@@ -233,7 +233,7 @@ class Grid:
     steps: int
     delta: float
     cases: int = 200
-    units: int = 12  # seeds in a case's sample: standard's units
+    units: int = 6  # seeds in a case's sample: standard's units (v5)
 
     def where(self) -> str:
         """Return the grid in words."""

@@ -90,3 +90,19 @@ def test_the_claim_rule_calls_a_tie_at_one_depth_not_reproduced_and_real_gaps_re
     assert tie["claim"]["REPRODUCED"] == 0
     real = simulate_claim(PROTOCOL, World({"L=1": (3 * DELTA, 0.01), **clear}, "real"), units=12, reps=60, seed=1)
     assert real["claim"]["REPRODUCED"] >= 55 and real[ONE_LABEL]["fails as required"] == 60
+
+
+# the exploratory units of records/claims/c6.md (C6 v5): L=1 advantage over 7 seeds, the control over 5
+L1_SEEN = (-0.0081, 0.0077)
+CONTROL_SEEN = (-0.0004, 0.0049)
+
+
+def test_v5_s_six_standard_seeds_decide_the_claim_at_the_exploratory_effect() -> None:
+    units = PROTOCOL.seeds.count("standard", 0)
+    assert units == 6
+    world = World({"L=1": L1_SEEN, ONE_LABEL: CONTROL_SEEN}, "v5 seen")
+    got = simulate_claim(PROTOCOL, world, units=units, reps=200, seed=3)
+    assert got["claim"]["NOT REPRODUCED"] >= 180  # 0.97 over 2000 claims in the record
+    assert got["claim"]["REPRODUCED"] == 0 and got["claim"]["ERROR"] == 0
+    fewer = simulate_claim(PROTOCOL, world, units=4, reps=200, seed=3)
+    assert fewer["claim"]["NOT REPRODUCED"] < got["claim"]["NOT REPRODUCED"]  # the seeds are what buys it
