@@ -164,7 +164,10 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     if stuck:
         said.append(f"undecided: {_names(stuck)}; no number of units decides {_them(stuck)} at the measured effect")
     if empty:
-        said.append(f"no admissible unit ran for {_names(empty)}: no budget decides {_them(empty)} on this subject")
+        said.append(
+            f"no admissible unit ran for {_names(empty)} (every unit left the premise): this budget cannot decide "
+            f"{_them(empty)}; one whose units meet the premise can"
+        )
     return "; ".join(said)
 
 
