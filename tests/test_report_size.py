@@ -46,11 +46,14 @@ def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_chec
     from claimcheck.report import CONFIRMED_ON_KEY, SUBJECT_KEY, render
 
     run = load(REFERENCE / "claim-report.json")
-    assert "| v3, confirmed |" in render(run)
+    c2 = next(t for t in run.tests if t.claim_id == "C2").protocol
+    assert c2 is not None
+    version = c2["version"]
+    assert f"| v{version}, confirmed |" in render(run)
     run.env[SUBJECT_KEY] = "heads: 2; causal mask: none"
     run.env[CONFIRMED_ON_KEY] = "the paper's model (qin2025.model)"
     text = render(run)
-    assert "| v3, confirmed on the paper's model (qin2025.model) |" in text
+    assert f"| v{version}, confirmed on the paper's model (qin2025.model) |" in text
     assert "**Model under test**: `qin2025.model (the paper's Transformer)`: heads: 2; causal mask: none." in text
 
 

@@ -52,11 +52,13 @@ def test_a_quick_calibration_of_the_suite_lists_every_part_with_its_counts(proto
 
 
 @pytest.mark.slow
-def test_claimcheck_calibrate_runs_the_whole_suite_in_under_a_minute_of_cpu(tmp_path: Path) -> None:
+def test_claimcheck_calibrate_runs_the_whole_suite_with_its_challenge_families_in_under_five_minutes_of_cpu(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "calibration.json"
     start = time.process_time()
     assert main(["calibrate", str(CLAIMS), "--json", str(out), "-o", str(tmp_path / "calibration.md")]) == 0
-    assert time.process_time() - start < 60
+    assert time.process_time() - start < 300  # 152 s measured with the challenge families (11 s before them)
     data = json.loads(out.read_text())
     assert len(data["parts"]) == 17
     for entry in data["parts"]:
