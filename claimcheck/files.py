@@ -8,10 +8,11 @@ may use them without loading the rest of the core.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 
 
@@ -99,17 +100,37 @@ def imported_modules(path: Path, module: str) -> set[str]:
     the names that are modules of its own (``import_closure``). Raise SyntaxError for a file that
     does not parse.
     """
-    tree = ast.parse(path.read_bytes(), filename=str(path))
-    is_package = path.name == "__init__.py"
+    return set(_imported(path.read_bytes(), str(path), module))
+
+
+@functools.lru_cache(maxsize=1024)
+def _imported(source: bytes, filename: str, module: str) -> frozenset[str]:
+    """``imported_modules`` of one file's bytes, parsed once per content (many import closures share files)."""
+    tree = ast.parse(source, filename=filename)
+    is_package = Path(filename).name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = import_base(node, module, is_package)
             found.add(base)
             found.update(f"{base}.{a.name}" if base else a.name for a in node.names)
-    return {".".join(m.split(".")[:i]) for m in found if m for i in range(1, len(m.split(".")) + 1)}
+    return frozenset(".".join(m.split(".")[:i]) for m in found if m for i in range(1, len(m.split(".")) + 1))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """Yield every statement of ``tree``, nested ones too: an import is a statement, so this finds every
+    one ``ast.walk`` would while skipping the expressions (most of a file's nodes)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in _BLOCKS:
+            todo.extend(reversed(getattr(node, name, ())))
 
 
 def import_closure(

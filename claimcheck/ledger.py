@@ -139,9 +139,17 @@ class Ledger:
         ]
         return found[-1] if found else None
 
-    def confirmation(self, registration: Entry) -> Entry | None:
-        """Return the first confirmation of ``registration``, or None."""
-        found = (e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash)
+    def confirmations(self, registration: Entry) -> list[Entry]:
+        """Return the confirmations of ``registration`` in ledger order: at most one per budget.
+
+        Each budget draws its own block of seeds, so a version may be confirmed once at ci and once
+        at standard (the standard run's seeds are disjoint from the ci run's).
+        """
+        return [e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash]
+
+    def confirmation(self, registration: Entry, budget: str | None = None) -> Entry | None:
+        """Return the first confirmation of ``registration`` (at ``budget``, when given), or None."""
+        found = (e for e in self.confirmations(registration) if budget is None or e.get("budget") == budget)
         return next(found, None)
 
     def state(self, claim: str, fingerprint: str, engine: str = "") -> State:
@@ -180,6 +188,12 @@ class Ledger:
         same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
         if conf.get("reused_block"):
             same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
+        for more in self.confirmations(reg)[1:]:
+            if self.committed is None or more.hash in self.committed:
+                same += (
+                    f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
+                    f"{more.get('commit')}, {more.get('date')}: {more.get('verdict')})"
+                )
         return State(
             "confirmed",
             f"confirmed: {code} at {conf.get('budget')}, base seed {conf.get('base_seed')}, on engine "

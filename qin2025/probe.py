@@ -136,7 +136,9 @@ def _derivatives(
     grads = torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True, materialize_grads=True)
     flat = torch.cat([g.reshape(-1) for g in grads])
     v = torch.randn(flat.numel(), generator=torch.Generator().manual_seed(2), dtype=flat.dtype)
-    hv = torch.autograd.grad(flat, leaves, grad_outputs=v, allow_unused=True, materialize_grads=True)
+    # d(flat . v)/dp is the Hessian-vector product; a scalar output keeps autograd from importing its
+    # symbolic-shape checker (and sympy, ~0.7 s) in every session, as grad_outputs= does
+    hv = torch.autograd.grad((flat * v).sum(), leaves, allow_unused=True, materialize_grads=True)
     return fwd, [g.detach() for g in grads], torch.cat([h.reshape(-1) for h in hv])
 
 

@@ -239,6 +239,27 @@ def test_a_confirmation_stands_on_another_engine_and_shows_both_identities(toy: 
 
 
 @needs_git
+def test_a_version_is_confirmed_once_per_budget_and_the_ledger_shows_each(
+    toy: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(toy.path, "init", "-q")
+    assert _register() == 0
+    _commit(toy.path, "register T1 v1")
+    assert toy.runpytest("--claim-ledger=ledger.toml", "--claim-report").ret == 0
+    assert cli(["ledger", "confirm", "reports/claim-report.json", "--ledger", "ledger.toml"]) == 0
+    _commit(toy.path, "confirm T1 v1 at ci")
+    std = ("--claim-ledger=ledger.toml", "--claim-budget=standard", "--claim-report=reports/std.md")
+    assert toy.runpytest(*std).ret == 0  # standard draws its own block: disjoint from ci's seeds
+    assert cli(["ledger", "confirm", "reports/std.json", "--ledger", "ledger.toml"]) == 0
+    _commit(toy.path, "confirm T1 v1 at standard")
+    assert cli(["ledger", "confirm", "reports/std.json", "--ledger", "ledger.toml"]) == 1
+    assert "already confirmed at standard; a block runs once per version and budget" in capsys.readouterr().out
+    assert [e.get("budget") for e in load_ledger(toy.path / "ledger.toml").entries[1:]] == ["ci", "standard"]
+    toy.runpytest("--claim-ledger=ledger.toml", "--claim-report")
+    assert re.search(r"confirmed: v1 .* at ci, .*; also confirmed at standard, base seed 0 \(commit \w+", _report(toy))
+
+
+@needs_git
 def test_confirm_refuses_a_run_that_is_not_the_registered_block(
     toy: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

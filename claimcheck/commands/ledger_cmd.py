@@ -115,11 +115,10 @@ def used_block(ledger: Ledger, claim: str, block: str) -> dict[str, str]:
     A block's seeds at a budget are drawn once: a second confirmation there would look at seeds
     already seen (legacy confirmations count; their ``confirmed`` text opens with the budget).
     """
-    out = {}
+    out: dict[str, str] = {}
     for e in ledger.of(claim, "register"):
-        conf = ledger.confirmation(e)
-        if e.get("block") == block and conf is not None:
-            out[str(conf.get("budget"))] = f"the confirmation of {e.describe()}"
+        for conf in ledger.confirmations(e) if e.get("block") == block else []:
+            out.setdefault(str(conf.get("budget")), f"the confirmation of {e.describe()} at {conf.get('budget')}")
     for e in ledger.entries:
         for row in e.get("legacy", []) if e.kind == "migrate" else []:
             if row.get("claim") == claim and row.get("block") == block and row.get("confirmed"):
@@ -189,9 +188,12 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
     """Return why ``run`` cannot be the confirmatory run of registration ``reg`` (empty: it can)."""
     env, proto = run.env, r.protocol
     problems = []
-    if ledger.confirmation(reg) is not None:
-        problems.append(f"{reg.describe()} is already confirmed; a block runs once per version")
     budget = env.get("budget", "").split(":")[0]
+    if ledger.confirmation(reg, budget) is not None:
+        problems.append(
+            f"{reg.describe()} is already confirmed at {budget}; a block runs once per version and budget (another "
+            "budget draws its own block)"
+        )
     used = used_block(ledger, r.claim_id, str(reg.get("block"))).get(budget)
     if used and not reuse_why:
         problems.append(
