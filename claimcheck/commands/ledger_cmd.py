@@ -189,13 +189,12 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
     env, proto = run.env, r.protocol
     problems = []
     budget = env.get("budget", "").split(":")[0]
-    if ledger.confirmation(reg, budget) is not None:
+    if ledger.confirmation(reg, budget) is not None:  # said once: its block ran at this budget by this very entry
         problems.append(
             f"{reg.describe()} is already confirmed at {budget}; a block runs once per version and budget (another "
             "budget draws its own block)"
         )
-    used = used_block(ledger, r.claim_id, str(reg.get("block"))).get(budget)
-    if used and not reuse_why:
+    elif (used := used_block(ledger, r.claim_id, str(reg.get("block"))).get(budget)) and not reuse_why:
         problems.append(
             f"block {reg.get('block')} already ran at {budget} ({used}), so its seeds were seen; confirm at another "
             "budget, or say why a rerun of seen seeds is acceptable with --reused-block-why (recorded in the entry)"
