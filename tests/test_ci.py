@@ -51,7 +51,7 @@ def test_ci_runs_the_fast_tests_then_the_slow_ones_then_rays_then_the_claims(tmp
         "mypy",
         "lint-imports",
         "pytest tests",
-        "pytest tests -m slow",
+        "pytest tests -m slow -n 2 --dist loadfile",
         "pytest tests -m ray",
         "pytest claims --claim-budget ci",
     ]
@@ -67,6 +67,6 @@ def test_a_failed_step_fails_ci_and_the_later_steps_still_run(tmp_path: Path) ->
 
 
 def test_no_tests_collected_is_a_failure_not_a_pass(tmp_path: Path) -> None:
-    rc, _, err = run_ci(tmp_path, {"pytest tests -m slow": 5})
+    rc, _, err = run_ci(tmp_path, {"pytest tests -m slow -n 2 --dist loadfile": 5})
     assert rc == 1
     assert "slow tests: pytest collected no tests (exit 5)" in err

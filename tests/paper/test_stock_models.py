@@ -147,19 +147,23 @@ ROOT_DIR = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     ("spec", "claims", "skipped"),
     [
-        ("encoder_layer.py:build", ("C1", "C2"), ("C3",)),
-        ("mha_block.py:build", ("C1", "C2", "C3"), ()),
+        ("encoder_layer.py:build", ("C1",), ("C3",)),
+        ("mha_block.py:build", ("C1", "C3"), ()),
     ],
 )
 def test_stock_models_run_through_the_claims(
     tmp_path: Path, spec: str, claims: tuple[str, ...], skipped: tuple[str, ...]
 ) -> None:
-    """Run C1-C3 at ci on a stock PyTorch model through --claim-model: judged, never an ERROR."""
+    """Run C1 and C3 at ci on a stock PyTorch model through --claim-model: judged, never an ERROR.
+
+    C1 trains through the model's second derivatives, where C1, C2 and C8 once ERRORed; C2 trains
+    the same way and is left out here for time (about 240 s at ci through --claim-model).
+    """
     import json
     import subprocess
 
     report = tmp_path / "stock.md"
-    targets = ["claims/test_c1_linear_rate.py", "claims/test_c2_monotone.py", "claims/test_c3_full_rank.py"]
+    targets = ["claims/test_c1_linear_rate.py", "claims/test_c3_full_rank.py"]
     cmd = [sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:randomly", "--claim-budget=ci"]
     cmd += [f"--claim-model={STOCK / spec}", f"--claim-report={report}", f"--claim-cache-dir={tmp_path / 'cache'}"]
     subprocess.run(cmd, cwd=ROOT_DIR, capture_output=True, text=True, timeout=1200, check=False)
