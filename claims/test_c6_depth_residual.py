@@ -26,6 +26,7 @@ from claimcheck.settings import Settings
 from claimcheck.store import ResultCache
 from qin2025.calibration.depth import Grid as Families
 from qin2025.calibration.depth import advantage_families, trend_families
+from qin2025.challenge import families as challenge
 from qin2025.data.sst2 import find_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
 from qin2025.encoder import Pretrained, load_pretrained
@@ -71,13 +72,13 @@ def _depth_part(L: int) -> Part:
         bounds=(-1.0, 1.0),  # a difference of two shares of the sample: the recorder refuses anything else
         premise=PREMISE,
         decision=advantage_decision,
-        calibration=advantage_families(L, DECIDING),
+        calibration=(*advantage_families(L, DECIDING), *challenge("C6", f"L={L}")),
     )
 
 
 PROTOCOL = ClaimProtocol(
     claim_id="C6",
-    version=5,
+    version=6,
     parts=(
         *(_depth_part(L) for L in DEPTHS),
         Part(
@@ -91,7 +92,7 @@ PROTOCOL = ClaimProtocol(
             bounds=(-2.0, 2.0),
             premise=PREMISE,
             decision=trend_decision,
-            calibration=trend_families(DECIDING),
+            calibration=(*trend_families(DECIDING), *challenge("C6", "trend")),
         ),
     ),
     controls=(
@@ -106,8 +107,8 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C6-v5",
-        start=465000,
+        block="C6-v6",
+        start=466000,
         units={"ci": 2, "standard": STANDARD_UNITS, "paper": 30},
         exploratory="scripts records/c6_design (seeds 0-7 at N = 256, 8 tokens, T = 200, L = 1 and 6: error, "
         "loss, spikes, the one-label and head-seed runs; timing at N = 24-256); ci and standard on the "
