@@ -1,6 +1,6 @@
 """Challenge families: cases whose answer is known from the claims' words alone, kept apart from the design families.
 
-Each module (``c1``, ``c8``, ``c4``, ``c5``, ``c2``, ``c3``, ``c6``) is a *world* that makes raw data
+Each module (``c1``, ``c8``, ``c4``, ``c5``, ``c2``, ``c3``, ``c6``, ``c7``) is a *world* that makes raw data
 the way a run would (loss curves with per-run scatter, rate tables, singular-value ratios, error
 curves) and a thin ``adapt`` that turns it into the keyword arguments of the part's current
 decision, so a changed signature changes one function. Every family is a ``Family(origin=
@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from claimcheck.errors import ConfigError
 from claimcheck.protocol import Family
-from qin2025.challenge import c1, c2, c3, c4, c5, c6, c8
+from qin2025.challenge import c1, c2, c3, c4, c5, c6, c7, c8
 
 # (claim id, role) -> (the protocol part it challenges, its families)
 ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
@@ -36,6 +36,9 @@ ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
     ("C6", "L=1"): ("L=1", lambda: c6.advantage_families(1)),
     ("C6", "L=6"): ("L=6", lambda: c6.advantage_families(6)),
     ("C6", "trend"): ("trend", c6.trend_families),
+    ("C7", "association-input"): ("association (input)", c7.association_input_families),
+    ("C7", "association-rotation"): ("association (rotation)", c7.association_rotation_families),
+    ("C7", "governs"): ("governs (rotation)", c7.governs_families),
 }
 
 

@@ -14,6 +14,7 @@ from claimcheck.errors import ConfigError
 from qin2025.challenge import ROLES, families
 from qin2025.challenge import c1 as world
 from qin2025.collapse import collapse_decision, slows_decision, stops_decision
+from qin2025.conditioning import association_decision, governs_decision
 from qin2025.full_rank import floor_decision
 from qin2025.level_speed import faster_decision, order_decision
 from qin2025.linear_rate import linear_rate_decision
@@ -35,6 +36,9 @@ DECISIONS = {
     ("C6", "L=1"): (advantage_decision, True),
     ("C6", "L=6"): (advantage_decision, True),
     ("C6", "trend"): (trend_decision, True),
+    ("C7", "association-input"): (association_decision, False),
+    ("C7", "association-rotation"): (association_decision, False),
+    ("C7", "governs"): (governs_decision, True),
 }
 DRAWS = 3  # cases drawn per family here (the calibration draws each family's own count)
 
@@ -108,3 +112,91 @@ def test_a_faster_c5_seed_is_lower_at_every_late_step_and_an_l0_only_seed_is_not
     assert sum(c5.ordered(s) for s in slow) <= 6  # ordered by chance: 1/120 of seeds, and scatter-made ties
     starts = np.array([[c[0] for c in s.curves] for s in slow])
     assert np.all(np.diff(starts, axis=1) > -0.5)  # L_0 rises with beta (within the offset scatter)
+
+
+def _c7_seeds(world: object, n: int, b: float | None = None) -> list:  # type: ignore[type-arg]
+    from qin2025.challenge import c7
+    from qin2025.challenge.draw import until
+
+    rng = np.random.default_rng(11)
+    assert isinstance(world, c7.World)
+    return [until(rng, lambda r: c7.seed(r, world, b), c7.separated) for _ in range(n)]
+
+
+def test_a_noiseless_c7_z_world_has_rho_one_and_b_its_exponent() -> None:
+    from dataclasses import replace
+
+    from qin2025.challenge import c7
+
+    for lever in ("input", "rotation"):
+        world = replace(c7.Z_LAW, lever=lever, scatter=(0.0, 0.0), g=(0.0, 0.0))
+        for s in _c7_seeds(world, 10):
+            unit = c7.adapt(s)
+            assert association_decision(**unit) == {c7_rho(): pytest.approx(1.0)}
+            (b,) = governs_decision(**unit).values()
+            assert b == pytest.approx(float(s.params["b"]), abs=1e-9)
+    # the step size's residue and the lambda runs do not move b once lambda_max is held
+    for s in _c7_seeds(replace(c7.Z_LAW, scatter=(0.0, 0.0), g=(-1.0, -0.5), lam_track=(0.5, 1.0)), 10):
+        (b,) = governs_decision(**c7.adapt(s)).values()
+        assert b == pytest.approx(float(s.params["b"]), abs=1e-9)
+
+
+def c7_rho() -> str:
+    from qin2025.conditioning import ASSOCIATION
+
+    return ASSOCIATION
+
+
+def test_a_c7_w_v_or_lambda_only_world_has_b_zero_once_held_but_a_naive_elasticity_above_the_bar() -> None:
+    from dataclasses import replace
+
+    from qin2025.challenge import c7
+    from qin2025.conditioning import WV_HELD, elasticity
+
+    for s in _c7_seeds(replace(c7.W_V_ONLY, scatter=(0.0, 0.0), g=(0.0, 0.0)), 10):
+        unit = c7.adapt(s)
+        (b,) = governs_decision(**unit).values()
+        assert b == pytest.approx(0.0, abs=1e-9)
+        assert 1.3 / 1.1 < c7.wv_span(s) < WV_HELD  # inside the held band, tracking kinv
+        naive = elasticity(unit["rate"], unit["kinv"])  # W_V not held: the rate seems to follow kinv(Z)
+        assert naive == pytest.approx(2 * float(s.params["w"]), rel=0.2) and naive > 0
+    for s in _c7_seeds(replace(c7.FLAT, scatter=(0.0, 0.0), g=(0.5, 1.5), lam_track=(0.5, 1.5)), 10):
+        unit = c7.adapt(s)
+        (b,) = governs_decision(**unit).values()
+        assert b == pytest.approx(0.0, abs=1e-9)
+        ref = list(c7.REFERENCE)
+        naive = elasticity(np.array(unit["rate"])[ref], np.array(unit["kinv"])[ref])
+        assert naive == pytest.approx(float(s.params["g"]) * float(s.params["c"]), abs=0.1)
+
+
+def test_the_c7_x_only_world_is_flat_on_the_rotation_lever_and_follows_kinv_on_the_input_lever() -> None:
+    from dataclasses import replace
+
+    from qin2025.challenge import c7
+
+    quiet = dict(scatter=(0.0, 0.0), g=(0.0, 0.0))
+    for s in _c7_seeds(replace(c7.X_ONLY, **quiet), 5):  # type: ignore[arg-type]
+        assert np.ptp(np.log(s.rate)) == pytest.approx(0.0, abs=1e-12)  # X's spectrum held: nothing moves the rate
+    for s in _c7_seeds(replace(c7.X_ONLY, lever="input", span=(15.0, 100.0), **quiet), 20):  # type: ignore[arg-type]
+        (rho,) = association_decision(**c7.adapt(s)).values()
+        assert rho >= 0.7  # kinv(Z) follows kx within 0.15 in log: the association the input part states
+
+
+def test_every_c7_case_sits_on_its_side_of_the_declared_zone() -> None:
+    from qin2025.challenge import c7
+    from qin2025.conditioning import MIN_SPAN, WV_HELD, in_zone
+
+    for role in ("association-input", "association-rotation", "governs"):
+        for fam in families("C7", role):
+            for i in range(DRAWS):
+                case = fam.generate(case_rng(0, "C7", role, fam.name, i))
+                units = case.measurements[UNITS] if role == "governs" else [case.measurements]
+                for u in units:
+                    zoned = in_zone(u["kinv"], u["reference"], u["wv"])
+                    assert zoned == (fam.expect == "zone" and "0.45-0.55" not in fam.name), fam.name
+                    k = np.array(u["kinv"])[: len(c7.KX)]
+                    if fam.expect != "zone":
+                        assert k.max() / k.min() >= MIN_SPAN and (u["wv"] is None) == (role == "association-input")
+                    if u["wv"] is not None and fam.expect != "zone":
+                        wv = np.array(u["wv"])[: len(c7.KX)]
+                        assert wv.max() / wv.min() < WV_HELD
