@@ -19,7 +19,7 @@ import pytest
 
 from claimcheck.budget import Budget
 from claimcheck.errors import DataUnavailable
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol import ClaimProtocol, Control, Family, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from claimcheck.settings import Settings
@@ -62,7 +62,7 @@ PREMISE = (
 ONE_LABEL = "residual vs residual with one training label flipped"
 
 
-def _depth_part(L: int) -> Part:
+def _depth_part(L: int, challenges: tuple[Family, ...]) -> Part:
     return Part(
         name=f"L={L}",
         statement=f"at L = {L}, the training error once training is under way is lower with residuals than without, "
@@ -72,15 +72,16 @@ def _depth_part(L: int) -> Part:
         bounds=(-1.0, 1.0),  # a difference of two shares of the sample: the recorder refuses anything else
         premise=PREMISE,
         decision=advantage_decision,
-        calibration=(*advantage_families(L, DECIDING), *challenge("C6", f"L={L}")),
+        calibration=(*advantage_families(L, DECIDING), *challenges),
     )
 
 
 PROTOCOL = ClaimProtocol(
     claim_id="C6",
-    version=6,
-    parts=(
-        *(_depth_part(L) for L in DEPTHS),
+    version=7,
+    parts=(  # each challenge role named as written, so C6's code covers its own challenge families only
+        _depth_part(DEPTHS[0], challenge("C6", "L=1")),
+        _depth_part(DEPTHS[1], challenge("C6", "L=6")),
         Part(
             name="trend",
             statement="the advantage holds or grows as L increases: on average over seeds it does not fall from "
@@ -107,8 +108,8 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C6-v6",
-        start=466000,
+        block="C6-v7",
+        start=467000,
         units={"ci": 2, "standard": STANDARD_UNITS, "paper": 30},
         exploratory="scripts records/c6_design (seeds 0-7 at N = 256, 8 tokens, T = 200, L = 1 and 6: error, "
         "loss, spikes, the one-label and head-seed runs; timing at N = 24-256); ci and standard on the "

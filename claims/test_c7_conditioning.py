@@ -31,6 +31,7 @@ from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.record import ClaimRecorder
 from claimcheck.schedule import ClaimUnits
 from qin2025.calibration.conditioning import conditioning_families
+from qin2025.challenge import families as challenge
 from qin2025.conditioning import (
     ASSOCIATION,
     GOVERNS,
@@ -70,7 +71,7 @@ READOUT_X = "read-out on X alone, rotation lever"
 SHUFFLED = "kinv(Z) shuffled within the rotation lever"
 PROTOCOL = ClaimProtocol(
     claim_id="C7",
-    version=6,
+    version=7,
     parts=(
         Part(
             name=ASSOC_INPUT,
@@ -80,7 +81,7 @@ PROTOCOL = ClaimProtocol(
             bar=0.8,
             premise=PREMISE,
             decision=association_decision,
-            calibration=conditioning_families("association", INPUT),
+            calibration=(*conditioning_families("association", INPUT), *challenge("C7", "association-input")),
         ),
         Part(
             name=ASSOC_ROTATION,
@@ -90,7 +91,7 @@ PROTOCOL = ClaimProtocol(
             bar=0.8,
             premise=PREMISE,
             decision=association_decision,
-            calibration=conditioning_families("association", ROTATION),
+            calibration=(*conditioning_families("association", ROTATION), *challenge("C7", "association-rotation")),
         ),
         Part(
             name=GOVERNS_ROTATION,
@@ -103,7 +104,7 @@ PROTOCOL = ClaimProtocol(
             sigma=SIGMA,
             premise=PREMISE,
             decision=governs_decision,
-            calibration=conditioning_families("governs", ROTATION, cases=100, units=40),
+            calibration=(*conditioning_families("governs", ROTATION, cases=100, units=40), *challenge("C7", "governs")),
         ),
     ),
     controls=(
@@ -136,8 +137,8 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C7-v6",
-        start=476000,
+        block="C7-v7",
+        start=477000,
         units={"ci": 40, "standard": 100, "paper": 200},
         exploratory="v6's design (records/claims/c7.md, v6): seeds 0-3, X's token orientation as a lever (1.9-2.6x at "
         "init); seeds 0-39, W_V's sigma_min over the fitted steps along the rotation lever (W1); v6 on the exploratory "
