@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from claimcheck.fingerprint import Engine, code_fingerprint
-from claimcheck.progress import ProgressReporter
+from claimcheck.progress import PlanSender, ProgressReporter
 from claimcheck.protocol import ClaimProtocol, block_seed
 from claimcheck.record import ClaimRecorder
 from claimcheck.settings import Settings
@@ -113,8 +114,10 @@ def fingerprint_claims(items: list[pytest.Item], engine: Engine) -> None:
             claim_code(item, engine)
 
 
-def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
-    """Return the reporter of the session's progress: each claim's units planned from its protocol's seeds.
+def unit_counters(
+    s: Settings,
+) -> tuple[Callable[[pytest.Item], str | None], Callable[[pytest.Item], list[int]], Callable[[pytest.Item], list[int]]]:
+    """Return (the claim of a test, its units' seeds at its first look, its seeds up to the cap).
 
     A sequential claim plans its first look (most stop there); its plan grows when it looks again.
     """
@@ -131,4 +134,16 @@ def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
     def to_the_cap(item: pytest.Item) -> list[int]:
         return unit_seeds(s, claim_protocol_of(item))
 
+    return claim_of, first_look, to_the_cap
+
+
+def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
+    """Return the controller's reporter of the session's progress, each claim's units planned from its protocol."""
+    claim_of, first_look, to_the_cap = unit_counters(s)
     return ProgressReporter(config, claim_of, first_look, caps_of=to_the_cap)
+
+
+def plan_sender(s: Settings) -> PlanSender:
+    """Return a pytest-xdist worker's sender of the plan of units it collected (for the controller's progress)."""
+    claim_of, first_look, to_the_cap = unit_counters(s)
+    return PlanSender(claim_of, first_look, caps_of=to_the_cap)

@@ -140,7 +140,7 @@ def start_core(config: pytest.Config) -> None:
     from claimcheck.executor import executor_for
     from claimcheck.figures import clear_figure_cache
     from claimcheck.fingerprint import NO_ENGINE
-    from claimcheck.markers import progress_reporter
+    from claimcheck.markers import plan_sender, progress_reporter
     from claimcheck.reaper import Reaper
     from claimcheck.rundata import RunFileError, load
     from claimcheck.store import ResultCache, default_cache_dir
@@ -187,6 +187,7 @@ def start_core(config: pytest.Config) -> None:
     config.stash[STORE_KEY] = store
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
         config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
+        config.pluginmanager.register(plan_sender(settings), "claimcheck-plan")
         if settings.timeout and worker.get(REAPER_DIR_INPUT):
             config.stash[REAPER_KEY] = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
     else:

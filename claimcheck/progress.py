@@ -13,13 +13,15 @@ with a sequential schedule plans its first look; the line also says how long the
 if it runs to its cap.
 
 ``ProgressReporter`` hooks it into a pytest session (the plugin registers it on the controller).
-Serially it plans from the collected items. Under pytest-xdist the controller sees only test ids:
-it plans tests, counts the units each finished test recorded, and still prints a line as claim
-tests finish. On a terminal (a TTY) a line carries a bar; in a CI log (not a TTY) it is plain
-text. Lines are throttled: one when a claim's last test finishes (if the claim took at least
-``MIN_SECONDS``), and between those at most one every ``TTY_EVERY`` (terminal) or ``LOG_EVERY``
-(log) seconds, never in a run's first ``MIN_SECONDS`` (a warm rerun prints none) nor before a claim
-test was planned or seen (a session of ordinary tests prints none).
+Serially it plans from the collected items. Under pytest-xdist the controller collects nothing:
+each worker's ``PlanSender`` puts the plan of units it collected (every worker collects every test)
+on the first test report it sends, and the controller plans from the first plan that reaches it,
+before any test has finished; until then, and when no plan comes (an older worker), it plans tests
+and counts the units each finished test recorded. On a terminal (a TTY) a line carries a bar; in
+a CI log (not a TTY) it is plain text. Lines are throttled: one when a claim's last test finishes
+(if the claim took at least ``MIN_SECONDS``), and between those at most one every ``TTY_EVERY``
+(terminal) or ``LOG_EVERY`` (log) seconds, never in a run's first ``MIN_SECONDS`` (a warm rerun
+prints none) nor before a claim test was planned or seen (a session of ordinary tests prints none).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ TTY_EVERY = 3.0  # seconds between lines on a terminal, besides a claim's comple
 LOG_EVERY = 15.0  # seconds between lines in a CI log
 BAR = 20  # characters of the bar on a terminal
 PROPERTY_KEY = "claimcheck"  # the user_properties key the plugin puts each claim test's payload under
+PLAN_KEY = "claimcheck-plan"  # the user_properties key of a worker's plan: node id -> [claim, units, cap]
 
 
 @dataclass
@@ -128,6 +131,19 @@ class Progress:
             c.units += units
             c.cap += cap
             self.by_units = True
+
+    def adopt(self, plan: dict[str, tuple[str | None, int, int]]) -> bool:
+        """Plan from a worker's ``plan`` (node id -> claim, units, cap) if nothing is planned by units yet.
+
+        Return whether it was adopted: only before any test has finished, so that nothing counted is
+        lost (the first report a pytest-xdist controller receives is a worker's first, which carries it).
+        """
+        if self.by_units or self.tests_done or not plan:
+            return False
+        self.tests, self.claims, self.planned = 0, {}, {}
+        for nodeid, (claim, units, cap) in plan.items():
+            self.plan(claim, units, nodeid, cap)
+        return True
 
     def finish(
         self, claim: str | None, units: int, seconds: float, cold: bool = True, nodeid: str | None = None
@@ -296,6 +312,60 @@ def terminal_writer(config: Any) -> tuple[Callable[[str], None], bool]:
     return write, bool(stream is not None and stream.isatty())
 
 
+def plan_of(
+    items: list[Any],
+    claim_of: Callable[[Any], str | None],
+    seeds_of: Callable[[Any], list[int]],
+    caps_of: Callable[[Any], list[int]],
+) -> dict[str, tuple[str | None, int, int]]:
+    """Return the plan of ``items``: node id -> (claim, units of its first look, units up to its cap)."""
+    plan: dict[str, tuple[str | None, int, int]] = {}
+    for item in items:
+        claim = claim_of(item)
+        if claim is None:
+            plan[item.nodeid] = (None, 1, 1)
+        else:
+            plan[item.nodeid] = (claim, units_of(item, seeds_of), units_of(item, caps_of))
+    return plan
+
+
+class PlanSender:
+    """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
+
+    The controller collects nothing, so without this it could plan only tests, not units, and
+    could not tell a sequential claim's test (which may run to its cap) from a fixed one.
+    """
+
+    def __init__(
+        self,
+        claim_of: Callable[[Any], str | None],
+        seeds_of: Callable[[Any], list[int]],
+        caps_of: Callable[[Any], list[int]] | None = None,
+    ) -> None:
+        self.claim_of = claim_of
+        self.seeds_of = seeds_of
+        self.caps_of = caps_of or seeds_of
+        self.plan = ""  # the plan as JSON, until it is sent
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        plan = plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of)
+        self.plan = json.dumps(plan) if any(claim is not None for claim, _, _ in plan.values()) else ""
+
+    def pytest_runtest_setup(self, item: Any) -> None:
+        if self.plan:  # the first test this worker runs: its reports (setup first) carry the plan
+            item.user_properties.append((PLAN_KEY, self.plan))
+            self.plan = ""
+
+
+def read_plan(text: str) -> dict[str, tuple[str | None, int, int]]:
+    """Return a plan sent by ``PlanSender`` (empty if it cannot be read: progress never stops a run)."""
+    try:
+        raw = json.loads(text)
+        return {str(k): (None if c is None else str(c), int(u), int(m)) for k, (c, u, m) in raw.items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
 class ProgressReporter:
     """Print ``Progress`` lines as tests finish (pytest hooks, duck-typed: this module imports no pytest).
 
@@ -324,12 +394,9 @@ class ProgressReporter:
         self.last = self.progress.started
 
     def pytest_collection_finish(self, session: Any) -> None:
-        for item in session.items:
-            claim = self.claim_of(item)
-            units = units_of(item, self.seeds_of) if claim is not None else 1
-            cap = units_of(item, self.caps_of) if claim is not None else 1
-            self.planned[item.nodeid] = units
-            self.progress.plan(claim, units, item.nodeid, cap)
+        for nodeid, (claim, units, cap) in plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of).items():
+            self.planned[nodeid] = units
+            self.progress.plan(claim, units, nodeid, cap)
         cache = getattr(self.config, "cache", None)  # None under -p no:cacheprovider
         if cache is not None:
             self.progress.pace = dict(cache.get(self._pace_key("v2"), {}))
@@ -354,6 +421,11 @@ class ProgressReporter:
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         """Count a test when its call finishes (or its setup fails or skips it)."""
+        sent = next((str(v) for k, v in report.user_properties if k == PLAN_KEY), None)
+        if sent is not None and not self.progress.by_units:
+            plan = read_plan(sent)
+            if self.progress.adopt(plan):
+                self.planned = {nodeid: units for nodeid, (_, units, _) in plan.items()}
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
         payload = next((str(v) for k, v in report.user_properties if k == PROPERTY_KEY), None)

@@ -233,7 +233,39 @@ def test_under_xdist_the_controller_prints_a_line_per_finished_claim_test(pytest
     pytester.makeconftest(EVERY_TEST)  # the controller is another process: patch it from its conftest
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")
     result.assert_outcomes(passed=6)
-    result.stdout.fnmatch_lines(["claimcheck progress *: C9 * units (*/* tests, *s), run */6 tests, *"])
+    # the workers' plan reached the controller: it counts units, as a serial run does
+    result.stdout.fnmatch_lines(["claimcheck progress *: C9 */9 units (*/5 tests, *s), run */9 units, *"])
     lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
     # one line per finished test, but for the plain test when it ends before any claim test is seen
-    assert len(lines) in (5, 6) and "run 6/6 tests" in lines[-1]
+    assert len(lines) in (5, 6) and any("run 9/9 units" in line for line in lines)
+
+
+def test_under_xdist_a_sequential_claim_says_it_may_run_to_its_cap(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_toy=SEQUENTIAL)
+    pytester.makeconftest(EVERY_TEST)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "--claim-exploratory")
+    lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
+    assert lines, result.stdout.str()
+    first = lines[0]  # the first test to finish, whichever it is: the plan (4 + 4 units, caps 12 + 12) is the workers'
+    assert "units (1/2 tests" in first and "if C9 run to the cap (sequential)" in first, first
+
+
+def test_a_worker_s_plan_is_adopted_only_before_any_test_has_finished() -> None:
+    plan = {"t.py::a": ("C1", 4, 12), "t.py::b": (None, 1, 1)}
+    p = Progress(started=0.0)
+    p.plan(None)
+    p.plan(None)  # what an xdist controller plans from the test ids alone
+    assert p.adopt(plan) and p.by_units and p.tests == 2
+    assert (p.claims["C1"].units, p.claims["C1"].cap) == (4, 12)
+    assert not p.adopt(plan)  # once
+    q = Progress(started=0.0)
+    q.plan(None)
+    q.finish(None, 1, 0.1)
+    assert not q.adopt(plan) and not q.by_units  # a finished test would be lost: keep counting tests
+
+
+def test_a_plan_that_cannot_be_read_is_ignored() -> None:
+    assert progress.read_plan("not json") == {}
+    assert progress.read_plan(json.dumps({"a": 1})) == {}
+    assert progress.read_plan(json.dumps({"t.py::a": ["C1", 4, 12]})) == {"t.py::a": ("C1", 4, 12)}
