@@ -217,7 +217,8 @@ def content_hash(entry: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _files(path: Path) -> list[Path]:
+def ledger_files(path: Path) -> list[Path]:
+    """Return the files of the ledger ``path``: every ``*.toml`` of a folder, sorted, or the file itself."""
     return sorted(path.glob("*.toml")) if path.is_dir() else [path]
 
 
@@ -228,22 +229,40 @@ def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
     reordered, and ConfigError naming the first bad field of an entry.
     """
     ledger = Ledger(path)
-    if path.is_dir() or path.is_file():
-        for f in _files(path):
-            ledger.entries += read_file(f, option)
-    elif path.suffix != ".toml":
-        raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
+    for f, raw in read_ledger_files(path, option):
+        ledger.entries += entries_of(raw, f, option)
     return ledger
+
+
+def read_ledger_files(path: Path, option: str = "claim_ledger") -> list[tuple[Path, dict[str, Any]]]:
+    """Return each file of the ledger ``path`` with its parsed TOML (none for a ``.toml`` not made yet).
+
+    Raise ConfigError naming the path when it does not exist and is not a ``.toml`` file to be made.
+    """
+    if path.is_dir() or path.is_file():
+        return [(f, read_raw(f, option)) for f in ledger_files(path)]
+    if path.suffix != ".toml":
+        raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
+    return []
 
 
 def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
     """Return the entries of one ledger file, its chain verified (see ``load_ledger``)."""
+    return entries_of(read_raw(path, option), path, option)
+
+
+def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
+    """Return one ledger file as parsed TOML; raise ConfigError naming it when it cannot be read or parsed."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError(f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{option}: the ledger {path} is not valid TOML ({e})") from None
+
+
+def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger") -> list[Entry]:
+    """Return the entries of ledger file ``path`` parsed as ``raw``, its chain verified (see ``load_ledger``)."""
     if "version" in raw and "entry" not in raw:
         raise ConfigError(
             f"{option}: {path} is a ledger of the older format ([[version]] tables, no hash chain); convert it, as a "
@@ -567,7 +586,7 @@ def check_history(ledger: Ledger) -> list[str]:
     root = git_root(ledger.path)
     if root is None:
         return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
-    files = {f.resolve().relative_to(root.resolve()).as_posix(): f for f in _files(ledger.path)}
+    files = {f.resolve().relative_to(root.resolve()).as_posix(): f for f in ledger_files(ledger.path)}
     log = _git(root, "log", "--format=%H %s", "--name-only", "--", *files)
     if log.returncode != 0:
         return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]

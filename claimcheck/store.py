@@ -26,12 +26,15 @@ import hashlib
 import inspect
 import io
 import json
+import math
 import os
 import platform
 import re
 import stat
+import struct
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -53,7 +56,7 @@ PRODUCER = "__producer__"  # the meta field naming who computed an entry; taken 
 VERIFY_RTOL = 1e-6  # --claim-cache-verify's tolerance for an entry another host or thread count computed
 SEAL = b"claimcheck-cache-entry/3 hmac-sha256\n"  # the first line of a sealed entry; its HMAC follows
 _ENTRY_NAME = re.compile(r"^[0-9a-f]{64}\.npz$")
-_ZIP = b"PK\x03\x04"  # the first bytes of an entry written before entries were sealed
+_ZIP = b"PK\x03\x04"  # a zip member's local header: the first bytes of an entry written before entries were sealed
 
 
 class CacheMismatch(ClaimcheckError):
@@ -134,23 +137,72 @@ def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
     return buf.getvalue()
 
 
+# The header np.save writes for a plain array (format 1.0 or 2.0): read without numpy's literal_eval,
+# the costliest step of a warm rerun (one call per array, six arrays an entry). Other headers go to numpy.
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_HEADER = re.compile(
+    rb"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (False|True), 'shape': \(((?:\d+, )*\d*,?)\), \} *\n"
+)
+
+
+def _read_npy(raw: bytes) -> np.ndarray:
+    """Return the array in one ``.npy`` member; raise ValueError if it is not one (or holds objects)."""
+    version = raw[6:8]
+    if raw[:6] != _NPY_MAGIC or version not in (b"\x01\x00", b"\x02\x00"):
+        return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
+    size_bytes = 2 if version == b"\x01\x00" else 4
+    start = 8 + size_bytes
+    header = raw[start : start + int.from_bytes(raw[8:start], "little")]
+    match = _NPY_HEADER.fullmatch(header)
+    if match is None:
+        return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
+    dtype = np.dtype(match[1].decode())
+    if dtype.hasobject:
+        raise ValueError("an object array needs pickle")
+    shape = tuple(int(n) for n in match[3].split(b",") if n.strip())
+    count, offset = math.prod(shape), start + len(header)
+    if len(raw) != offset + count * dtype.itemsize:
+        raise ValueError("the array's data does not fill its member")
+    flat = np.frombuffer(raw, dtype=dtype, count=count, offset=offset)
+    array = flat.reshape(shape[::-1]).transpose() if match[2] == b"True" else flat.reshape(shape)
+    return array.copy(order="K")
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    """Return each member of the stored (uncompressed) zip archive ``data`` by name, its CRC checked.
+
+    Raise ValueError on anything ``np.savez`` would not have written: a compressed or encrypted
+    member, a local header that disagrees with the directory, data past the archive's end.
+    """
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        infos = zf.infolist()
+    out = {}
+    for info in infos:
+        at, name = info.header_offset, info.filename.encode()
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 1 or info.compress_size != info.file_size:
+            raise ValueError("not a member np.savez writes")
+        if data[at : at + 4] != _ZIP or data[at + 30 : at + 30 + len(name)] != name:
+            raise ValueError("a local header that disagrees with the directory")
+        name_len, extra_len = struct.unpack("<HH", data[at + 26 : at + 30])
+        start = at + 30 + name_len + extra_len
+        raw = data[start : start + info.file_size]
+        if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
+            raise ValueError("a member cut short or damaged")
+        out[info.filename] = raw
+    return out
+
+
 def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
     """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format.
 
     Never raises on damaged bytes: whatever numpy, zipfile or json raise on them means None. Only an
-    archive ``np.savez`` could have written is parsed (stored members, none larger than the data),
-    so a damaged size field cannot make it read past what is there.
+    archive ``np.savez`` could have written is parsed (stored members, each inside the data and its
+    CRC checked), and each array is read as ``np.load`` would (``allow_pickle=False``).
     """
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            infos = zf.infolist()
-        if any(i.compress_type != zipfile.ZIP_STORED for i in infos) or sum(i.file_size for i in infos) > len(data):
-            return None
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
-            meta_json = str(z["meta"])
-            stored_key = str(z["key"])
-            checksum = str(z["checksum"])
+        members = {name.removesuffix(".npy"): _read_npy(raw) for name, raw in _members(data).items()}
+        arrays = {k[2:]: v for k, v in members.items() if k.startswith("a_")}
+        meta_json, stored_key, checksum = (str(members[k]) for k in ("meta", "key", "checksum"))
         if stored_key != key or _checksum(arrays, meta_json, stored_key) != checksum:
             return None
         meta = json.loads(meta_json)

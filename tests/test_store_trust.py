@@ -7,6 +7,7 @@ authentication and is recomputed and counted. Figures cached in the same way can
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import time
@@ -162,3 +163,35 @@ def test_another_figures_png_copied_under_a_figures_name_is_drawn_again(tmp_path
         warnings.simplefilter("ignore")
         again, _ = cached_group("C2 figure", b, cache=folder)
     assert again == png_b != png_a
+
+
+def test_the_decoder_reads_every_array_as_np_load_does() -> None:
+    """The fast header path (no literal_eval) and numpy's own reader (structured dtypes) give np.load's arrays."""
+    arrays: dict[str, np.ndarray] = {
+        "f8": np.linspace(0, 1, 7),
+        "f32_2d": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+        "big_endian": np.arange(5, dtype=">i4"),
+        "bool": np.array([True, False]),
+        "complex": np.array([1 + 2j]),
+        "empty": np.zeros((0, 3)),
+        "scalar": np.array(2.5),
+        "text": np.array("naïve"),
+        "structured": np.array([(1, 2.0)], dtype=[("a", "<i4"), ("b", "<f8")]),
+    }
+    key = K(PARTS).digest
+    hit = decode(encode(arrays, {"m": 1}, key), key)
+    assert hit is not None
+    with np.load(io.BytesIO(encode(arrays, {"m": 1}, key)), allow_pickle=False) as z:
+        for name, want in arrays.items():
+            got, ref = hit[0][name], z[f"a_{name}"]
+            assert got.dtype == ref.dtype == want.dtype and got.shape == ref.shape, name
+            assert got.tobytes(order="A") == ref.tobytes(order="A") and got.flags.f_contiguous == ref.flags.f_contiguous
+            assert got.flags.writeable, name
+
+
+def test_an_entry_holding_an_object_array_is_not_read() -> None:
+    """An archive whose member needs pickle (written by someone else) decodes to None, never unpickled."""
+    buf = io.BytesIO()
+    np.savez(buf, a_x=np.array([{"a": 1}], dtype=object), meta=np.array("{}"), key=np.array("k"), checksum=np.array(""))
+    assert decode(buf.getvalue(), "k") is None
