@@ -7,18 +7,20 @@ imported. A conftest writes, at the end of the session, which of the heavy modul
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 HEAVY = ("torch", "numpy", "scipy", "statsmodels", "matplotlib", "claimcheck.controller", "claimcheck.store")
 
 SPY = """
-import json, sys
+import gc, json, sys
 
 def pytest_unconfigure(config):
     loaded = [m for m in {heavy!r} if m in sys.modules]
     with open("loaded.json", "w") as f:
-        json.dump({{"loaded": loaded, "plugin": "claimcheck.plugin" in sys.modules}}, f)
+        plugin = "claimcheck.plugin" in sys.modules
+        json.dump({{"loaded": loaded, "plugin": plugin, "frozen": gc.get_freeze_count()}}, f)
 """
 
 CLAIM = """
@@ -30,11 +32,17 @@ def test_claim(claim_record, claim_seed):
 """
 
 
-def _loaded(pytester: pytest.Pytester, *args: str) -> tuple[list[str], bool]:
+def _spy(pytester: pytest.Pytester, *args: str) -> dict[str, Any]:
     pytester.makeconftest(SPY.format(heavy=HEAVY))
     result = pytester.runpytest_subprocess(*args)
     assert result.ret in (0, 1), result.stdout.str()[-2000:] + result.stderr.str()[-2000:]
-    raw = json.loads((pytester.path / "loaded.json").read_text())
+    raw: dict[str, Any] = json.loads((pytester.path / "loaded.json").read_text())
+    return raw
+
+
+def _loaded(pytester: pytest.Pytester, *args: str) -> tuple[list[str], bool]:
+    raw = _spy(pytester, *args)
+    assert raw["frozen"] == 0  # a session without claims leaves the garbage collector as it found it
     return raw["loaded"], raw["plugin"]
 
 
@@ -70,6 +78,12 @@ def test_a_collected_claim_starts_the_core(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess()  # in this process torch is loaded already: watch the controller start
     result.assert_outcomes(passed=3)  # one test per unit seed of the ci budget
     result.stdout.fnmatch_lines(["*claim verdicts*", "C9: *"])
+
+
+def test_a_claim_session_freezes_what_it_imported_so_collections_skip_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_claim=CLAIM)
+    raw = _spy(pytester, f"--claim-cache-dir={pytester.path / 'cache'}")
+    assert raw["frozen"] > 100_000  # torch, numpy and the core: objects that live as long as the process
 
 
 def test_a_session_without_claims_registers_no_controller(pytester: pytest.Pytester) -> None:
