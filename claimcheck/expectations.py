@@ -2,7 +2,8 @@
 
 A claim that does not reproduce under faithful conditions is a result, not a bug. The expectations
 file pins, per budget and claim, the verdict, each part's verdict, each control's status and, for
-every statistic, how many checks met it and its median within a stated relative tolerance. A run
+every statistic, how many checks met it and its median within a stated relative tolerance (and,
+where set, an absolute one: ``atol``, the statistic's resolution, which re-pinning keeps). A run
 that deviates anywhere (a known NOT REPRODUCED claim whose stall test starts passing, a moved
 statistic) fails the session; the reason shown is always the current evidence. A claim that is not
 listed must be REPRODUCED. ``claimcheck expectations run.json`` writes the file from a run.
@@ -18,7 +19,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class StatPin:
     n: int
     median: float
     rtol: float = DEFAULT_RTOL
+    atol: float = 0.0  # an absolute floor on the tolerance: the statistic's resolution (one sentence of N, say)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,11 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                     raise _fail(option, path, f"{where} stats {key!r}", "needs met, n and median")
                 try:
                     stats[str(key)] = StatPin(
-                        int(s["met"]), int(s["n"]), float(s["median"]), float(s.get("rtol", DEFAULT_RTOL))
+                        int(s["met"]),
+                        int(s["n"]),
+                        float(s["median"]),
+                        float(s.get("rtol", DEFAULT_RTOL)),
+                        float(s.get("atol", 0.0)),
                     )
                 except (TypeError, ValueError) as e:
                     raise _fail(option, path, f"{where} stats {key!r}", f"not a number ({e})") from None
@@ -174,14 +180,15 @@ def pins_of(results: Sequence[ClaimResult]) -> Expected:
     return out
 
 
-def _moved(before: float, after: float, rtol: float) -> bool:
+def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
+    """Return whether a pinned median moved past ``rtol`` of itself, or past ``atol`` where that is larger."""
     if math.isnan(before) and math.isnan(after):
         return False
     if before == after:
         return False
     if not (math.isfinite(before) and math.isfinite(after)):
         return True
-    return abs(after - before) > rtol * max(abs(before), 1e-12)
+    return abs(after - before) > max(rtol * max(abs(before), 1e-12), atol)
 
 
 def deviations(results: Sequence[ClaimResult], expected: Expected, source: str, same_block: bool = True) -> list[str]:
@@ -227,12 +234,10 @@ def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str) -> list[str]:
             continue
         if (s.met, s.values.n) != (sp.met, sp.n):
             out.append(f"{r.claim_id} {key}: met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
-        if _moved(sp.median, s.values.median, sp.rtol):
+        if _moved(sp.median, s.values.median, sp.rtol, sp.atol):
             why = "" if math.isfinite(s.values.median) else f" ({nonfinite_why(r, s.part, s.control, s.statistic)})"
-            out.append(
-                f"{r.claim_id} {key}: median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} "
-                f"(rtol {sp.rtol:g})"
-            )
+            tol = f"rtol {sp.rtol:g}" + (f", atol {sp.atol:g}" if sp.atol else "")
+            out.append(f"{r.claim_id} {key}: median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} ({tol})")
     return out
 
 
@@ -306,9 +311,10 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
         if pin.stats:
             lines += ["", f"[{budget}.{cid}.stats]"]
             for key, sp in pin.stats.items():
+                atol = f", atol = {_toml_float(sp.atol)}" if sp.atol else ""
                 lines.append(
                     f"{_toml_str(key)} = {{ met = {sp.met}, n = {sp.n}, median = {_toml_float(sp.median)}, "
-                    f"rtol = {_toml_float(sp.rtol)} }}"
+                    f"rtol = {_toml_float(sp.rtol)}{atol} }}"
                 )
     return "\n".join(lines).lstrip("\n") + "\n"
 
@@ -350,6 +356,7 @@ def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str
             f"{where} pins budget {budget} on {blocks[budget].describe()}, this run drew {at.describe()}; "
             "write these pins to another file"
         )
+    pins = _with_tolerances(pins, old.get(budget, {}))
     fresh = _sections(render_pins(budget, pins, "", at))
     sections = _sections(existing)
     ours = {f"{budget}.{cid}" for cid in pins}
@@ -377,6 +384,23 @@ def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str
         for cid, pin in claims.items():
             assert (b == budget and cid in pins) or merged[b][cid] == pin, (b, cid)
     return text
+
+
+def _with_tolerances(pins: Expected, old: Mapping[str, ClaimPin]) -> Expected:
+    """Return ``pins`` with the tolerances (rtol, atol) the file set for the same statistic of the same claim.
+
+    Re-pinning writes new medians and counts; a tolerance set by hand (say atol, a statistic's
+    resolution) stays, so pinning again does not undo it.
+    """
+    out: Expected = {}
+    for cid, pin in pins.items():
+        before = old[cid].stats if cid in old else {}
+        stats = {
+            k: replace(sp, rtol=before[k].rtol, atol=before[k].atol) if k in before else sp
+            for k, sp in pin.stats.items()
+        }
+        out[cid] = replace(pin, stats=stats)
+    return out
 
 
 def known_label(verdict: str, expected_verdict: str | None) -> str:

@@ -111,3 +111,27 @@ def test_expectations_pinned_on_another_block_are_not_merged_into(tmp_path: Path
     pins.write_text(EXISTING.replace("[ci]\nbase_seed = 0", "[ci]\nbase_seed = 7"))
     assert main(["expectations", str(run), "--budget", "ci", "-o", str(pins)]) == 2
     assert "base_seed = 7" in pins.read_text()
+
+
+def test_re_pinning_keeps_a_tolerance_set_by_hand(tmp_path: Path) -> None:
+    """An atol (a statistic's resolution, say one sentence of 256) survives a new run's pins; the median moves."""
+    run = _run_json(tmp_path)
+    pins = tmp_path / "expectations.toml"
+    hand = (
+        '\n[ci.C9.stats]\n"claim / toy statistic" = { met = 1, n = 1, median = 0.4, rtol = 0.01, atol = 0.00390625 }\n'
+    )
+    pins.write_text(
+        EXISTING.replace('[ci.C9]\nverdict = "NOT REPRODUCED"\n', '[ci.C9]\nverdict = "NOT REPRODUCED"\n' + hand)
+    )
+    assert main(["expectations", str(run), "--budget", "ci", "-o", str(pins)]) == 0
+    got = tomllib.loads(pins.read_text())["ci"]["C9"]["stats"]["claim / toy statistic"]
+    assert got == {"met": 1, "n": 1, "median": 0.5, "rtol": 0.01, "atol": 0.00390625}
+
+
+def test_a_pins_atol_is_a_floor_under_its_relative_tolerance() -> None:
+    from claimcheck.expectations import _moved
+
+    assert _moved(-0.0166015625, -0.017578125, 0.05)  # a quarter sentence of 256 moves 6%: past rtol alone
+    assert not _moved(-0.0166015625, -0.017578125, 0.05, 1 / 256)  # within one sentence
+    assert _moved(-0.0166015625, -0.0166015625 - 2 / 256, 0.05, 1 / 256)  # two sentences are a change
+    assert not _moved(100.0, 104.0, 0.05, 1 / 256)  # a large median keeps its relative tolerance
