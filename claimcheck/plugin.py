@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Generator
 from contextlib import nullcontext
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -333,6 +334,9 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
         margins, tol = dict(s.baseline_margins), s.tolerance.same
         reserve = reserve_for(claim_record, request.node.nodeid, looks, s.gate_cap, baseline, after, margins, tol)
     units = units_for(claim_record, seeds, s.budget, reserve)
+    progress = request.config.pluginmanager.get_plugin("claimcheck-progress")
+    if progress is not None:  # serial: the progress line can say how far a long sequential test has got
+        units.on_look = partial(progress.looked, request.node.nodeid, claim_record.claim_id)
     request.node.stash[UNITS_KEY] = units
     return units
 

@@ -22,6 +22,9 @@ a CI log (not a TTY) it is plain text. Lines are throttled: one when a claim's l
 (if the claim took at least ``MIN_SECONDS``), and between those at most one every ``TTY_EVERY``
 (terminal) or ``LOG_EVERY`` (log) seconds, never in a run's first ``MIN_SECONDS`` (a warm rerun
 prints none) nor before a claim test was planned or seen (a session of ordinary tests prints none).
+A serial run also says, under the same throttle, how far a sequential test still running has
+looked (``looked``, told by the test's ``claim_units`` after each look), so a test that runs for
+an hour is not silent for an hour; under pytest-xdist a line comes only when a test finishes.
 """
 
 from __future__ import annotations
@@ -392,6 +395,7 @@ class ProgressReporter:
         self.progress = Progress(started=clock())
         self.planned: dict[str, int] = {}  # node id -> units, when planned from items
         self.last = self.progress.started
+        self.started_at: dict[str, float] = {}  # node id -> when it started (for a long test's own line)
 
     def pytest_collection_finish(self, session: Any) -> None:
         for nodeid, (claim, units, cap) in plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of).items():
@@ -418,6 +422,33 @@ class ProgressReporter:
         if not self.progress.tests:  # every worker collects the same ids: plan them once, as tests
             for _ in ids:
                 self.progress.plan(None)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.started_at[nodeid] = self.clock()
+
+    def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
+        """Say, throttled as the other lines, that a sequential test looked at ``units`` and goes on (up to ``cap``).
+
+        Called from inside the running test (serial runs: a pytest-xdist worker has no terminal), so
+        the line is written with pytest's output capture suspended, as pytest's live logging is.
+        """
+        now = self.clock()
+        write, tty = terminal_writer(self.config)
+        if now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.progress.started < MIN_SECONDS:
+            return
+        self.last = now
+        test = clock_text(now - self.started_at.get(nodeid, now))
+        line = (
+            f"claimcheck: {claim} still running {nodeid.rsplit('::', 1)[-1]}: {units} of up to {cap} units looked at, "
+            f"{'undecided so far (sequential)' if undecided else 'decided; more units for the baseline gate'}, "
+            f"{test} in this test, {clock_text(now - self.progress.started)} elapsed"
+        )
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            write(line)
+            return
+        with capture.global_and_fixture_disabled():
+            write(line)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         """Count a test when its call finishes (or its setup fails or skips it)."""

@@ -19,7 +19,7 @@ when the gate is decided, at the reserve's cap, or by the test's own rule.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from claimcheck.budget import Budget
 from claimcheck.errors import ConfigError
@@ -43,7 +43,9 @@ class ClaimUnits:
     """The units of one claim test: its seeds up to the cap, and the looks its protocol schedules.
 
     ``looks`` holds the number of units after each look, e.g. [10, 20, 30] for batches of 10 up to
-    a cap of 30 (``Seeds.looks``).
+    a cap of 30 (``Seeds.looks``). ``on_look(units so far, cap, undecided)``, when set, is told after
+    each look that the test goes on (the plugin's progress: a long sequential test is not silent);
+    ``undecided`` is False when the claim has stopped and the units go on for the gate's reserve.
     """
 
     def __init__(
@@ -59,6 +61,7 @@ class ClaimUnits:
         self.looks = [n for n in looks if n > 0] or [len(self.seeds)]
         self.nodeid = nodeid or record.claim_id
         self.reserve = reserve
+        self.on_look: Callable[[int, int, bool], None] | None = None
 
     @property
     def sequential(self) -> bool:
@@ -119,6 +122,8 @@ class ClaimUnits:
                 claim_open = False
             if not claim_open and (reserve is None or reserve.done(self.record, i, upto)):
                 return
+            if self.on_look is not None:
+                self.on_look(upto, len(seeds), claim_open)
 
     def _look(
         self,

@@ -269,3 +269,31 @@ def test_a_plan_that_cannot_be_read_is_ignored() -> None:
     assert progress.read_plan("not json") == {}
     assert progress.read_plan(json.dumps({"a": 1})) == {}
     assert progress.read_plan(json.dumps({"t.py::a": ["C1", 4, 12]})) == {"t.py::a": ("C1", 4, 12)}
+
+
+SEQUENTIAL_TO_CAP = (
+    SEQUENTIAL.split("@CLAIM")[0]
+    + """
+@CLAIM
+def test_claim_to_cap(claim_record, claim_units):
+    for seeds in claim_units.batches():
+        for s in seeds:  # four in five pass: on the bar of 0.8, so no look of 12 units decides
+            claim_record.check("s", 2.0 if s % 5 == 0 else 0.5, part="a", unit=s)
+"""
+)
+
+
+def test_a_serial_run_says_how_far_a_sequential_test_still_running_has_looked(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_toy=SEQUENTIAL_TO_CAP)
+    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
+        monkeypatch.setattr(progress, name, 0.0)
+    result = pytester.runpytest("-p", "no:randomly", "--claim-exploratory")
+    looked = [line for line in result.stdout.lines if line.startswith("claimcheck: C9 still running")]
+    assert [line.split(": ", 2)[2].split(",")[0] for line in looked] == [
+        "4 of up to 12 units looked at",
+        "8 of up to 12 units looked at",
+    ], result.stdout.str()
+    assert "undecided so far (sequential)" in looked[0] and "in this test" in looked[0]
+    assert "Captured stdout" not in result.stdout.str()  # written past the test's capture, not into it
