@@ -141,12 +141,17 @@ def test_a_payload_names_its_claim_and_distinct_units() -> None:
     assert recorded_units("not json") == (None, 0, False)  # the plan counts it
 
 
+def _unthrottled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line for every test and every look, however quick."""
+    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
+        monkeypatch.setattr(progress, name, 0.0)
+
+
 def test_a_serial_run_prints_units_done_of_planned_per_claim(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_toy=TOY)
-    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):  # a line for every test, however quick
-        monkeypatch.setattr(progress, name, 0.0)
+    _unthrottled(monkeypatch)
     result = pytester.runpytest("-p", "no:randomly")
     result.assert_outcomes(passed=6)
     lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
@@ -189,8 +194,7 @@ def test_a_sequential_claim_plans_its_first_look_and_counts_the_units_it_ran(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_toy=SEQUENTIAL)
-    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
-        monkeypatch.setattr(progress, name, 0.0)
+    _unthrottled(monkeypatch)
     result = pytester.runpytest("-p", "no:randomly", "--claim-exploratory")
     lines = [line for line in result.stdout.lines if line.startswith("claimcheck progress")]
     assert lines, result.stdout.str()
@@ -216,8 +220,7 @@ def test_a_session_without_claim_tests_prints_no_progress(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_plain="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
-    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
-        monkeypatch.setattr(progress, name, 0.0)
+    _unthrottled(monkeypatch)
     assert "claimcheck progress" not in pytester.runpytest().stdout.str()
 
 
@@ -287,8 +290,7 @@ def test_a_serial_run_says_how_far_a_sequential_test_still_running_has_looked(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_toy=SEQUENTIAL_TO_CAP)
-    for name in ("MIN_SECONDS", "LOG_EVERY", "TTY_EVERY"):
-        monkeypatch.setattr(progress, name, 0.0)
+    _unthrottled(monkeypatch)
     result = pytester.runpytest("-p", "no:randomly", "--claim-exploratory")
     looked = [line for line in result.stdout.lines if line.startswith("claimcheck: C9 still running")]
     assert [line.split(": ", 2)[2].split(",")[0] for line in looked] == [
