@@ -143,7 +143,7 @@ def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
     return ProgressReporter(config, claim_of, first_look, caps_of=to_the_cap)
 
 
-def plan_sender(s: Settings) -> PlanSender:
+def plan_sender(config: pytest.Config, s: Settings) -> PlanSender:
     """Return a pytest-xdist worker's sender of the plan of units it collected (for the controller's progress)."""
     claim_of, first_look, to_the_cap = unit_counters(s)
-    return PlanSender(claim_of, first_look, caps_of=to_the_cap)
+    return PlanSender(config, claim_of, first_look, caps_of=to_the_cap)

@@ -192,7 +192,7 @@ def start_core(config: pytest.Config) -> None:
     config.stash[STORE_KEY] = store
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
         config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
-        config.pluginmanager.register(plan_sender(settings), "claimcheck-plan")
+        config.pluginmanager.register(plan_sender(config, settings), "claimcheck-plan")
         if settings.timeout and worker.get(REAPER_DIR_INPUT):
             config.stash[REAPER_KEY] = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
     else:
@@ -334,8 +334,9 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
         margins, tol = dict(s.baseline_margins), s.tolerance.same
         reserve = reserve_for(claim_record, request.node.nodeid, looks, s.gate_cap, baseline, after, margins, tol)
     units = units_for(claim_record, seeds, s.budget, reserve)
-    progress = request.config.pluginmanager.get_plugin("claimcheck-progress")
-    if progress is not None:  # serial: the progress line can say how far a long sequential test has got
+    pm = request.config.pluginmanager
+    progress = pm.get_plugin("claimcheck-progress") or pm.get_plugin("claimcheck-plan")  # controller, or xdist worker
+    if progress is not None:  # the progress can say how far a long sequential test has got
         units.on_look = partial(progress.looked, request.node.nodeid, claim_record.claim_id)
     request.node.stash[UNITS_KEY] = units
     return units

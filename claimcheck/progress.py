@@ -22,13 +22,15 @@ a CI log (not a TTY) it is plain text. Lines are throttled: one when a claim's l
 (if the claim took at least ``MIN_SECONDS``), and between those at most one every ``TTY_EVERY``
 (terminal) or ``LOG_EVERY`` (log) seconds, never in a run's first ``MIN_SECONDS`` (a warm rerun
 prints none) nor before a claim test was planned or seen (a session of ordinary tests prints none).
-A serial run also says, under the same throttle, how far a sequential test still running has
-looked (``looked``, told by the test's ``claim_units`` after each look), so a test that runs for
-an hour is not silent for an hour; under pytest-xdist a line comes only when a test finishes.
+A sequential test still running also says, under the same throttle, how far it has looked
+(``looked``, told by the test's ``claim_units`` after each look), so a test that runs for an hour
+is not silent for an hour: serially on the terminal reporter, under pytest-xdist on the worker's
+standard error, which is the controller's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -332,23 +334,69 @@ def plan_of(
     return plan
 
 
+def looked_line(
+    claim: str, nodeid: str, units: int, cap: int, undecided: bool, in_test: float, elapsed: float, worker: str = ""
+) -> str:
+    """Return the line saying how far a sequential test still running has looked (``worker``: its xdist id)."""
+    state = "undecided so far (sequential)" if undecided else "decided; more units for the baseline gate"
+    where = f"[{worker}] " if worker else ""
+    return (
+        f"{where}claimcheck: {claim} still running {nodeid.rsplit('::', 1)[-1]}: {units} of up to {cap} units looked "
+        f"at, {state}, {clock_text(in_test)} in this test, {clock_text(elapsed)} elapsed"
+    )
+
+
+def uncaptured(config: Any) -> Any:
+    """Return a context in which pytest's output capture is suspended (a no-op without a capture manager)."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    return capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
+
+
 class PlanSender:
     """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
 
     The controller collects nothing, so without this it could plan only tests, not units, and
-    could not tell a sequential claim's test (which may run to its cap) from a fixed one.
+    could not tell a sequential claim's test (which may run to its cap) from a fixed one. A worker
+    has no terminal reporter, but its standard error is the controller's (pytest-xdist starts it so):
+    ``looked`` writes there, throttled as the controller's lines, how far a sequential test still
+    running has looked, so a long test is not silent under ``-n`` either.
     """
 
     def __init__(
         self,
+        config: Any,
         claim_of: Callable[[Any], str | None],
         seeds_of: Callable[[Any], list[int]],
         caps_of: Callable[[Any], list[int]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.claim_of = claim_of
         self.seeds_of = seeds_of
         self.caps_of = caps_of or seeds_of
         self.plan = ""  # the plan as JSON, until it is sent
+        self.config = config
+        self.clock = clock
+        self.started = self.last = clock()
+        self.started_at: dict[str, float] = {}
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.started_at[nodeid] = self.clock()
+
+    def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
+        """Write to standard error (the controller's) how far a sequential test still running has looked."""
+        now = self.clock()
+        stream = sys.__stderr__
+        tty = bool(stream is not None and stream.isatty())
+        if stream is None or now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.started < MIN_SECONDS:
+            return
+        self.last = now
+        worker = str(getattr(self.config, "workerinput", {}).get("workerid", ""))
+        line = looked_line(
+            claim, nodeid, units, cap, undecided, now - self.started_at.get(nodeid, now), now - self.started, worker
+        )
+        with uncaptured(self.config):
+            stream.write(line + "\n")
+            stream.flush()
 
     def pytest_collection_finish(self, session: Any) -> None:
         plan = plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of)
@@ -429,25 +477,17 @@ class ProgressReporter:
     def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
         """Say, throttled as the other lines, that a sequential test looked at ``units`` and goes on (up to ``cap``).
 
-        Called from inside the running test (serial runs: a pytest-xdist worker has no terminal), so
-        the line is written with pytest's output capture suspended, as pytest's live logging is.
+        Called from inside the running test, so the line is written with pytest's output capture
+        suspended, as pytest's live logging is.
         """
         now = self.clock()
         write, tty = terminal_writer(self.config)
         if now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.progress.started < MIN_SECONDS:
             return
         self.last = now
-        test = clock_text(now - self.started_at.get(nodeid, now))
-        line = (
-            f"claimcheck: {claim} still running {nodeid.rsplit('::', 1)[-1]}: {units} of up to {cap} units looked at, "
-            f"{'undecided so far (sequential)' if undecided else 'decided; more units for the baseline gate'}, "
-            f"{test} in this test, {clock_text(now - self.progress.started)} elapsed"
-        )
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        if capture is None:
-            write(line)
-            return
-        with capture.global_and_fixture_disabled():
+        test = now - self.started_at.get(nodeid, now)
+        line = looked_line(claim, nodeid, units, cap, undecided, test, now - self.progress.started)
+        with uncaptured(self.config):
             write(line)
 
     def pytest_runtest_logreport(self, report: Any) -> None:

@@ -299,3 +299,18 @@ def test_a_serial_run_says_how_far_a_sequential_test_still_running_has_looked(
     ], result.stdout.str()
     assert "undecided so far (sequential)" in looked[0] and "in this test" in looked[0]
     assert "Captured stdout" not in result.stdout.str()  # written past the test's capture, not into it
+
+
+def test_under_xdist_a_worker_says_how_far_its_sequential_test_has_looked_on_the_controllers_stderr(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_toy=SEQUENTIAL_TO_CAP)
+    pytester.makeconftest(EVERY_TEST)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "--claim-exploratory")
+    looked = [line for line in result.stderr.lines if "claimcheck: C9 still running" in line]
+    assert [line.split(": ", 2)[2].split(",")[0] for line in looked] == [
+        "4 of up to 12 units looked at",
+        "8 of up to 12 units looked at",
+    ], result.stderr.str()
+    assert all(line.startswith("[gw") for line in looked)  # the worker that runs it says so
