@@ -177,6 +177,8 @@ def start_core(config: pytest.Config) -> None:
     config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     # What is alive now (torch, numpy, scipy, the core: about 240,000 objects) lives as long as the
     # process; frozen, no later collection walks it again (pytest's collection at exit took 0.4 s).
+    # Collected first, so no garbage is frozen with it (a process that runs pytest in-process again).
+    gc.collect()
     gc.freeze()
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
