@@ -326,7 +326,8 @@ class Controller:
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
-        run = self.outcomes.snapshot(incomplete, self._not_run(missing) if incomplete else {}, self.titles)
+        not_run = self._not_run(missing) if incomplete else {}
+        run = self.outcomes.snapshot(incomplete, not_run, self.titles)
         run.calibration = calibration_entries(self.ledger)
         self.results = run.decide()  # the one decision of the session: every writer below reads these results
         self._states(run)
@@ -334,7 +335,9 @@ class Controller:
         run.expectations = self._expectations_note(same)
         pinned = s.expected_source.startswith("the baseline")  # the baseline's verdicts: the gate's to judge
         held = held_to_pins(self.results, s.expected) if pinned else self.results  # a better verdict fails nothing
-        self.deviations = [] if s.expectations_off else deviations(held, s.expected, s.expected_source, same)
+        self.deviations = (
+            [] if s.expectations_off else deviations(held, s.expected, s.expected_source, same, partial=set(not_run))
+        )
         self._to_junitxml(session.config)
         changed = self.changed and not s.exploratory
         failing = (self.deviations and not pinned) or changed or any(r.verdict is Verdict.ERROR for r in self.results)

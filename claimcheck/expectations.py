@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -191,18 +191,29 @@ def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
     return abs(after - before) > max(rtol * max(abs(before), 1e-12), atol)
 
 
-def deviations(results: Sequence[ClaimResult], expected: Expected, source: str, same_block: bool = True) -> list[str]:
+def deviations(
+    results: Sequence[ClaimResult],
+    expected: Expected,
+    source: str,
+    same_block: bool = True,
+    partial: Collection[str] = (),
+) -> list[str]:
     """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim.
 
     A SKIPPED claim (its data or model is absent) is not a deviation. A claim not listed must be
     REPRODUCED. When the run is not on the block the pins were measured on (``same_block`` False),
-    only verdicts are compared: the claim's and its parts'.
+    only verdicts are compared: the claim's and its parts'. A claim in ``partial`` (some of its
+    tests did not finish: an interrupted run, whose banner names it) is not compared: its verdict
+    is never REPRODUCED, and its counts and medians stop where the interrupt cut them, so they say
+    nothing about the code.
     """
     out = []
     for r in results:
         if r.verdict is Verdict.SKIPPED:
             continue
         pin = expected.get(r.claim_id)
+        if r.claim_id in partial:
+            continue
         if pin is None:
             if r.verdict is not Verdict.REPRODUCED:
                 listed = f"not listed in {source}" if source else "no expectations are set"

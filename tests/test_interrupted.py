@@ -75,3 +75,33 @@ def test_an_interrupted_runs_report_says_one_thing_everywhere(pytester: pytest.P
             "C3: INCONCLUSIVE*",
         ]
     )
+
+
+PINS = """
+[ci]
+base_seed = 0
+pool = "confirmatory"
+
+[ci.C2]
+verdict = "REPRODUCED"
+
+[ci.C2.stats]
+"claim / s" = { met = 3, n = 3, median = 0.5 }
+"control: c / s" = { met = 0, n = 3, median = 3.0 }
+
+[ci.C3]
+verdict = "REPRODUCED"
+
+[ci.C3.stats]
+"claim / s" = { met = 3, n = 3, median = 0.5 }
+"""
+
+
+def test_a_claim_the_interrupt_cut_off_is_not_held_to_its_pins(pytester: pytest.Pytester) -> None:
+    """Its counts and medians stop where the interrupt cut them: no deviation is read off them (the banner names it)."""
+    pytester.makepyfile(**SUITE)
+    (pytester.path / "pins.toml").write_text(PINS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", f"--claim-expectations={pytester.path / 'pins.toml'}")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert not [line for line in result.stdout.lines if line.startswith("deviation:")], result.stdout.str()
+    result.stdout.fnmatch_lines(["*INCOMPLETE RUN*did not finish, so none is REPRODUCED: C2, C3*"])
