@@ -35,7 +35,7 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -228,8 +228,13 @@ def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
     Raise LedgerError naming the file and the entry when an entry was edited, removed, inserted or
     reordered, and ConfigError naming the first bad field of an entry.
     """
+    return ledger_of(path, read_ledger_files(path, option), option)
+
+
+def ledger_of(path: Path, files: Iterable[tuple[Path, Mapping[str, Any]]], option: str = "claim_ledger") -> Ledger:
+    """Return the ledger ``path`` made of ``files`` (each file with its parsed TOML), every chain verified."""
     ledger = Ledger(path)
-    for f, raw in read_ledger_files(path, option):
+    for f, raw in files:
         ledger.entries += entries_of(raw, f, option)
     return ledger
 

@@ -28,7 +28,7 @@ from claimcheck import ledger as ledger_module
 from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
 from claimcheck.errors import ConfigError
 from claimcheck.files import write_atomic
-from claimcheck.ledger import Ledger, check_git, check_history, entries_of, ledger_files, read_ledger_files
+from claimcheck.ledger import Ledger, check_git, check_history, ledger_files, ledger_of, read_ledger_files
 
 FOLDER = "ledger-checks"  # under the results cache folder
 SEAL = b"claimcheck-ledger-check/1 hmac-sha256\n"
@@ -70,9 +70,7 @@ def verified(path: Path, option: str, cache: Path | None) -> Ledger:
         if kept is not None:
             return kept
     raws = read_ledger_files(path, option)
-    ledger = Ledger(path)
-    for f, raw in raws:
-        ledger.entries += entries_of(raw, f, option)
+    ledger = ledger_of(path, raws, option)
     ledger.notes += check_history(ledger)
     ledger.notes += check_git(ledger)
     if cache is not None and key is not None:
@@ -91,9 +89,8 @@ def recall(cache: Path, key: str, path: Path, option: str) -> Ledger | None:
         kept = json.loads(payload) if sealed else None
         if not isinstance(kept, dict) or kept.get("key") != key:
             return None
-        ledger = Ledger(path, notes=list(kept["notes"]), committed=set(kept["committed"]))
-        for name, raw in kept["files"]:
-            ledger.entries += entries_of(raw, Path(name), option)
+        ledger = ledger_of(path, [(Path(name), raw) for name, raw in kept["files"]], option)
+        ledger.notes, ledger.committed = list(kept["notes"]), set(kept["committed"])
     except (NotReadable, OSError, ValueError, KeyError, TypeError, ConfigError):
         return None
     return ledger
