@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -104,3 +105,25 @@ def unseal(header: bytes, data: bytes, secret: bytes) -> tuple[bytes, bool]:
     payload = data[head:]
     mac = hmac.new(secret, header + payload, hashlib.sha256).hexdigest().encode()
     return payload, hmac.compare_digest(mac, data[len(header) : head - 1])
+
+
+def remove_sealed(folder: Path, suffix: str, header: bytes) -> int:
+    """Delete each file of ``folder`` named ``<64 hex digits><suffix>`` whose first bytes are ``header``.
+
+    Return how many. Only what claimcheck wrote goes: a file of another name or other contents, a
+    symbolic link, or the folder itself when it is a link, is left as it is.
+    """
+    n = 0
+    if not folder.is_dir() or folder.is_symlink():
+        return 0
+    for path in sorted(folder.glob(f"*{suffix}")):
+        if re.fullmatch(r"[0-9a-f]{64}" + re.escape(suffix), path.name) and not path.is_symlink() and path.is_file():
+            try:
+                with open(path, "rb") as f:
+                    ours = f.read(len(header)) == header
+            except OSError:
+                continue
+            if ours:
+                path.unlink(missing_ok=True)
+                n += 1
+    return n

@@ -170,11 +170,13 @@ def verified_ledger(settings: Settings) -> Ledger:
 
     Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it. A
     verification of the same files on the same git history is read back from the cache folder
-    (``ledgermemo``) unless the cache is off.
+    (``ledgermemo``) unless the cache is off or cleared.
     """
     if settings.ledger is None:
         return EMPTY
     cache = None if settings.cache == "off" else settings.cache_dir or default_cache_dir()
+    if cache is not None and settings.cache == "clear":  # checked afresh, as every result is computed afresh
+        ledgermemo.clear(cache)
     return ledgermemo.verified(settings.ledger, settings.ledger_source, cache)
 
 

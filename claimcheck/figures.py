@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
+from claimcheck.cachefile import NotReadable, cache_secret, read_regular, remove_sealed, seal, unseal
 from claimcheck.files import write_atomic
 from claimcheck.record import Curve
 from claimcheck.report import figure_name
@@ -244,18 +244,7 @@ def clear_figure_cache(cache: Path) -> int:
 
     The folder, its key and any other file are left as they are.
     """
-    n = 0
-    for path in cache.glob("*.png") if cache.is_dir() else ():
-        if re.fullmatch(r"[0-9a-f]{64}\.png", path.name) and not path.is_symlink() and path.is_file():
-            try:
-                with open(path, "rb") as f:
-                    ours = f.read(len(FIGURE_SEAL)) == FIGURE_SEAL
-            except OSError:
-                continue
-            if ours:
-                path.unlink(missing_ok=True)
-                n += 1
-    return n
+    return remove_sealed(cache, ".png", FIGURE_SEAL)
 
 
 def figure(title: str, curves: Sequence[Curve], *, threshold: float | None = None) -> tuple[Figure, int]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck import ledger as ledger_module
-from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
+from claimcheck.cachefile import NotReadable, cache_secret, read_regular, remove_sealed, seal, unseal
 from claimcheck.errors import ConfigError
 from claimcheck.files import write_atomic
 from claimcheck.ledger import Ledger, check_git, check_history, ledger_files, ledger_of, read_ledger_files
@@ -104,3 +104,11 @@ def keep(cache: Path, key: str, ledger: Ledger, raws: list[tuple[str, Any]]) -> 
         write_atomic(cache / FOLDER / f"{key}.json", seal(SEAL, json.dumps(body).encode(), cache_secret(cache)))
     except OSError:
         return
+
+
+def clear(cache: Path) -> int:
+    """Delete every kept verification in ``cache`` (its name and its seal line); return how many.
+
+    ``--claim-cache=clear`` empties the cache of results, figures and these; any other file is left.
+    """
+    return remove_sealed(cache / FOLDER, ".json", SEAL)

@@ -108,3 +108,13 @@ def test_outside_git_nothing_is_kept_and_the_ledger_is_still_read(tmp_path: Path
     assert got.notes == [
         f"git history not checked: {tmp_path / 'ledger'} is not in a git work tree (or git is missing)"
     ]
+
+
+def test_clearing_the_cache_removes_kept_verifications_and_no_other_file(repo: Path, tmp_path: Path) -> None:  # noqa: F811
+    cache = tmp_path / "cache"
+    _verify(repo / "ledger", cache)
+    folder = cache / ledgermemo.FOLDER
+    (folder / ("a" * 64 + ".json")).write_text('{"mine": true}')  # a file of that name claimcheck did not write
+    (folder / "notes.txt").write_text("mine")
+    assert ledgermemo.clear(cache) == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["a" * 64 + ".json", "notes.txt"]
