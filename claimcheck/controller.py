@@ -333,8 +333,11 @@ class Controller:
         run.calibration = calibration_entries(self.ledger)
         self.results = run.decide()  # the one decision of the session: every writer below reads these results
         self._states(run)
-        same = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
-        run.expectations = self._expectations_note(same)
+        kernels = run.env.get("numerics", "")
+        same_block = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
+        same_numerics = s.expected_at is None or s.expected_at.rounds_as(kernels)
+        same = same_block and same_numerics
+        run.expectations = self._expectations_note(same_block, kernels if not same_numerics else "")
         pinned = s.expected_source.startswith("the baseline")  # the baseline's verdicts: the gate's to judge
         held = held_to_pins(self.results, s.expected) if pinned else self.results  # a better verdict fails nothing
         self.deviations = (
@@ -433,19 +436,28 @@ class Controller:
             return "; labelled only: the run is declared exploratory"
         return "; this fails the session (or declare the run exploratory: --claim-exploratory)"
 
-    def _expectations_note(self, same: bool) -> str:
-        """Return the sentence that says which expectations this run was held to, and why."""
+    def _expectations_note(self, same_block: bool, other_kernels: str = "") -> str:
+        """Return the sentence that says which expectations this run was held to, and why.
+
+        ``other_kernels``: this run's numerics where they are not the pins' (empty: the same).
+        """
         s = self.settings
         if s.expectations_off:
             return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
         if s.expected_at is None:
             return ""
         where = f"{s.expected_source} pins budget {s.budget.name} on {s.expected_at.describe()}"
-        if same:
+        if same_block and not other_kernels:
             return f"{where}: verdicts, controls and statistics are compared"
+        if not same_block:
+            return (
+                f"{where}; this run draws base seed {s.seed} ({s.pool} pool), another block of seeds, so only the "
+                "verdicts of claims and parts are compared (statistics hold only on the block they were measured on)"
+            )
         return (
-            f"{where}; this run draws base seed {s.seed} ({s.pool} pool), another block of seeds, so only the "
-            "verdicts of claims and parts are compared (statistics hold only on the block they were measured on)"
+            f"{where}; this run rounds with other kernels ({other_kernels}), so only the verdicts of claims and "
+            "parts are compared: the same seeds give other bits there, and a count near a premise's edge may "
+            "move (statistics hold only where they were measured; pin this host's in a file of its own)"
         )
 
     def _verdicts(self) -> dict[str, dict[str, Any]]:

@@ -53,6 +53,18 @@ def _gpu() -> tuple[str, str]:
     return f"{name} (x{torch.cuda.device_count()})", driver
 
 
+def numerics(device: str, gpu: str = "none") -> str:
+    """Return what decides a run's floating-point rounding beyond the code: the kernels torch dispatches to.
+
+    On the CPU, the instruction set ATen picked (``cpu AVX512``, ``cpu AVX2``): the same seeds give
+    other bits under other vector kernels. On a GPU, its name. Statistics pinned under one value are
+    compared only on a host that gives the same (``claimcheck.expectations.PinnedAt``).
+    """
+    if device.startswith("cuda"):
+        return f"cuda {gpu}"
+    return f"cpu {torch.backends.cpu.get_cpu_capability()}"
+
+
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
     """Return versions, CPU, threads, accelerator, numerics flags and git state as strings.
 
@@ -71,6 +83,7 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
         "cpu": f"{_cpu_model()} ({os.cpu_count()} logical cores)",
         "torch threads": str(torch.get_num_threads()),
         "device": device,
+        "numerics": numerics(device, gpu),
         "cuda": torch.version.cuda or "none",
         "cudnn": str(cudnn) if cudnn else "none",
         "gpu": gpu,

@@ -52,23 +52,34 @@ class ClaimPin:
 
 
 Expected = dict[str, ClaimPin]
-BLOCK_KEYS = ("base_seed", "pool")  # a budget table's own keys: the block its pins were measured on
+BLOCK_KEYS = ("base_seed", "pool", "numerics")  # a budget table's own keys: where its pins were measured
 
 
 @dataclass(frozen=True)
 class PinnedAt:
-    """The block a budget's pins were measured on: a base seed and a seed pool."""
+    """Where a budget's pins were measured: a base seed and a seed pool, and the kernels that rounded them.
+
+    ``numerics`` is the environment's line of that name (``cpu AVX512``): the same seeds give other
+    bits under other vector kernels, so a pinned count or median holds only where it is the same.
+    Empty: not recorded, and any host counts as the same.
+    """
 
     base_seed: int = 0
     pool: str = "confirmatory"
+    numerics: str = ""
 
     def describe(self) -> str:
-        """Return e.g. ``base seed 0 (confirmatory pool)``."""
-        return f"base seed {self.base_seed} ({self.pool} pool)"
+        """Return e.g. ``base seed 0 (confirmatory pool), cpu AVX512``."""
+        kernels = f", {self.numerics}" if self.numerics else ""
+        return f"base seed {self.base_seed} ({self.pool} pool){kernels}"
 
     def covers(self, base_seed: int, pool: str) -> bool:
         """Return whether a run at ``base_seed`` from ``pool`` draws the seeds these pins were measured on."""
         return (self.base_seed, self.pool) == (base_seed, pool)
+
+    def rounds_as(self, numerics: str) -> bool:
+        """Return whether a run whose environment says ``numerics`` rounds as the pinned run did (unknown: yes)."""
+        return not self.numerics or not numerics or numerics == self.numerics
 
 
 def stat_key(part: str, control: str | None, statistic: str) -> str:
@@ -143,7 +154,10 @@ def parse_blocks(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[
             raise _fail(option, path, f"[{budget}] base_seed", f"must be a non-negative integer, got {seed!r}")
         if pool not in ("confirmatory", "exploratory"):
             raise _fail(option, path, f"[{budget}] pool", f"must be confirmatory or exploratory, got {pool!r}")
-        out[str(budget)] = PinnedAt(seed, pool)
+        kernels = dict(table).get("numerics", "")
+        if not isinstance(kernels, str):
+            raise _fail(option, path, f"[{budget}] numerics", f'must be a string such as "cpu AVX512", got {kernels!r}')
+        out[str(budget)] = PinnedAt(seed, pool, kernels)
     return out
 
 
@@ -309,6 +323,7 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
         f"[{budget}]",
         f"base_seed = {at.base_seed}  # the block these pins were measured on",
         f"pool = {_toml_str(at.pool)}",
+        *([f"numerics = {_toml_str(at.numerics)}  # the kernels that rounded them"] if at.numerics else []),
     ]
     for cid, pin in pins.items():
         lines += ["", f"[{budget}.{cid}]", f"verdict = {_toml_str(pin.verdict)}"]

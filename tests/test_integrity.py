@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -332,13 +333,31 @@ def test_at_another_base_seed_only_verdicts_are_compared_and_the_run_says_so(toy
     result = toy.runpytest("--claim-expectations=expected.toml", "--claim-seed=104729", "--claim-report")
     assert result.ret == 0  # same verdict on another block: the pinned median is not held against it
     result.stdout.fnmatch_lines(
-        ["*pins budget ci on base seed 0 (confirmatory pool); this run draws base seed 104729*"]
+        ["*pins budget ci on base seed 0 (confirmatory pool), cpu *; this run draws base seed 104729*"]
     )
     assert "only the verdicts of claims and parts are compared" in _report(toy)
     toy.makepyfile(test_toy=MODULE.format(value=0.5, odd=3.0))  # now half the units fail: the verdict moves
     result = toy.runpytest("--claim-expectations=expected.toml", "--claim-seed=104729")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*deviation: T1 is * expects REPRODUCED*"])
+
+
+def test_pins_from_other_kernels_hold_only_the_verdicts_and_the_run_says_so(toy: pytest.Pytester) -> None:
+    """A host whose vector kernels round otherwise (AVX2 against AVX-512) gives other bits on the same seeds."""
+    toy.makepyfile(test_toy=MODULE.format(value=0.5, odd=0.9))
+    _pin(toy)
+    pinned = (toy.path / "expected.toml").read_text()
+    here = tomllib.loads(pinned)["ci"]["numerics"]
+    assert here.startswith("cpu ")  # the pinning run's own kernels are written down
+    toy.makepyfile(test_toy=MODULE.format(value=0.6, odd=0.9))  # the median moves, the verdict does not
+    result = toy.runpytest("--claim-expectations=expected.toml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the same kernels: the moved median is a deviation
+    (toy.path / "expected.toml").write_text(pinned.replace(f'numerics = "{here}"', 'numerics = "cpu NEON"'))
+    result = toy.runpytest("--claim-expectations=expected.toml", "--claim-report")
+    assert result.ret == 0 and "deviation" not in result.stdout.str()
+    assert f"this run rounds with other kernels ({here}), so only the verdicts of claims and parts" in _report(toy)
+    toy.makepyfile(test_toy=MODULE.format(value=3.0, odd=3.0))  # a verdict that moves still fails there
+    assert toy.runpytest("--claim-expectations=expected.toml").ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_an_empty_expectations_option_turns_every_check_off(toy: pytest.Pytester) -> None:

@@ -214,10 +214,11 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
     budget = args.budget or run.env.get("budget", "ci").split(":")[0]
     seed = run.env.get("base seed", "0")
-    at = PinnedAt(int(seed) if seed.isdigit() else 0, run.env.get("seed pool", "confirmatory"))
+    pool, kernels = run.env.get("seed pool", "confirmatory"), run.env.get("numerics", "")
+    at = PinnedAt(int(seed) if seed.isdigit() else 0, pool, kernels)
     header = (
         f"What this suite is known to give at budget {budget}, pinned check by check, on {at.describe()}:\n"
-        "at another base seed or pool only the verdicts are compared.\n"
+        "at another base seed or pool, or on other kernels, only the verdicts are compared.\n"
         f"Written by `claimcheck expectations {args.run.name} --budget {budget}` from the run of "
         f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
