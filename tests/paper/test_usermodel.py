@@ -286,7 +286,7 @@ def test_editing_a_module_the_model_file_imports_changes_its_identity(tmp_path: 
     assert load_model(spec).identity != before
 
 
-def test_a_batch_of_user_model_runs_trains_one_at_a_time_under_the_same_keys(tmp_path: Path) -> None:
+def test_a_batch_of_user_model_runs_and_the_runs_alone_share_their_entries(tmp_path: Path) -> None:
     model = load_model(ADAPTER)
     trainer = Trainer(ResultCache(tmp_path), model=model)
     runs = [Run(ModelConfig(d=8, d_qk=4, beta=b), TrainConfig(steps=5), DATA, s) for b in (0.0, 1.0) for s in (0, 1)]
