@@ -8,7 +8,9 @@ targets. The summed loss of independent runs has a block-diagonal Hessian, so on
 one Hessian-vector product) of the sum gives each run its own, and ``batched.descend`` and
 ``batched.top_eigenvalues`` drive the steps and the Lanczos iteration exactly as they do for the
 paper's model: each run keeps its seed, step size and stop rules, and nothing one run computes
-reaches another.
+reaches another. Before a batch trains, ``_faithful`` checks that vmap computes what the module
+computes alone (a forward that branches on ``requires_grad`` or writes to its own parameters does
+not) and refuses the model otherwise.
 
 The numbers are ``train(..., model=model)``'s to rounding (float64: about 1e-13 relative at the
 claims' shapes; the tests hold them to 1e-9), not bit for bit, so these results are cached under
@@ -60,6 +62,12 @@ def check_same(runs: Sequence[Run]) -> None:
             )
 
 
+def _kernels(model: ModuleModel) -> contextlib.AbstractContextManager[object]:
+    """Return the attention-kernel context every forward of ``model`` runs under (the probe's ``sdpa_math``)."""
+    attention = torch.nn.attention
+    return attention.sdpa_kernel(attention.SDPBackend.MATH) if model.sdpa_math else contextlib.nullcontext()
+
+
 def _mapped(model: ModuleModel, cfg: ModelConfig, dtype: torch.dtype, device: torch.device) -> Mapped:
     """Return the vmapped loss of ``model`` built for ``cfg``: each run's loss and its Z per layer."""
     module = model._module(cfg, dtype, device)
@@ -71,9 +79,7 @@ def _mapped(model: ModuleModel, cfg: ModelConfig, dtype: torch.dtype, device: to
     mapped = vmap(one)
 
     def run(params: Params, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-        backend = torch.nn.attention.sdpa_kernel
-        math_only = backend(torch.nn.attention.SDPBackend.MATH) if model.sdpa_math else contextlib.nullcontext()
-        with math_only:
+        with _kernels(model):
             if x.shape[0] > 1:
                 return mapped(params, x, y)
             # vmap maps a batch of one onto other kernels (other last bits): pad it to two, keep the first;
@@ -123,10 +129,50 @@ def _initial(runs: Sequence[Run], model: ModuleModel) -> tuple[ModuleStack, list
     return stack, datas
 
 
+def _faithful(stack: ModuleStack, model: ModuleModel, cfg: ModelConfig) -> None:
+    """Raise NotVmappable unless vmap computes what the module computes alone, at the first run's start.
+
+    A forward can behave otherwise under vmap without failing: a branch on ``requires_grad`` (every
+    tensor reports False inside vmap, so a gradient hook is skipped), or a write to its own
+    parameters (a max-norm clamp under ``no_grad``), which a vmapped batch and a run alone would not
+    apply alike. So the first run's loss and gradient are computed both ways, each on copies of the
+    parameters, and must agree to sqrt(eps) of the dtype; and the forward must leave its parameters
+    as it found them.
+    """
+    assert stack.fn is not None
+    names = list(stack.params)
+    mapped = {k: v.detach().clone().requires_grad_(True) for k, v in stack.params.items()}
+    before = {k: v.detach().clone() for k, v in mapped.items()}
+    losses, _ = stack.fn(mapped, stack.x, stack.y)
+    got = torch.autograd.grad(losses.sum(), [mapped[k] for k in names], allow_unused=True, materialize_grads=True)
+    alone = {k: v[0].detach().clone().requires_grad_(True) for k, v in stack.params.items()}
+    module = model._module(cfg, stack.x.dtype, stack.x.device)
+    kept = {k: v.detach().clone() for k, v in alone.items()}
+    with _kernels(model):
+        out = as_forward(functional_call(module, alone, (stack.x[0],)), model.name).out
+    writes = [k for k in names if not (torch.equal(mapped[k].detach(), before[k]) and torch.equal(alone[k], kept[k]))]
+    if writes:  # a batch of one is padded with a copy, so only the run alone shows it there
+        raise NotVmappable(f"--claim-model {model.name}: its forward writes to its own parameters ({writes[0]})")
+    loss = squared_loss(out, stack.y[0], cfg)
+    want = torch.autograd.grad(loss, [alone[k] for k in names], allow_unused=True, materialize_grads=True)
+    tol = torch.finfo(stack.x.dtype).eps ** 0.5
+    pairs = [("the loss", losses[0], loss)] + [
+        (f"the gradient of {k}", g[0], w) for k, g, w in zip(names, got, want, strict=True)
+    ]
+    for what, a, b in pairs:
+        scale = float(b.detach().abs().max()) or 1.0
+        gap = float((a.detach() - b.detach()).abs().max()) / scale
+        if not gap <= tol:
+            raise NotVmappable(
+                f"--claim-model {model.name}: under vmap its forward computes another function ({what} differs by "
+                f"{gap:.3g} relative from the module run alone: a branch on requires_grad, or a gradient hook?)"
+            )
+
+
 def _guarded(work: Callable[[], list[Trajectory]] | Callable[[], list[float]], model: ModuleModel) -> object:
     try:
         return work()
-    except ConfigError:
+    except (ConfigError, NotVmappable):
         raise
     except (RuntimeError, TypeError, ValueError, NotImplementedError) as e:  # vmap's refusals
         raise NotVmappable(f"--claim-model {model.name}: torch.func.vmap cannot map its forward ({e})") from e
@@ -137,6 +183,7 @@ def module_lambdas(runs: Sequence[Run], model: ModuleModel) -> list[float]:
 
     def work() -> list[float]:
         stack, _ = _initial(runs, model)
+        _faithful(stack, model, runs[0].model)
         return top_eigenvalues(stack, runs[0].model, runs)
 
     found = _guarded(work, model)
@@ -156,6 +203,7 @@ def train_module_batch(runs: Sequence[Run], model: ModuleModel) -> list[Trajecto
     def work() -> list[Trajectory]:
         stack, datas = _initial(runs, model)
         cfg = runs[0].model
+        _faithful(stack, model, cfg)
         lams = top_eigenvalues(stack, cfg, runs)
         sizes = []
         for i, (run, lam) in enumerate(zip(runs, lams, strict=True)):

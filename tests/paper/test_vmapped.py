@@ -125,6 +125,68 @@ def test_a_module_vmap_cannot_map_trains_one_run_at_a_time_with_one_warning(tmp_
     assert (again.counts.computed, again.counts.cached) == (0, 1)
 
 
+HOOK = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.a = nn.Linear(cfg.d, cfg.d)
+            self.u = nn.Linear(cfg.d, cfg.d_out, bias=False)
+
+        def forward(self, x):
+            h = self.a(x)
+            if h.requires_grad:  # False for every tensor inside vmap: the hook would be skipped there
+                h.register_hook(lambda g: 0.25 * g)
+            return self.u(torch.tanh(h))
+
+    def build(cfg):
+        return Net(cfg)
+"""
+MAX_NORM = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.a = nn.Linear(cfg.d, cfg.d, bias=False)
+            self.u = nn.Linear(cfg.d, cfg.d_out, bias=False)
+
+        def forward(self, x):
+            with torch.no_grad():  # a max-norm constraint: the forward writes to its own weight
+                self.a.weight.clamp_(-0.3, 0.3)
+            return self.u(torch.tanh(self.a(x)))
+
+    def build(cfg):
+        return Net(cfg)
+"""
+
+
+@pytest.mark.parametrize(("body", "why"), [(HOOK, "computes another function"), (MAX_NORM, "writes to its own")])
+def test_a_forward_that_vmap_would_silently_change_is_refused_alone_and_in_a_batch(
+    tmp_path: Path, body: str, why: str
+) -> None:
+    """The referee's two silent cases: a requires_grad branch (a gradient hook) and a parameter written in place."""
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(body))
+    model = load_model(f"{path}:build")
+    assert isinstance(model, ModuleModel)
+    runs = [Run(ModelConfig(d=8, d_qk=4, d_out=1), TrainConfig(steps=6), make_synthetic(3, 4, 8, 1, seed=s), s)
+            for s in (0, 1)]  # fmt: skip
+    for batch in (runs, runs[:1]):
+        with pytest.raises(NotVmappable, match=why):
+            train_module_batch(batch, model)
+        with pytest.raises(NotVmappable, match=why):
+            module_lambdas(batch, model)
+    trainer = Trainer(ResultCache(None), model=model)
+    with pytest.warns(UserWarning, match=why):
+        alone = trainer(runs[0].model, runs[0].train, runs[0].data, runs[0].seed)
+    want = train(runs[0].model, runs[0].train, runs[0].data, runs[0].seed, model=model)
+    np.testing.assert_array_equal(alone.loss, want.loss)  # train's own numbers, hook and clamp applied
+
+
 def test_the_trainer_batches_a_user_model_by_configuration_and_reads_back_alone(tmp_path: Path) -> None:
     model = _model()
     trainer = Trainer(ResultCache(tmp_path), model=model)
