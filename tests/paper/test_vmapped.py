@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from claimcheck.errors import ConfigError
 from claimcheck.store import ResultCache
@@ -125,6 +126,23 @@ def test_a_module_vmap_cannot_map_trains_one_run_at_a_time_with_one_warning(tmp_
     assert (again.counts.computed, again.counts.cached) == (0, 1)
 
 
+BARE_INPUT_WRITE = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.a = nn.Linear(cfg.d, cfg.d)
+            self.u = nn.Linear(cfg.d, cfg.d_out, bias=False)
+
+        def forward(self, x):
+            x.clamp_(-0.5, 0.5)  # writes into its input
+            return self.u(torch.tanh(self.a(x)))
+
+    def build(cfg):
+        return Net(cfg)
+"""
 HOOK = """
     import torch
     from torch import nn
@@ -185,6 +203,24 @@ def test_a_forward_that_vmap_would_silently_change_is_refused_alone_and_in_a_bat
         alone = trainer(runs[0].model, runs[0].train, runs[0].data, runs[0].seed)
     want = train(runs[0].model, runs[0].train, runs[0].data, runs[0].seed, model=model)
     np.testing.assert_array_equal(alone.loss, want.loss)  # train's own numbers, hook and clamp applied
+
+
+def test_a_forward_that_writes_into_its_input_changes_neither_the_callers_data_nor_the_fingerprint(
+    tmp_path: Path,
+) -> None:
+    """train used to hand the forward the caller's tensor: an x.mul_ would have changed every later run's data."""
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(BARE_INPUT_WRITE))
+    model = load_model(f"{path}:build")
+    data = make_synthetic(3, 4, 8, 1, seed=0)
+    before = data.x.clone()
+    run = Run(ModelConfig(d=8, d_qk=4, d_out=1), TrainConfig(steps=3), data, 0)
+    one = train(run.model, run.train, run.data, run.seed, model=model)
+    Trainer(ResultCache(None), model=model, not_vmappable={model.name: "told so"}).lambda_max(run.model, data, 0)
+    torch.testing.assert_close(data.x, before, rtol=0, atol=0)
+    got = train_module_batch([run], model)[0]
+    assert one.data_fingerprint == got.data_fingerprint == data.fingerprint
+    _close(got, one)
 
 
 def test_the_trainer_batches_a_user_model_by_configuration_and_reads_back_alone(tmp_path: Path) -> None:
