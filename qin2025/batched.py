@@ -77,13 +77,13 @@ class Stack:
     lr: torch.Tensor  # (B, 1, 1) step size of each run
 
     def keep(self, kept: list[int]) -> Stack:
-        """Return the stack of batch rows ``kept`` (positions in this stack), parameters detached (a subclass kept)."""
+        """Return the stack of batch rows ``kept`` (positions in this stack), parameters detached."""
         if len(kept) == len(self.rows):
-            return replace(self, params={k: v.detach() for k, v in self.params.items()})
+            return Stack(self.rows, {k: v.detach() for k, v in self.params.items()}, *self._rest())
         index = torch.tensor(kept, dtype=torch.long, device=self.x.device)
-        x, y, beta, gamma, lr = (t.index_select(0, index) for t in self._rest())
+        rest = [t.index_select(0, index) for t in self._rest()]
         params = {k: v.detach().index_select(0, index) for k, v in self.params.items()}
-        return replace(self, rows=[self.rows[i] for i in kept], params=params, x=x, y=y, beta=beta, gamma=gamma, lr=lr)
+        return Stack([self.rows[i] for i in kept], params, *rest)
 
     def with_lr(self, lrs: list[float]) -> Stack:
         """Return this stack with step sizes ``lrs``, one per batch row."""
@@ -190,7 +190,7 @@ def descend(stack: Stack, cfg: ModelConfig, logs: list[TrajectoryLog]) -> None:
         for k, (row, value) in enumerate(zip(stack.rows, losses.tolist(), strict=True)):
             if row in live:
                 wants_sigma, stop = logs[row].observe(step, value)
-                if wants_sigma and z:  # a user's model without the attention capability exposes no Z
+                if wants_sigma:
                     logs[row].sigma(step, sigma_extremes([zl[k] for zl in z]))
                 if stop:
                     live.discard(row)
@@ -198,8 +198,8 @@ def descend(stack: Stack, cfg: ModelConfig, logs: list[TrajectoryLog]) -> None:
             return
         grads = torch.autograd.grad(losses.sum(), leaves)
         with torch.no_grad():
-            for leaf, g in zip(leaves, grads, strict=True):  # each run's step size over its slice, any weight's rank
-                lr = stack.lr.view(-1, *([1] * (g.dim() - 1)))
+            lr = stack.lr
+            for leaf, g in zip(leaves, grads, strict=True):
                 leaf.sub_(g.mul_(lr))  # each weight feeds one product, whose backward gives it a fresh gradient
 
 

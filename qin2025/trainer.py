@@ -12,7 +12,6 @@ that other code computed.
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -31,8 +30,7 @@ from qin2025.codeid import code_identity, module_identity
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig
 from qin2025.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
-from qin2025.usermodel import PAPER, ModelSpec, ModuleModel
-from qin2025.vmapped import NotVmappable, module_lambdas, train_module_batch
+from qin2025.usermodel import PAPER, ModelSpec
 
 T = TypeVar("T")
 
@@ -104,33 +102,15 @@ class Trainer:
     counts: Counts = field(default_factory=Counts)
     executor: Executor = LOCAL
     timeout: float = 0.0  # wall-clock seconds per training run (--claim-timeout); 0: no limit
-    not_vmappable: dict[str, str] = field(default_factory=dict)  # --claim-model name -> why vmap refused it
 
     def __call__(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
-        """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced).
-
-        A ``--claim-model`` run is trained as a batch of one by ``batch`` (the bits it gets in any batch).
-        """
-        if self._vmaps():
-            return self._module_batch([Run(model_cfg, train_cfg, data, seed)])[0]
-        return self._one(model_cfg, train_cfg, data, seed)
-
-    def _one(self, model_cfg: ModelConfig, train_cfg: TrainConfig, data: TensorData, seed: int) -> Trajectory:
+        """Return the trajectory of ``train`` on this session's device (``train_cfg.device`` is replaced)."""
         return trajectory_from_entry(
             *self.memo(*_train_job(model_cfg, replace(train_cfg, device=self.device), data, seed, self.model), train)
         )
 
     def lambda_max(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str = "float64") -> float:
         """Return the top Hessian eigenvalue at the initialisation ``train`` would draw from ``seed``."""
-        if self._vmaps():
-            return self._module_lambdas([Run(model_cfg, TrainConfig(dtype=dtype), data, seed)])[0]
-        return self._one_lambda(model_cfg, data, seed, dtype)
-
-    def _vmaps(self) -> bool:
-        """Return whether this trainer's model is a user's module that ``torch.func.vmap`` has not refused."""
-        return isinstance(self.model, ModuleModel) and self.model.name not in self.not_vmappable
-
-    def _one_lambda(self, model_cfg: ModelConfig, data: TensorData, seed: int, dtype: str) -> float:
         parts = _lambda_key(model_cfg, data, seed, dtype, self.device)
 
         def compute() -> tuple[Arrays, Meta]:
@@ -196,11 +176,10 @@ class Trainer:
         one trained alone are the same entry; the runs not in the cache are trained as one
         ``train_batch``, which on CPU gives ``train``'s bits. The runs must share the shapes
         ``check_batchable`` names (ConfigError otherwise, whatever the cache holds). A ``--claim-model``
-        model's runs are trained by ``torch.func.vmap``, one batch per configuration (``qin2025.vmapped``),
-        under keys of their own; a model vmap cannot map trains one run at a time, under ``train``'s keys.
+        model has no batched engine: its runs train one at a time, under the same keys.
         """
         if self.model is not PAPER:
-            return self._module_batch(runs)
+            return [self(r.model, r.train, r.data, r.seed) for r in runs]
         runs = [replace(r, train=replace(r.train, device=self.device)) for r in runs]
         check_batchable(runs)
 
@@ -215,11 +194,11 @@ class Trainer:
 
         Each value is read and stored under ``lambda_max``'s key; the missing ones are measured by
         ``initial_lambdas`` with ``lambda_max``'s Lanczos iteration (200 steps, tolerance 1e-7), whatever
-        ``run.train`` says of steps, step size or Lanczos steps. A ``--claim-model`` model is measured
-        as ``batch`` trains it.
+        ``run.train`` says of steps, step size or Lanczos steps. A ``--claim-model`` model measures one
+        run at a time.
         """
         if self.model is not PAPER:
-            return self._module_lambdas(runs)
+            return [self.lambda_max(r.model, r.data, r.seed, r.train.dtype) for r in runs]
         runs = [Run(r.model, TrainConfig(dtype=r.train.dtype, device=self.device), r.data, r.seed) for r in runs]
         check_batchable(runs)
 
@@ -232,87 +211,12 @@ class Trainer:
         ]
         return [float(meta["lambda_max"]) for _, meta in self._counted(lambda: self.cache.memo_many(keys, compute))]
 
-    def _module_batch(self, runs: Sequence[Run]) -> list[Trajectory]:
-        """``batch`` for a ``--claim-model``: each group of runs sharing a configuration trained as one vmap.
-
-        Stored under ``train_module_batch``'s keys (the numbers are ``train``'s to rounding, not its
-        bits); a model vmap cannot map trains its runs one at a time, under ``train``'s keys.
-        """
-        runs = [replace(r, train=replace(r.train, device=self.device)) for r in runs]
-        found = self._vmapped(
-            runs,
-            _vmap_train,
-            lambda r: self.key(train_key(r.model, r.train, r.data, r.seed), train_module_batch),
-            trajectory_to_entry,
-        )
-        if found is None:
-            return [self._one(r.model, r.train, r.data, r.seed) for r in runs]
-        return [trajectory_from_entry(*entry) for entry in found]
-
-    def _module_lambdas(self, runs: Sequence[Run]) -> list[float]:
-        """``lambda_maxes`` for a ``--claim-model``: vmapped per configuration, as ``_module_batch`` trains."""
-        runs = [Run(r.model, TrainConfig(dtype=r.train.dtype, device=self.device), r.data, r.seed) for r in runs]
-        found = self._vmapped(
-            runs,
-            _vmap_lambdas,
-            lambda r: self.key(_lambda_key(r.model, r.data, r.seed, r.train.dtype, self.device), module_lambdas),
-            lambda lam: ({}, {"lambda_max": lam}),
-        )
-        if found is None:
-            return [self._one_lambda(r.model, r.data, r.seed, r.train.dtype) for r in runs]
-        return [float(meta["lambda_max"]) for _, meta in found]
-
-    def _vmapped(
-        self,
-        runs: list[Run],
-        fn: Callable[..., list[T]],  # (runs, model=ModuleModel)
-        key_of: Callable[[Run], Key],
-        to_entry: Callable[[T], tuple[Arrays, Meta]],
-    ) -> list[tuple[Arrays, Meta]] | None:
-        """Return the entries of ``runs`` through the cache, the missing computed by ``fn`` as one vmap per group.
-
-        None when vmap refuses the model (noted once; the caller then goes one run at a time).
-        """
-        module = self.model
-        if not isinstance(module, ModuleModel) or module.name in self.not_vmappable:
-            return None
-        out: dict[int, tuple[Arrays, Meta]] = {}
-        for group in _groups(runs):
-            members = [runs[i] for i in group]
-
-            def compute(missing: list[int], members: list[Run] = members) -> list[tuple[Arrays, Meta]]:
-                done = self._spread(partial(fn, model=module), [members[i] for i in missing])
-                return [to_entry(value) for value in done]
-
-            keys = [key_of(r) for r in members]
-
-            def read(
-                keys: list[Key] = keys, compute: Callable[[list[int]], list[tuple[Arrays, Meta]]] = compute
-            ) -> list[tuple[Arrays, Meta]]:
-                return self.cache.memo_many(keys, compute)
-
-            try:
-                entries = self._counted(read)
-            except NotVmappable as e:
-                self._refused(module.name, e)
-                return None
-            out |= dict(zip(group, entries, strict=True))
-        return [out[i] for i in range(len(runs))]
-
-    def _refused(self, name: str, error: NotVmappable) -> None:
-        """Note once per session that vmap refused the model: its runs now train one at a time."""
-        self.not_vmappable[name] = str(error)
-        warnings.warn(
-            f"{error}; its runs train one at a time (2-3x slower than as one vmapped batch)", UserWarning, stacklevel=3
-        )
-
     def _spread(self, fn: Callable[[Sequence[Run]], list[T]], runs: list[Run]) -> list[T]:
         """Return ``fn(runs)``, run as one batch per slot of the executor (the results are the same bits)."""
         chunks = split(range(len(runs)), self.executor.slots)
         seeds = ", ".join(str(r.seed) for r in runs[:8]) + (", ..." if len(runs) > 8 else "")
-        name = str(getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "batch"))
-        with deadline(self.timeout, f"the {name} batch of {len(runs)} run(s), seeds {seeds}", len(runs)):
-            done = self.executor.map([partial(fn, runs[c[0] : c[-1] + 1]) for c in chunks], name)
+        with deadline(self.timeout, f"the {fn.__name__} batch of {len(runs)} run(s), seeds {seeds}", len(runs)):
+            done = self.executor.map([partial(fn, runs[c[0] : c[-1] + 1]) for c in chunks], fn.__name__)
         return [value for part in done for value in part]
 
     def _counted(self, work: Callable[[], T]) -> T:
@@ -322,23 +226,6 @@ class Trainer:
         self.counts.add(self.cache.counts)
         self.counts.add(before, sign=-1)
         return result
-
-
-def _groups(runs: Sequence[Run]) -> list[list[int]]:
-    """Return the positions of ``runs`` grouped by what one vmapped batch must share, in order of first appearance."""
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for i, r in enumerate(runs):
-        shared = (r.model, r.train.dtype, r.train.device, tuple(r.data.x.shape), tuple(r.data.y.shape))
-        groups.setdefault(shared, []).append(i)
-    return list(groups.values())
-
-
-def _vmap_train(runs: Sequence[Run], model: ModuleModel) -> list[Trajectory]:
-    return train_module_batch(runs, model)
-
-
-def _vmap_lambdas(runs: Sequence[Run], model: ModuleModel) -> list[float]:
-    return module_lambdas(runs, model)
 
 
 def _model_of(parts: Mapping[str, Any]) -> str:

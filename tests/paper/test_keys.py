@@ -32,7 +32,6 @@ from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
 from qin2025.trainer import Trainer, engine_identity
-from qin2025.usermodel import load_model
 
 ROOT = Path(claimcheck.__file__).resolve().parent.parent
 PROJECT = ("claimcheck", "qin2025", "claims", "examples", "benchmarks")
@@ -40,9 +39,8 @@ PROJECT = ("claimcheck", "qin2025", "claims", "examples", "benchmarks")
 # Every place that builds a key or hands one to the cache, with the claims whose results it keys.
 SITES = {
     "claimcheck/store.py::Memo.__call__": "the claim_cache fixture of any suite",
-    "qin2025/trainer.py::Trainer._one": "every training run (C1, C2, C4, C5, C8)",
-    "qin2025/trainer.py::Trainer._one_lambda": "step sizes (C1, C2, C4, C5, C8)",
-    "qin2025/trainer.py::Trainer._vmapped": "a --claim-model's training and step sizes (qin2025.vmapped)",
+    "qin2025/trainer.py::Trainer.__call__": "every training run (C1, C2, C4, C5, C8)",
+    "qin2025/trainer.py::Trainer.lambda_max": "step sizes (C1, C2, C4, C5, C8)",
     "qin2025/trainer.py::Trainer.call": "C3, C4's collapse",
     "qin2025/trainer.py::Trainer.key": "the suite's one key builder",
     "qin2025/trainer.py::Trainer.memo": "every suite measurement",
@@ -59,8 +57,6 @@ SITES = {
     "qin2025/data/sst2_sanity.py::check_sst2_data": "C6's SST-2 probe",
 }
 CACHE_METHODS = {"memo", "memo_many", "call"}
-ADAPTER = f"{ROOT / 'examples' / 'tinyformer' / 'claim_adapter.py'}:build"
-USER_SITES = {"qin2025/trainer.py::Trainer._vmapped"}  # driven with a --claim-model
 
 
 def _sites_in(path: Path) -> set[str]:
@@ -170,9 +166,8 @@ def _drivers(tmp: Path) -> dict[str, Callable[[Trainer], object]]:
     enc = finetune.EncoderConfig(1, (1.0,), (1.0,))
     sentences = finetune.SentenceData(torch.zeros(2, 3, 4), torch.ones(2, 3), torch.zeros(2), "toy")
     return {
-        "qin2025/trainer.py::Trainer._one": lambda t: t(MODEL, TRAIN, DATA, 0),
-        "qin2025/trainer.py::Trainer._one_lambda": lambda t: t.lambda_max(MODEL, DATA, 0),
-        "qin2025/trainer.py::Trainer._vmapped": lambda t: Trainer(t.cache, model=load_model(ADAPTER)).batch([RUN]),
+        "qin2025/trainer.py::Trainer.__call__": lambda t: t(MODEL, TRAIN, DATA, 0),
+        "qin2025/trainer.py::Trainer.lambda_max": lambda t: t.lambda_max(MODEL, DATA, 0),
         "qin2025/trainer.py::Trainer.batch": lambda t: t.batch([RUN]),
         "qin2025/trainer.py::Trainer.lambda_maxes": lambda t: t.lambda_maxes([RUN]),
         "qin2025/linear_rate.py::sharpness_along": lambda t: linear_rate.sharpness_along(t, traj, MODEL, DATA, [2]),  # type: ignore[arg-type]
@@ -217,7 +212,7 @@ def test_every_trainer_site_is_driven(keys: dict[str, Key]) -> None:
 def test_every_key_carries_the_engine_and_the_code_that_measures(keys: dict[str, Key]) -> None:
     for site, key in keys.items():
         assert key.engine == engine_identity(), site
-        assert key.model == (load_model(ADAPTER).identity if site in USER_SITES else "qin2025.model"), site
+        assert key.model == "qin2025.model", site
         module = _module_of(key)
         file = ROOT.joinpath(*module.split(".")).with_suffix(".py")
         assert key.function["code"] == module_identity(module, str(file)), site

@@ -286,7 +286,7 @@ def test_editing_a_module_the_model_file_imports_changes_its_identity(tmp_path: 
     assert load_model(spec).identity != before
 
 
-def test_a_batch_of_user_model_runs_and_the_runs_alone_share_their_entries(tmp_path: Path) -> None:
+def test_a_batch_of_user_model_runs_trains_one_at_a_time_under_the_same_keys(tmp_path: Path) -> None:
     model = load_model(ADAPTER)
     trainer = Trainer(ResultCache(tmp_path), model=model)
     runs = [Run(ModelConfig(d=8, d_qk=4, beta=b), TrainConfig(steps=5), DATA, s) for b in (0.0, 1.0) for s in (0, 1)]
@@ -453,3 +453,36 @@ def test_declaring_and_honouring_qk_init_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"claim_facts declares \['qk_init'\].*claim_honours names it too"):
         load_model(_module_file(tmp_path, body))
+
+
+INPUT_WRITE = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.a = nn.Linear(cfg.d, cfg.d)
+            self.u = nn.Linear(cfg.d, cfg.d_out, bias=False)
+
+        def forward(self, x):
+            x.clamp_(-0.5, 0.5)  # writes into its input
+            return self.u(torch.tanh(self.a(x)))
+
+    def build(cfg):
+        return Net(cfg)
+"""
+
+
+def test_a_forward_that_writes_into_its_input_changes_neither_the_callers_data_nor_the_fingerprint(
+    tmp_path: Path,
+) -> None:
+    """train used to hand the forward the caller's tensor: an x.mul_ would have changed every later run's data."""
+    model = load_model(_module_file(tmp_path, INPUT_WRITE))
+    data = make_synthetic(3, 4, 8, 1, seed=0)
+    before = data.x.clone()
+    cfg = ModelConfig(d=8, d_qk=4, d_out=1)
+    traj = train(cfg, TrainConfig(steps=3), data, 0, model=model)
+    Trainer(ResultCache(None), model=model).lambda_max(cfg, data, 0)
+    assert torch.equal(data.x, before)
+    assert traj.data_fingerprint == data.fingerprint
