@@ -305,17 +305,16 @@ def train(
     gen = torch.Generator().manual_seed(seed)
     params = {k: v.to(device) for k, v in model.init_params(model_cfg, gen, dtype).items()}
     data = TensorData(data.x.to(device, dtype), data.y.to(device, dtype), data.name)
-    fed = TensorData(data.x.clone(), data.y, data.name)  # a forward that writes into its input changes only this
 
     lam = hessian_top_eigenvalue(
-        params, fed, model_cfg, iters=train_cfg.power_iters, tol=train_cfg.power_tol, seed=seed, model=model
+        params, data, model_cfg, iters=train_cfg.power_iters, tol=train_cfg.power_tol, seed=seed, model=model
     )
     lr, rule = step_size(train_cfg, lam)
     names = list(params)
     leaves = [params[k].requires_grad_(True) for k in names]
     log = TrajectoryLog(train_cfg)
     for step in range(train_cfg.steps + 1):
-        fwd = model.forward(dict(zip(names, leaves, strict=True)), fed.x, model_cfg)
+        fwd = model.forward(dict(zip(names, leaves, strict=True)), data.x, model_cfg)
         loss = squared_loss(fwd.out, data.y, model_cfg)
         wants_sigma, stop = log.observe(step, loss.item())
         if wants_sigma and fwd.z:  # a model without the attention capability exposes no Z

@@ -117,8 +117,7 @@ class Trainer:
             torch_dtype = TrainConfig(dtype=dtype).torch_dtype
             params = self.model.init_params(model_cfg, torch.Generator().manual_seed(seed), torch_dtype)
             params = {k: v.to(self.device) for k, v in params.items()}
-            x = data.x.to(self.device, torch_dtype, copy=True)  # a forward that writes into its input changes a copy
-            on_device = TensorData(x, data.y.to(self.device, torch_dtype), data.name)
+            on_device = TensorData(data.x.to(self.device, torch_dtype), data.y.to(self.device, torch_dtype), data.name)
             lam = hessian_top_eigenvalue(params, on_device, model_cfg, seed=seed, model=self.model)
             return {}, {"lambda_max": lam}
 

@@ -202,7 +202,8 @@ class ModuleModel:
         """Return what the module built for ``cfg`` returns with ``params`` substituted for its parameters."""
         module = self._module(cfg, x.dtype, x.device)
         with sdpa_kernel(SDPBackend.MATH) if self.sdpa_math else contextlib.nullcontext():
-            return functional_call(module, params, (x,))
+            # a copy of x: a forward that writes into its input must not change the data of later steps or runs
+            return functional_call(module, params, (x.clone(),))
 
     def forward(self, params: Params, x: torch.Tensor, cfg: ModelConfig) -> Forward:
         """Run the module built for ``cfg`` with ``params`` substituted for its parameters (``as_forward``)."""
