@@ -23,7 +23,7 @@ from claimcheck.baseline import Comparison, compare
 from claimcheck.calibration import calibration_entries
 from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
-from claimcheck.expectations import PinnedAt, deviations, known_label, pins_of
+from claimcheck.expectations import PinnedAt, chaotic_notes, deviations, known_label, pins_of
 from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.gate import EXIT_UNDECIDED, Gate, held_to_pins, judge
 from claimcheck.history import save_run
@@ -336,13 +336,19 @@ class Controller:
         kernels = run.env.get("numerics", "")
         same_block = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
         same_numerics = s.expected_at is None or s.expected_at.rounds_as(kernels)
-        same = same_block and same_numerics
         run.expectations = self._expectations_note(same_block, kernels if not same_numerics else "")
         pinned = s.expected_source.startswith("the baseline")  # the baseline's verdicts: the gate's to judge
         held = held_to_pins(self.results, s.expected) if pinned else self.results  # a better verdict fails nothing
         self.deviations = (
-            [] if s.expectations_off else deviations(held, s.expected, s.expected_source, same, partial=set(not_run))
+            []
+            if s.expectations_off
+            else deviations(held, s.expected, s.expected_source, same_block, set(not_run), same_numerics)
         )
+        if not (s.expectations_off or pinned):
+            run.deviations = self.deviations
+            run.rounding = (
+                chaotic_notes(self.results, s.expected, set(not_run)) if same_block and not same_numerics else []
+            )
         self._to_junitxml(session.config)
         changed = self.changed and not s.exploratory
         failing = (self.deviations and not pinned) or changed or any(r.verdict is Verdict.ERROR for r in self.results)
@@ -454,10 +460,17 @@ class Controller:
                 f"{where}; this run draws base seed {s.seed} ({s.pool} pool), another block of seeds, so only the "
                 "verdicts of claims and parts are compared (statistics hold only on the block they were measured on)"
             )
+        measured = sorted(cid for cid, pin in s.expected.items() if pin.rounding)
+        unmeasured = sorted(cid for cid, pin in s.expected.items() if not pin.rounding)
+        how = (
+            f"{', '.join(measured)} (pinned with a measured rounding spread) are compared statistic by statistic, "
+            "each chaotic statistic (one whose count rounding moved) at the verdict level"
+            if measured
+            else ""
+        )
+        rest = f"{', '.join(unmeasured)} by the verdicts of claims and parts alone" if unmeasured else ""
         return (
-            f"{where}; this run rounds with other kernels ({other_kernels}), so only the verdicts of claims and "
-            "parts are compared: the same seeds give other bits there, and a count near a premise's edge may "
-            "move (statistics hold only where they were measured; pin this host's in a file of its own)"
+            f"{where}; this run rounds under other numerics ({other_kernels}): {'; '.join(x for x in (how, rest) if x)}"
         )
 
     def _verdicts(self) -> dict[str, dict[str, Any]]:
@@ -529,6 +542,8 @@ class Controller:
             terminalreporter.write_line(f"{cid} {run.ledger[cid]}", red=not self.settings.exploratory)
         if run.expectations and not run.expectations.endswith("are compared"):
             terminalreporter.write_line(f"expectations: {run.expectations}")
+        for line in run.rounding:
+            terminalreporter.write_line(f"held at the verdict level: {line}")
         for line in self.deviations:
             terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
         if self.saved is not None:

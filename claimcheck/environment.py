@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import subprocess
@@ -24,14 +25,36 @@ def _git(root: Path, *args: str) -> str | None:
     return out.stdout.strip()
 
 
-def _cpu_model() -> str:
+def _cpuinfo(field: str) -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(field):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return ""
+
+
+def _cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+@functools.cache
+def _libraries() -> str:
+    """Return the math libraries that round on the CPU: torch's MKL and oneDNN, numpy's BLAS (names and versions)."""
+    found = []
+    for line in torch.__config__.show().splitlines():
+        line = line.strip(" -")
+        if "Math Kernel Library Version" in line:
+            found.append("MKL " + line.split("Version", 1)[1].split()[0].split("-")[0])
+        elif line.startswith("Intel(R) MKL-DNN"):
+            found.append("oneDNN " + line.split()[2])
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        found.append(f"numpy {blas.get('name', '?')} {blas.get('version', '?')}")
+    except (AttributeError, KeyError, TypeError):
+        pass
+    return ", ".join(found) or "unknown"
 
 
 def _gpu() -> tuple[str, str]:
@@ -54,15 +77,35 @@ def _gpu() -> tuple[str, str]:
 
 
 def numerics(device: str, gpu: str = "none") -> str:
-    """Return what decides a run's floating-point rounding beyond the code: the kernels torch dispatches to.
+    """Return what decides a run's floating-point rounding beyond the code and its inputs.
 
-    On the CPU, the instruction set ATen picked (``cpu AVX512``, ``cpu AVX2``): the same seeds give
-    other bits under other vector kernels. On a GPU, its name. Statistics pinned under one value are
-    compared only on a host that gives the same (``claimcheck.expectations.PinnedAt``).
+    The same seeds give other bits under other kernels, so this names everything that picks them:
+    on the CPU, the instruction set ATen dispatches to (``ATEN_CPU_CAPABILITY`` lowers it), the CPU's
+    vendor and model (MKL, oneDNN and OpenBLAS choose their kernels by it), those libraries'
+    versions and torch's thread count; on a GPU, its name and CUDA's version. Two runs round alike
+    only where this is the same: the cache keys hold it (``claimcheck.keys``), and an expectations
+    table compares counts on other numerics only where its measured rounding spread allows
+    (``claimcheck.expectations``).
     """
+    threads = torch.get_num_threads()
     if device.startswith("cuda"):
-        return f"cuda {gpu}"
-    return f"cpu {torch.backends.cpu.get_cpu_capability()}"
+        return f"cuda {gpu}; CUDA {torch.version.cuda}; torch {torch.__version__}"
+    vendor = _cpuinfo("vendor_id") or platform.machine()
+    return (
+        f"cpu {torch.backends.cpu.get_cpu_capability()}; {vendor} {_cpu_model()}; {_libraries()}; "
+        f"torch {torch.__version__}; {threads} thread{'s' if threads != 1 else ''}"
+    )
+
+
+def key_numerics() -> str:
+    """Return the numerics a cache key holds: the CPU's line, and the GPU's name where torch sees one."""
+    gpu = f"; cuda {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
+    return numerics("cpu") + gpu
+
+
+def kernels(numerics_line: str) -> str:
+    """Return the instruction-set part of a numerics line (``cpu AVX512``), for a short label."""
+    return numerics_line.split(";", 1)[0]
 
 
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:

@@ -11,6 +11,16 @@ listed must be REPRODUCED. ``claimcheck expectations run.json`` writes the file 
 Statistics are pinned on one block of seeds: each budget's table names the base seed and pool its
 pins came from (``base_seed``, ``pool``; base seed 0 of the confirmatory pool when absent). A run
 on another block draws other seeds, so there only the verdicts (claim and parts) are compared.
+
+They are also pinned under one set of numerics (``numerics``: kernels, CPU, math libraries,
+threads), and the same seeds round otherwise under others. A claim pinned with a measured
+rounding spread (``rounding``: the numerics its block was rerun under, written by ``claimcheck
+expectations REF.json --rounding OTHER.json ...``) is compared on other numerics statistic by
+statistic: a statistic whose count moved between those reruns is *chaotic* (its rounding spread is
+as wide as its sampling spread, such as a count of units at a premise's edge) and is held at the
+verdict level, its value and measured spread shown; every other statistic is held to its count and
+median as on the pinned numerics. A claim with no measured spread is compared on other numerics by
+its verdicts alone.
 """
 
 from __future__ import annotations
@@ -39,6 +49,8 @@ class StatPin:
     median: float
     rtol: float = DEFAULT_RTOL
     atol: float = 0.0  # an absolute floor on the tolerance: the statistic's resolution (one sentence of N, say)
+    rounding: float = 0.0  # measured: the median's largest relative move over the claim's rounding reruns
+    chaotic: str = ""  # measured: the spread of its count over those reruns, where it moved (empty: it did not)
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class ClaimPin:
     parts: dict[str, str] = field(default_factory=dict)
     controls: dict[str, str] = field(default_factory=dict)
     stats: dict[str, StatPin] = field(default_factory=dict)
+    rounding: tuple[str, ...] = ()  # the numerics its block was rerun under to measure the rounding spread
 
 
 Expected = dict[str, ClaimPin]
@@ -80,6 +93,20 @@ class PinnedAt:
     def rounds_as(self, numerics: str) -> bool:
         """Return whether a run whose environment says ``numerics`` rounds as the pinned run did (unknown: yes)."""
         return not self.numerics or not numerics or numerics == self.numerics
+
+
+def numerics_label(env: Mapping[str, Any]) -> str:
+    """Return a run's numerics from its environment: its ``numerics`` line, completed for older runs.
+
+    Runs written before the line named the CPU, its libraries and the threads said only the
+    instruction set (``cpu AVX512``); the CPU and thread lines of the same environment complete it.
+    """
+    line = str(env.get("numerics", "") or "")
+    if ";" in line:
+        return line
+    cpu = str(env.get("cpu", "") or "unknown CPU").split(" (")[0]
+    threads = str(env.get("torch threads", "") or "?")
+    return f"{line or 'cpu ?'}; {cpu}; torch {env.get('torch', '?')}; {threads} thread{'' if threads == '1' else 's'}"
 
 
 def stat_key(part: str, control: str | None, statistic: str) -> str:
@@ -126,13 +153,20 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                         float(s["median"]),
                         float(s.get("rtol", DEFAULT_RTOL)),
                         float(s.get("atol", 0.0)),
+                        float(s.get("rounding", 0.0)),
+                        str(s.get("chaotic", "")),
                     )
                 except (TypeError, ValueError) as e:
                     raise _fail(option, path, f"{where} stats {key!r}", f"not a number ({e})") from None
-            extra = set(pin) - {"verdict", "parts", "controls", "stats", "why"}
+            extra = set(pin) - {"verdict", "parts", "controls", "stats", "why", "rounding"}
             if extra:
                 raise _fail(option, path, where, f"unknown fields {sorted(extra)}")
-            out.setdefault(str(budget), {})[str(claim)] = ClaimPin(str(verdict), parts, controls, stats)
+            rounding = pin.get("rounding", [])
+            if not isinstance(rounding, list) or not all(isinstance(x, str) for x in rounding):
+                raise _fail(option, path, f"{where} rounding", "must be a list of numerics lines (strings)")
+            out.setdefault(str(budget), {})[str(claim)] = ClaimPin(
+                str(verdict), parts, controls, stats, tuple(rounding)
+            )
     return out
 
 
@@ -194,6 +228,63 @@ def pins_of(results: Sequence[ClaimResult]) -> Expected:
     return out
 
 
+def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
+    """Return ``pins`` with each statistic's rounding spread measured over ``reruns`` of the same block.
+
+    ``reruns`` are (numerics, results) of the pinned run's seeds computed under other numerics
+    (``ATEN_CPU_CAPABILITY``, another CPU, another thread count). A statistic whose count (met or n)
+    differs in any of them is chaotic: its spread is recorded in words. Every statistic gets the
+    largest relative move of its median (``rounding``; inf where a median turned non-finite). A
+    claim absent from a rerun, or SKIPPED there, keeps no measurement from it.
+    """
+    out: Expected = {}
+    for cid, pin in pins.items():
+        seen: list[tuple[str, dict[str, tuple[int, int, float]]]] = []
+        for numerics, results in reruns:
+            r = next((x for x in results if x.claim_id == cid and x.verdict is not Verdict.SKIPPED), None)
+            if r is not None:
+                recorded = r.claim_stats + r.control_stats
+                seen.append(
+                    (
+                        numerics,
+                        {
+                            stat_key(s.part, s.control, s.statistic): (s.met, s.values.n, s.values.median)
+                            for s in recorded
+                        },
+                    )
+                )
+        if not seen:
+            out[cid] = pin
+            continue
+        stats = {}
+        for key, sp in pin.stats.items():
+            values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
+            mets, ns, medians = ([v[i] for v in values] for i in range(3))
+            moved = [_relative(sp.median, m) for m in medians]
+            chaotic = ""
+            if len(set(zip(mets, ns, strict=True))) > 1:
+                chaotic = (
+                    f"measured met {_span(mets)} of {_span(ns)}, median {_span(medians, '.4g')} "
+                    f"over {len(values)} numerics"
+                )
+            stats[key] = replace(sp, rounding=max(moved), chaotic=chaotic)
+        out[cid] = replace(pin, stats=stats, rounding=tuple(n for n, _ in seen))
+    return out
+
+
+def _relative(before: float, after: float) -> float:
+    if before == after or (math.isnan(before) and math.isnan(after)):
+        return 0.0
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return math.inf
+    return abs(after - before) / max(abs(before), 1e-12)
+
+
+def _span(values: Sequence[float], fmt: str = "g") -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:{fmt}}" if lo == hi else f"{lo:{fmt}}-{hi:{fmt}}"
+
+
 def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
     """Return whether a pinned median moved past ``rtol`` of itself, or past ``atol`` where that is larger."""
     if math.isnan(before) and math.isnan(after):
@@ -211,15 +302,19 @@ def deviations(
     source: str,
     same_block: bool = True,
     partial: Collection[str] = (),
+    same_numerics: bool = True,
 ) -> list[str]:
     """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim.
 
     A SKIPPED claim (its data or model is absent) is not a deviation. A claim not listed must be
     REPRODUCED. When the run is not on the block the pins were measured on (``same_block`` False),
-    only verdicts are compared: the claim's and its parts'. A claim in ``partial`` (some of its
-    tests did not finish: an interrupted run, whose banner names it) is not compared: its verdict
-    is never REPRODUCED, and its counts and medians stop where the interrupt cut them, so they say
-    nothing about the code.
+    only verdicts are compared: the claim's and its parts'. On the block but under other numerics
+    (``same_numerics`` False), a claim pinned with a measured rounding spread has its controls and
+    its statistics compared but for the chaotic ones (``chaotic_notes`` says what they gave); a
+    claim without one, its verdicts alone. A claim in ``partial`` (some of its tests did not
+    finish: an interrupted run, whose banner names it) is not compared: its verdict is never
+    REPRODUCED, and its counts and medians stop where the interrupt cut them, so they say nothing
+    about the code.
     """
     out = []
     for r in results:
@@ -239,13 +334,51 @@ def deviations(
             want = pin.parts.get(p.name or "claim")
             if want is not None and p.verdict.value != want:
                 out.append(f"{r.claim_id} part {p.name or 'claim'} is {p.verdict.value}, {source} expects {want}")
-        if same_block:
-            out += _block_deviations(r, pin, source)
+        if same_block and (same_numerics or pin.rounding):
+            out += _block_deviations(r, pin, source, skip_chaotic=not same_numerics)
     return out
 
 
-def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str) -> list[str]:
-    """Return the deviations of the controls and statistics, which hold only on the block they were pinned on."""
+def median_chaotic(sp: StatPin) -> bool:
+    """Return whether rounding alone moved the pinned median past its tolerance (a value at rounding level, say)."""
+    return sp.rounding * max(abs(sp.median), 1e-12) > max(sp.rtol * max(abs(sp.median), 1e-12), sp.atol)
+
+
+def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: Collection[str] = ()) -> list[str]:
+    """Return, for a run on the pins' block under other numerics, what each chaotic statistic gave.
+
+    Such a statistic is held at the verdict level (its claim's and parts' verdicts are compared);
+    the line gives this run's count and median beside the spread measured when it was pinned.
+    """
+    out = []
+    for r in results:
+        pin = expected.get(r.claim_id)
+        if pin is None or r.verdict is Verdict.SKIPPED or r.claim_id in partial:
+            continue
+        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        for key, sp in pin.stats.items():
+            s = now.get(key)
+            if s is None or not pin.rounding:
+                continue
+            if sp.chaotic:
+                out.append(
+                    f"{r.claim_id} {key}: met {s.met}/{s.values.n}, median {s.values.median:.6g}; chaotic under "
+                    f"rounding ({sp.chaotic}; pinned {sp.met}/{sp.n}, {sp.median:.6g}), held at the verdict level"
+                )
+            elif median_chaotic(sp):
+                out.append(
+                    f"{r.claim_id} {key}: median {s.values.median:.6g}; rounding moves it by up to {sp.rounding:.3g} "
+                    f"of itself (pinned {sp.median:.6g}, rtol {sp.rtol:g}), so its count alone is held"
+                )
+    return out
+
+
+def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str, skip_chaotic: bool = False) -> list[str]:
+    """Return the deviations of the controls and statistics, which hold only on the block they were pinned on.
+
+    ``skip_chaotic`` (another numerics' run): leave out the statistics whose count moved under
+    rounding, and the medians that rounding moved past their tolerance (``median_chaotic``).
+    """
     out = []
     for c in r.controls:
         want = pin.controls.get(c.name)
@@ -253,12 +386,16 @@ def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str) -> list[str]:
             out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
     now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
     for key, sp in pin.stats.items():
+        if skip_chaotic and sp.chaotic:
+            continue
         s = now.get(key)
         if s is None:
             out.append(f"{r.claim_id} {key}: pinned in {source} but not recorded")
             continue
         if (s.met, s.values.n) != (sp.met, sp.n):
             out.append(f"{r.claim_id} {key}: met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
+        if skip_chaotic and median_chaotic(sp):
+            continue
         if _moved(sp.median, s.values.median, sp.rtol, sp.atol):
             why = "" if math.isfinite(s.values.median) else f" ({nonfinite_why(r, s.part, s.control, s.statistic)})"
             tol = f"rtol {sp.rtol:g}" + (f", atol {sp.atol:g}" if sp.atol else "")
@@ -334,13 +471,19 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
         if pin.controls:
             items = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.controls.items())
             lines.append(f"controls = {{ {items} }}")
+        if pin.rounding:
+            lines.append("rounding = [")
+            lines += [f"    {_toml_str(x)}," for x in pin.rounding]
+            lines.append("]  # the numerics this block was rerun under to measure each statistic's rounding spread")
         if pin.stats:
             lines += ["", f"[{budget}.{cid}.stats]"]
             for key, sp in pin.stats.items():
                 atol = f", atol = {_toml_float(sp.atol)}" if sp.atol else ""
+                spread = f", rounding = {sp.rounding:.3g}" if pin.rounding else ""
+                chaotic = f", chaotic = {_toml_str(sp.chaotic)}" if sp.chaotic else ""
                 lines.append(
                     f"{_toml_str(key)} = {{ met = {sp.met}, n = {sp.n}, median = {_toml_float(sp.median)}, "
-                    f"rtol = {_toml_float(sp.rtol)}{atol} }}"
+                    f"rtol = {_toml_float(sp.rtol)}{atol}{spread}{chaotic} }}"
                 )
     return "\n".join(lines).lstrip("\n") + "\n"
 

@@ -627,6 +627,12 @@ def render(
     parts += gate_lines(run.gate) if run.gate else []
     if run.expectations:
         parts += [f"Expectations: {md(run.expectations)}.", ""]
+    if run.deviations:
+        parts += [f"**{len(run.deviations)} deviation(s) from the expectations** (each fails the session):", ""]
+        parts += [f"- {md(d)}" for d in run.deviations] + [""]
+    if run.rounding:
+        parts += ["Held at the verdict level under these numerics (rounding moves them as far as sampling does):", ""]
+        parts += [f"- {md(d)}" for d in run.rounding] + [""]
     if run.incomplete:
         parts += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}. What did not run or finish:", ""]
         parts += [f"- {md(i)}" for i in run.incomplete] + [""]

@@ -71,6 +71,8 @@ class RunData:
     calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
     code: dict[str, dict[str, str]] = field(default_factory=dict)  # claim id -> fingerprint, engine, ledger state
     expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
+    deviations: list[str] = field(default_factory=list)  # each way the run departs from its expectations
+    rounding: list[str] = field(default_factory=list)  # what each statistic held at the verdict level gave
     titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
     gate: dict[str, Any] = field(default_factory=dict)  # the baseline gate's outcome and statistics (gate.to_dict)
     gate_units: dict[str, GateUnits] = field(default_factory=dict)  # node id -> units run for the gate only
@@ -286,6 +288,8 @@ def from_dict(raw: Any, source: str) -> RunData:
             calibration=[dict(e) for e in raw.get("calibration", [])],
             code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
             expectations=str(raw.get("expectations", "")),
+            deviations=[str(x) for x in raw.get("deviations", [])],
+            rounding=[str(x) for x in raw.get("rounding", [])],
             titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
             gate=dict(raw.get("gate", {})),
             gate_units={str(k): GateUnits.from_dict(v) for k, v in raw.get("gate_units", {}).items()},

@@ -45,6 +45,7 @@ import numpy as np
 import torch
 
 from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
+from claimcheck.environment import key_numerics
 from claimcheck.errors import ClaimcheckError
 from claimcheck.files import sha256_file, write_atomic
 from claimcheck.keys import Key
@@ -71,8 +72,12 @@ def _check_key(key: object) -> None:
 
 
 def producer() -> dict[str, Any]:
-    """Return who computes here: the host name and torch's thread count (a verify compares bits when they match)."""
-    return {"host": platform.node(), "threads": torch.get_num_threads()}
+    """Return who computes here: the host name, torch's thread count and the numerics (kernels, CPU, libraries).
+
+    The numerics are in the entry's key too, so a hit was always computed under this run's numerics;
+    a verify compares bits when the host is also the same.
+    """
+    return {"host": platform.node(), "threads": torch.get_num_threads(), "numerics": key_numerics()}
 
 
 def differs(hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta], rtol: float) -> str | None:
@@ -531,7 +536,8 @@ class Memo:
     def __call__(self, fn: Callable[..., Mapping[str, Any]], **inputs: Any) -> Arrays:
         """Return ``fn(**inputs)`` as arrays, from the cache when the same code saw the same inputs."""
         name = f"{fn.__module__}.{fn.__qualname__}"
-        key = Key(engine={}, model="", function={"name": name, "code": source_digest(fn)}, inputs=inputs)
+        engine = {"numerics": key_numerics()}  # another numerics' bits are another entry
+        key = Key(engine=engine, model="", function={"name": name, "code": source_digest(fn)}, inputs=inputs)
 
         def compute() -> tuple[Arrays, dict[str, Any]]:
             out = fn(**inputs)

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from claimcheck.deadline import deadline
+from claimcheck.environment import key_numerics
 from claimcheck.errors import ConfigError
 from claimcheck.executor import LOCAL, Executor, split
 from claimcheck.keys import Key
@@ -36,12 +37,21 @@ T = TypeVar("T")
 
 
 def engine_identity() -> dict[str, Any]:
-    """Return the parts every key of the paper's engine carries: its version, its source files' sha256, numpy's version.
+    """Return the parts every key of the paper's engine carries: its version, its source files' sha256, numpy's
+    version and the numerics that compute it.
 
     Torch's version is in every store key already; numpy's is here because cached measurements
-    (C3's SVDs, C7's read-outs) are numpy's and LAPACK's numbers.
+    (C3's SVDs, C7's read-outs) are numpy's and LAPACK's numbers. The numerics (kernels, CPU, math
+    libraries, threads: ``claimcheck.environment.key_numerics``) are here because the same seeds give
+    other bits under others: a run never reads another numerics' entries as its own, and
+    ``--claim-cache-verify`` compares a hit only with a recompute under the numerics that made it.
     """
-    return {"engine": ENGINE_VERSION, "code": code_identity().digest, "numpy": np.__version__}
+    return {
+        "engine": ENGINE_VERSION,
+        "code": code_identity().digest,
+        "numpy": np.__version__,
+        "numerics": key_numerics(),
+    }
 
 
 def function_identity(fn: Callable[..., Any]) -> dict[str, str]:

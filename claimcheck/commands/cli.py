@@ -26,7 +26,7 @@ from claimcheck.commands.mutants import Catalogue, Entry, load_catalogue, render
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import RunRefused, reused, run_suite
 from claimcheck.errors import ClaimcheckError, ConfigError
-from claimcheck.expectations import PinnedAt, merge_pins, pins_of, render_pins
+from claimcheck.expectations import PinnedAt, merge_pins, numerics_label, pins_of, render_pins, with_rounding
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.history import list_entries, resolve, save_run, verdict_changes
@@ -210,19 +210,43 @@ def _cmd_history(args: argparse.Namespace) -> None:
         print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
 
 
+def _block_of(run: RunData) -> tuple[str, str, str]:
+    """Return the budget name, base seed and pool a run drew."""
+    return run.env.get("budget", "ci").split(":")[0], run.env.get("base seed", "0"), run.env.get("seed pool", "")
+
+
+def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimResult]]]:
+    """Load ``--rounding`` runs: the same budget, base seed and pool as ``run``, each under numerics of its own."""
+    out = []
+    for path in paths:
+        other = load(path)
+        if _block_of(other) != _block_of(run):
+            raise ClaimcheckError(
+                f"--rounding {path}: it ran budget {_block_of(other)[0]}, base seed {_block_of(other)[1]} "
+                f"({_block_of(other)[2]} pool), the pinned run {_block_of(run)[0]}, base seed {_block_of(run)[1]} "
+                f"({_block_of(run)[2]} pool); a rounding rerun must draw the same seeds: rerun it with the same "
+                "--claim-budget, --claim-seed and --claim-pool"
+            )
+        out.append((numerics_label(other.env), other.results()))
+    return out
+
+
 def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
     budget = args.budget or run.env.get("budget", "ci").split(":")[0]
     seed = run.env.get("base seed", "0")
-    pool, kernels = run.env.get("seed pool", "confirmatory"), run.env.get("numerics", "")
+    pool, kernels = run.env.get("seed pool", "confirmatory"), numerics_label(run.env)
     at = PinnedAt(int(seed) if seed.isdigit() else 0, pool, kernels)
+    reruns = _reruns(run, args.rounding)
+    rounding = f" --rounding {' '.join(p.name for p in args.rounding)}" if args.rounding else ""
     header = (
         f"What this suite is known to give at budget {budget}, pinned check by check, on {at.describe()}:\n"
-        "at another base seed or pool, or on other kernels, only the verdicts are compared.\n"
-        f"Written by `claimcheck expectations {args.run.name} --budget {budget}` from the run of "
+        "at another base seed or pool only the verdicts are compared; under other numerics, what the\n"
+        "measured rounding spread allows (claimcheck.expectations).\n"
+        f"Written by `claimcheck expectations {args.run.name} --budget {budget}{rounding}` from the run of "
         f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
-    pins = pins_of(run.results())
+    pins = with_rounding(pins_of(run.results()), reruns)
     out: Path | None = args.output
     if out is not None and os.path.lexists(out) and not args.force:  # keep the other claims' pins
         try:
@@ -402,6 +426,15 @@ def _parser() -> argparse.ArgumentParser:
         "are replaced and every other pin is kept",
     )
     e.add_argument("--force", action="store_true", help="replace an existing -o file whole instead of merging into it")
+    e.add_argument(
+        "--rounding",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="JSON",
+        help="runs of the same block under other numerics (ATEN_CPU_CAPABILITY=avx2 or default, another CPU, "
+        "--claim-threads): each statistic's rounding spread is measured over them and pinned with it",
+    )
     e.set_defaults(func=_cmd_expectations)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
