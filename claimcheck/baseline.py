@@ -179,6 +179,7 @@ class Comparison:
     missing: list[str] = field(default_factory=list)  # claims or statistics only one side has
     missing_claims: list[str] = field(default_factory=list)  # in the baseline, but not run (or SKIPPED) now
     extra_claims: list[str] = field(default_factory=list)  # run now, but not in the baseline (or SKIPPED there)
+    not_compared: list[str] = field(default_factory=list)  # of claims on both sides: what could not be paired
 
     @property
     def regressions(self) -> list[str]:
@@ -459,10 +460,19 @@ def compare(
         a, b = _values(now[cid], current_reserve), _values(before[cid], baseline_reserve)
         looks = _looks(before[cid], baseline)
         protocols = (now[cid].protocol, before[cid].protocol)
+        versions = tuple(p.version if p is not None else None for p in protocols)
+        if None not in versions and versions[0] != versions[1]:
+            why = f"{cid}: the baseline ran protocol v{versions[1]}, this run v{versions[0]}: statistics not compared"
+            comp.missing.append(why)
+            comp.not_compared.append(why)
+            continue
         for key in [*b, *(k for k in a if k not in b)]:
             if key not in a or key not in b:
                 side = "this run" if key in a else "the baseline"
-                comp.missing.append(f"{cid} {key[2]}{_ctl(key[1])}: only in {side}")
+                why = f"{cid} {key[2]}{_ctl(key[1])}: only in {side} (renamed, or a test missing on one side)"
+                comp.missing.append(why)
+                if now[cid].verdict is not skipped and before[cid].verdict is not skipped:
+                    comp.not_compared.append(why)
                 continue
             user = margins.get(f"{cid}.{stat_name(*key)}")
             direction = _direction(before[cid], key)

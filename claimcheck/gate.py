@@ -70,11 +70,12 @@ class Gate:
     extra_claims: tuple[str, ...] = ()  # in this run, not in the baseline
     pinned: int = 0  # deviations from the baseline's pinned verdicts (parts, controls) that are not improvements
     rose: tuple[str, ...] = ()  # verdicts that got better: reported, never failed
+    not_compared: tuple[str, ...] = ()  # statistics one side lacks, claims under another protocol version
 
     @property
     def blind(self) -> bool:
-        """Return True when the gate saw nothing of some baseline claim, or nothing at all."""
-        return bool(self.missing_claims) or self.compared == 0
+        """Return True when the gate saw nothing of some baseline claim or statistic, or nothing at all."""
+        return bool(self.missing_claims) or bool(self.not_compared) or self.compared == 0
 
     def exit_code(self, mode: str) -> int:
         """Return the exit status under ``--claim-baseline-fail`` mode ``mode`` ("" when the option is off)."""
@@ -108,6 +109,9 @@ class Gate:
                 "(a baseline of another claim set?)"
             )
         out += [f"missing: {c} is in the baseline but not in this run (or SKIPPED)" for c in self.missing_claims]
+        out += [f"missing: not compared: {c}" for c in self.not_compared[:LISTED]]
+        if len(self.not_compared) > LISTED:
+            out.append(f"missing: and {len(self.not_compared) - LISTED} more not compared (the report lists them)")
         out += [f"undecided: {u}" for u in self.open[:LISTED]]
         if len(self.open) > LISTED:
             out.append(f"undecided: and {len(self.open) - LISTED} more (the report lists them)")
@@ -123,7 +127,7 @@ class Gate:
         if code == EXIT_WORSE:
             return f"fails --claim-baseline-fail (exit status {EXIT_WORSE}: worse)"
         if code == EXIT_UNDECIDED:
-            why = "the gate could not see every baseline claim" if self.blind else "undecided"
+            why = "the gate could not see every baseline claim and statistic" if self.blind else "undecided"
             loose = "" if self.blind else "; --claim-baseline-fail=worse accepts undecided statistics"
             return f"fails --claim-baseline-fail (exit status {EXIT_UNDECIDED}: {why}){loose}"
         if self.status is Status.UNDECIDED:
@@ -149,6 +153,7 @@ class Gate:
                 "compared": self.compared,
             },
             "missing_claims": list(self.missing_claims),
+            "not_compared": list(self.not_compared),
             "extra_claims": list(self.extra_claims),
             "statistics": [_stat_dict(s) for s in comp.stats],
         }
@@ -214,7 +219,7 @@ def judge(comp: Comparison, pinned: int = 0) -> Gate:
     failing = (*fell, *(s.describe() for s in worse))
     if failing or pinned:
         status = Status.FAIL
-    elif undecided or comp.missing_claims or not comp.stats:
+    elif undecided or comp.missing_claims or comp.not_compared or not comp.stats:
         status = Status.UNDECIDED
     else:
         status = Status.PASS
@@ -224,6 +229,7 @@ def judge(comp: Comparison, pinned: int = 0) -> Gate:
         failing, tuple(_open(s) for s in undecided), tuple(named),
         tuple(comp.missing_claims), tuple(comp.extra_claims), pinned,
         tuple(f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.better),
+        tuple(comp.not_compared),
     )  # fmt: skip
 
 

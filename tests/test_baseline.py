@@ -241,6 +241,46 @@ def test_a_baseline_claim_missing_from_the_run_fails_even_when_the_rest_passes()
     assert gate.exit_code("worse") == EXIT_UNDECIDED
 
 
+def _renamed(run: RunData, old: str, new: str) -> RunData:
+    """Return ``run`` with the statistic ``old`` recorded as ``new`` (a baseline written before a rename)."""
+    for t in run.tests:
+        assert t.record is not None
+        t.record.checks = [
+            c if c.statistic != old else type(c)(**{**c.__dict__, "statistic": new}) for c in t.record.checks
+        ]
+    run.tests = list(run.tests)  # the verdicts kept are no longer theirs
+    return run
+
+
+def test_a_statistic_renamed_in_the_baseline_is_not_compared_and_fails_the_strict_gate_naming_it() -> None:
+    """Issue 51 (7): a renamed statistic, its value moved 1000x, passed strict mode with '0 undecided'."""
+    baseline = _renamed(_run([1000 * (0.2 + v) for v in SPREAD]), "s", "s_old")
+    gate = judge(compare(_base(), baseline, "base.json"))
+    assert gate.status is not Status.PASS and gate.exit_code("all") == EXIT_UNDECIDED
+    assert any("C1 s_old: only in the baseline" in n for n in gate.not_compared)
+    assert any(d.startswith("missing: not compared: C1 s_old") for d in gate.details())
+
+
+def test_a_baseline_missing_a_control_test_fails_the_strict_gate() -> None:
+    baseline = _base()
+    baseline.tests = [t for t in baseline.tests if t.record is not None]
+    for t in baseline.tests:
+        assert t.record is not None
+        t.record.checks = [c for c in t.record.checks if c.control is None]
+    baseline.tests = list(baseline.tests)
+    gate = judge(compare(_base(), baseline, "base.json"))
+    assert gate.exit_code("all") == EXIT_UNDECIDED and any(
+        "(control: ctl): only in this run" in n for n in gate.not_compared
+    )
+
+
+def test_a_baseline_under_another_protocol_version_is_named_not_compared() -> None:
+    v1, v2 = _protocol(), ClaimProtocol("C1", 2, _protocol().parts, _protocol().controls, Seeds("b", 1000, {"ci": 20}))
+    gate = judge(compare(_base(protocol=v2), _base(protocol=v1), "base.json"))
+    assert gate.exit_code("all") == EXIT_UNDECIDED
+    assert gate.not_compared == ("C1: the baseline ran protocol v1, this run v2: statistics not compared",)
+
+
 def test_each_statistic_carries_the_change_it_can_see_and_the_json_holds_it() -> None:
     comp = compare(_noisy(0.0, scale=1.0), _base(), "base.json")
     stat = comp.stats[0]
