@@ -25,14 +25,14 @@ from claimcheck.environment import fingerprint
 from claimcheck.executor import Executor
 from claimcheck.expectations import PinnedAt, chaotic_notes, deviations, known_label, pins_of
 from claimcheck.fingerprint import NO_ENGINE, Engine
-from claimcheck.gate import EXIT_UNDECIDED, Gate, held_to_pins, judge
+from claimcheck.gate import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
 from claimcheck.history import save_run
 from claimcheck.ledger import EMPTY, Ledger, State
 from claimcheck.paths import Places
 from claimcheck.reaper import killed_note
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import RERUN_KEY, terminal_lines
-from claimcheck.reportfiles import REPORT_NOT_WRITTEN, ReportWriteError, Written, mark_superseded, write_report
+from claimcheck.reportfiles import ReportWriteError, Written, mark_superseded, write_report
 from claimcheck.rundata import GateUnits, RunData, dumps
 from claimcheck.settings import Settings
 from claimcheck.store import default_cache_dir
@@ -352,8 +352,6 @@ class Controller:
         self._to_junitxml(session.config)
         changed = self.changed and not s.exploratory
         failing = (self.deviations and not pinned) or changed or any(r.verdict is Verdict.ERROR for r in self.results)
-        if failing and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         gate_status = self._gate(run, len(self.deviations) if pinned else 0)
         collect_only = bool(session.config.option.collectonly)  # --co runs nothing: no report, no baseline
         text = "" if collect_only else dumps(run)  # serialised once: the sidecar, the history, the accepted baseline
@@ -366,13 +364,11 @@ class Controller:
                 )  # fmt: skip
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
-                if session.exitstatus in (0, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
-                    session.exitstatus = REPORT_NOT_WRITTEN
-        if gate_status and session.exitstatus == 0:
-            session.exitstatus = gate_status
         comp = self.comparison
-        if comp is not None and s.baseline_exact and comp.differences and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        inexact = comp is not None and s.baseline_exact and bool(comp.differences)
+        session.exitstatus = exit_status(  # the one place the session's status is set (docs/report.md)
+            int(session.exitstatus), bool(failing) or inexact, gate_status, bool(self.not_written)
+        )
         if s.baseline_update and s.baseline is not None and not collect_only:
             self._accept(text, s.baseline)
         if s.autosave and not collect_only:

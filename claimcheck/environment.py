@@ -25,6 +25,7 @@ def _git(root: Path, *args: str) -> str | None:
     return out.stdout.strip()
 
 
+@functools.cache
 def _cpuinfo(field: str) -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

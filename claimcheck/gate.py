@@ -253,3 +253,30 @@ def improved_only(result: ClaimResult, pin: ClaimPin) -> bool:
 def held_to_pins(results: Sequence[ClaimResult], pins: Mapping[str, ClaimPin]) -> list[ClaimResult]:
     """Return the claims the baseline's pinned verdicts still hold: all but those that only improved."""
     return [r for r in results if r.claim_id not in pins or not improved_only(r, pins[r.claim_id])]
+
+
+REPORT_NOT_WRITTEN = 12  # the report could not be written: the verdicts reached the terminal only
+_STANDING = (2, 3, 4)  # pytest's interrupted, internal error and usage error: nothing of ours replaces them
+
+
+def exit_status(pytest_status: int, failing: bool, gate: int = 0, report_failed: bool = False) -> int:
+    """Return the session's exit status from every reason it has, by one precedence (docs/report.md).
+
+    1. pytest's own interrupted (2), internal error (3) and usage error (4) stand;
+    2. 12 when the report could not be written (the verdicts reached only the terminal);
+    3. the gate's 13 (worse: a statistic beyond its margin, a verdict that fell, to ERROR too) or 14
+       (undecided, or blind) under ``--claim-baseline-fail``: the answer to the question the run was
+       asked, so it wins over the generic 1 that an ERROR would give;
+    4. 1 for a failed test, a claim in ERROR, a deviation from the expectations, code that matches no
+       registered version, or ``--claim-baseline-exact`` differences (``failing``);
+    5. pytest's own status otherwise (0, or 5 when nothing was collected).
+    """
+    if pytest_status in _STANDING:
+        return pytest_status
+    if report_failed:
+        return REPORT_NOT_WRITTEN
+    if gate:
+        return gate
+    if failing or pytest_status == 1:
+        return 1
+    return pytest_status

@@ -67,7 +67,6 @@ STALE_BANNER = (
 )
 # the exit status of a session whose report set could not be written: pytest 9 uses 0-6 (6: --max-warnings), and 12
 # leaves room for the codes it may add
-REPORT_NOT_WRITTEN = 12
 
 
 class ReportWriteError(Exception):

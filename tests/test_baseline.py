@@ -325,3 +325,26 @@ def test_accepting_a_run_writes_it_over_the_baseline_and_keeps_the_old_one_besid
     cut.incomplete = ["the session was interrupted (e.g. Ctrl-C)"]
     with pytest.raises(AcceptError, match="the run is incomplete"):
         accept(dumps(cut), base)
+
+
+def test_one_precedence_sets_the_session_exit_status() -> None:
+    """Issue 49: pytest's own statuses stand, then 12, then the gate's 13/14 (an ERROR under the gate is 13), then 1."""
+    from claimcheck.gate import REPORT_NOT_WRITTEN, exit_status
+
+    assert exit_status(2, failing=True, gate=EXIT_WORSE, report_failed=True) == 2  # interrupted
+    assert exit_status(4, failing=False) == 4  # usage error
+    assert exit_status(0, failing=True, gate=EXIT_WORSE, report_failed=True) == REPORT_NOT_WRITTEN
+    assert exit_status(1, failing=True, gate=EXIT_WORSE) == EXIT_WORSE  # a claim turned ERROR: the gate says worse
+    assert exit_status(0, failing=True, gate=EXIT_UNDECIDED) == EXIT_UNDECIDED
+    assert exit_status(0, failing=True) == 1 and exit_status(1, failing=False) == 1
+    assert exit_status(0, failing=False) == 0 and exit_status(5, failing=False) == 5
+
+
+def test_a_claim_that_turned_error_is_a_verdict_that_fell_and_fails_the_gate_as_worse() -> None:
+    errored = _base()
+    for t in errored.tests:
+        t.outcome, t.message = "error", "RuntimeError: the bug"
+    errored.tests = list(errored.tests)
+    gate = judge(compare(errored, _base(), "base.json"))
+    assert gate.status is Status.FAIL and gate.exit_code("worse") == EXIT_WORSE
+    assert any("-> ERROR" in f for f in gate.failing)

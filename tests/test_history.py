@@ -124,7 +124,7 @@ def test_compare_and_matrix_take_history_entries(
     out = capsys.readouterr().out
     assert "## Comparison with baseline" in out
     assert "**worse beyond margin**" in out or "**better beyond margin**" in out
-    assert main(["compare", "1", "2", "--fail"]) == 1
+    assert main(["compare", "1", "2", "--fail"]) == 13  # the session's --claim-baseline-fail status: worse
     capsys.readouterr()
     assert main(["compare", "1", "1", "--fail"]) == 0
     capsys.readouterr()

@@ -29,6 +29,7 @@ from claimcheck.errors import ClaimcheckError, ConfigError
 from claimcheck.expectations import PinnedAt, merge_pins, numerics_label, pins_of, render_pins, with_rounding
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
+from claimcheck.gate import exit_status, judge
 from claimcheck.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.report import md, render
 from claimcheck.reportfiles import foreign_details, markdown_files, write_markdown_files
@@ -174,8 +175,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     base, now = _run_file(args.baseline, args), _run_file(args.run, args)
     comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
     _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output, args.force)
-    failed = (args.fail and comp.regressions) or (args.exact and comp.differences)
-    return 1 if failed else 0
+    gate = judge(comp).exit_code("all") if args.fail else 0  # as the session's --claim-baseline-fail
+    return exit_status(0, bool(args.exact and comp.differences), gate)
 
 
 def _cmd_baseline_accept(args: argparse.Namespace) -> None:
@@ -445,7 +446,10 @@ def _parser() -> argparse.ArgumentParser:
         help="relative tolerance SAME[,CROSS] of the bit-identity check (default 0,0.05: bit for bit on one machine)",
     )
     c.add_argument(
-        "--fail", action="store_true", help="exit 1 when a verdict got worse or a statistic is worse beyond its margin"
+        "--fail",
+        action="store_true",
+        help="exit as --claim-baseline-fail does: 13 when a verdict fell or a statistic is worse beyond its margin, "
+        "14 when a statistic is undecided or not compared",
     )
     c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
     c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
