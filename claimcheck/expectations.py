@@ -272,6 +272,50 @@ def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResu
     return out
 
 
+AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "outcome")
+
+
+def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: bool) -> list[tuple[str, ...]]:
+    """Return one row per claim verdict and pinned statistic: how this run of the pinned block stands.
+
+    Outcomes: ``same verdict`` / ``verdict changed``; for a statistic ``identical``, ``within
+    rounding`` (its count the same, its median moved no further than the reruns moved it),
+    ``within tolerance`` (further than rounding, inside ``rtol``/``atol``), ``moved beyond`` (a
+    count or median past what the pins allow: a deviation), ``chaotic: verdict level`` (rounding
+    moves its count, or its median past its tolerance, on other numerics), ``not recorded``.
+    """
+    rows: list[tuple[str, ...]] = []
+    for r in results:
+        pin = expected.get(r.claim_id)
+        if pin is None or r.verdict is Verdict.SKIPPED:
+            continue
+        same = "same verdict" if r.verdict.value == pin.verdict else "verdict changed"
+        rows.append((r.claim_id, "verdict", pin.verdict, r.verdict.value, "", same))
+        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        for key, sp in pin.stats.items():
+            spread = sp.chaotic or (f"{sp.rounding:.2g} of the median" if pin.rounding else "not measured")
+            pinned = f"{sp.met}/{sp.n}, {sp.median:.6g}"
+            s = now.get(key)
+            if s is None:
+                rows.append((r.claim_id, key, pinned, "", spread, "not recorded"))
+                continue
+            here = f"{s.met}/{s.values.n}, {s.values.median:.6g}"
+            counts = (s.met, s.values.n) == (sp.met, sp.n)
+            lenient = not same_numerics and bool(pin.rounding)
+            if lenient and (sp.chaotic or (counts and median_chaotic(sp))):
+                outcome = "chaotic: verdict level" if sp.chaotic else "chaotic median: count held"
+            elif not counts or _moved(sp.median, s.values.median, sp.rtol, sp.atol):
+                outcome = "moved beyond"
+            elif s.values.median == sp.median or (math.isnan(s.values.median) and math.isnan(sp.median)):
+                outcome = "identical"
+            elif _relative(sp.median, s.values.median) <= sp.rounding:
+                outcome = "within rounding"
+            else:
+                outcome = "within tolerance"
+            rows.append((r.claim_id, key, pinned, here, spread, outcome))
+    return rows
+
+
 def _relative(before: float, after: float) -> float:
     if before == after or (math.isnan(before) and math.isnan(after)):
         return 0.0

@@ -26,7 +26,17 @@ from claimcheck.commands.mutants import Catalogue, Entry, load_catalogue, render
 from claimcheck.commands.stability import render_stability, run_seeds, stability
 from claimcheck.commands.suite_runs import RunRefused, reused, run_suite
 from claimcheck.errors import ClaimcheckError, ConfigError
-from claimcheck.expectations import PinnedAt, merge_pins, numerics_label, pins_of, render_pins, with_rounding
+from claimcheck.expectations import (
+    AUDIT_HEADERS,
+    PinnedAt,
+    audit,
+    load_expectations,
+    merge_pins,
+    numerics_label,
+    pins_of,
+    render_pins,
+    with_rounding,
+)
 from claimcheck.figures import draw_figures
 from claimcheck.files import write_atomic
 from claimcheck.gate import exit_status, judge
@@ -169,6 +179,42 @@ def _cmd_render(args: argparse.Namespace) -> None:
 def _cmd_matrix(args: argparse.Namespace) -> None:
     files = [_run_file(spec, args) for spec in args.runs]
     _write_or_print(render_matrix([(str(p), load(p)) for p in files]), args.output, args.force)
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    run = load(_run_file(args.run, args))
+    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    pins, blocks = load_expectations(args.expectations, "--expectations")
+    if budget not in pins:
+        raise ClaimcheckError(f"--expectations {args.expectations}: no [{budget}] table; name another with --budget")
+    at, results = blocks[budget], run.results()
+    seed = run.env.get("base seed", "0")
+    if not at.covers(int(seed) if seed.isdigit() else -1, run.env.get("seed pool", "confirmatory")):
+        raise ClaimcheckError(
+            f"{args.run}: drew base seed {seed} ({run.env.get('seed pool', '?')} pool); {args.expectations} pins "
+            f"budget {budget} on {at.describe()}: rerun that block here (pytest claims --claim-budget {budget} "
+            f"--claim-seed {at.base_seed} --claim-pool {at.pool} --claim-report) and audit that run"
+        )
+    here = numerics_label(run.env)
+    same = at.rounds_as(here)
+    rows = audit(results, pins[budget], same)
+    outcomes = [row[-1] for row in rows]
+    moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
+    summary = (
+        f"audit of {args.run} against {args.expectations} [{budget}] "
+        f"(pinned on {at.numerics or 'unrecorded numerics'}; "
+        f"here {here}): {outcomes.count('same verdict')} of {sum('verdict' in o for o in outcomes)} verdicts the same; "
+        f"statistics: {outcomes.count('identical')} identical, {outcomes.count('within rounding')} within rounding, "
+        f"{outcomes.count('within tolerance')} within tolerance, "
+        f"{sum(o.startswith('chaotic') for o in outcomes)} chaotic (held at the verdict level or by count), "
+        f"{moved} moved beyond what the pins allow"
+    )
+    table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
+    _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
+    print(summary, file=sys.stderr)
+    return 1 if moved else 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -437,6 +483,16 @@ def _parser() -> argparse.ArgumentParser:
         "--claim-threads): each statistic's rounding spread is measured over them and pinned with it",
     )
     e.set_defaults(func=_cmd_expectations)
+    a = command(
+        "audit", "hold a run of the pinned block (on new hardware, say) to the expectations, statistic by statistic"
+    )
+    a.add_argument("run", help="the run's .json (a run of the block the expectations were pinned on)")
+    a.add_argument("--expectations", type=Path, default=Path("claims/expectations.toml"), help="the pins (TOML)")
+    a.add_argument("--budget", default=None, help="the budget table (default: the run's budget)")
+    a.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    a.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _history_option(a)
+    a.set_defaults(func=_cmd_audit)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
     c.add_argument("run", help="the run to check: a .json file or a history entry")
