@@ -98,3 +98,143 @@ def test_an_entry_lock_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path
     os.mkfifo(lock)
     with pytest.warns(CacheWriteWarning, match="is not a regular file"):
         assert cache.memo(key, _compute([]))[1] == {"n": 1}
+
+
+# --- data files: size caps, candidate caps, the chosen file described by its dates ----------------
+
+
+def _jena_csv(stamps: list[str]) -> str:
+    """Return a Jena-layout CSV with one row per timestamp (14 features, values varying)."""
+    from qin2025.data.jena import FEATURES
+
+    lines = ['"Date Time",' + ",".join(f'"{f}"' for f in FEATURES)]
+    for i, stamp in enumerate(stamps):
+        lines.append(",".join([stamp, *(f"{10 * j + (i * 7 + j * 3) % 11 * 0.37:.2f}" for j in range(14))]))
+    return "\n".join(lines) + "\n"
+
+
+def _steps(start: str, rows: int) -> list[str]:
+    from datetime import datetime, timedelta
+
+    t0 = datetime.strptime(start, "%d.%m.%Y %H:%M:%S")
+    return [(t0 + timedelta(minutes=10 * i)).strftime("%d.%m.%Y %H:%M:%S") for i in range(rows)]
+
+
+@pytest.fixture(scope="module")
+def bomb() -> bytes:
+    """Return about 200 KB of gzip that inflates to 200 MiB of zeros (past both loaders' caps)."""
+    import gzip
+    import io
+
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9, mtime=0) as g:
+        for _ in range(200):
+            g.write(bytes(2**20))
+    return out.getvalue()
+
+
+def test_a_gzip_bomb_among_the_jena_files_is_passed_over_without_inflating_it(tmp_path: Path, bomb: bytes) -> None:
+    import tracemalloc
+
+    from qin2025.data import jena
+
+    folder = tmp_path / "jena"
+    folder.mkdir()
+    good = folder / "a_2024.csv"
+    good.write_text(_jena_csv(_steps("01.01.2024 00:10:00", 50)))
+    (folder / "zz_stray.csv.gz").write_bytes(bomb)
+    tracemalloc.start()
+    try:
+        with pytest.raises(jena.JenaTooLargeError) as raised:
+            jena.load_jena(folder / "zz_stray.csv.gz")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < jena.MAX_TEXT_BYTES + 16 * 2**20  # never the 200 MiB inflated, nor its text
+    message = str(raised.value)
+    assert "zz_stray.csv.gz" in message and "inflate to more than" in message and "Remove it" in message
+    choice = jena.locate_jena(tmp_path, "")
+    assert choice.path == good and [r.path.name for r in choice.rejected] == ["zz_stray.csv.gz"]
+    assert "passed over 1 invalid file(s): zz_stray.csv.gz" in choice.reason
+
+
+def test_a_plain_jena_file_past_the_cap_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qin2025.data import jena
+
+    path = tmp_path / "big.csv"
+    path.write_text(_jena_csv(_steps("01.01.2024 00:10:00", 50)))
+    monkeypatch.setattr(jena, "MAX_TEXT_BYTES", 1000)
+    with pytest.raises(jena.JenaTooLargeError, match=r"big\.csv: the file is [0-9,]+ bytes, over the loader's limit"):
+        jena.load_jena(path)
+
+
+def test_past_the_candidate_cap_the_rest_are_named_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qin2025.data import jena
+
+    monkeypatch.setattr(jena, "MAX_CANDIDATES", 3)
+    folder = tmp_path / "jena"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"f{i}.csv").write_text(_jena_csv(_steps("01.01.2024 00:10:00", 20 + 10 * i)))
+    loaded: list[str] = []
+    real = jena.load_jena
+    monkeypatch.setattr(jena, "load_jena", lambda path, **kw: loaded.append(Path(path).name) or real(path, **kw))
+    choice = jena.locate_jena(tmp_path, "")
+    assert loaded == ["f0.csv", "f1.csv", "f2.csv"] and choice.path.name == "f2.csv"
+    assert "2 more candidate file(s) not loaded, from f3.csv on: at most 3 are tried" in choice.reason
+    assert "CLAIMCHECK_JENA_FILE" in choice.reason
+
+
+def test_an_sst2_gzip_bomb_is_passed_over(tmp_path: Path, bomb: bytes) -> None:
+    from qin2025.data.sst2 import choose_sst2
+
+    folder = tmp_path / "sst2"
+    folder.mkdir()
+    (folder / "train.tsv").write_text("sentence\tlabel\na good film \t1\na bad film \t0\n")
+    (folder / "train.tsv.gz").write_bytes(bomb)
+    choice = choose_sst2(tmp_path, "train")
+    assert choice.path.name == "train.tsv" and [r.path.name for r in choice.rejected] == ["train.tsv.gz"]
+    assert "inflate to more than" in choice.rejected[0].problem
+
+
+def test_the_provenance_of_a_gzip_bomb_is_hashed_in_a_stream(tmp_path: Path, bomb: bytes) -> None:
+    import tracemalloc
+
+    from qin2025.data.known import provenance
+
+    path = tmp_path / "stray.csv.gz"
+    path.write_bytes(bomb)
+    tracemalloc.start()
+    try:
+        found = provenance(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found.status == "not published" and found.content_sha256 is not None and peak < 32 * 2**20
+
+
+def test_a_2024_record_under_the_keras_name_is_not_called_the_papers_dataset(tmp_path: Path) -> None:
+    from qin2025.data.jena import KERAS_NAME, locate_jena
+
+    folder = tmp_path / "jena"
+    folder.mkdir()
+    (folder / KERAS_NAME).write_text(_jena_csv(_steps("01.01.2024 00:10:00", 60)))
+    choice = locate_jena(tmp_path, "")
+    assert choice.path.name == KERAS_NAME
+    assert "the paper's dataset" not in choice.reason and "not the paper's 2009-2016 record" in choice.reason
+    assert "01.01.2024 00:10:00 -> 01.01.2024 10:00:00" in choice.reason
+    # a file whose rows do span 2009-2016 (with a gap between) is the paper's dataset, by its dates
+    stamps = _steps("01.01.2009 00:10:00", 30) + _steps("31.12.2016 23:50:00", 2)
+    (folder / KERAS_NAME).write_text(_jena_csv(stamps))
+    choice = locate_jena(tmp_path, "")
+    assert choice.reason.startswith("Keras' full 2009-2016 record, the paper's dataset: its rows run 01.01.2009")
+
+
+def test_a_later_record_is_described_by_its_dates(tmp_path: Path) -> None:
+    from qin2025.data.jena import locate_jena
+
+    folder = tmp_path / "jena"
+    folder.mkdir()
+    (folder / "some.csv").write_text(_jena_csv(_steps("01.03.2031 00:00:00", 40)))
+    assert "its rows run 01.03.2031 00:00:00 -> " in locate_jena(tmp_path, "").reason
+
