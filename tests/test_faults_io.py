@@ -238,3 +238,49 @@ def test_a_later_record_is_described_by_its_dates(tmp_path: Path) -> None:
     (folder / "some.csv").write_text(_jena_csv(_steps("01.03.2031 00:00:00", 40)))
     assert "its rows run 01.03.2031 00:00:00 -> " in locate_jena(tmp_path, "").reason
 
+
+# --- claimcheck-fetch offline: what to copy where, for the dataset asked for ------------------------
+
+
+def _offline(url: str, timeout: float) -> object:
+    import urllib.error
+
+    raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+
+def test_fetching_sst2_offline_says_to_copy_the_plain_file_under_its_plain_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from qin2025 import fetch
+
+    monkeypatch.setattr(fetch, "urlopen", _offline)
+    assert fetch.main(["sst2", "--data-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "train_full.tsv" in err and f"to {tmp_path / 'sst2' / 'train.tsv'}:" in err
+    assert "uncompressed" in err and "train.tsv.gz alike" in err
+    assert f"copy it to {tmp_path / 'sst2' / 'train.tsv.gz'}" not in err
+    assert "jena" not in err and "already holds sst2/train.tsv.gz" in err
+
+
+def test_fetching_a_converted_jena_file_offline_does_not_say_to_copy_the_raw_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from qin2025 import fetch, sources
+
+    monkeypatch.setattr(fetch, "urlopen", _offline)
+    assert fetch.main(["jena", "--data-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "serves another format" in err and "on a machine that is online" in err
+    assert f"already holds {sources.JENA_2024}" in err and "jena_climate_2009_2016" not in err
+
+
+def test_fetching_a_plain_file_offline_says_to_copy_it_as_it_lands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qin2025 import fetch, sources
+
+    monkeypatch.setattr(fetch, "urlopen", _offline)
+    dev = sources.SST2[1]
+    with pytest.raises(fetch.OfflineError) as raised:
+        fetch.fetch_asset(dev, tmp_path, say=lambda s: None)
+    assert f"copy it to {tmp_path / 'sst2' / 'dev.tsv'}, then run claimcheck-fetch sst2" in str(raised.value)
