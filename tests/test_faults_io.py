@@ -284,3 +284,17 @@ def test_fetching_a_plain_file_offline_says_to_copy_it_as_it_lands(
     with pytest.raises(fetch.OfflineError) as raised:
         fetch.fetch_asset(dev, tmp_path, say=lambda s: None)
     assert f"copy it to {tmp_path / 'sst2' / 'dev.tsv'}, then run claimcheck-fetch sst2" in str(raised.value)
+
+
+# --- the undecided line: a projection past every cap is not "no budget decides it" ----------------
+
+
+def test_a_projection_past_every_cap_says_it_assumes_the_effect_stays_and_names_the_caps() -> None:
+    from claimcheck.undecided import budget_for
+
+    # C5 at ci: 24 units, about 6,401 at the measured rate; standard (460, 10 a look) decided it at 140
+    text = budget_for({"ci": 24, "standard": 460, "paper": 460}, 6401, 24, {"standard": 10, "paper": 10})
+    assert "more than any budget runs" not in text
+    assert "only if the effect stays as measured on these 24 units" in text
+    assert "ci 24, standard 460 (10 a look), paper 460 (10 a look)" in text
+    assert "a larger budget can still decide it (--claim-budget paper)" in text
