@@ -128,7 +128,8 @@ def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[s
             return f"budget {b} runs {n}{how} (--claim-budget {b})"
     if bigger:  # a projection at the effect as measured: the effect moves as units come, so say so
         n, b = bigger[-1]
-        caps = ", ".join(f"{name} {cap}" + (f" ({batch[name]} a look)" if (batch or {}).get(name) else "")
+        looks = batch or {}
+        caps = ", ".join(f"{name} {cap}" + (f" ({looks[name]} a look)" if looks.get(name) else "")
                          for name, cap in units.items())  # fmt: skip
         return (
             f"that many only if the effect stays as measured on these {now} units, past every budget's cap ({caps}); "
