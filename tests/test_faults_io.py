@@ -298,3 +298,34 @@ def test_a_projection_past_every_cap_says_it_assumes_the_effect_stays_and_names_
     assert "only if the effect stays as measured on these 24 units" in text
     assert "ci 24, standard 460 (10 a look), paper 460 (10 a look)" in text
     assert "a larger budget can still decide it (--claim-budget paper)" in text
+
+
+# --- baseline files: an integer too long to convert, values whose differences overflow ----------
+
+
+def test_a_baseline_with_an_integer_of_5000_digits_names_the_file_and_the_field(tmp_path: Path) -> None:
+    import json
+
+    from claimcheck.rundata import RunFileError, load
+
+    raw = {"title": "t", "env": {}, "tests": [{"nodeid": "a::b", "claim_id": "C1", "title": "", "source": "",
+                                               "outcome": "passed", "duration": 0.5, "record": None}]}  # fmt: skip
+    text = json.dumps(raw).replace('"duration": 0.5', '"duration": 1' + "0" * 5000)
+    path = tmp_path / "baseline.json"
+    path.write_text(text)
+    with pytest.raises(RunFileError) as raised:
+        load(path)
+    message = str(raised.value)
+    assert str(path) in message and "tests[0].duration" in message and "5,001 digits" in message
+
+
+def test_a_large_improvement_between_values_near_the_float_limit_is_decided() -> None:
+    from claimcheck.paired import Movement, paired_test
+
+    before, after = [1.5e308, 1.6e308, 1.7e308], [-1.5e308, -1.4e308, -1.6e308]  # larger is worse: far better
+    test = paired_test(before, after, 1e307, +1)
+    assert test.movement() is Movement.BETTER and test.p_better < 0.01
+    assert paired_test(after, before, 1e307, +1).movement() is Movement.WORSE
+    assert paired_test(before, list(before), 1e307, +1).movement() is Movement.EQUIVALENT
+    single = paired_test([1.5e308], [-1.5e308], 1e307, +1, halfwidths=(1e300, 1e300))
+    assert single.movement() is Movement.BETTER
