@@ -97,6 +97,11 @@ class PairedTest:
         return Movement.UNDECIDED
 
 
+# values larger than this (about 3e150) are tested scaled down by a power of 2, so that neither a difference nor a
+# square in the SD overflows to inf (which left a large change "undecided")
+_SCALE_PAST = 2.0**500
+
+
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
@@ -153,6 +158,21 @@ def _paired_test(
         raise ValueError(f"sign must be +1 or -1, got {sign}")
     if not margin >= 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
+    big = max((abs(float(x)) for x in (*before, *after) if math.isfinite(x)), default=0.0)
+    if big > _SCALE_PAST:  # a difference or square of such values could overflow: test them scaled by a power of 2
+        scale = 2.0 ** (math.frexp(big)[1] - 400)  # exact: values keep their bits; the largest < 2**400, squares finite
+        small = _paired_test(
+            [x / scale for x in before],
+            [x / scale for x in after],
+            margin / scale,
+            sign,
+            None if halfwidths is None else (halfwidths[0] / scale, halfwidths[1] / scale),
+            looks,
+        )
+        return replace(  # a mean past the float range is reported as the infinity it is; the p-values stand
+            small, mean=small.mean * scale, low=small.low * scale, high=small.high * scale, margin=margin,
+            sd=small.sd * scale,
+        )  # fmt: skip
     identical = all(_same(a, b) for a, b in zip(before, after, strict=True))
     pairs = list(zip(before, after, strict=True))
     finite = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]

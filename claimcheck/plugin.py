@@ -18,6 +18,7 @@ import gc
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Generator
 from contextlib import nullcontext
@@ -186,6 +187,7 @@ def start_core(config: pytest.Config) -> None:
         None if settings.cache == "off" else settings.cache_dir or default_cache_dir(),
         verify=settings.cache_verify,
         verify_seed=settings.seed,
+        note=partial(_say_uncaptured, config),
     )
     if settings.cache == "clear" and not worker and not config.option.collectonly:  # --co runs nothing, clears nothing
         store.clear()
@@ -265,6 +267,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "claim_seed" in metafunc.fixturenames:
         seeds = unit_seeds(metafunc.config.stash[SETTINGS_KEY], claim_protocol_of(metafunc.definition))
         metafunc.parametrize("claim_seed", seeds, ids=[f"seed{x}" for x in seeds])
+
+
+def _say_uncaptured(config: pytest.Config, line: str) -> None:
+    """Write ``line`` to standard error past pytest's capture (a wait for a lock is seen while it lasts)."""
+    from claimcheck.progress import uncaptured
+
+    if sys.__stderr__ is not None:
+        with uncaptured(config):
+            sys.__stderr__.write(line + "\n")
+            sys.__stderr__.flush()
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,9 @@ READABLE = {  # older schemas read as they are: what they lack is derived or lef
 OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}
 
 
+MAX_INT_DIGITS = 308  # an integer of a run file longer than this is past the float range: refused, naming its field
+
+
 class RunFileError(DataError):
     """A run JSON file cannot be read or is not of this schema."""
 
@@ -371,16 +374,47 @@ def regenerate(raw: dict[str, Any], source: str = "baseline.json") -> str:
     return f"Regenerate it with this claimcheck: `{command}`{where}"
 
 
+class _HugeInt(str):
+    """An integer literal of a run file too long for a float (past 308 digits): kept as its text, then refused."""
+
+
+def _parse_int(text: str) -> int | _HugeInt:
+    # int() refuses past 4,300 digits (ValueError, no position) and float() overflows past 308
+    return _HugeInt(text) if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
+
+
+def _huge_int(raw: Any) -> tuple[str, _HugeInt] | None:
+    """Return the first field (``tests[0].record.checks[2].value``) holding a ``_HugeInt``, and it; None if none."""
+    stack: list[tuple[str, Any]] = [("", raw)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _HugeInt):
+            return where or "the file", value
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
 def load(path: Path) -> RunData:
     """Read a run JSON file; raise RunFileError naming the file on any problem."""
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = json.loads(Path(path).read_text(encoding="utf-8"), parse_int=_parse_int)
     except OSError as e:
         raise RunFileError(f"{path}: cannot read run file ({e.strerror})") from None
     except json.JSONDecodeError as e:
         raise RunFileError(f"{path}: not valid JSON at line {e.lineno} ({e.msg})") from None
     except RecursionError:
         raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
+    huge = _huge_int(raw)
+    if huge is not None:
+        where, text = huge
+        raise RunFileError(
+            f"{path}: {where}: an integer of {len(text.lstrip('-')):,} digits ({text[:12]}...), past the "
+            f"{MAX_INT_DIGITS} digits a number of a run file can have; the file is damaged or was not written by "
+            "claimcheck: give the .json written next to a claim report"
+        )
     run = from_dict(raw, str(path))
     try:
         run.decide()  # decide every claim now, once, so a file that cannot be reported on fails here

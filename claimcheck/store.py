@@ -15,13 +15,14 @@ never raises on damaged bytes, and every entry not used is named in a ``CacheRea
 
 A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers (or hosts sharing the folder over a
 POSIX file system) compute a result once: the first takes the lock and computes, the others wait
-and then read. A batch (``memo_many``) takes its entries' locks in key order, computes
-the missing results together, and stores one entry per result. Nothing here knows what is stored.
+and then read (``claimcheck.filelock``: a wait past a few seconds names the holder's pid and host, one
+past ``lock_timeout`` raises ``LockTimeout``; a lock file that is a link is not followed). A batch
+(``memo_many``) takes its entries' locks in key order, computes the missing results together, and
+stores one entry per result. Nothing here knows what is stored.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import inspect
 import io
@@ -32,6 +33,7 @@ import platform
 import re
 import stat
 import struct
+import sys
 import warnings
 import zipfile
 import zlib
@@ -44,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from claimcheck import filelock
 from claimcheck.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
 from claimcheck.environment import key_numerics
 from claimcheck.errors import ClaimcheckError
@@ -116,6 +119,17 @@ def _meta_differs(a: Any, b: Any, rtol: float, where: str) -> str | None:
 
 class CacheWriteWarning(UserWarning):
     """A cache entry could not be written; the result computed is used all the same."""
+
+
+class CacheLockWarning(UserWarning):
+    """An entry's lock was waited for longer than ``filelock.NOTE_AFTER_S``: another session holds it."""
+
+
+def _to_stderr(line: str) -> None:
+    stream = sys.__stderr__
+    if stream is not None:
+        stream.write(line + "\n")
+        stream.flush()
 
 
 class CacheReadWarning(UserWarning):
@@ -259,6 +273,8 @@ class ResultCache:
     warned: bool = False  # a CacheWriteWarning was shown (once per cache)
     verify: float = 0.0  # the fraction of hits recomputed and compared (--claim-cache-verify)
     verify_seed: int = 0  # seeds which hits ``verify`` selects
+    lock_timeout: float | None = None  # the longest an entry's lock is waited for (None: filelock.TIMEOUT_S)
+    note: Callable[[str], None] | None = field(default=None, repr=False)  # where a long wait is told (stderr)
     _producers: dict[str, Any] = field(default_factory=dict, repr=False)
     _secret: bytes | None = field(default=None, repr=False)
 
@@ -271,19 +287,21 @@ class ResultCache:
     def _locked(self, key: str) -> Iterator[bool]:
         """Hold entry ``key``'s lock; yield False (and warn) when the lock file cannot be made: no cache for it."""
         path = self.path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            lock = open(path.with_suffix(".lock"), "a+b")  # closed by the with below
-        except OSError as e:
-            self._cannot_write(path, e)
-            yield False
-            return
-        with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with ExitStack() as stack:
             try:
-                yield True
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                stack.enter_context(filelock.hold(path.with_suffix(".lock"), self.lock_timeout, self._note))
+            except OSError as e:  # a link or a folder in the lock's place included: not followed, not used
+                self._cannot_write(path, e)
+                usable = False
+            else:
+                usable = True
+            yield usable
+
+    def _note(self, line: str) -> None:
+        """Say (once per wait) that a lock is being waited for: live on standard error, and as a warning."""
+        warnings.warn(CacheLockWarning(line.removeprefix("claimcheck: ")), stacklevel=5)
+        (self.note or _to_stderr)(line)
 
     def secret(self) -> bytes:
         """Return the cache folder's secret key (made on first use); raise OSError when it cannot be had."""

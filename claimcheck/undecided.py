@@ -117,6 +117,8 @@ def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[s
     """Return the budget (of ``units``: budget -> units it runs) that first runs ``needed`` units, or say none does.
 
     ``batch`` names the budgets that add units in batches (``Seeds.batch``): their cap is what they may run.
+    ``needed`` assumes the measured effect stays where it is; when it is past every cap, the text says
+    so and names the caps, never that no budget decides it (a sequential budget may, as the effect moves).
     """
     bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > now)]
     for n, b in bigger:
@@ -124,9 +126,15 @@ def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[s
             step = (batch or {}).get(b)
             how = f" at most, {step} at a time until decided" if step else ""
             return f"budget {b} runs {n}{how} (--claim-budget {b})"
-    if bigger:
+    if bigger:  # a projection at the effect as measured: the effect moves as units come, so say so
         n, b = bigger[-1]
-        return f"more than any budget runs (the largest, {b}, runs {n})"
+        looks = batch or {}
+        caps = ", ".join(f"{name} {cap}" + (f" ({looks[name]} a look)" if looks.get(name) else "")
+                         for name, cap in units.items())  # fmt: skip
+        return (
+            f"that many only if the effect stays as measured on these {now} units, past every budget's cap ({caps}); "
+            f"the effect may move as units come, and a larger budget can still decide it (--claim-budget {b})"
+        )
     return "more than any budget of this claim runs"
 
 

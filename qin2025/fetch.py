@@ -95,14 +95,17 @@ def download(
     say: Callable[[str], None],
     copy_to: Path | None = None,
     again: str = "claimcheck-fetch jena --record 2009-2016",
+    holds: str = f"jena/{KERAS_NAME}",
+    fallback: str | None = None,
 ) -> str:
     """Stream ``url`` into ``dest`` (via a temporary file in its folder); return the sha256.
 
     Raises OfflineError when the host cannot be reached or answers with an error; its message
-    says to copy the file to ``copy_to`` (default ``dest``) by other means and to run ``again``.
+    says what to do instead: ``fallback``, by default to copy the file to ``copy_to`` (default
+    ``dest``) by other means and to run ``again``; or to use a data folder that ``holds`` the file.
     """
     h = hashlib.sha256()
-    fallback = f"Download {url} by other means and copy it to {copy_to or dest}, then run {again}"
+    fallback = fallback or f"Download {url} by other means and copy it to {copy_to or dest}, then run {again}"
 
     def write(f: IO[bytes]) -> None:
         try:
@@ -117,7 +120,7 @@ def download(
             raise OfflineError(
                 f"could not download {url}: {reason}. This machine seems to be offline or the host is "
                 f"unreachable. {fallback}, or point ${DATA_ENV} / --claim-data-dir at a folder that already "
-                f"holds jena/{KERAS_NAME}"
+                f"holds {holds}"
             ) from None
 
     say(f"downloading {url}")
@@ -219,14 +222,50 @@ def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
         dst.write(block)
 
 
-def _fetch_bytes(url: str, *, timeout: float, say: Callable[[str], None], copy_to: Path, again: str) -> bytes:
-    """Return what ``url`` serves, read through a temporary file beside ``copy_to`` that is removed after."""
+def _fetch_bytes(
+    url: str, *, timeout: float, say: Callable[[str], None], copy_to: Path, again: str, asset: Asset, mirror: bool
+) -> bytes:
+    """Return what ``url`` serves, read through a temporary file beside ``copy_to`` that is removed after.
+
+    Offline, the message says how to put ``asset`` in place by hand (``_by_hand``).
+    """
     staged = copy_to.parent / f".{copy_to.name}.download"
     try:
-        download(url, staged, timeout=timeout, say=say, copy_to=copy_to, again=again)
+        download(
+            url,
+            staged,
+            timeout=timeout,
+            say=say,
+            holds=asset.path,
+            fallback=_by_hand(asset, url, copy_to, again, mirror),
+        )
         return staged.read_bytes()
     finally:
         staged.unlink(missing_ok=True)
+
+
+def _by_hand(asset: Asset, url: str, dest: Path, again: str, mirror: bool) -> str:
+    """Return how to put ``asset`` at ``dest`` without this machine's network, for what ``url`` serves.
+
+    A mirror, or a public home that serves the file as it lands, gives the file itself: copy it to
+    ``dest``. A public home that serves the content uncompressed (SST-2's train file, plain text,
+    landing as .gz) gives a file the loaders read under the name without .gz. One that serves
+    another format (the station's file, converted here) gives nothing usable by hand: fetch on a
+    machine that is online and copy the result.
+    """
+    if mirror or asset.convert is None:
+        return f"Download {url} by other means and copy it to {dest}, then run {again} to verify it"
+    if asset.source_sha256 is not None and asset.source_sha256 == asset.content_sha256 and dest.suffix == ".gz":
+        plain = dest.with_suffix("")
+        return (
+            f"Download {url} by other means (plain text, sha256 {asset.source_sha256}) and copy it, uncompressed, "
+            f"to {plain}: the loaders read {plain.name} or {dest.name} alike"
+        )
+    return (
+        f"{url} serves another format, which {again} converts: run {again} --data-dir DIR on a machine that is "
+        f"online and copy DIR/{asset.path} to {dest}, or serve the files from a mirror (--base-url / "
+        f"${BASE_URL_ENV})"
+    )
 
 
 def _digest(data: bytes) -> str:
@@ -272,7 +311,7 @@ def fetch_asset(
         )
     if base_url:
         url = f"{base_url.rstrip('/')}/{asset.path}"
-        data = _fetch_bytes(url, timeout=timeout, say=say, copy_to=dest, again=again)
+        data = _fetch_bytes(url, timeout=timeout, say=say, copy_to=dest, again=again, asset=asset, mirror=True)
         got = _digest(data)
         if got != asset.sha256:
             raise _mismatch(asset.path, url, got, asset, asset.sha256, "SOURCES.md")
@@ -280,7 +319,7 @@ def fetch_asset(
         say(f"{asset.path}: skipped: {asset.note}. A mirror that has it serves it with --base-url / ${BASE_URL_ENV}")
         return None
     else:
-        data = _fetch_bytes(asset.url, timeout=timeout, say=say, copy_to=dest, again=again)
+        data = _fetch_bytes(asset.url, timeout=timeout, say=say, copy_to=dest, again=again, asset=asset, mirror=False)
         data = _from_public_home(asset, asset.url, data, say)
     _atomic(dest, lambda f: f.write(data))
     say(f"{dest}: sha256 {asset.sha256} verified")

@@ -57,7 +57,10 @@ def test_a_mean_needs_its_interval_narrowed_past_the_threshold() -> None:
 def test_the_budget_named_is_the_smallest_that_runs_enough() -> None:
     units = {"ci": 4, "standard": 30, "paper": 60}
     assert budget_for(units, 22, 14) == "budget standard runs 30 (--claim-budget standard)"
-    assert budget_for(units, 61, 14) == "more than any budget runs (the largest, paper, runs 60)"
+    assert budget_for(units, 61, 14) == (
+        "that many only if the effect stays as measured on these 14 units, past every budget's cap (ci 4, standard 30, "
+        "paper 60); the effect may move as units come, and a larger budget can still decide it (--claim-budget paper)"
+    )
     assert "10 at a time" in budget_for(units, 22, 4, {"standard": 10})
 
 

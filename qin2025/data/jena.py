@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import csv
 import difflib
-import gzip
 import io
 import math
 import os
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +43,7 @@ import pandas as pd
 import torch
 
 from claimcheck.errors import DataError, DataUnavailable, quote_line
+from qin2025.data.capped import BadGzip, TooLarge, read_capped
 from qin2025.data.choice import Rejected, passed_over, rejection
 from qin2025.data.synthetic import TensorData
 
@@ -70,6 +69,11 @@ FEATURES: tuple[str, ...] = (
 SENTINEL = -9999.0  # the station logger's missing-value marker
 WIND_COLUMNS = ("wv (m/s)", "max. wv (m/s)")
 KERAS_NAME = "jena_climate_2009_2016.csv"  # the file inside Keras' jena_climate_2009_2016.csv.zip
+# The most bytes a Jena file may hold as CSV (after gzip): Keras' full 2009-2016 record is about 43 MB, and parsing
+# takes about 15 times the text in memory, so this is 3 times the real record and about 2 GB to parse. A file past it
+# (a gzip bomb, a stray) is an invalid candidate, passed over.
+MAX_TEXT_BYTES = 128 * 2**20
+MAX_CANDIDATES = 32  # the most files of one group locate_jena loads; the rest are passed over, named in its reason
 JENA_FILE_ENV = "CLAIMCHECK_JENA_FILE"  # choose the file C5 trains on (absolute or relative to the data dir)
 
 Irregular = Literal["error", "split"]
@@ -95,6 +99,10 @@ class JenaEmptyError(JenaError):
 
 class JenaCompressionError(JenaError):
     """The file cannot be decompressed (corrupt or truncated gzip, or not what its name says)."""
+
+
+class JenaTooLargeError(JenaError):
+    """The file, or what its gzip inflates to, is past ``MAX_TEXT_BYTES``: not read whole (a gzip bomb, a stray)."""
 
 
 class JenaHeaderError(JenaError):
@@ -170,21 +178,25 @@ def read_text(path: Path | str) -> str:
     """Return the text of a plain or gzipped file; raise JenaError if it is empty or undecodable."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw, gzipped = read_capped(path, MAX_TEXT_BYTES)
     except FileNotFoundError:
         raise JenaNotFound(f"{path}: no such file; check the path or the data directory") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise JenaCompressionError(
-                path, f"corrupt or truncated gzip data ({e})", "Copy or download the file again (claimcheck-fetch jena)"
-            ) from None
-    elif path.suffix == ".gz":
+    except TooLarge as e:
+        raise JenaTooLargeError(
+            path,
+            str(e),
+            "Remove it from the data folder (the real 2009-2016 record is about 43 MB as CSV); if it is a real "
+            f"Jena record, raise qin2025.data.jena.MAX_TEXT_BYTES ({MAX_TEXT_BYTES:,} bytes)",
+        ) from None
+    except BadGzip as e:
+        raise JenaCompressionError(
+            path, f"corrupt or truncated gzip data ({e})", "Copy or download the file again (claimcheck-fetch jena)"
+        ) from None
+    if not gzipped and path.suffix == ".gz":
         raise JenaCompressionError(
             path, "named .gz but is not gzip data", "Rename it without .gz if it is plain CSV, or download it again"
         )
-    elif raw[:4] == b"PK\x03\x04":
+    elif not gzipped and raw[:4] == b"PK\x03\x04":
         raise JenaCompressionError(
             path, "is a zip archive", f"Extract {KERAS_NAME} from it (claimcheck-fetch jena does this)"
         )
@@ -639,18 +651,48 @@ def usable_rows(record: JenaRecord) -> int:
     return max(b - a for a, b in record.segments)
 
 
-def _best_valid(paths: Sequence[Path], rejected: list[Rejected]) -> Path | None:
-    """Return the valid file with the longest contiguous stretch (ties: the first); add the invalid to ``rejected``."""
-    best: tuple[int, Path] | None = None
-    for path in paths:
+def _best_valid(paths: Sequence[Path], rejected: list[Rejected]) -> tuple[Path, JenaRecord] | None:
+    """Return the valid file with the longest contiguous stretch (ties: the first) and its record, or None.
+
+    Add the invalid files to ``rejected``; past ``MAX_CANDIDATES`` files the rest are not loaded, and
+    one entry of ``rejected`` (the folder) counts them and says what to do.
+    """
+    best: tuple[int, Path, JenaRecord] | None = None
+    for path in paths[:MAX_CANDIDATES]:
         try:
-            rows = usable_rows(load_jena(path, irregular="split"))
+            record = load_jena(path, irregular="split")
         except DataError as e:  # JenaError, or a file that vanished (JenaNotFound)
             rejected.append(rejection(path, e))
             continue
+        rows = usable_rows(record)
         if best is None or rows > best[0]:
-            best = rows, path
-    return None if best is None else best[1]
+            best = rows, path, record
+    if len(paths) > MAX_CANDIDATES:
+        rest = paths[MAX_CANDIDATES:]
+        rejected.append(
+            Rejected(
+                rest[0].parent,
+                f"{len(rest):,} more candidate file(s) not loaded, from {rest[0].name} on: at most {MAX_CANDIDATES} "
+                f"are tried; remove the stray files, or choose the record with ${JENA_FILE_ENV}",
+            )
+        )
+    return None if best is None else (best[1], best[2])
+
+
+def _is_keras_record(record: JenaRecord) -> bool:
+    """Return whether ``record``'s rows span Keras' 2009-2016 file, with its 14 features: what the paper trained on."""
+    first, last = record.times[0], record.times[-1]
+    return bool(
+        first <= np.datetime64("2009-01-01T00:10:00")
+        and last >= np.datetime64("2016-12-31T23:50:00")
+        and set(record.columns) == set(FEATURES)
+    )
+
+
+def _content(record: JenaRecord) -> str:
+    """Return what ``record`` holds, from its rows: ``rows run 01.01.2024 00:10:00 -> ... (N rows, k features)``."""
+    start, end = record.span()
+    return f"its rows run {start} -> {end} ({record.rows:,} rows, {len(record.columns)} features)"
 
 
 def fix_message(data_dir: Path) -> str:
@@ -671,8 +713,10 @@ def locate_jena(data_dir: Path, choice: str | None = None) -> JenaChoice:
     gz); the other files in ``jena/`` (same station, later years); the fragments in
     ``jena_partial/``. Within the first group that holds a valid file, the one with the longest
     contiguous stretch wins. A candidate is valid when ``load_jena(path, irregular="split")``
-    accepts it; the invalid ones tried (a stray empty file, a longer but broken one) are listed in
-    ``rejected`` and at the end of ``reason``, and never hide a valid file. Raises
+    accepts it; the invalid ones tried (a stray empty file, a longer but broken one, one past
+    ``MAX_TEXT_BYTES``) are listed in ``rejected`` and at the end of ``reason``, and never hide a
+    valid file; at most ``MAX_CANDIDATES`` files of a group are loaded. ``reason`` says what the
+    chosen file holds from its rows' dates: only a file spanning 2009-2016 is called the paper's dataset. Raises
     ``JenaNotFound`` when no candidate exists, ``JenaError`` when a chosen file is missing or
     every candidate is invalid (the message lists each file and its problem).
     """
@@ -687,19 +731,30 @@ def locate_jena(data_dir: Path, choice: str | None = None) -> JenaChoice:
         f / n for f in (data_dir / "jena", data_dir) for n in (KERAS_NAME, KERAS_NAME + ".gz") if (f / n).is_file()
     ]
     groups = (
-        (keras, "Keras' full 2009-2016 record, the paper's dataset"),
+        (keras, ""),
         (
             [p for p in _csvs(data_dir / "jena") if not p.name.startswith(KERAS_NAME)],
-            "the longest real record here: there is no valid copy of Keras' 2009-2016 file, and this is the same "
-            "station, layout and 14 features from later years (the jena_partial/ fragments are shorter)",
+            "the longest real record here: there is no valid copy of Keras' 2009-2016 file, and this is a file of "
+            "the same layout; ",
         ),
-        (_csvs(data_dir / "jena_partial"), "only fragments of the 2009-2016 record are here; this is the longest"),
+        (_csvs(data_dir / "jena_partial"), "only fragments are here (jena_partial/); this is the longest: "),
     )
     rejected: list[Rejected] = []
     for paths, why in groups:
-        best = _best_valid(paths, rejected)
-        if best is not None:
-            return JenaChoice(best, why + passed_over(rejected), tuple(rejected))
+        found = _best_valid(paths, rejected)
+        if found is None:
+            continue
+        best, record = found
+        if paths is not keras:
+            why += _content(record)
+        elif _is_keras_record(record):  # the dates, not the name, make it the paper's dataset
+            why = f"Keras' full 2009-2016 record, the paper's dataset: {_content(record)}"
+        else:
+            why = (
+                f"named as Keras' 2009-2016 file ({KERAS_NAME}), which the lookup tries first, but {_content(record)}: "
+                "not the paper's 2009-2016 record, whatever its name says"
+            )
+        return JenaChoice(best, why + passed_over(rejected), tuple(rejected))
     if rejected:
         raise JenaError(
             data_dir,

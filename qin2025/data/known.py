@@ -144,9 +144,13 @@ def provenance(path: Path | str, published: Iterable[Published] = PUBLISHED) -> 
     content = None
     with path.open("rb") as f:
         gzipped = f.read(2) == b"\x1f\x8b"
-    if gzipped:
+    if gzipped:  # hashed in a stream: a stray gzip that inflates to gigabytes is hashed in 1 MiB pieces
         try:
-            content = hashlib.sha256(gzip.decompress(path.read_bytes())).hexdigest()
+            h = hashlib.sha256()
+            with gzip.open(path, "rb") as g:
+                while piece := g.read(2**20):
+                    h.update(piece)
+            content = h.hexdigest()
         except (OSError, EOFError, zlib.error):
             content = None
     table = tuple(published)

@@ -9,8 +9,6 @@ line number and the fix.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from claimcheck.errors import ConfigError, DataError, DataUnavailable, quote_line
+from qin2025.data.capped import BadGzip, TooLarge, read_capped
 from qin2025.data.choice import Rejected, passed_over, rejection
 
 SST2_DIR = "sst2"  # sub-folder of the data directory
@@ -28,6 +27,9 @@ SOURCE_HINT = (
     "train.tsv.gz) and dev.tsv under <data dir>/sst2/ and point --claim-data-dir (ini "
     "claim_data_dir, or $CLAIMCHECK_DATA_DIR) at <data dir>"
 )
+# The most bytes an SST-2 file may hold (after gzip): GLUE's train file is 3.8 MB, so 64 MiB leaves room and stops a
+# gzip bomb or a stray file from exhausting memory; a file past it is an invalid candidate, passed over.
+MAX_TEXT_BYTES = 64 * 2**20
 _SAMPLE_TAG = 0x5572  # mixed into the sample's seed so it differs from other streams of the same seed
 
 
@@ -113,17 +115,18 @@ def find_sst2(data_dir: Path, split: str = "train") -> Path:
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise Sst2FormatError(f"{path}: cannot read the file ({e}); check the path and its permissions") from None
-    if raw[:2] != b"\x1f\x8b":
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as e:
+        return read_capped(path, MAX_TEXT_BYTES)[0]
+    except TooLarge as e:
+        raise Sst2FormatError(
+            f"{path}: {e}; remove it (the GLUE SST-2 train file is about 4 MB), or if it is a real SST-2 file "
+            f"raise qin2025.data.sst2.MAX_TEXT_BYTES ({MAX_TEXT_BYTES:,} bytes)"
+        ) from None
+    except BadGzip as e:
         raise Sst2FormatError(
             f"{path}: corrupt or truncated gzip data ({e}); fetch the file again (SOURCES.md gives its sha256)"
         ) from None
+    except OSError as e:
+        raise Sst2FormatError(f"{path}: cannot read the file ({e}); check the path and its permissions") from None
 
 
 def load_sst2(path: Path) -> Sst2Split:
