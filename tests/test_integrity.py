@@ -420,12 +420,17 @@ def test_a_measured_rounding_spread_holds_chaotic_statistics_at_the_verdict_leve
     result.stdout.fnmatch_lines(["*held at the verdict level: T1 claim / edge: met 9/10*chaotic under rounding*"])
     assert "Held at the verdict level under these numerics" in _report(toy)
     assert any("claim / edge" in line for line in _json(toy)["rounding"])  # type: ignore[attr-defined]
+    assert cli(["audit", "reports/claim-report.json", "--expectations", "expected.toml", "-o", "audit.md"]) == 0
+    table = (toy.path / "audit.md").read_text()
+    assert "chaotic: verdict level" in table
+    assert "1 of 1 verdicts the same" in table and "0 moved beyond" in table
     toy.makepyfile(test_toy=ROUNDING_MODULE.format(shift=0.2))  # a change beyond rounding: the firm median moves
     result = toy.runpytest("--claim-expectations=expected.toml", "--claim-report")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*deviation: T1 claim / firm: median 0.70*pins 0.50*"])
     assert "1 deviation(s) from the expectations" in _report(toy) and "claim / firm" in _report(toy)
     assert [d for d in _json(toy)["deviations"] if "claim / firm" in d]  # type: ignore[attr-defined]
+    assert cli(["audit", "reports/claim-report.json", "--expectations", "expected.toml"]) == 1
 
 
 def test_a_rounding_rerun_of_another_block_is_refused(toy: pytest.Pytester) -> None:
