@@ -245,10 +245,41 @@ def read_ledger_files(path: Path, option: str = "claim_ledger") -> list[tuple[Pa
     Raise ConfigError naming the path when it does not exist and is not a ``.toml`` file to be made.
     """
     if path.is_dir() or path.is_file():
-        return [(f, read_raw(f, option)) for f in ledger_files(path)]
+        files = ledger_files(path)
+        for f in files:
+            _inside_repository(f, option)
+        return [(f, read_raw(f, option)) for f in files]
     if path.suffix != ".toml":
         raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
     return []
+
+
+def _inside_repository(file: Path, option: str) -> None:
+    """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository.
+
+    The git checks read a ledger file's history by its path in the repository: a link to a file
+    outside has none there, so what it holds could not be shown to be append-only.
+    """
+    if not file.is_symlink():
+        return
+    root = git_root(file.parent)
+    target = file.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        raise ConfigError(
+            f"{option}: the ledger file {file} is a symbolic link to {target}, outside the git repository {root}: "
+            "its history cannot be checked there; keep the ledger file itself in the repository (--claim-ledger)"
+        )
+
+
+def _relative(root: Path, file: Path) -> str:
+    """Return ``file``'s path in the repository ``root``; raise ConfigError naming it when it lies outside."""
+    try:
+        return file.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise ConfigError(
+            f"--claim-ledger: the ledger file {file} lies outside the git repository {root} (a symbolic link?): its "
+            "history cannot be checked; keep the ledger file itself in the repository"
+        ) from None
 
 
 def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
@@ -264,6 +295,11 @@ def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
         raise ConfigError(f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{option}: the ledger {path} is not valid TOML ({e})") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{option}: the ledger {path} nests arrays or tables too deeply to be read (a ledger holds flat "
+            "[[entry]] tables); restore the file from git (--claim-ledger)"
+        ) from None
 
 
 def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger") -> list[Entry]:
@@ -431,7 +467,7 @@ def git_root(path: Path) -> Path | None:
 
 def committed_in(root: Path, file: Path, digest: str) -> str | None:
     """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
-    rel = file.resolve().relative_to(root.resolve()).as_posix()
+    rel = _relative(root, file)
     out = _git(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel)
     commits = out.stdout.split() if out.returncode == 0 else []
     return commits[0] if commits else None
@@ -459,7 +495,7 @@ def check_git(ledger: Ledger) -> list[str]:
             raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
         pairs.append((c, reg))
     top = root.resolve()
-    rel = {reg.file: reg.file.resolve().relative_to(top).as_posix() for _, reg in pairs}
+    rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
     versions = _oldest_first(root, sorted(set(rel.values())))
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
@@ -514,7 +550,7 @@ def _first_holding(
         for source in [*tables, text]:
             try:
                 rows = tomllib.loads(source).get("entry", [])
-            except tomllib.TOMLDecodeError:
+            except (tomllib.TOMLDecodeError, RecursionError):
                 continue
             for row in rows:
                 if isinstance(row, dict) and row.get("hash") == digest:
@@ -591,7 +627,7 @@ def check_history(ledger: Ledger) -> list[str]:
     root = git_root(ledger.path)
     if root is None:
         return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
-    files = {f.resolve().relative_to(root.resolve()).as_posix(): f for f in ledger_files(ledger.path)}
+    files = {_relative(root, f): f for f in ledger_files(ledger.path)}
     log = _git(root, "log", "--format=%H %s", "--name-only", "--", *files)
     if log.returncode != 0:
         return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]
@@ -656,7 +692,7 @@ def _committed_hashes(text: str) -> list[str] | None:
     """Return the entry hashes of a committed ledger version, each checked against its content (None: older format)."""
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return []
     if "entry" not in raw:
         return None
