@@ -22,8 +22,9 @@ from test_integrity import MODULE
 from toys import K
 
 from claimcheck import cachefile, controller
+from claimcheck.commands.cli import main
 from claimcheck.errors import ConfigError
-from claimcheck.ledger import Ledger, append, check_git, check_history, load_ledger
+from claimcheck.ledger import Ledger, LedgerError, append, check_git, check_history, content_hash, load_ledger
 from claimcheck.settings import Settings
 from claimcheck.store import ResultCache
 
@@ -80,6 +81,40 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# --- 2: a confirmation counts only on git's evidence ------------------------------------------------------------
+
+
+def test_a_confirmation_naming_a_commit_git_has_not_reads_registered_unconfirmed(repo: Path) -> None:
+    path = repo / "ledger" / "C1.toml"
+    reg = load_ledger(path).entries[0]
+    append(path, "confirm", {**_confirm(reg.hash, "1234567" * 5 + "89abc"), "budget": "standard"})
+    _commit(repo, "a hand-written confirmation at standard")
+    ledger, notes = _verified(repo / "ledger")
+    state = ledger.state("C1", "f" * 64)
+    assert state.kind == "confirmed"  # the ci confirmation, by a real commit, stands
+    assert "also confirmed at standard" not in state.text
+    assert any("12345671234567" in n and "not in this repository's history" in n for n in notes)
+
+
+def test_a_lone_confirmation_by_an_unknown_commit_does_not_confirm(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    path = tmp_path / "ledger" / "C1.toml"
+    reg = append(path, "register", REG)
+    _commit(tmp_path, "register")
+    append(path, "confirm", _confirm(reg.hash, "deadbeef" * 5))
+    _commit(tmp_path, "confirm by a commit that exists nowhere")
+    ledger, _ = _verified(tmp_path / "ledger")
+    state = ledger.state("C1", "f" * 64)
+    assert state.kind == "registered" and state.confirmation is None
+    assert "registered" in state.text and "deadbeef" in state.text and "not in this repository's history" in state.text
+
+
+def test_ledger_confirm_records_the_run_files_sha256(tmp_path: Path) -> None:
+    from claimcheck.commands import ledger_cmd
+
+    assert "run_sha256" in Path(ledger_cmd.__file__).read_text()
+
+
 # --- 3: no kept verification -------------------------------------------------------------------------------------
 
 
@@ -92,6 +127,54 @@ def test_a_session_keeps_no_ledger_verification_in_the_cache_and_checks_git_ever
     controller.verified_ledger(settings)
     controller.verified_ledger(settings)
     assert not (cache / "ledger-checks").exists()
+
+
+# --- 4: the whole history, every parent ------------------------------------------------------------------------
+
+
+def test_a_merged_branch_that_re_creates_a_single_file_ledger_is_refused(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    fork = _commit(tmp_path, "the claim")
+    path = tmp_path / "ledger.toml"
+    reg = append(path, "register", REG)
+    registered = _commit(tmp_path, "register")
+    append(path, "confirm", {**_confirm(reg.hash, registered), "verdict": "NOT REPRODUCED"})
+    _commit(tmp_path, "confirm: not reproduced")
+    _git(tmp_path, "checkout", "-q", "-b", "side", fork)
+    reg2 = append(path, "register", REG)
+    side = _commit(tmp_path, "register on a side branch")
+    append(path, "confirm", _confirm(reg2.hash, side))
+    _commit(tmp_path, "confirm: reproduced")
+    _git(tmp_path, "checkout", "-q", "main")
+    subprocess.run(["git", "merge", "-q", "side", "-m", "merge"], cwd=tmp_path, capture_output=True, check=False)
+    _git(tmp_path, "checkout", "side", "--", "ledger.toml")
+    _commit(tmp_path, "merge side, taking its ledger")
+    with pytest.raises(LedgerError, match=r"ledger\.toml.*not a prefix"):
+        _verified(path)
+
+
+def test_a_renamed_ledger_file_is_refused_in_a_ledger_folder(repo: Path) -> None:
+    _git(repo, "mv", "ledger/C1.toml", "ledger/C1b.toml")
+    path = repo / "ledger" / "C1b.toml"
+    rows = [{"kind": "register", **REG}, {"kind": "confirm", **_confirm(content_hash({}), "0" * 40)}]
+    rows[1]["registration"] = load_ledger(path).entries[0].hash
+    _rewrite(path, rows)
+    _commit(repo, "tidy the ledger's names")
+    with pytest.raises(LedgerError, match=r"C1\.toml.*(deleted|renamed)"):
+        _verified(repo / "ledger")
+
+
+def test_a_shallow_clone_says_the_history_could_not_be_checked(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clone = tmp_path_factory.mktemp("shallow") / "c"
+    subprocess.run(["git", "clone", "-q", "--depth=1", f"file://{repo}", str(clone)], check=True, capture_output=True)
+    _, notes = _verified(clone / "ledger")
+    assert any("shallow" in n and "not checked" in n for n in notes)
+    assert main(["ledger", "verify", str(clone / "ledger")]) == 0
+    out = capsys.readouterr().out
+    assert "every committed version is a prefix" not in out and "shallow" in out
 
 
 # --- 5: unreadable ledger files are usage errors ----------------------------------------------------------------
