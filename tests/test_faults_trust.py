@@ -10,6 +10,7 @@ naming --claim-ledger and the file, never an INTERNALERROR.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import types
@@ -18,7 +19,7 @@ from typing import cast
 
 import numpy as np
 import pytest
-from test_integrity import MODULE
+from test_integrity import CONFTEST, MODULE
 from toys import K
 
 from claimcheck import cachefile, controller
@@ -26,7 +27,7 @@ from claimcheck.commands.cli import main
 from claimcheck.errors import ConfigError
 from claimcheck.ledger import Ledger, LedgerError, append, check_git, check_history, content_hash, load_ledger
 from claimcheck.settings import Settings
-from claimcheck.store import ResultCache
+from claimcheck.store import CacheReadWarning, ResultCache
 
 REG = {
     "claim": "C1", "version": 1, "fingerprint": "f" * 64, "scheme": "claimcheck-code/1", "block": "C1-v1",
@@ -109,10 +110,21 @@ def test_a_lone_confirmation_by_an_unknown_commit_does_not_confirm(tmp_path: Pat
     assert "registered" in state.text and "deadbeef" in state.text and "not in this repository's history" in state.text
 
 
-def test_ledger_confirm_records_the_run_files_sha256(tmp_path: Path) -> None:
-    from claimcheck.commands import ledger_cmd
-
-    assert "run_sha256" in Path(ledger_cmd.__file__).read_text()
+def test_ledger_confirm_records_the_sha256_of_the_run_it_confirms_by(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_toy=MODULE.format(value=0.5, odd=0.5))
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "engine.txt").write_text("engine-one\n")
+    monkeypatch.chdir(pytester.path)
+    _git(pytester.path, "init", "-q")
+    register = ["ledger", "register", "test_toy.py", "--change", "first", "--motivated-by", "a test"]
+    assert main([*register, "--ledger", "ledger.toml"]) == 0
+    _commit(pytester.path, "register T1 v1")
+    assert pytester.runpytest("--claim-ledger=ledger.toml", "--claim-report", "-p", "no:randomly").ret == 0
+    assert main(["ledger", "confirm", "reports/claim-report.json", "--ledger", "ledger.toml"]) == 0
+    run = hashlib.sha256((pytester.path / "reports" / "claim-report.json").read_bytes()).hexdigest()
+    assert load_ledger(pytester.path / "ledger.toml").entries[-1].get("run_sha256") == run
 
 
 # --- 3: no kept verification -------------------------------------------------------------------------------------
@@ -241,5 +253,6 @@ def test_a_key_gone_under_sealed_entries_is_said_and_those_entries_are_not_read(
     (tmp_path / "cache" / cachefile.KEY_FILE).unlink()  # removed by someone who cannot read it
     with pytest.warns(cachefile.KeyReplacedWarning, match=r"is gone while 1 entries sealed with it"):
         again = ResultCache(tmp_path / "cache")
-        again.memo(K(parts), lambda: ({"loss": np.zeros(3)}, {"seed": 3}))
+        with pytest.warns(CacheReadWarning, match="fails authentication"):
+            again.memo(K(parts), lambda: ({"loss": np.zeros(3)}, {"seed": 3}))
     assert again.counts.unauthenticated == 1
