@@ -669,6 +669,7 @@ def check_history(ledger: Ledger) -> list[str]:
         elif name in versions or (folder is not None and _in_folder(name, folder)):
             if (commit, subject) not in versions.setdefault(name, []):
                 versions[name].append((commit, subject))
+    same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
     commits = sorted({c for vs in versions.values() for c, _ in vs})
     at_head = [f"HEAD:{rel}" for rel in files]
     found = _cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
@@ -682,8 +683,8 @@ def check_history(ledger: Ledger) -> list[str]:
             "depth are not here; only the ones it holds were compared (fetch the full history: git fetch --unshallow)"
         )
     for rel, vs in versions.items():
-        path = files.get(rel, root / rel)
-        now = [e.hash for e in ledger.entries if e.file == path] if rel in files else []
+        path = files.get(same.get(rel, rel), root / rel)
+        now = [e.hash for e in ledger.entries if e.file == path] if same.get(rel, rel) in files else []
         newer = "the working tree (not committed)" if rel in files else "the working tree (the file is gone)"
         newer_parsed: tuple[str, list[str]] | tuple[()] = ()  # the last version parsed: an older one is its prefix
         for c, subj in vs:
@@ -698,7 +699,7 @@ def check_history(ledger: Ledger) -> list[str]:
             newer_parsed = (text, old) if old is not None else ()
             if old is None:  # the older format: its entries live on in a migrate entry
                 break
-            if old and rel not in files:
+            if old and same.get(rel, rel) not in files:
                 raise LedgerError(
                     f"ledger {path}: the version committed in {c[:12]} ({subj}) holds {len(old)} entries, and the "
                     f"file is gone from the ledger {ledger.path} now (deleted or renamed in {newer}). A ledger is "
@@ -721,6 +722,26 @@ def check_history(ledger: Ledger) -> list[str]:
     ledger.committed = committed
     ledger.history_checked = not shallow
     return notes
+
+
+def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
+    """Add to ``versions`` the commits of the single-file ledger ``name`` under the names it had before a rename.
+
+    Return each older name mapped to ``name`` (one ``git log --follow``): its versions are the file's own,
+    so they too must be prefixes of the file now.
+    """
+    log = _git(root, "log", "--follow", "--format=%H %s", "--name-only", "--", name)
+    same: dict[str, str] = {}
+    commit = subject = ""
+    for line in log.stdout.splitlines() if log.returncode == 0 else ():
+        old = line.strip()
+        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
+            commit, _, subject = line.partition(" ")
+        elif old and old != name:
+            same[old] = name
+            if (commit, subject) not in versions.setdefault(old, []):
+                versions[old].append((commit, subject))
+    return same
 
 
 def _in_folder(name: str, folder: str) -> bool:

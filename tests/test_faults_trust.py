@@ -177,6 +177,23 @@ def test_a_renamed_ledger_file_is_refused_in_a_ledger_folder(repo: Path) -> None
         _verified(repo / "ledger")
 
 
+def test_a_renamed_single_file_ledger_keeps_its_history_under_the_old_name(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    old = tmp_path / "ledger.toml"
+    reg = append(old, "register", REG)
+    registered = _commit(tmp_path, "register")
+    append(old, "confirm", {**_confirm(reg.hash, registered), "verdict": "NOT REPRODUCED"})
+    _commit(tmp_path, "confirm: not reproduced")
+    _git(tmp_path, "mv", "ledger.toml", "claims-ledger.toml")
+    new = tmp_path / "claims-ledger.toml"
+    _rewrite(new, [{"kind": "register", **REG}])
+    renamed = _commit(tmp_path, "rename the ledger, dropping the confirmation")
+    append(new, "confirm", _confirm(reg.hash, renamed))  # a real commit, after the (re-)registration
+    _commit(tmp_path, "confirm: reproduced")
+    with pytest.raises(LedgerError, match=r"ledger\.toml.*not a prefix"):
+        _verified(new)
+
+
 def test_a_shallow_clone_says_the_history_could_not_be_checked(
     repo: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
