@@ -17,6 +17,7 @@ import re
 import secrets
 import stat
 import tempfile
+import warnings
 from pathlib import Path
 
 KEY_FILE = ".claimcheck-key"  # the cache's secret: whoever can read it can write entries the cache trusts
@@ -28,6 +29,10 @@ class NotReadable(Exception):
     """A cache file that is not read: not a regular file, a symbolic link, or larger than the cap."""
 
 
+class KeyReplacedWarning(UserWarning):
+    """A cache folder's key was gone while entries sealed with it were there: a new key is made, they are not read."""
+
+
 def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
     """Return the bytes of the regular file ``path``, or None when it does not exist.
 
@@ -35,6 +40,12 @@ def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
     is larger than ``cap`` bytes; the file is opened without following a link and without blocking
     on a FIFO, so neither can hang or exhaust the reader.
     """
+    got = _read_with_stat(path, cap)
+    return None if got is None else got[0]
+
+
+def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None:
+    """Return ``read_regular``'s bytes with the status of the file they were read from (None: no file)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -52,7 +63,37 @@ def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
         data = f.read(cap + 1)
     if len(data) > cap:
         raise NotReadable(f"{path} grew past the {cap // 2**20} MiB a cache file may hold while it was read")
-    return data
+    return data, st
+
+
+def _uid() -> int:
+    """Return the user this process acts as (the owner a cache key must have)."""
+    return os.geteuid()
+
+
+def _check_key_file(path: Path, st: os.stat_result) -> None:
+    """Raise OSError naming ``path`` and the fix when the key is another user's, or others may read or write it.
+
+    Whoever can read the key can seal entries the cache trusts; whoever owns it (or may write it) can
+    have chosen it. A key of the user's own, mode 0600, is the only one used.
+    """
+    fixes = "use a cache folder of your own (--claim-cache-dir), or run without the cache (--claim-cache off)"
+    if st.st_uid != _uid():
+        raise OSError(
+            f"the cache key {path} is owned by another user (uid {st.st_uid}, this process runs as {_uid()}): "
+            f"whoever owns it could have sealed the entries it vouches for; it is not used: {fixes}"
+        )
+    if st.st_mode & 0o077:
+        raise OSError(
+            f"the cache key {path} has mode {stat.filemode(st.st_mode)}: others may read or write it, so entries it "
+            f"vouches for could be forged; it is not used: make it private (chmod 600 {path}), or {fixes}"
+        )
+
+
+def _sealed_entries(folder: Path) -> int:
+    """Return how many files of ``folder`` (and its sub-folders one deep) are named as sealed entries are."""
+    names = re.compile(r"[0-9a-f]{64}\.(npz|png|json)")
+    return sum(1 for f in [*folder.glob("*"), *folder.glob("*/*")] if names.fullmatch(f.name))
 
 
 def cache_secret(folder: Path) -> bytes:
@@ -60,20 +101,34 @@ def cache_secret(folder: Path) -> bytes:
 
     Two processes that start at once agree on one key: the file is written whole under a temporary
     name, then linked into place, and a process that loses the race reads the winner's. Raise
-    OSError when the key can neither be read nor made.
+    OSError naming the file and the fix when the key can neither be read nor made, is owned by another
+    user, or others may read or write it (``_check_key_file``). A key made where entries sealed with an
+    earlier one lie is warned of (``KeyReplacedWarning``): those entries are not read.
     """
     path = folder / KEY_FILE
-    for _ in range(3):
+    for attempt in range(3):
         try:
-            data = read_regular(path, cap=4 * _MAC_HEX)
+            got = _read_with_stat(path, cap=4 * _MAC_HEX)
         except NotReadable as e:
             raise OSError(f"the cache key {e}") from None
-        if data is not None:
+        if got is not None:
+            data, st = got
+            _check_key_file(path, st)
             text = data.decode("ascii", "replace").strip()
             if len(text) == _MAC_HEX and all(c in "0123456789abcdef" for c in text):
                 return bytes.fromhex(text)
             raise OSError(f"the cache key {path} is not 64 hex digits; remove it to make a new one")
         folder.mkdir(parents=True, exist_ok=True)
+        sealed = _sealed_entries(folder) if attempt == 0 else 0
+        if sealed:
+            warnings.warn(
+                KeyReplacedWarning(
+                    f"the cache key {path} is gone while {sealed} entries sealed with it are in {folder}: a new key "
+                    "is made, and every entry sealed with another key is not read (each is recomputed); if you did "
+                    "not remove the key, someone else did: use a cache folder of your own (--claim-cache-dir)"
+                ),
+                stacklevel=2,
+            )
         fd, tmp = tempfile.mkstemp(prefix=f"{KEY_FILE}.", suffix=".tmp", dir=folder)  # mode 0600
         try:
             with os.fdopen(fd, "w") as f:

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from claimcheck import ledgermemo
 from claimcheck.accept import AcceptError, accept
 from claimcheck.baseline import Comparison, compare
 from claimcheck.calibration import calibration_entries
@@ -27,7 +26,7 @@ from claimcheck.expectations import PinnedAt, chaotic_notes, deviations, known_l
 from claimcheck.fingerprint import NO_ENGINE, Engine
 from claimcheck.gate import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
 from claimcheck.history import save_run
-from claimcheck.ledger import EMPTY, Ledger, State
+from claimcheck.ledger import EMPTY, Ledger, State, check_git, check_history, load_ledger
 from claimcheck.paths import Places
 from claimcheck.reaper import killed_note
 from claimcheck.record import ClaimRecorder
@@ -168,16 +167,15 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> 
 def verified_ledger(settings: Settings) -> Ledger:
     """Return the session's ledger, every file's chain verified and its confirmations checked against git.
 
-    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it. A
-    verification of the same files on the same git history is read back from the cache folder
-    (``ledgermemo``) unless the cache is off or cleared.
+    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it. The
+    checks run in full every session: nothing of an earlier verification is kept or trusted.
     """
     if settings.ledger is None:
         return EMPTY
-    cache = None if settings.cache == "off" else settings.cache_dir or default_cache_dir()
-    if cache is not None and settings.cache == "clear":  # checked afresh, as every result is computed afresh
-        ledgermemo.clear(cache)
-    return ledgermemo.verified(settings.ledger, settings.ledger_source, cache)
+    ledger = load_ledger(settings.ledger, settings.ledger_source)
+    ledger.notes += check_history(ledger)
+    ledger.notes += check_git(ledger)
+    return ledger
 
 
 def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:

@@ -115,6 +115,8 @@ class Ledger:
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
     committed: set[str] | None = None  # hashes of the entries committed at HEAD (None: not checked against git)
+    history_checked: bool = False  # check_history walked the ledger's whole git history (False: not, or shallow)
+    unproven: dict[str, str] = field(default_factory=dict)  # confirmation hash -> why git does not show its run
 
     def file_for(self, claim: str) -> Path:
         """Return the file a new entry of ``claim`` goes to: ``<folder>/<claim>.toml``, or the ledger file."""
@@ -170,7 +172,16 @@ class Ledger:
             )
         code = f"v{reg.get('version')} (code {fingerprint[:12]}, registered {reg.get('date')})"
         now = f"this run: engine {engine}" if engine else "this run: no engine identity"
-        conf = self.confirmation(reg)
+        shown = [e for e in self.confirmations(reg) if e.hash not in self.unproven]
+        conf = shown[0] if shown else None
+        unproven = [e for e in self.confirmations(reg) if e.hash in self.unproven]
+        if conf is None and unproven:
+            return State(
+                "registered",
+                f"registered: {code}, unconfirmed: {self.unproven[unproven[0].hash]}; a confirmation counts only "
+                f"when git shows its run's commit after the registration's; {now}",
+                reg,
+            )
         if conf is None:
             return State(
                 "registered",
@@ -188,7 +199,7 @@ class Ledger:
         same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
         if conf.get("reused_block"):
             same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
-        for more in self.confirmations(reg)[1:]:
+        for more in shown[1:]:
             if self.committed is None or more.hash in self.committed:
                 same += (
                     f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
@@ -245,10 +256,41 @@ def read_ledger_files(path: Path, option: str = "claim_ledger") -> list[tuple[Pa
     Raise ConfigError naming the path when it does not exist and is not a ``.toml`` file to be made.
     """
     if path.is_dir() or path.is_file():
-        return [(f, read_raw(f, option)) for f in ledger_files(path)]
+        files = ledger_files(path)
+        for f in files:
+            _inside_repository(f, option)
+        return [(f, read_raw(f, option)) for f in files]
     if path.suffix != ".toml":
         raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
     return []
+
+
+def _inside_repository(file: Path, option: str) -> None:
+    """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository.
+
+    The git checks read a ledger file's history by its path in the repository: a link to a file
+    outside has none there, so what it holds could not be shown to be append-only.
+    """
+    if not file.is_symlink():
+        return
+    root = git_root(file.parent)
+    target = file.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        raise ConfigError(
+            f"{option}: the ledger file {file} is a symbolic link to {target}, outside the git repository {root}: "
+            "its history cannot be checked there; keep the ledger file itself in the repository (--claim-ledger)"
+        )
+
+
+def _relative(root: Path, file: Path) -> str:
+    """Return ``file``'s path in the repository ``root``; raise ConfigError naming it when it lies outside."""
+    try:
+        return file.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise ConfigError(
+            f"--claim-ledger: the ledger file {file} lies outside the git repository {root} (a symbolic link?): its "
+            "history cannot be checked; keep the ledger file itself in the repository"
+        ) from None
 
 
 def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
@@ -264,6 +306,11 @@ def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
         raise ConfigError(f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{option}: the ledger {path} is not valid TOML ({e})") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{option}: the ledger {path} nests arrays or tables too deeply to be read (a ledger holds flat "
+            "[[entry]] tables); restore the file from git (--claim-ledger)"
+        ) from None
 
 
 def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger") -> list[Entry]:
@@ -414,8 +461,20 @@ def migrate(path: Path, date: str = "") -> Entry:
 # --- git -----------------------------------------------------------------------------------------------
 
 
+def _git_bytes(cwd: Path, args: Sequence[str], data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``cwd`` with ``data`` on its standard input: every git call of the ledger goes here."""
+    return subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, timeout=60, check=False)
+
+
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30, check=False)
+    out = _git_bytes(cwd, args)
+    text = (out.stdout.decode(errors="replace"), out.stderr.decode(errors="replace"))
+    return subprocess.CompletedProcess(out.args, out.returncode, *text)
+
+
+def is_shallow(root: Path) -> bool:
+    """Return whether the repository at ``root`` is a shallow clone (its history cut at some depth)."""
+    return _git(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
 
 
 def git_root(path: Path) -> Path | None:
@@ -431,7 +490,7 @@ def git_root(path: Path) -> Path | None:
 
 def committed_in(root: Path, file: Path, digest: str) -> str | None:
     """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
-    rel = file.resolve().relative_to(root.resolve()).as_posix()
+    rel = _relative(root, file)
     out = _git(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel)
     commits = out.stdout.split() if out.returncode == 0 else []
     return commits[0] if commits else None
@@ -441,10 +500,12 @@ def check_git(ledger: Ledger) -> list[str]:
     """Check each confirmation against git; raise LedgerError naming the entry on a contradiction.
 
     A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
-    used. Returns notes on what could not be checked (no git, not a repository, a commit missing
-    from a shallow clone); those are said, never passed silently. One ``git log`` names the commits
-    of the ledger files, one ``git cat-file --batch`` reads those versions and the runs' commits,
-    one ``git rev-list`` gives the runs' ancestors: three processes, however many confirmations.
+    used. A confirmation whose run's commit git does not have confirms nothing (``ledger.unproven``
+    says why; the claim reads registered, unconfirmed). Returns notes on what could not be checked
+    (no git, not a repository, a commit missing from a shallow clone); those are said, never passed
+    silently. One ``git log`` names the commits of the ledger files, one ``git cat-file --batch``
+    reads those versions and the runs' commits, one ``git rev-list`` gives the runs' ancestors, one
+    ``git rev-parse`` says whether the clone is shallow, however many confirmations.
     """
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
@@ -459,7 +520,8 @@ def check_git(ledger: Ledger) -> list[str]:
             raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
         pairs.append((c, reg))
     top = root.resolve()
-    rel = {reg.file: reg.file.resolve().relative_to(top).as_posix() for _, reg in pairs}
+    shallow = is_shallow(root)
+    rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
     versions = _oldest_first(root, sorted(set(rel.values())))
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
@@ -475,7 +537,11 @@ def check_git(ledger: Ledger) -> list[str]:
             raise LedgerError(f"ledger {reg.describe()}: it differs from the entry committed in {first[:12]}")
         run = str(c.get("commit"))
         if full.get(run) not in parents:
-            notes.append(f"{c.describe()}: cannot check that commit {run} descends from {first[:12]} (not here)")
+            why = f"its confirmation {c.describe()} names commit {run}, not in this repository's history" + (
+                " (a shallow clone: fetch the full history with git fetch --unshallow)" if shallow else ""
+            )
+            ledger.unproven[c.hash] = why
+            notes.append(f"{why}: it confirms nothing here")
         elif not _descends(full[run], first, parents):
             raise LedgerError(
                 f"ledger {c.describe()}: its run used commit {run}, which does not descend from {first[:12]}, "
@@ -487,7 +553,7 @@ def check_git(ledger: Ledger) -> list[str]:
 def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
     """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
     out: dict[str, list[str]] = {f: [] for f in files}
-    log = _git(root, "log", "--reverse", "--format=%H", "--name-only", "--", *files)
+    log = _git(root, "log", "--full-history", "--reverse", "--format=%H", "--name-only", "--", *files)
     commit = ""
     for line in log.stdout.splitlines() if log.returncode == 0 else ():
         if re.fullmatch(r"[0-9a-f]{40}", line):
@@ -514,7 +580,7 @@ def _first_holding(
         for source in [*tables, text]:
             try:
                 rows = tomllib.loads(source).get("entry", [])
-            except tomllib.TOMLDecodeError:
+            except (tomllib.TOMLDecodeError, RecursionError):
                 continue
             for row in rows:
                 if isinstance(row, dict) and row.get("hash") == digest:
@@ -529,14 +595,7 @@ def _cat_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, bytes
     """
     if not names:
         return {}
-    out = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=root,
-        input=("\n".join(names) + "\n").encode(),
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    out = _git_bytes(root, ["cat-file", "--batch"], ("\n".join(names) + "\n").encode())
     data, found, at = out.stdout, {}, 0
     for name in names:
         end = data.find(b"\n", at)
@@ -582,48 +641,70 @@ def check_history(ledger: Ledger) -> list[str]:
 
     A ledger is append-only against its git history: an entry removed, reordered, edited or
     re-hashed after it was committed raises LedgerError naming the file and the commit where the
-    history diverges. Sets ``ledger.committed`` to the hashes committed at HEAD, so a confirmation
-    appended but not committed is shown as pending. Versions of the older format (before a
-    ``migrate`` entry) are not compared. Returns notes on what could not be checked.
+    history diverges. The whole history is walked (``git log --full-history -m``: every parent of a
+    merge, so a branch that re-creates the file cannot hide main's versions), and a ledger file of the
+    folder that held entries and is gone now (deleted or renamed) raises too. Sets
+    ``ledger.committed`` to the hashes committed at HEAD, so a confirmation appended but not committed
+    is shown as pending, and ``ledger.history_checked`` unless the clone is shallow (then a note says
+    the history could not be checked). Versions of the older format (before a ``migrate`` entry) are
+    not compared. Returns notes on what could not be checked.
     """
     if ledger.path is None or not ledger.entries:
         return []
     root = git_root(ledger.path)
     if root is None:
         return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
-    files = {f.resolve().relative_to(root.resolve()).as_posix(): f for f in ledger_files(ledger.path)}
-    log = _git(root, "log", "--format=%H %s", "--name-only", "--", *files)
+    files = {_relative(root, f): f for f in ledger_files(ledger.path)}
+    spec = _relative(root, ledger.path) if ledger.path.exists() else sorted(files)[0]
+    log = _git(root, "log", "--full-history", "-m", "--no-renames", "--format=%H %s", "--name-only", "--", spec)
     if log.returncode != 0:
         return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]
+    folder = spec if ledger.path.is_dir() else None
     versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
     commit = subject = ""
     for line in log.stdout.splitlines():
+        name = line.strip()
         if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
             commit, _, subject = line.partition(" ")
-        elif line.strip() in versions:
-            versions[line.strip()].append((commit, subject))
-    wanted = [(rel, c) for rel, vs in versions.items() for c, _ in vs]
-    blobs = _cat_files(root, [f"{c}:{rel}" for rel, c in wanted])
+        elif name in versions or (folder is not None and _in_folder(name, folder)):
+            if (commit, subject) not in versions.setdefault(name, []):
+                versions[name].append((commit, subject))
+    same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
+    commits = sorted({c for vs in versions.values() for c, _ in vs})
+    at_head = [f"HEAD:{rel}" for rel in files]
+    found = _cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
+    blobs = {k: v.decode("utf-8", errors="replace") for k, (kind, v) in found.items() if kind == "blob"}
     committed: set[str] = set()
     notes = []
-    for rel, path in files.items():
-        now = [e.hash for e in ledger.entries if e.file == path]
-        newer = "the working tree (not committed)"
+    shallow = is_shallow(root)
+    if shallow:
+        notes.append(
+            f"git history not checked for {ledger.path}: this is a shallow clone, so the versions before its "
+            "depth are not here; only the ones it holds were compared (fetch the full history: git fetch --unshallow)"
+        )
+    for rel, vs in versions.items():
+        path = files.get(same.get(rel, rel), root / rel)
+        now = [e.hash for e in ledger.entries if e.file == path] if same.get(rel, rel) in files else []
+        newer = "the working tree (not committed)" if rel in files else "the working tree (the file is gone)"
         newer_parsed: tuple[str, list[str]] | tuple[()] = ()  # the last version parsed: an older one is its prefix
-        for i, (c, subj) in enumerate(versions[rel]):
+        for c, subj in vs:
             text = blobs.get(f"{c}:{rel}")
             if text is None:  # deleted in that commit, or missing from a shallow clone
-                if i > 0 or _git(root, "cat-file", "-e", c).returncode != 0:
+                if c not in found:
                     notes.append(f"{rel}: the version of commit {c[:12]} could not be read (a shallow clone?)")
                 newer = f"commit {c[:12]} ({subj})"
                 continue
             old = _prefix_hashes(text, *newer_parsed) if newer_parsed else None
             old = _committed_hashes(text) if old is None else old
             newer_parsed = (text, old) if old is not None else ()
-            if i == 0:
-                committed.update(old or [])
             if old is None:  # the older format: its entries live on in a migrate entry
                 break
+            if old and same.get(rel, rel) not in files:
+                raise LedgerError(
+                    f"ledger {path}: the version committed in {c[:12]} ({subj}) holds {len(old)} entries, and the "
+                    f"file is gone from the ledger {ledger.path} now (deleted or renamed in {newer}). A ledger is "
+                    f"append-only against git: restore the file (git show {c[:12]}:{rel}) and append new entries to it"
+                )
             if old != now[: len(old)]:
                 at = next(
                     (j for j, (a, b) in enumerate(zip(old, now, strict=False)) if a != b), min(len(old), len(now))
@@ -636,8 +717,37 @@ def check_history(ledger: Ledger) -> list[str]:
                     f"(git show {c[:12]}:{rel}) and append new ones after them"
                 )
             newer = f"commit {c[:12]} ({subj})"
+    for name in at_head:
+        committed.update(_committed_hashes(blobs[name]) or [] if name in blobs else [])
     ledger.committed = committed
+    ledger.history_checked = not shallow
     return notes
+
+
+def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
+    """Add to ``versions`` the commits of the single-file ledger ``name`` under the names it had before a rename.
+
+    Return each older name mapped to ``name`` (one ``git log --follow``): its versions are the file's own,
+    so they too must be prefixes of the file now.
+    """
+    log = _git(root, "log", "--follow", "--format=%H %s", "--name-only", "--", name)
+    same: dict[str, str] = {}
+    commit = subject = ""
+    for line in log.stdout.splitlines() if log.returncode == 0 else ():
+        old = line.strip()
+        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
+            commit, _, subject = line.partition(" ")
+        elif old and old != name:
+            same[old] = name
+            if (commit, subject) not in versions.setdefault(old, []):
+                versions[old].append((commit, subject))
+    return same
+
+
+def _in_folder(name: str, folder: str) -> bool:
+    """Return whether the repository path ``name`` is a ``*.toml`` directly in ``folder`` (a ledger file of it)."""
+    head, _, tail = name.rpartition("/")
+    return head == ("" if folder in (".", "") else folder.rstrip("/")) and tail.endswith(".toml")
 
 
 def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
@@ -656,7 +766,7 @@ def _committed_hashes(text: str) -> list[str] | None:
     """Return the entry hashes of a committed ledger version, each checked against its content (None: older format)."""
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return []
     if "entry" not in raw:
         return None
@@ -664,29 +774,6 @@ def _committed_hashes(text: str) -> list[str] | None:
     return [
         str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows if isinstance(r, dict)
     ]
-
-
-def _cat_files(root: Path, objects: Sequence[str]) -> dict[str, str]:
-    """Return the text of each ``commit:path`` git has (one ``git cat-file --batch``); absent ones are left out."""
-    if not objects:
-        return {}
-    out = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=root,
-        input=("\n".join(objects) + "\n").encode(),
-        capture_output=True,
-        timeout=60,
-    )
-    data, found, at = out.stdout, {}, 0
-    for name in objects:
-        end = data.index(b"\n", at)
-        header = data[at:end].decode().split()
-        at = end + 1
-        if len(header) == 3 and header[1] == "blob":
-            size = int(header[2])
-            found[name] = data[at : at + size].decode("utf-8", errors="replace")
-            at += size + 1
-    return found
 
 
 def history(ledger: Ledger, claim: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import io
 import shutil
 import subprocess
@@ -245,6 +246,7 @@ def _result(r: ClaimResult) -> str:
 def cmd_confirm(args: argparse.Namespace) -> int:
     """Append a confirm entry for each claim of the run that ran its registered block; refuse with the reasons."""
     run = load(args.run)
+    run_sha256 = hashlib.sha256(Path(args.run).read_bytes()).hexdigest()  # the evidence the confirmation names
     ledger = load_ledger(args.ledger)
     refused = 0
     for r in run.results():
@@ -274,6 +276,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             "verdict": r.verdict.value,
             "result": _result(r),
             "run_id": run.env.get("run id", ""),
+            "run_sha256": run_sha256,
         }
         if args.reused_block_why:
             fields["reused_block"] = args.reused_block_why
@@ -294,7 +297,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"{args.ledger}: {files} file(s), {len(ledger.entries)} entries: every hash chain holds")
     if ledger.committed is not None:
         pending = [entry for entry in ledger.entries if entry.hash not in ledger.committed]
-        print(f"every committed version is a prefix of the file now; {len(pending)} entries not committed yet")
+        if ledger.history_checked:
+            print(f"every committed version is a prefix of the file now; {len(pending)} entries not committed yet")
+        else:
+            print(
+                "the git history could NOT be checked (a shallow clone holds only its last commits): the versions "
+                f"it holds are prefixes of the file now; {len(pending)} entries not committed yet"
+            )
         for entry in pending:
             print(f"pending: {entry.describe()} (commit the ledger file; until then it confirms nothing)")
     for n in notes:
