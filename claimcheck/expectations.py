@@ -100,10 +100,11 @@ def numerics_label(env: Mapping[str, Any]) -> str:
 
     Runs written before the line named the CPU, its libraries and the threads said only the
     instruction set (``cpu AVX512``); the CPU and thread lines of the same environment complete it.
+    A run that records neither has unknown numerics: "".
     """
     line = str(env.get("numerics", "") or "")
-    if ";" in line:
-        return line
+    if ";" in line or not (line or env.get("cpu")):
+        return line  # the whole line, or nothing recorded: unknown numerics
     cpu = str(env.get("cpu", "") or "unknown CPU").split(" (")[0]
     threads = str(env.get("torch threads", "") or "?")
     return f"{line or 'cpu ?'}; {cpu}; torch {env.get('torch', '?')}; {threads} thread{'' if threads == '1' else 's'}"
