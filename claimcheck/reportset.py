@@ -227,31 +227,24 @@ def _relative(report: Path, path: Path) -> str:
     return path.relative_to(report.parent).as_posix()
 
 
-def _legacy_own(report: Path, path: Path) -> bool:
-    """Return whether ``path`` is the markdown or sidecar of a set written before manifests existed.
-
-    Such a set is recognised by its sidecar: a claimcheck run file whose run id the markdown shows.
-    """
-    if path not in (report, sidecar_path(report)):
-        return False
-    try:
-        run = json.loads(sidecar_path(report).read_text(encoding="utf-8"))
-        run_id = str(run["env"]["run id"])
-        return str(run.get("schema", "")).startswith(RUN_SCHEMA_PREFIX) and run_id in report.read_text(encoding="utf-8")
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return False
-
-
 def owns(report: Path, path: Path) -> bool:
-    """Return whether claimcheck wrote ``path`` as a file of the report set at ``report``."""
+    """Return whether claimcheck wrote ``path`` as a file of the report set at ``report``, and it is unchanged since.
+
+    Only the manifest claimcheck wrote when it wrote the file proves it (its name there with the
+    sha256 of its present content); nothing is inferred from the file's name or what it holds, so a
+    run file, a details file or a markdown file that no manifest records is the user's.
+    """
     m = read_manifest(report)
     try:
         entry = _relative(report, path)
     except ValueError:
         return False
-    if m is not None and entry in m.files and _why_not_ours(report, entry, m.sha256.get(entry)) is None:
-        return True
-    return _legacy_own(report, path)
+    return (
+        m is not None
+        and entry in m.files
+        and os.path.lexists(path)
+        and _why_not_ours(report, entry, m.sha256.get(entry)) is None
+    )
 
 
 def foreign(report: Path, path: Path) -> str | None:

@@ -105,7 +105,8 @@ def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
     """Raise ClaimcheckError when ``option out`` would replace a file claimcheck did not write (unless ``force``).
 
     A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with
-    its present content: a report set's file, or an earlier ``-o`` of this command line.
+    its present content: a report set's markdown, or an earlier ``-o`` of this command line. Nothing
+    is inferred from the file's name or content: a run JSON (a kept baseline) is the user's.
     """
     if out is None or force or not os.path.lexists(out):
         return
