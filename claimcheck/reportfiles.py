@@ -23,6 +23,7 @@ from claimcheck.reportset import (
     details_path,
     figure_dir,
     foreign,
+    forget_written,
     owns,
     read_manifest,
     record_written,
@@ -189,16 +190,14 @@ def _write_set(
         details = details_path(path)
         written.details = details if details.name in files else None
         why = foreign(path, details) if written.details else None
-        if why is not None and not _marked(details):
+        if why is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
         remove_staging(path, stage.name)
         raise
     written.left_alone = commit(
         path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])]
-    )
-    if written.details is None and _marked(details):  # left by a set written before manifests named it
-        details.unlink(missing_ok=True)
+    )  # an old details file goes only when the manifest records it with its present content
 
 
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
@@ -215,15 +214,6 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
         else:
             problems.append(f"figure {p.name} is not shown: {why}")
     return out
-
-
-def _marked(path: Path) -> bool:
-    """Return whether ``path`` is a details file claimcheck wrote (a set written before manifests named it)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.readline().rstrip("\n") == DETAILS_MARK
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def markdown_files(
@@ -251,7 +241,8 @@ def write_markdown(
     """Write the markdown report at ``path`` alone (``claimcheck render``), split as ``markdown_files`` says.
 
     Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
-    an earlier report is removed when this report is whole.
+    an earlier report, unchanged since (the manifest beside ``path`` records it so), is removed
+    when this report is whole.
     """
     return write_markdown_files(path, markdown_files(run, path, figure_folder, extra, shown))
 
@@ -260,29 +251,31 @@ def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
     """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
 
     A details file claimcheck wrote beside ``path`` for an earlier report is removed when this
-    report is whole.
+    report is whole, only if the manifest beside ``path`` records it with its present content: one
+    the user edited, or wrote, is theirs and stays (whatever its first line says).
     """
     for name, text in files.items():
         write_atomic(path.with_name(name), text)
     details = details_path(path)
     if details.name in files:
         return details
-    if _marked(details) and not details.is_symlink():
+    if owns(path, details):
         details.unlink()
+        forget_written(path, [details])
     return None
 
 
 def foreign_details(path: Path, files: dict[str, str]) -> str | None:
     """Return why writing ``files`` beside ``path`` would replace a details file claimcheck did not write, or None.
 
-    A details file is claimcheck's when the manifest beside ``path`` records it with its present
-    content, or, for one written before manifests named it, when it opens with ``DETAILS_MARK``.
+    A details file is claimcheck's only when the manifest beside ``path`` records it with its
+    present content; its first line (``DETAILS_MARK``) proves nothing.
     """
     details = details_path(path)
     if details.name not in files or not os.path.lexists(details):
         return None
     if details.is_symlink() or not details.is_file():
         return f"{details} is a symbolic link, a folder or a device"
-    if owns(path, details) or _marked(details):
+    if owns(path, details):
         return None
     return f"{details} exists and was not written by claimcheck (no manifest beside {path.name} records it)"

@@ -382,3 +382,16 @@ def record_written(report: Path, written: list[Path], run_id: str = "") -> None:
             m.files.append(entry)
         m.sha256[entry] = file_sha256(path) or ""
     _write_manifest(report, m)
+
+
+def forget_written(report: Path, removed: list[Path]) -> None:
+    """Drop ``removed`` (files claimcheck just removed) from the manifest beside ``report``, if it names them."""
+    m = read_manifest(report)
+    if m is None:
+        return
+    entries = {_relative(report, p) for p in removed}
+    if not entries & set(m.files):
+        return
+    m.files = [f for f in m.files if f not in entries]
+    m.sha256 = {f: h for f, h in m.sha256.items() if f not in entries}
+    _write_manifest(report, m)

@@ -11,13 +11,16 @@ traceback; and the committed reference report shows its figures with relative li
 from __future__ import annotations
 
 import hashlib
+import warnings
 from pathlib import Path
 
 import pytest
 
 from claimcheck.commands.cli import main
 from claimcheck.record import ClaimRecorder
-from claimcheck.reportfiles import write_report
+from claimcheck.report import render
+from claimcheck.reportfiles import DETAILS_MARK, write_report
+from claimcheck.reportset import ReportSetWarning
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import TestOutcome
 
@@ -31,8 +34,8 @@ def _run(run_id: str = "r1", claims: int = 1) -> RunData:
     return RunData(title="toy", env={"run id": run_id, "date": "today", "budget": "ci: toy"}, tests=tests)
 
 
-def _run_json(where: Path, run_id: str = "r1") -> Path:
-    write_report(_run(run_id), where / "claim-report.md", figures=False)
+def _run_json(where: Path, run_id: str = "r1", claims: int = 1) -> Path:
+    write_report(_run(run_id, claims), where / "claim-report.md", figures=False)
     return where / "claim-report.json"
 
 
@@ -73,3 +76,68 @@ def test_o_onto_its_own_earlier_output_named_json_needs_no_force(tmp_path: Path)
     out = tmp_path / "matrix.json"
     assert main(["matrix", str(run), "-o", str(out)]) == 0
     assert main(["matrix", str(run), "-o", str(out)]) == 0  # recorded when written: claimcheck's own
+
+
+# 2. a details file goes only when the manifest records it with the content claimcheck wrote
+
+
+def _split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every report of two claims or more too long for one file, so its sections go to the details file."""
+    monkeypatch.setattr("claimcheck.reportfiles.MAX_CHARS", len(render(_run())) + 200)
+
+
+def test_a_users_details_file_that_opens_with_the_mark_survives_the_next_report(tmp_path: Path) -> None:
+    report = tmp_path / "claim-report.md"
+    write_report(_run("old"), report, figures=False)
+    mine = tmp_path / "claim-report-details.md"
+    mine.write_text(DETAILS_MARK + "\nmy own notes, in claimcheck's format\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to warn about: the file is simply not the set's
+        write_report(_run("new"), report, figures=False)
+    assert mine.read_text() == DETAILS_MARK + "\nmy own notes, in claimcheck's format\n"
+
+
+def test_an_annotated_details_file_of_a_split_report_is_kept_and_said_so_when_the_next_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = tmp_path / "claim-report.md"
+    _split(monkeypatch)
+    written = write_report(_run("split", claims=3), report, figures=False)
+    assert written.details is not None
+    annotated = written.details.read_text() + "\nmy annotation\n"
+    written.details.write_text(annotated)
+    with pytest.warns(ReportSetWarning, match="left alone.*claim-report-details.md"):
+        whole = write_report(_run("whole"), report, figures=False)
+    assert whole.details is None and written.details.read_text() == annotated
+    assert any("claim-report-details.md" in why for why in whole.left_alone)
+
+
+def test_an_unchanged_details_file_of_a_split_report_goes_when_the_next_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = tmp_path / "claim-report.md"
+    _split(monkeypatch)
+    written = write_report(_run("split", claims=3), report, figures=False)
+    assert written.details is not None and written.details.exists()
+    write_report(_run("whole"), report, figures=False)
+    assert not written.details.exists()
+
+
+def test_render_whole_keeps_a_details_file_that_was_edited_or_never_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big, small = _run_json(tmp_path / "big", "big", claims=3), _run_json(tmp_path / "small", "small")
+    out = tmp_path / "out.md"
+    _split(monkeypatch)
+    assert main(["render", str(big), "-o", str(out)]) == 0
+    details = tmp_path / "out-details.md"
+    details.write_text(details.read_text() + "\nmy annotation\n")
+    assert main(["render", str(small), "-o", str(out)]) == 0
+    assert details.read_text().endswith("my annotation\n")
+    other = tmp_path / "other-details.md"
+    other.write_text(DETAILS_MARK + "\nmine\n")
+    assert main(["render", str(small), "-o", str(tmp_path / "other.md")]) == 0
+    assert other.read_text() == DETAILS_MARK + "\nmine\n"
+    assert main(["render", str(big), "-o", str(out), "--force"]) == 0  # claimcheck's again, recorded
+    assert main(["render", str(small), "-o", str(out)]) == 0
+    assert not details.exists()  # recorded with this content: removed
