@@ -7,6 +7,7 @@ per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and t
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,21 +79,25 @@ class ReportWriteError(Exception):
 def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
     """Finish or clean up what a killed run left, then put a banner on the existing report; return what was done.
 
-    A run that is killed before it finishes leaves the old report marked. Best effort: a report
-    that cannot be read or written is left alone (writing the new set will say why it fails).
+    A run that is killed before it finishes leaves the old report marked. The banner goes only on
+    a report the manifest records claimcheck wrote, with the content it has (``owns``), as every
+    other write of the set; whatever else is at the path by then is left alone. Best effort: a
+    report that cannot be read or written is left alone (writing the new set will say why it fails).
     """
     try:
         with _report_lock(path):
             done = recover(path)
-            if not path.is_file():
+            m = read_manifest(path)
+            if m is None or not owns(path, path):
                 return done
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
+            if hashlib.sha256(raw).hexdigest() != m.sha256.get(path.name):  # changed since ``owns`` looked
+                return done
+            text = raw.decode("utf-8")
             if text.startswith("> **This report is from an earlier run.**"):
                 text = text.split("\n\n", 1)[-1]
-            ours = owns(path, path)
             write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
-            if ours and read_manifest(path) is not None:  # the banner is claimcheck's too: record the new content
-                record_written(path, [path])
+            record_written(path, [path])  # the banner is claimcheck's too: record the new content
             return done
     except (OSError, UnicodeDecodeError):
         return []

@@ -19,7 +19,7 @@ import pytest
 from claimcheck.commands.cli import main
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import render
-from claimcheck.reportfiles import DETAILS_MARK, write_report
+from claimcheck.reportfiles import DETAILS_MARK, mark_superseded, write_report
 from claimcheck.reportset import ReportSetWarning
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import TestOutcome
@@ -141,3 +141,31 @@ def test_render_whole_keeps_a_details_file_that_was_edited_or_never_recorded(
     assert main(["render", str(big), "-o", str(out), "--force"]) == 0  # claimcheck's again, recorded
     assert main(["render", str(small), "-o", str(out)]) == 0
     assert not details.exists()  # recorded with this content: removed
+
+
+# 3. the superseded-report banner checks ownership as every other write of the set does
+
+
+def test_the_superseded_banner_is_not_written_over_a_file_claimcheck_did_not_write(tmp_path: Path) -> None:
+    report = tmp_path / "claim-report.md"
+    report.write_text("the user's notes\n")
+    mark_superseded(report, "new", "today")
+    assert report.read_text() == "the user's notes\n"
+
+
+def test_the_superseded_banner_is_not_written_over_a_report_edited_since_claimcheck_wrote_it(tmp_path: Path) -> None:
+    report = tmp_path / "claim-report.md"
+    write_report(_run("old"), report, figures=False)
+    report.write_text(report.read_text() + "\nmy annotation\n")
+    edited = report.read_text()
+    mark_superseded(report, "new", "today")
+    assert report.read_text() == edited
+
+
+def test_the_superseded_banner_goes_on_claimcheck_s_own_report_and_is_recorded(tmp_path: Path) -> None:
+    report = tmp_path / "claim-report.md"
+    write_report(_run("old"), report, figures=False)
+    mark_superseded(report, "new", "today")
+    assert report.read_text().startswith("> **This report is from an earlier run.** Run new")
+    write_report(_run("new"), report, figures=False)  # the banner is claimcheck's: replaced without a word
+    assert "earlier run" not in report.read_text()
