@@ -363,9 +363,19 @@ def _apply(report: Path, m: Manifest) -> list[str]:
                 _leave(f"{path} could not be removed ({e.strerror or e})", left)
         else:
             _leave(why or f"{_quote(gone)} lies outside the report folder {report.parent}", left)
-    _write_manifest(report, Manifest(m.run_id, m.files, sha256=m.sha256))
-    for top in {PurePosixPath(src).parts[0] for src, _ in m.moves if PurePosixPath(src).parts}:
-        remove_staging(report, top)
+    try:
+        _write_manifest(report, Manifest(m.run_id, m.files, sha256=m.sha256))
+    except OSError as e:  # the new set is in place; the manifest on disk still names the moves: ``recover`` ends it
+        message = (
+            f"report set: the new report set of run {m.run_id} is in place, but its manifest "
+            f"{manifest_path(report).name} could not be written ({e.strerror or type(e).__name__}); "
+            "the next run finishes it"
+        )
+        left.append(message)
+        warnings.warn(ReportSetWarning(message), stacklevel=2)
+    finally:
+        for top in {PurePosixPath(src).parts[0] for src, _ in m.moves if PurePosixPath(src).parts}:
+            remove_staging(report, top)
     return left
 
 

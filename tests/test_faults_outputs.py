@@ -10,17 +10,21 @@ traceback; and the committed reference report shows its figures with relative li
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import json
 import warnings
 from pathlib import Path
 
 import pytest
+from toys import toy
 
+from claimcheck import reportset
 from claimcheck.commands.cli import main
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import render
 from claimcheck.reportfiles import DETAILS_MARK, mark_superseded, write_report
-from claimcheck.reportset import ReportSetWarning
+from claimcheck.reportset import ReportSetWarning, manifest_path, read_manifest
 from claimcheck.rundata import RunData
 from claimcheck.verdicts import TestOutcome
 
@@ -169,3 +173,66 @@ def test_the_superseded_banner_goes_on_claimcheck_s_own_report_and_is_recorded(t
     assert report.read_text().startswith("> **This report is from an earlier run.** Run new")
     write_report(_run("new"), report, figures=False)  # the banner is claimcheck's: replaced without a word
     assert "earlier run" not in report.read_text()
+
+
+# 4. a full disk at the last manifest write, after the moves: the new set is in place, and it says so
+
+FULL_AT_THE_LAST_MANIFEST = '''
+import errno
+
+import claimcheck.reportset as reportset
+
+_real = reportset.write_atomic
+
+
+def _full(path, data):
+    """The disk fills up as the manifest that ends a commit (no moves left) is written."""
+    ending = path.exists() and '"moves"' in path.read_text()
+    if path.name.endswith(".manifest.json") and '"moves"' not in data and ending:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    _real(path, data)
+
+
+def pytest_configure(config):
+    reportset.write_atomic = _full
+
+
+def pytest_unconfigure(config):
+    reportset.write_atomic = _real
+'''
+
+
+def test_a_full_disk_at_the_last_manifest_write_says_the_new_set_is_in_place_and_cleans_the_staging_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = tmp_path / "claim-report.md"
+    write_report(_run("old"), report, figures=False)
+    real = reportset.write_atomic
+
+    def full(path: Path, data: str | bytes) -> None:
+        if path == manifest_path(report) and '"moves"' not in str(data):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(reportset, "write_atomic", full)
+    with pytest.warns(ReportSetWarning, match="new report set of run new is in place.*No space left"):
+        written = write_report(_run("new"), report, figures=False)
+    assert "new" in json.loads(written.json.read_text())["env"]["run id"]
+    assert not list(tmp_path.glob("*.staging"))
+    monkeypatch.setattr(reportset, "write_atomic", real)
+    write_report(_run("next"), report, figures=False)  # the next run finishes the manifest and goes on
+    assert read_manifest(report) is not None and not read_manifest(report).moves  # type: ignore[union-attr]
+
+
+def test_a_session_whose_last_manifest_write_meets_a_full_disk_does_not_say_the_old_set_was_kept(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.mkdir("claims") / "test_toy.py").write_text(toy())
+    assert pytester.runpytest("--claim-report=r.md", "claims").ret == pytest.ExitCode.OK
+    pytester.makeconftest(FULL_AT_THE_LAST_MANIFEST)
+    result = pytester.runpytest("--claim-report=r.md", "--claim-cache=off", "claims")
+    out = result.stdout.str()
+    assert "NOT written" not in out and "previous report set is kept" not in out
+    result.stdout.fnmatch_lines(["*new report set of run * is in place, but its manifest *No space left on device*"])
+    assert result.ret == pytest.ExitCode.OK
+    assert not list(pytester.path.glob(".r.md.*.staging"))
