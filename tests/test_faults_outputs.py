@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import os
 import warnings
 from pathlib import Path
 
@@ -236,3 +237,32 @@ def test_a_session_whose_last_manifest_write_meets_a_full_disk_does_not_say_the_
     result.stdout.fnmatch_lines(["*new report set of run * is in place, but its manifest *No space left on device*"])
     assert result.ret == pytest.ExitCode.OK
     assert not list(pytester.path.glob(".r.md.*.staging"))
+
+
+# 5. a path holding bytes that are not UTF-8 is refused at option parsing, naming the option
+
+
+@pytest.mark.parametrize("option", ["--claim-report", "--claim-cache-dir"])
+def test_a_path_with_bytes_that_are_not_utf8_is_a_usage_error_naming_the_option(
+    pytester: pytest.Pytester, option: str
+) -> None:
+    (pytester.mkdir("claims") / "test_toy.py").write_text(toy())
+    name = os.fsdecode(b"caf\xff" + (b".md" if option == "--claim-report" else b""))
+    result = pytester.runpytest(f"{option}={pytester.path / name}", "claims")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option}:*caf\\xff*not UTF-8*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert "UnicodeEncodeError" not in result.stdout.str() + result.stderr.str()
+
+
+# 6. a report path or an -o target that cannot be written is one line naming the option and what to do
+
+
+def test_a_claim_report_that_is_a_symbolic_link_to_itself_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    (pytester.mkdir("claims") / "test_toy.py").write_text(toy())
+    (pytester.path / "loop.md").symlink_to("loop.md")
+    result = pytester.runpytest("--claim-report=loop.md", "claims")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--claim-report: *loop.md is a symbolic link that cannot be followed*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert (pytester.path / "loop.md").is_symlink()
