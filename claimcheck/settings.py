@@ -368,9 +368,9 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
             path = path.resolve(strict=True)
         except (OSError, RuntimeError) as e:  # a loop (ELOOP), a link too deep
             if not isinstance(e, FileNotFoundError):
-                why = e.strerror if isinstance(e, OSError) and e.strerror else "it loops"
+                reason = e.strerror if isinstance(e, OSError) and e.strerror else "it loops"
                 raise ConfigError(
-                    f"{option}: {path} is a symbolic link that cannot be followed ({why}); remove the link or "
+                    f"{option}: {path} is a symbolic link that cannot be followed ({reason}); remove the link or "
                     f"choose another report path (default {DEFAULT_REPORT})"
                 ) from None
             path = path.resolve()  # a dangling link: the set is written where it points
