@@ -14,6 +14,7 @@ import errno
 import hashlib
 import json
 import os
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 from toys import toy
 
 from claimcheck import reportset
+from claimcheck.commands import cli
 from claimcheck.commands.cli import main
 from claimcheck.record import ClaimRecorder
 from claimcheck.report import render
@@ -266,3 +268,54 @@ def test_a_claim_report_that_is_a_symbolic_link_to_itself_is_a_usage_error(pytes
     result.stderr.fnmatch_lines(["*--claim-report: *loop.md is a symbolic link that cannot be followed*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert (pytester.path / "loop.md").is_symlink()
+
+
+def _o_commands(tmp_path: Path) -> dict[str, list[str]]:
+    run = _run_json(tmp_path / "run")
+    return {"compare": ["compare", str(run), str(run)], "render": ["render", str(run)], "matrix": ["matrix", str(run)]}
+
+
+@pytest.mark.parametrize("command", ["compare", "render", "matrix"])
+def test_o_into_a_read_only_folder_is_one_line_naming_the_option_and_file(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _o_commands(tmp_path)[command]
+
+    def read_only(*_: object, **__: object) -> None:  # what a folder without write permission answers (not as root)
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "locked"))
+
+    monkeypatch.setattr(cli, "write_atomic", read_only)
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    out = tmp_path / "locked" / "out.md"
+    assert main([*args, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"-o {out}: cannot write it: Permission denied" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+@pytest.mark.parametrize("command", ["compare", "render", "matrix"])
+def test_o_with_a_file_name_too_long_is_one_line_naming_the_option(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _o_commands(tmp_path)[command]
+    out = tmp_path / ("x" * 300 + ".md")
+    assert main([*args, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"-o {out}: cannot write it: File name too long" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["stability", "mutants"])
+def test_out_that_is_a_regular_file_is_refused_before_any_run_and_the_file_kept(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_run(*_: object, **__: object) -> None:
+        raise AssertionError("a suite run was started")
+
+    monkeypatch.setattr(cli, "run_seeds", no_run)
+    monkeypatch.setattr(cli, "run_catalogue", no_run)
+    mine = tmp_path / "results.txt"
+    mine.write_text("the user's")
+    extra = ["model:a", "model:b"] if command == "mutants" else []
+    assert main([command, *extra, "--out", str(mine), "--targets", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {mine}: it is a file, not a folder" in err and mine.read_text() == "the user's"
