@@ -206,10 +206,14 @@ def _write_set(
 
 
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
-    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write."""
+    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write.
+
+    The problems name each file relative to the report's folder: they go into the markdown, which
+    may be committed, and must not carry a path of the machine that wrote it.
+    """
     folder = figure_dir(report)
     if folder.exists() and not folder.is_dir():
-        problems.append(f"no figure is shown: {folder} is a file, not a folder")
+        problems.append(f"no figure is shown: {folder.name} is a file, not a folder")
         return []
     out = []
     for p in figures:
@@ -217,7 +221,8 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
         if why is None:
             out.append(p)
         else:
-            problems.append(f"figure {p.name} is not shown: {why}")
+            where = p.relative_to(report.parent).as_posix()
+            problems.append(f"figure {p.name} is not shown: {why.replace(str(p), where)}")
     return out
 
 

@@ -14,9 +14,12 @@ import errno
 import hashlib
 import json
 import os
+import re
 import tempfile
 import warnings
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from toys import toy
@@ -319,3 +322,69 @@ def test_out_that_is_a_regular_file_is_refused_before_any_run_and_the_file_kept(
     assert main([command, *extra, "--out", str(mine), "--targets", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert f"--out {mine}: it is a file, not a folder" in err and mine.read_text() == "the user's"
+
+
+# 7. a report meant to be committed is self-contained: relative links that resolve, its figures shown, no local path
+
+REPOSITORY = Path(__file__).parents[1]
+REFERENCE = REPOSITORY / "reports" / "reference"
+LOCAL_PATHS = re.compile(r"(?<![\w.$])/(?:tmp|home|root|Users|work|private|var/folders)/")
+
+
+class _Targets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.targets += [v for k, v in attrs if (tag, k) in (("a", "href"), ("img", "src")) and v]
+
+
+@pytest.mark.parametrize("name", ["claim-report.md", "claim-report-details.md"])
+def test_the_committed_reference_report_links_only_files_of_the_repository_and_shows_its_figures(name: str) -> None:
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    markdown = REFERENCE / name
+    text = markdown.read_text(encoding="utf-8")
+    assert not LOCAL_PATHS.findall(text), "an absolute path of the machine that wrote it"
+    assert "not shown" not in text and "was not written by claimcheck" not in text
+    parser = _Targets()
+    parser.feed(cmarkgfm.github_flavored_markdown_to_html(text))
+    local = [t for t in parser.targets if not t.startswith(("https://", "http://", "#"))]
+    for target in local:
+        path = unquote(urlsplit(target).path)
+        assert not path.startswith("/") and "://" not in target, target
+        assert (markdown.parent / path).resolve().is_relative_to(REPOSITORY), target
+        assert (markdown.parent / path).is_file(), f"{target} does not exist"
+    figures = [t for t in local if t.endswith(".png")]
+    if name == "claim-report-details.md":
+        drawn = sorted((REFERENCE / "claim-report-figures").glob("*.png"))
+        assert drawn and {unquote(t).split("/")[-1] for t in figures} == {p.name for p in drawn}
+
+
+def test_a_figure_not_shown_is_named_relative_to_the_report_folder_in_the_markdown(tmp_path: Path) -> None:
+    report = tmp_path / "claim-report.md"
+    rec = ClaimRecorder(claim_id="C1", seed=0)
+    rec.check("toy statistic", 0.5, "<=", 1.0)
+    rec.curve("loss", [1.0, 0.5], group="toy curve")
+    run = RunData(title="toy", env={"run id": "r1", "date": "today"}, tests=[])
+    run.tests = [TestOutcome("test_toy.py::test_c1", "C1", "toy", "Sec. 9", "passed", record=rec)]
+    figures = tmp_path / "claim-report-figures"
+    figures.mkdir()
+    (figures / "C1-toy-curve.png").write_bytes(b"the user's picture")
+    written = write_report(run, report)
+    text = report.read_text()
+    assert "C1-toy-curve.png is not shown" in text, written.problems
+    assert str(tmp_path) not in text and "claim-report-figures/C1-toy-curve.png exists" in text
+
+
+def test_the_environment_table_shows_no_absolute_path_of_the_machine_that_ran_but_the_json_keeps_it(
+    tmp_path: Path,
+) -> None:
+    run = _run()
+    run.env["command"] = "pytest claims --claim-cache-dir /tmp/refcache --claim-report=reports/claim-report.md"
+    run.env["data dir"] = "/home/someone/.cache/claimcheck/data"
+    written = write_report(run, tmp_path / "claim-report.md", figures=False)
+    text = written.report.read_text()
+    assert "--claim-cache-dir …/refcache --claim-report=reports/claim-report.md" in text and "…/data" in text
+    assert not LOCAL_PATHS.findall(text)
+    assert json.loads(written.json.read_text())["env"]["command"].count("/tmp/refcache") == 1

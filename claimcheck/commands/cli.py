@@ -187,6 +187,8 @@ def _render_files(run: RunData, args: argparse.Namespace, out: Path, folder: Pat
             placed.append(target)
     for text in figures.notes + figures.problems:
         print(f"claimcheck: {text}", file=sys.stderr)
+    if not args.no_figures:  # show the figures drawn here, not a file left in the folder (shorter: no new split)
+        files = markdown_files(run, out, folder.name, [], {p.name for p in placed})
     details = write_markdown_files(out, files)
     record_written(out, [out, *placed, *([details] if details else [])])
     print(
