@@ -554,6 +554,8 @@ class Controller:
         terminalreporter.write_sep(
             "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures{link})"
         )
+        for line in w.left_alone:
+            terminalreporter.write_line(line, red=True)
 
     def _fix(self) -> str:
         """Return what to do about a deviation from the expectations, by where they came from."""

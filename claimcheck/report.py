@@ -90,6 +90,19 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
+_ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
+
+
+def portable(text: str) -> str:
+    """Return ``text`` with each absolute path shortened to ``…/<its last part>``.
+
+    The markdown of a report may be committed and read on other machines: a path of the machine
+    that ran (a cache folder in the command, a data folder) means nothing there and names that
+    machine's folders. The JSON sidecar keeps every value as it was.
+    """
+    return _ABSOLUTE.sub(r"…/\1", text)
+
+
 def _anchor(r: ClaimResult) -> str:
     return "claim-" + re.sub(r"[^a-z0-9]+", "-", r.claim_id.lower()).strip("-")
 
@@ -645,7 +658,8 @@ def render(
     if session:
         parts += [md(session), ""]
     parts += [*extra]  # the baseline comparison (and any problems writing the report) before the environment
-    parts += ["## Environment", "", _table(["setting", "value"], list(run.env.items())), ""]
+    env = [(k, portable(v) if isinstance(v, str) else v) for k, v in run.env.items()]
+    parts += ["## Environment", "", _table(["setting", "value"], env), ""]
     if run.counters:
         parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
     if run.data_files:

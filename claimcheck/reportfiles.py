@@ -7,6 +7,7 @@ per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and t
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from claimcheck.reportset import (
     details_path,
     figure_dir,
     foreign,
+    forget_written,
     owns,
     read_manifest,
     record_written,
@@ -76,21 +78,25 @@ class ReportWriteError(Exception):
 def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
     """Finish or clean up what a killed run left, then put a banner on the existing report; return what was done.
 
-    A run that is killed before it finishes leaves the old report marked. Best effort: a report
-    that cannot be read or written is left alone (writing the new set will say why it fails).
+    A run that is killed before it finishes leaves the old report marked. The banner goes only on
+    a report the manifest records claimcheck wrote, with the content it has (``owns``), as every
+    other write of the set; whatever else is at the path by then is left alone. Best effort: a
+    report that cannot be read or written is left alone (writing the new set will say why it fails).
     """
     try:
         with _report_lock(path):
             done = recover(path)
-            if not path.is_file():
+            m = read_manifest(path)
+            if m is None or not owns(path, path):
                 return done
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
+            if hashlib.sha256(raw).hexdigest() != m.sha256.get(path.name):  # changed since ``owns`` looked
+                return done
+            text = raw.decode("utf-8")
             if text.startswith("> **This report is from an earlier run.**"):
                 text = text.split("\n\n", 1)[-1]
-            ours = owns(path, path)
             write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
-            if ours and read_manifest(path) is not None:  # the banner is claimcheck's too: record the new content
-                record_written(path, [path])
+            record_written(path, [path])  # the banner is claimcheck's too: record the new content
             return done
     except (OSError, UnicodeDecodeError):
         return []
@@ -188,23 +194,25 @@ def _write_set(
         details = details_path(path)
         written.details = details if details.name in files else None
         why = foreign(path, details) if written.details else None
-        if why is not None and not _marked(details):
+        if why is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
         remove_staging(path, stage.name)
         raise
     written.left_alone = commit(
         path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])]
-    )
-    if written.details is None and _marked(details):  # left by a set written before manifests named it
-        details.unlink(missing_ok=True)
+    )  # an old details file goes only when the manifest records it with its present content
 
 
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
-    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write."""
+    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write.
+
+    The problems name each file relative to the report's folder: they go into the markdown, which
+    may be committed, and must not carry a path of the machine that wrote it.
+    """
     folder = figure_dir(report)
     if folder.exists() and not folder.is_dir():
-        problems.append(f"no figure is shown: {folder} is a file, not a folder")
+        problems.append(f"no figure is shown: {folder.name} is a file, not a folder")
         return []
     out = []
     for p in figures:
@@ -212,17 +220,9 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
         if why is None:
             out.append(p)
         else:
-            problems.append(f"figure {p.name} is not shown: {why}")
+            where = p.relative_to(report.parent).as_posix()
+            problems.append(f"figure {p.name} is not shown: {why.replace(str(p), where)}")
     return out
-
-
-def _marked(path: Path) -> bool:
-    """Return whether ``path`` is a details file claimcheck wrote (a set written before manifests named it)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.readline().rstrip("\n") == DETAILS_MARK
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def markdown_files(
@@ -250,7 +250,8 @@ def write_markdown(
     """Write the markdown report at ``path`` alone (``claimcheck render``), split as ``markdown_files`` says.
 
     Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
-    an earlier report is removed when this report is whole.
+    an earlier report, unchanged since (the manifest beside ``path`` records it so), is removed
+    when this report is whole.
     """
     return write_markdown_files(path, markdown_files(run, path, figure_folder, extra, shown))
 
@@ -259,29 +260,31 @@ def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
     """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
 
     A details file claimcheck wrote beside ``path`` for an earlier report is removed when this
-    report is whole.
+    report is whole, only if the manifest beside ``path`` records it with its present content: one
+    the user edited, or wrote, is theirs and stays (whatever its first line says).
     """
     for name, text in files.items():
         write_atomic(path.with_name(name), text)
     details = details_path(path)
     if details.name in files:
         return details
-    if _marked(details) and not details.is_symlink():
+    if owns(path, details):
         details.unlink()
+        forget_written(path, [details])
     return None
 
 
 def foreign_details(path: Path, files: dict[str, str]) -> str | None:
     """Return why writing ``files`` beside ``path`` would replace a details file claimcheck did not write, or None.
 
-    A details file is claimcheck's when the manifest beside ``path`` records it with its present
-    content, or, for one written before manifests named it, when it opens with ``DETAILS_MARK``.
+    A details file is claimcheck's only when the manifest beside ``path`` records it with its
+    present content; its first line (``DETAILS_MARK``) proves nothing.
     """
     details = details_path(path)
     if details.name not in files or not os.path.lexists(details):
         return None
     if details.is_symlink() or not details.is_file():
         return f"{details} is a symbolic link, a folder or a device"
-    if owns(path, details) or _marked(details):
+    if owns(path, details):
         return None
     return f"{details} exists and was not written by claimcheck (no manifest beside {path.name} records it)"

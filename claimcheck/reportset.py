@@ -227,31 +227,24 @@ def _relative(report: Path, path: Path) -> str:
     return path.relative_to(report.parent).as_posix()
 
 
-def _legacy_own(report: Path, path: Path) -> bool:
-    """Return whether ``path`` is the markdown or sidecar of a set written before manifests existed.
-
-    Such a set is recognised by its sidecar: a claimcheck run file whose run id the markdown shows.
-    """
-    if path not in (report, sidecar_path(report)):
-        return False
-    try:
-        run = json.loads(sidecar_path(report).read_text(encoding="utf-8"))
-        run_id = str(run["env"]["run id"])
-        return str(run.get("schema", "")).startswith(RUN_SCHEMA_PREFIX) and run_id in report.read_text(encoding="utf-8")
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return False
-
-
 def owns(report: Path, path: Path) -> bool:
-    """Return whether claimcheck wrote ``path`` as a file of the report set at ``report``."""
+    """Return whether claimcheck wrote ``path`` as a file of the report set at ``report``, and it is unchanged since.
+
+    Only the manifest claimcheck wrote when it wrote the file proves it (its name there with the
+    sha256 of its present content); nothing is inferred from the file's name or what it holds, so a
+    run file, a details file or a markdown file that no manifest records is the user's.
+    """
     m = read_manifest(report)
     try:
         entry = _relative(report, path)
     except ValueError:
         return False
-    if m is not None and entry in m.files and _why_not_ours(report, entry, m.sha256.get(entry)) is None:
-        return True
-    return _legacy_own(report, path)
+    return (
+        m is not None
+        and entry in m.files
+        and os.path.lexists(path)
+        and _why_not_ours(report, entry, m.sha256.get(entry)) is None
+    )
 
 
 def foreign(report: Path, path: Path) -> str | None:
@@ -370,9 +363,19 @@ def _apply(report: Path, m: Manifest) -> list[str]:
                 _leave(f"{path} could not be removed ({e.strerror or e})", left)
         else:
             _leave(why or f"{_quote(gone)} lies outside the report folder {report.parent}", left)
-    _write_manifest(report, Manifest(m.run_id, m.files, sha256=m.sha256))
-    for top in {PurePosixPath(src).parts[0] for src, _ in m.moves if PurePosixPath(src).parts}:
-        remove_staging(report, top)
+    try:
+        _write_manifest(report, Manifest(m.run_id, m.files, sha256=m.sha256))
+    except OSError as e:  # the new set is in place; the manifest on disk still names the moves: ``recover`` ends it
+        message = (
+            f"report set: the new report set of run {m.run_id} is in place, but its manifest "
+            f"{manifest_path(report).name} could not be written ({e.strerror or type(e).__name__}); "
+            "the next run finishes it"
+        )
+        left.append(message)
+        warnings.warn(ReportSetWarning(message), stacklevel=2)
+    finally:
+        for top in {PurePosixPath(src).parts[0] for src, _ in m.moves if PurePosixPath(src).parts}:
+            remove_staging(report, top)
     return left
 
 
@@ -388,4 +391,17 @@ def record_written(report: Path, written: list[Path], run_id: str = "") -> None:
         if entry not in m.files:
             m.files.append(entry)
         m.sha256[entry] = file_sha256(path) or ""
+    _write_manifest(report, m)
+
+
+def forget_written(report: Path, removed: list[Path]) -> None:
+    """Drop ``removed`` (files claimcheck just removed) from the manifest beside ``report``, if it names them."""
+    m = read_manifest(report)
+    if m is None:
+        return
+    entries = {_relative(report, p) for p in removed}
+    if not entries & set(m.files):
+        return
+    m.files = [f for f in m.files if f not in entries]
+    m.sha256 = {f: h for f, h in m.sha256.items() if f not in entries}
     _write_manifest(report, m)

@@ -187,6 +187,8 @@ class Settings:
         """
         root = config.rootpath
         values = {o.ini: _value(config, o) for o in OPTIONS}
+        for value, source in values.values():
+            check_encodable(value, source)
         data_dir, data_src = resolve_data_dir(config.getoption("claim_data_dir"), config.getini("claim_data_dir"), root)
         budgets = config.hook.pytest_claimcheck_budgets(config=config)
         budget = parse_budget(*values["claim_budget"], budgets)
@@ -256,6 +258,26 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
     if value is not None:
         return value, option.flag
     return config.getini(option.ini), f"ini {option.ini}"
+
+
+def check_encodable(value: object, option: str) -> None:
+    """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (``os.fsdecode``'s surrogates).
+
+    Such a path can be opened, but not written into the report, its JSON or the cache's keys, which
+    are UTF-8: refused here, before anything runs, instead of failing at the session's end.
+    """
+    texts = value if isinstance(value, list | tuple) else [value]
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(text)
+            raise ConfigError(
+                f"{option}: {shown!r} holds bytes that are not UTF-8, and the report, its JSON and the cache "
+                "record their paths in UTF-8; give a path whose name is UTF-8"
+            ) from None
 
 
 def _cuda_count(device: str) -> int:
@@ -342,7 +364,16 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     if path is None:
         return None
     if path.is_symlink():  # followed: the set is written beside the link's target (report_link says so)
-        path = path.resolve()
+        try:
+            path = path.resolve(strict=True)
+        except (OSError, RuntimeError) as e:  # a loop (ELOOP), a link too deep
+            if not isinstance(e, FileNotFoundError):
+                reason = e.strerror if isinstance(e, OSError) and e.strerror else "it loops"
+                raise ConfigError(
+                    f"{option}: {path} is a symbolic link that cannot be followed ({reason}); remove the link or "
+                    f"choose another report path (default {DEFAULT_REPORT})"
+                ) from None
+            path = path.resolve()  # a dangling link: the set is written where it points
     if path.is_dir():
         raise ConfigError(f"{option}: {path} is a directory; give a file path such as {DEFAULT_REPORT}")
     if path.suffix.lower() in (".json", ".py"):

@@ -98,12 +98,19 @@ def test_a_report_claimcheck_wrote_is_written_again(pytester: pytest.Pytester) -
     assert (pytester.path / "out" / "r.md").read_text() != first  # a new run id
 
 
-def test_a_report_of_an_older_claimcheck_without_a_manifest_is_still_its_own(pytester: pytest.Pytester) -> None:
+def test_a_report_that_no_manifest_records_is_not_taken_for_claimcheck_s_by_its_content(
+    pytester: pytest.Pytester,
+) -> None:
+    """Ownership is what claimcheck recorded when it wrote the file, never guessed from the file (issue 51)."""
     _suite(pytester)
     assert pytester.runpytest("--claim-report=r.md", "claims").ret == pytest.ExitCode.OK
     for manifest in pytester.path.glob(".r.md.manifest*"):
         manifest.unlink()
-    assert pytester.runpytest("--claim-report=r.md", "claims").ret == pytest.ExitCode.OK
+    before = (pytester.path / "r.md").read_text()
+    result = pytester.runpytest("--claim-report=r.md", "claims")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--claim-report:*r.md exists and was not written by claimcheck*"])
+    assert (pytester.path / "r.md").read_text() == before
 
 
 def test_collect_only_with_a_module_after_the_option_touches_nothing(pytester: pytest.Pytester) -> None:

@@ -29,15 +29,15 @@ def test_the_checked_in_reference_markdown_fits() -> None:
     assert len((REFERENCE / "claim-report.md").read_text()) <= MAX_CHARS
 
 
-def test_a_report_that_fits_stays_whole_and_removes_an_old_details_file(tmp_path: Path) -> None:
+def test_a_report_that_fits_stays_whole_and_keeps_a_details_file_no_manifest_records(tmp_path: Path) -> None:
     run = load(REFERENCE / "claim-report.json")
     run.tests = [t for t in run.tests if t.claim_id == "C2"]
-    stale = tmp_path / "r-details.md"
-    stale.write_text(DETAILS_MARK + "\nfrom an earlier run\n")
+    unrecorded = tmp_path / "r-details.md"
+    unrecorded.write_text(DETAILS_MARK + "\nfrom an earlier run\n")  # its first line proves nothing (issue 51)
     mine = tmp_path / "notes-details.md"
     mine.write_text("a user's file\n")
     assert write_markdown(run, tmp_path / "r.md", "r-figures", [], None) is None
-    assert "**Protocol v4**" in (tmp_path / "r.md").read_text() and not stale.exists()
+    assert "**Protocol v4**" in (tmp_path / "r.md").read_text() and unrecorded.exists()
     write_markdown(run, tmp_path / "notes.md", "notes-figures", [], None)
     assert mine.read_text() == "a user's file\n"  # not a details file claimcheck wrote: left alone
 

@@ -116,7 +116,8 @@ def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
     """Raise ClaimcheckError when ``option out`` would replace a file claimcheck did not write (unless ``force``).
 
     A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with
-    its present content: a report set's file, or an earlier ``-o`` of this command line.
+    its present content: a report set's markdown, or an earlier ``-o`` of this command line. Nothing
+    is inferred from the file's name or content: a run JSON (a kept baseline) is the user's.
     """
     if out is None or force or not os.path.lexists(out):
         return
@@ -129,14 +130,35 @@ def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
         )
 
 
+def cannot_write(option: str, out: Path, e: OSError) -> ClaimcheckError:
+    """Return the one-line error for an ``option out`` that could not be written (read-only, name too long, ...)."""
+    where = f" ({e.filename})" if e.filename and str(e.filename) != str(out) else ""
+    return ClaimcheckError(
+        f"{option} {out}: cannot write it: {e.strerror or type(e).__name__}{where}; nothing was replaced; "
+        "choose a writable path with a shorter name"
+    )
+
+
 def _write_or_print(text: str, out: Path | None, force: bool, option: str = "-o") -> None:
     if out is None:
         sys.stdout.write(text)
     else:
         check_output(out, force, option)
-        write_atomic(out, text)
-        record_written(out, [out])
+        try:
+            write_atomic(out, text)
+            record_written(out, [out])
+        except OSError as e:
+            raise cannot_write(option, out, e) from None
         print(f"wrote {out}", file=sys.stderr)
+
+
+def _out_folder(out: Path) -> None:
+    """Raise ClaimcheckError when ``--out`` names something other than a folder (or a path to create one at)."""
+    if os.path.lexists(out) and not out.is_dir():
+        raise ClaimcheckError(
+            f"--out {out}: it is a file, not a folder, and the runs' reports go into it; nothing was run; "
+            "give a folder (it is created when missing)"
+        )
 
 
 def _cmd_render(args: argparse.Namespace) -> None:
@@ -155,6 +177,14 @@ def _cmd_render(args: argparse.Namespace) -> None:
             f"-o {out}: the report is too long for one file, and its per-claim sections go beside it: {why}; "
             "nothing is written; choose another path, or add --force to replace it"
         )
+    try:
+        _render_files(run, args, out, folder, files)
+    except OSError as e:
+        raise cannot_write("-o", out, e) from None
+
+
+def _render_files(run: RunData, args: argparse.Namespace, out: Path, folder: Path, files: dict[str, str]) -> None:
+    """Draw the figures and write the markdown files of ``claimcheck render -o out``, then record them."""
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as stage:
         figures = draw_figures(run, Path(stage), enabled=not args.no_figures)
         placed = []
@@ -168,6 +198,8 @@ def _cmd_render(args: argparse.Namespace) -> None:
             placed.append(target)
     for text in figures.notes + figures.problems:
         print(f"claimcheck: {text}", file=sys.stderr)
+    if not args.no_figures:  # show the figures drawn here, not a file left in the folder (shorter: no new split)
+        files = markdown_files(run, out, folder.name, [], {p.name for p in placed})
     details = write_markdown_files(out, files)
     record_written(out, [out, *placed, *([details] if details else [])])
     print(
@@ -315,6 +347,7 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
 
 def _cmd_stability(args: argparse.Namespace) -> None:
     seeds = [args.first + i for i in range(args.base_seeds)]
+    _out_folder(args.out)
     summary = args.out / "stability.md"
     check_output(summary, args.force, "--out")  # before the runs, not after them
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
@@ -332,6 +365,7 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     else:
         raise ClaimcheckError("mutants: give --catalogue FILE, or a reference model and at least one mutant")
 
+    _out_folder(args.out)
     summary, timings = args.out / "mutants.md", args.out / "timings.json"
     check_output(summary, args.force, "--out")  # before the runs, not after them
     seconds = _timings(timings, args.force, args.reuse)
@@ -602,6 +636,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = args.func(args)
     except ClaimcheckError as e:
         print(f"claimcheck: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a write no command foresaw: one line naming the file, not a traceback
+        where = f" {e.filename}" if e.filename else ""
+        print(f"claimcheck: {args.command}: cannot write or read{where}: {e.strerror or e}", file=sys.stderr)
         return 2
     return int(status or 0)
 
