@@ -234,10 +234,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     rows = audit(results, pins[budget], same)
     outcomes = [row[-1] for row in rows]
     moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
+    verdicts = sum(row[1] == "verdict" for row in rows)
     summary = (
         f"audit of {args.run} against {args.expectations} [{budget}] "
         f"(pinned on {at.numerics or 'unrecorded numerics'}; "
-        f"here {here}): {outcomes.count('same verdict')} of {sum(row[1] == 'verdict' for row in rows)} verdicts the same; "
+        f"here {here}): {outcomes.count('same verdict')} of {verdicts} verdicts the same; "
         f"statistics: {outcomes.count('identical')} identical, {outcomes.count('within rounding')} within rounding, "
         f"{outcomes.count('within tolerance')} within tolerance, "
         f"{sum(o.startswith('chaotic') for o in outcomes)} chaotic (held at the verdict level or by count), "
