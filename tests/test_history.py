@@ -158,6 +158,7 @@ def test_help_lists_every_command_with_a_plain_one_line_description(capsys: pyte
         "mutants",
         "calibrate",
         "ledger",
+        "audit",
         "baseline",
     }
     for name in commands:
