@@ -13,6 +13,7 @@ import fcntl
 import os
 import platform
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +32,14 @@ class LockTimeout(ClaimcheckError):
 
 class NotALockFile(ClaimcheckError, OSError):
     """The lock file is a symbolic link or not a regular file: it is not followed or used."""
+
+
+def to_stderr(line: str) -> None:
+    """Write ``line`` to the process's own standard error, past pytest's capture (a wait is news now)."""
+    stream = sys.__stderr__
+    if stream is not None:
+        stream.write(line + "\n")
+        stream.flush()
 
 
 def holder(fd: int) -> str:

@@ -6,7 +6,7 @@ per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and t
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import hashlib
 import os
 from collections.abc import Iterator
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from claimcheck.baseline import Comparison, compare, render_comparison
 from claimcheck.figures import draw_figures
+from claimcheck.filelock import LockTimeout, hold, to_stderr
 from claimcheck.files import write_atomic
 from claimcheck.report import MAX_CHARS, claim_sections, md, render, render_compact, render_details
 from claimcheck.reportset import (
@@ -52,15 +53,19 @@ class Written:
 
 @contextmanager
 def _report_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside ``path`` so that two sessions never interleave their report sets."""
+    """Hold an exclusive lock beside ``path`` so that two sessions never interleave their report sets.
+
+    The cache entries' lock (``filelock.hold``): a stopped holder is waited on at most
+    ``filelock.TIMEOUT_S``, named, and a lock file that is a link is not followed; either ends as an
+    OSError here, which the callers turn into "not written" (or skip the banner).
+    """
     lock = path.with_name(f".{path.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
+    try:
+        with hold(lock, note=to_stderr):
             yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    except LockTimeout as e:
+        raise OSError(errno.ETIMEDOUT, str(e), str(lock)) from None
 
 
 STALE_BANNER = (

@@ -33,7 +33,6 @@ import platform
 import re
 import stat
 import struct
-import sys
 import warnings
 import zipfile
 import zlib
@@ -123,13 +122,6 @@ class CacheWriteWarning(UserWarning):
 
 class CacheLockWarning(UserWarning):
     """An entry's lock was waited for longer than ``filelock.NOTE_AFTER_S``: another session holds it."""
-
-
-def _to_stderr(line: str) -> None:
-    stream = sys.__stderr__
-    if stream is not None:
-        stream.write(line + "\n")
-        stream.flush()
 
 
 class CacheReadWarning(UserWarning):
@@ -301,7 +293,7 @@ class ResultCache:
     def _note(self, line: str) -> None:
         """Say (once per wait) that a lock is being waited for: live on standard error, and as a warning."""
         warnings.warn(CacheLockWarning(line.removeprefix("claimcheck: ")), stacklevel=5)
-        (self.note or _to_stderr)(line)
+        (self.note or filelock.to_stderr)(line)
 
     def secret(self) -> bytes:
         """Return the cache folder's secret key (made on first use); raise OSError when it cannot be had."""

@@ -329,3 +329,35 @@ def test_a_large_improvement_between_values_near_the_float_limit_is_decided() ->
     assert paired_test(before, list(before), 1e307, +1).movement() is Movement.EQUIVALENT
     single = paired_test([1.5e308], [-1.5e308], 1e307, +1, halfwidths=(1e300, 1e300))
     assert single.movement() is Movement.BETTER
+
+
+def test_a_report_lock_held_by_a_stopped_session_times_out_and_the_report_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report set's lock is the entries' lock: a stopped holder is not waited on for ever, and is named."""
+    from claimcheck.reportfiles import ReportWriteError, write_report
+    from claimcheck.rundata import RunData
+
+    monkeypatch.setattr(filelock, "TIMEOUT_S", 1.0)
+    report = tmp_path / "claim-report.md"
+    child = _hold_in_child(tmp_path / ".claim-report.md.lock")
+    try:
+        with pytest.raises(ReportWriteError) as raised:
+            write_report(RunData("r", {"run id": "r1"}), report, figures=False)
+    finally:
+        child.kill()
+        child.wait()
+    assert f"pid {child.pid}" in str(raised.value) and not report.exists()
+    write_report(RunData("r", {"run id": "r2"}), report, figures=False)  # the holder gone, it is written
+    assert report.exists()
+
+
+def test_a_report_lock_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    from claimcheck.reportfiles import ReportWriteError, write_report
+    from claimcheck.rundata import RunData
+
+    target = tmp_path / "elsewhere"
+    (tmp_path / ".claim-report.md.lock").symlink_to(target)
+    with pytest.raises(ReportWriteError, match="symbolic link"):
+        write_report(RunData("r", {"run id": "r1"}), tmp_path / "claim-report.md", figures=False)
+    assert not target.exists()
