@@ -104,11 +104,6 @@ def key_numerics() -> str:
     return numerics("cpu") + gpu
 
 
-def kernels(numerics_line: str) -> str:
-    """Return the instruction-set part of a numerics line (``cpu AVX512``), for a short label."""
-    return numerics_line.split(";", 1)[0]
-
-
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
     """Return versions, CPU, threads, accelerator, numerics flags and git state as strings.
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.errors import ConfigError
-from claimcheck.verdicts import ClaimResult, Verdict
+from claimcheck.verdicts import ClaimResult, StatSummary, Verdict
 
 _VERDICTS = {v.value for v in Verdict}
 DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
@@ -279,11 +279,8 @@ AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "out
 def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: bool) -> list[tuple[str, ...]]:
     """Return one row per claim verdict and pinned statistic: how this run of the pinned block stands.
 
-    Outcomes: ``same verdict`` / ``verdict changed``; for a statistic ``identical``, ``within
-    rounding`` (its count the same, its median moved no further than the reruns moved it),
-    ``within tolerance`` (further than rounding, inside ``rtol``/``atol``), ``moved beyond`` (a
-    count or median past what the pins allow: a deviation), ``chaotic: verdict level`` (rounding
-    moves its count, or its median past its tolerance, on other numerics), ``not recorded``.
+    A claim's row says ``same verdict`` or ``verdict changed``; a statistic's, ``judge_stat``'s
+    outcome, the same judgement the session's deviations come from.
     """
     rows: list[tuple[str, ...]] = []
     for r in results:
@@ -297,22 +294,8 @@ def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: boo
             spread = sp.chaotic or (f"{sp.rounding:.2g} of the median" if pin.rounding else "not measured")
             pinned = f"{sp.met}/{sp.n}, {sp.median:.6g}"
             s = now.get(key)
-            if s is None:
-                rows.append((r.claim_id, key, pinned, "", spread, "not recorded"))
-                continue
-            here = f"{s.met}/{s.values.n}, {s.values.median:.6g}"
-            counts = (s.met, s.values.n) == (sp.met, sp.n)
-            lenient = not same_numerics and bool(pin.rounding)
-            if lenient and (sp.chaotic or (counts and median_chaotic(sp))):
-                outcome = "chaotic: verdict level" if sp.chaotic else "chaotic median: count held"
-            elif not counts or _moved(sp.median, s.values.median, sp.rtol, sp.atol):
-                outcome = "moved beyond"
-            elif s.values.median == sp.median or (math.isnan(s.values.median) and math.isnan(sp.median)):
-                outcome = "identical"
-            elif _relative(sp.median, s.values.median) <= sp.rounding:
-                outcome = "within rounding"
-            else:
-                outcome = "within tolerance"
+            outcome, _ = judge_stat(sp, s, not same_numerics and bool(pin.rounding))
+            here = f"{s.met}/{s.values.n}, {s.values.median:.6g}" if s is not None else ""
             rows.append((r.claim_id, key, pinned, here, spread, outcome))
     return rows
 
@@ -403,14 +386,13 @@ def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: C
         now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
         for key, sp in pin.stats.items():
             s = now.get(key)
-            if s is None or not pin.rounding:
-                continue
-            if sp.chaotic:
+            outcome, _ = judge_stat(sp, s, bool(pin.rounding))
+            if s is not None and outcome == "chaotic: verdict level":
                 out.append(
                     f"{r.claim_id} {key}: met {s.met}/{s.values.n}, median {s.values.median:.6g}; chaotic under "
                     f"rounding ({sp.chaotic}; pinned {sp.met}/{sp.n}, {sp.median:.6g}), held at the verdict level"
                 )
-            elif median_chaotic(sp):
+            elif s is not None and outcome == "chaotic median: count held":
                 out.append(
                     f"{r.claim_id} {key}: median {s.values.median:.6g}; rounding moves it by up to {sp.rounding:.3g} "
                     f"of itself (pinned {sp.median:.6g}, rtol {sp.rtol:g}), so its count alone is held"
@@ -431,21 +413,42 @@ def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str, skip_chaotic: 
             out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
     now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
     for key, sp in pin.stats.items():
-        if skip_chaotic and sp.chaotic:
-            continue
-        s = now.get(key)
-        if s is None:
-            out.append(f"{r.claim_id} {key}: pinned in {source} but not recorded")
-            continue
-        if (s.met, s.values.n) != (sp.met, sp.n):
-            out.append(f"{r.claim_id} {key}: met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
-        if skip_chaotic and median_chaotic(sp):
-            continue
-        if _moved(sp.median, s.values.median, sp.rtol, sp.atol):
-            why = "" if math.isfinite(s.values.median) else f" ({nonfinite_why(r, s.part, s.control, s.statistic)})"
-            tol = f"rtol {sp.rtol:g}" + (f", atol {sp.atol:g}" if sp.atol else "")
-            out.append(f"{r.claim_id} {key}: median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} ({tol})")
+        _, problems = judge_stat(sp, now.get(key), skip_chaotic, source, r)
+        out += [f"{r.claim_id} {key}: {p}" for p in problems]
     return out
+
+
+def judge_stat(
+    sp: StatPin, s: StatSummary | None, lenient: bool, source: str = "the pins", r: ClaimResult | None = None
+) -> tuple[str, list[str]]:
+    """Return how a recorded statistic stands against its pin: an outcome and the deviations that make it.
+
+    ``lenient``: the run rounds under other numerics than the pins' and the claim's rounding spread
+    was measured, so a chaotic statistic is held at the verdict level and a median that rounding
+    moved past its tolerance by its count alone. Outcomes: ``not recorded`` and ``moved beyond``
+    (with the deviations), ``chaotic: verdict level``, ``chaotic median: count held``, ``identical``,
+    ``within rounding`` (no further than the reruns moved it), ``within tolerance``.
+    """
+    if s is None:
+        return "not recorded", [f"pinned in {source} but not recorded"]
+    if lenient and sp.chaotic:
+        return "chaotic: verdict level", []
+    problems = []
+    if (s.met, s.values.n) != (sp.met, sp.n):
+        problems.append(f"met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
+    median_held = not (lenient and median_chaotic(sp))
+    if median_held and _moved(sp.median, s.values.median, sp.rtol, sp.atol):
+        odd = r is not None and not math.isfinite(s.values.median)
+        why = f" ({nonfinite_why(r, s.part, s.control, s.statistic)})" if r is not None and odd else ""
+        tol = f"rtol {sp.rtol:g}" + (f", atol {sp.atol:g}" if sp.atol else "")
+        problems.append(f"median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} ({tol})")
+    if problems:
+        return "moved beyond", problems
+    if not median_held:
+        return "chaotic median: count held", []
+    if _relative(sp.median, s.values.median) == 0:
+        return "identical", []
+    return ("within rounding" if _relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
 
 
 def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
