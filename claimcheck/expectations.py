@@ -419,7 +419,11 @@ def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str, skip_chaotic: 
 
 
 def judge_stat(
-    sp: StatPin, s: StatSummary | None, lenient: bool, source: str = "the pins", r: ClaimResult | None = None
+    sp: StatPin,
+    s: StatSummary | None,
+    lenient: bool,
+    source: str = "the expectations file",
+    r: ClaimResult | None = None,
 ) -> tuple[str, list[str]]:
     """Return how a recorded statistic stands against its pin: an outcome and the deviations that make it.
 

@@ -18,6 +18,8 @@ from toys import K
 
 import claimcheck.filelock as filelock
 from claimcheck.filelock import LockTimeout
+from claimcheck.reportfiles import ReportWriteError, write_report
+from claimcheck.rundata import RunData
 from claimcheck.store import CacheLockWarning, CacheWriteWarning, ResultCache
 
 
@@ -335,9 +337,6 @@ def test_a_report_lock_held_by_a_stopped_session_times_out_and_the_report_is_not
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The report set's lock is the entries' lock: a stopped holder is not waited on for ever, and is named."""
-    from claimcheck.reportfiles import ReportWriteError, write_report
-    from claimcheck.rundata import RunData
-
     monkeypatch.setattr(filelock, "TIMEOUT_S", 1.0)
     report = tmp_path / "claim-report.md"
     child = _hold_in_child(tmp_path / ".claim-report.md.lock")
@@ -353,9 +352,6 @@ def test_a_report_lock_held_by_a_stopped_session_times_out_and_the_report_is_not
 
 
 def test_a_report_lock_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
-    from claimcheck.reportfiles import ReportWriteError, write_report
-    from claimcheck.rundata import RunData
-
     target = tmp_path / "elsewhere"
     (tmp_path / ".claim-report.md.lock").symlink_to(target)
     with pytest.raises(ReportWriteError, match="symbolic link"):
