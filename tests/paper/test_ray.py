@@ -37,10 +37,21 @@ TCFG = TrainConfig(steps=30)
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[RayExecutor]:
-    """An embedded local Ray for this module's in-process tests, one torch thread per task."""
+    """An embedded local Ray for this module's in-process tests, one torch thread per task.
+
+    This process computes on one thread too while the module runs: the engine's identity names the
+    thread count (it rounds), so a worker on another count than its controller is refused.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
     executor = RayExecutor(threads=1, identity=engine_identity)
-    yield executor
-    executor.close()
+    try:
+        yield executor
+    finally:
+        executor.close()
+        torch.set_num_threads(before)
 
 
 def _runs(seeds: range) -> list[Run]:
@@ -106,6 +117,20 @@ def test_a_tasks_own_error_comes_back_as_it_was_raised(cluster: RayExecutor) -> 
     with pytest.raises(ConfigError, match="steps must be >= 1") as info:
         cluster.run(bad, "bad config")
     assert any("raised in Ray task 'bad config'" in note for note in info.value.__notes__)
+
+
+def test_a_worker_on_another_thread_count_than_its_controller_refuses(cluster: RayExecutor) -> None:
+    """The engine's identity names the thread count (it rounds): a worker told to use 1 thread while
+    the controller keys its results under 2 would store 1-thread numbers under 2-thread keys."""
+    import torch
+
+    torch.set_num_threads(2)
+    try:
+        two = RayExecutor(threads=1, identity=engine_identity)  # joins the module's cluster
+        with pytest.raises(ClusterError, match=r"numerics: controller .*; 2 threads, worker .*; 1 thread\b"):
+            two.run(lambda: 1)
+    finally:
+        torch.set_num_threads(1)
 
 
 def test_a_worker_that_runs_other_code_refuses_to_compute(cluster: RayExecutor) -> None:
