@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from claimcheck.protocol import block_seed
+from claimcheck.protocol.spec import block_seed
 from qin2025.data.sst2 import find_sst2
 from qin2025.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained
 from qin2025.finetune import SentenceData, finetune, init_head, objective

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from claimcheck.protocol import ClaimProtocol
-from claimcheck.record import ClaimRecorder
-from claimcheck.verdicts import TestOutcome, decide
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome, decide
+from claimcheck.protocol.spec import ClaimProtocol
 from qin2025.calibration.depth import World, simulate_claim
 from qin2025.residual_depth import depth_change, window_error
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from claimcheck.protocol import block_seed
+from claimcheck.protocol.spec import block_seed
 from qin2025.data.sst2 import find_sst2
 from qin2025.encoder import EncoderConfig, layer_params, load_pretrained
 from qin2025.finetune import init_head, objective

@@ -36,8 +36,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import qin2025.finetune as ft
-from claimcheck.protocol import block_seed
-from claimcheck.store import ResultCache
+from claimcheck.protocol.spec import block_seed
+from claimcheck.store.cache import ResultCache
 from qin2025.data.sst2 import find_sst2
 from qin2025.encoder import EncoderConfig, load_pretrained
 from qin2025.residual_depth import flip_one, seed_data, window_error

@@ -1,4 +1,5 @@
-"""Measure the confidence sequences of ``claimcheck.sequential``: coverage at every n, and the units a decision takes.
+"""Measure the confidence sequences of ``claimcheck.decide.sequential``: coverage at every n, and the units
+a decision takes.
 
 Prints the markdown tables of docs/decisions.md: for each construction, over many simulated runs,
 how often the truth left the one-sided bounds at some n up to the horizon (time-uniform
@@ -19,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sps
 
-from claimcheck import sequential as sq
-from claimcheck.stats import clopper_pearson
+from claimcheck.decide import sequential as sq
+from claimcheck.decide.stats import clopper_pearson
 
 ALPHA = 0.05
 Bools = NDArray[np.bool_]

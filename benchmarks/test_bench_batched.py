@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
 from qin2025.batched import Run
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.budget import Budget
+from claimcheck.protocol.budget import Budget
 
 
 def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget]:

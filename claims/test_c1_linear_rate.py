@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.budget import Budget
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
+from claimcheck.protocol.budget import Budget
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
 from qin2025.challenge import families as challenge

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.batched import Run
 from qin2025.calibration.monotone import monotone_families
 from qin2025.challenge import families as challenge

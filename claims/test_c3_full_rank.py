@@ -21,9 +21,9 @@ from dataclasses import replace
 
 import pytest
 
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.calibration.full_rank import floor_families
 from qin2025.challenge import families as challenge
 from qin2025.full_rank import (

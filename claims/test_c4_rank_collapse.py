@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.calibration.collapse import collapse_families, slows_families, stops_families
 from qin2025.challenge import families as challenge
 from qin2025.collapse import (

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from claimcheck.budget import Budget
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
-from claimcheck.settings import Settings
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
+from claimcheck.protocol.budget import Budget
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.pytest.options import Settings
 from qin2025.calibration.residual_speed import faster_families, order_families
 from qin2025.challenge import families as challenge
 from qin2025.data.jena import JenaNotFound

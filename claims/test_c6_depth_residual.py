@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.budget import Budget
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.errors import DataUnavailable
-from claimcheck.protocol import ClaimProtocol, Control, Family, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
-from claimcheck.settings import Settings
-from claimcheck.store import ResultCache
+from claimcheck.protocol.budget import Budget
+from claimcheck.protocol.spec import ClaimProtocol, Control, Family, Part, Seeds, Stat
+from claimcheck.pytest.options import Settings
+from claimcheck.store.cache import ResultCache
 from qin2025.calibration.depth import Grid as Families
 from qin2025.calibration.depth import advantage_families, trend_families
 from qin2025.challenge import families as challenge

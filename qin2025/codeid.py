@@ -2,16 +2,16 @@
 
 The engine is every module a stored result depends on: the modules that compute results
 (``ENGINE_ROOTS``: the trainer, which trains and measures through ``train``, ``batched`` and the
-model protocol, its results cached by ``claimcheck.store``; the fine-tuning of C6; the spectral
+model protocol, its results cached by ``claimcheck.store.cache``; the fine-tuning of C6; the spectral
 measurements; the data loaders) and every ``qin2025`` module they import, found by reading their
-``import`` statements (``claimcheck.files.import_closure``: the import graph, not a hand-kept
-list); the digest is ``claimcheck.files.files_digest`` over their paths and bytes. The walk stops
+``import`` statements (``claimcheck.store.files.import_closure``: the import graph, not a hand-kept
+list); the digest is ``claimcheck.store.files.files_digest`` over their paths and bytes. The walk stops
 at ``NOT_RESULTS``: modules that decide where or how a result is stored, or whether data is
 accepted, never a result's value. Editing any engine file, say
 ``h = 3.0 * f + gamma * z`` in ``model.py``, changes the identity, and with it every cache key.
 
 The same modules are the engine a claim's code fingerprint stops at (``engine_module_names``,
-handed to ``claimcheck.fingerprint`` by the plugin): what decides a verdict from the measurements
+handed to ``claimcheck.provenance.fingerprint`` by the plugin): what decides a verdict from the measurements
 (``checks``, ``curves``, the claim modules) is hashed by the fingerprint, what measures is named by
 this identity. A few statistics live among the measurements (``DECIDES``): the fingerprint
 follows those anyway.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from claimcheck.files import files_digest, module_file
-from claimcheck.files import import_closure as walk_imports
+from claimcheck.store.files import files_digest, module_file
+from claimcheck.store.files import import_closure as walk_imports
 
 PACKAGE = "qin2025"
 ENGINE_ROOTS = ("qin2025.trainer", "qin2025.finetune", "qin2025.spectral", "qin2025.data")
@@ -95,7 +95,7 @@ def module_identity(module: str, file: str, root: Path | None = None) -> str:
     """Return the sha256 over ``file`` (module ``module``) and every ``qin2025`` module it imports, transitively.
 
     This is a computation's own code in its cache key (the ``function`` namespace of
-    ``claimcheck.keys.Key``): editing the module that defines it, or any module of the package it
+    ``claimcheck.store.keys.Key``): editing the module that defines it, or any module of the package it
     reaches, changes the key; editing a module it does not reach does not. Read once per process.
     ``root`` is the folder above the package (default: this one's).
     """

@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from claimcheck.decide.record import ClaimRecorder
 from claimcheck.errors import ConfigError
-from claimcheck.record import ClaimRecorder
 from qin2025.batched import Run
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, QKInit

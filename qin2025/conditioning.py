@@ -62,8 +62,8 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from claimcheck.record import ClaimRecorder
-from claimcheck.stats import spearman, t_interval
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.stats import spearman, t_interval
 from qin2025.batched import Run, train_batch_from
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData

@@ -1,7 +1,7 @@
 """Describe a loss curve: its worst contraction, a straight-line fit of its log, the steps where it rose.
 
 Pure functions of a curve L_0..L_T (arrays in, frozen dataclasses out); the claims of this paper use
-them, the core's statistics (``claimcheck.stats``) do not.
+them, the core's statistics (``claimcheck.decide.stats``) do not.
 """
 
 from __future__ import annotations

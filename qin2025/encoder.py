@@ -37,7 +37,9 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
 from claimcheck.errors import ConfigError, DataError, DataUnavailable
-from claimcheck.files import sha256_file as sha256_file  # the one file digest; finetune and sst2_sanity read it here
+from claimcheck.store.files import (
+    sha256_file as sha256_file,  # the one file digest; finetune and sst2_sanity read it here
+)
 
 Params = dict[str, torch.Tensor]
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from claimcheck.record import ClaimRecorder
+from claimcheck.decide.record import ClaimRecorder
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig, QKInit, init_params
 from qin2025.spectral import (

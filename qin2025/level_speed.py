@@ -46,7 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from claimcheck.stats import spearman
+from claimcheck.decide.stats import spearman
 
 CHECKPOINTS = (0.5, 1.0)  # the level is read at these fractions of the horizon T
 FLAT_FROM = 0.75  # a run has flattened when its loss falls by less than FLAT in log over [FLAT_FROM x T, T]

@@ -45,8 +45,8 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from claimcheck.protocol import Estimate, Stat
-from claimcheck.record import ClaimRecorder
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.protocol.spec import Estimate, Stat
 from qin2025.batched import Run, _initial, top_eigenvalues
 from qin2025.data.synthetic import TensorData
 from qin2025.model import ModelConfig, squared_loss

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from claimcheck.record import ClaimRecorder
+from claimcheck.decide.record import ClaimRecorder
 from qin2025.curves import increases
 from qin2025.train import Trajectory
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 import qin2025
-from claimcheck.executor import LOCAL, Executor
-from claimcheck.fingerprint import Engine
-from claimcheck.record import ClaimRecorder
-from claimcheck.report import CONFIRMED_ON_KEY, PREMISES_KEY, SUBJECT_KEY
-from claimcheck.settings import Settings
-from claimcheck.store import ResultCache
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.provenance.fingerprint import Engine
+from claimcheck.pytest.executor import LOCAL, Executor
+from claimcheck.pytest.options import Settings
+from claimcheck.report.markdown import CONFIRMED_ON_KEY, PREMISES_KEY, SUBJECT_KEY
+from claimcheck.store.cache import ResultCache
 from qin2025.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
 from qin2025.data.known import folder_provenance
 from qin2025.facts import subject_facts

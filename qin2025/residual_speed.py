@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import look_result
-from claimcheck.stats import spearman
-from claimcheck.verdicts import Verdict
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import look_result
+from claimcheck.decide.stats import spearman
+from claimcheck.decide.verdicts import Verdict
 from qin2025.batched import Run
 from qin2025.data.jena import FEATURES, WindowSpec, load_jena, locate_jena, require_features, window_jena
 from qin2025.data.jena_sanity import check_jena

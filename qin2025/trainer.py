@@ -1,6 +1,6 @@
-"""Train and measure the paper's models through the content-addressed store (``claimcheck.store``).
+"""Train and measure the paper's models through the content-addressed store (``claimcheck.store.cache``).
 
-Every result's key (``claimcheck.keys.Key``, built here by ``Trainer.key`` alone) holds, each in
+Every result's key (``claimcheck.store.keys.Key``, built here by ``Trainer.key`` alone) holds, each in
 its own namespace: the engine's identity (``ENGINE_VERSION``, the sha256 of the engine's source
 files from ``qin2025.codeid``, numpy's version); the model's identity; the computation's own
 identity (its name and the sha256 of its module with every ``qin2025`` module that module imports);
@@ -20,12 +20,12 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from claimcheck.deadline import deadline
-from claimcheck.environment import key_numerics
 from claimcheck.errors import ConfigError
-from claimcheck.executor import LOCAL, Executor, split
-from claimcheck.keys import Key
-from claimcheck.store import Arrays, Counts, Meta, ResultCache
+from claimcheck.provenance.environment import key_numerics
+from claimcheck.pytest.deadline import deadline
+from claimcheck.pytest.executor import LOCAL, Executor, split
+from claimcheck.store.cache import Arrays, Counts, Meta, ResultCache
+from claimcheck.store.keys import Key
 from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
 from qin2025.codeid import code_identity, module_identity
 from qin2025.data.synthetic import TensorData
@@ -42,7 +42,7 @@ def engine_identity() -> dict[str, Any]:
 
     Torch's version is in every store key already; numpy's is here because cached measurements
     (C3's SVDs, C7's read-outs) are numpy's and LAPACK's numbers. The numerics (kernels, CPU, math
-    libraries, threads: ``claimcheck.environment.key_numerics``) are here because the same seeds give
+    libraries, threads: ``claimcheck.provenance.environment.key_numerics``) are here because the same seeds give
     other bits under others: a run never reads another numerics' entries as its own, and
     ``--claim-cache-verify`` compares a hit only with a recompute under the numerics that made it.
     """
@@ -103,7 +103,7 @@ class Trainer:
     """Train through the cache on the session's device, counting what this test computed and reused.
 
     What the cache lacks is computed by ``executor``: in this process, or as tasks on a Ray cluster
-    (``claimcheck.executor``), whose results come back here and are stored under the same keys.
+    (``claimcheck.pytest.executor``), whose results come back here and are stored under the same keys.
     """
 
     cache: ResultCache

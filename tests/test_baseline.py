@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.baseline import DEFAULT_TOLERANCE, Tolerance, check_margins, compare, render_comparison
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
 from claimcheck.errors import ConfigError
-from claimcheck.gate import EXIT_UNDECIDED, EXIT_WORSE, Status, judge
-from claimcheck.paired import Movement, detectable
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.gate.baseline import DEFAULT_TOLERANCE, Tolerance, check_margins, compare, render_comparison
+from claimcheck.gate.decision import EXIT_UNDECIDED, EXIT_WORSE, Status, judge
+from claimcheck.gate.paired import Movement, detectable
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.report.rundata import RunData
 
 SEEDS = range(20)
 SPREAD = [0.03 * ((7 * s) % 11) for s in SEEDS]  # a fixed seed-to-seed pattern in [0, 0.3], sd about 0.1
@@ -150,7 +150,7 @@ def test_a_positive_statistic_spanning_orders_of_magnitude_is_compared_on_log10(
 
 
 def test_a_baseline_of_the_first_schema_is_refused_with_the_command_that_regenerates_it() -> None:
-    from claimcheck.rundata import RunFileError, from_dict
+    from claimcheck.report.rundata import RunFileError, from_dict
 
     raw = {
         "schema": "claimcheck-run/1",
@@ -165,7 +165,7 @@ def test_a_baseline_of_the_first_schema_is_refused_with_the_command_that_regener
 def test_a_baseline_of_the_second_schema_is_read_and_compared_seed_by_seed() -> None:
     from pathlib import Path
 
-    from claimcheck.rundata import load
+    from claimcheck.report.rundata import load
 
     old = load(Path(__file__).parent / "fixtures" / "run-schema-2.json")  # the reference run of v2/v3 protocols
     comp = compare(old, old, "old.json")
@@ -306,9 +306,9 @@ def test_a_margin_set_by_name_wins_over_the_protocols_and_a_bad_name_is_refused_
 def test_accepting_a_run_writes_it_over_the_baseline_and_keeps_the_old_one_beside_it(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from claimcheck.accept import AcceptError, accept
-    from claimcheck.commands.cli import main
-    from claimcheck.rundata import dumps
+    from claimcheck.cli.main import main
+    from claimcheck.gate.accept import AcceptError, accept
+    from claimcheck.report.rundata import dumps
 
     base, run = tmp_path / "base.json", tmp_path / "run.json"
     base.write_text(dumps(_base()))
@@ -329,7 +329,7 @@ def test_accepting_a_run_writes_it_over_the_baseline_and_keeps_the_old_one_besid
 
 def test_one_precedence_sets_the_session_exit_status() -> None:
     """Issue 49: pytest's own statuses stand, then 12, then the gate's 13/14 (an ERROR under the gate is 13), then 1."""
-    from claimcheck.gate import REPORT_NOT_WRITTEN, exit_status
+    from claimcheck.gate.decision import REPORT_NOT_WRITTEN, exit_status
 
     assert exit_status(2, failing=True, gate=EXIT_WORSE, report_failed=True) == 2  # interrupted
     assert exit_status(4, failing=False) == 4  # usage error

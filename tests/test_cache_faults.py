@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from toys import K
 
-import claimcheck.store as store
-from claimcheck.store import ResultCache
+import claimcheck.store.cache as store
+from claimcheck.store.cache import ResultCache
 
 
 def _compute(value: float, calls: list[float]):  # type: ignore[no-untyped-def]
@@ -106,9 +106,9 @@ def test_control(claim_record, claim_seed):
 FULL_DISK = """
 import errno
 
-import claimcheck.store
+import claimcheck.store.cache
 
-REAL = claimcheck.store.write_atomic
+REAL = claimcheck.store.cache.write_atomic
 
 
 def full(path, data):
@@ -116,11 +116,11 @@ def full(path, data):
 
 
 def pytest_configure(config):
-    claimcheck.store.write_atomic = full
+    claimcheck.store.cache.write_atomic = full
 
 
 def pytest_unconfigure(config):
-    claimcheck.store.write_atomic = REAL
+    claimcheck.store.cache.write_atomic = REAL
 """
 
 

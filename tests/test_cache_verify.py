@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from toys import K
 
-from claimcheck.cachefile import seal
-from claimcheck.store import SEAL, CacheMismatch, ResultCache, encode
+from claimcheck.store.cache import SEAL, CacheMismatch, ResultCache, encode
+from claimcheck.store.cachefile import seal
 
 
 def _compute(value: float, calls: list[float]):  # type: ignore[no-untyped-def]

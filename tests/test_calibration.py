@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claimcheck.calibration import (
+from claimcheck.cli.main import main
+from claimcheck.decide.calibration import (
     FLOOR,
     accepts,
     calibrate_part,
@@ -24,13 +25,12 @@ from claimcheck.calibration import (
     rule_verdict,
     simulate_rule,
 )
-from claimcheck.commands.cli import main
+from claimcheck.decide.evidence import rate_evidence
+from claimcheck.decide.record import ClaimRecorder, ProtocolDrift
+from claimcheck.decide.verdicts import Verdict
 from claimcheck.errors import ConfigError
-from claimcheck.evidence import rate_evidence
-from claimcheck.ledger import load_ledger
-from claimcheck.protocol import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
-from claimcheck.record import ClaimRecorder, ProtocolDrift
-from claimcheck.verdicts import Verdict
+from claimcheck.protocol.spec import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
+from claimcheck.provenance.ledger import load_ledger
 
 X = Stat("x", "<=", 1.0)
 
@@ -227,7 +227,7 @@ def test_the_ledger_records_calibrations_and_a_changed_decision_shows_changed_si
 
 SUITE_HEAD = '''
 import pytest
-from claimcheck.protocol import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
+from claimcheck.protocol.spec import Case, ClaimProtocol, Control, Family, Part, Seeds, Stat
 
 
 def decide(value):
@@ -322,7 +322,7 @@ def test_control(claim_record, claim_seed):
 def test_the_report_marks_each_part_from_the_record_and_flags_a_claim_without_a_discriminating_control(
     pytester: pytest.Pytester,
 ) -> None:
-    from claimcheck.commands.calibrate import load_protocols
+    from claimcheck.cli.calibrate import load_protocols
 
     pytester.makepyfile(test_toy=REPORTED_SUITE)
     (proto,) = load_protocols([pytester.path / "test_toy.py"])
@@ -419,7 +419,7 @@ def test_a_family_refuses_an_unknown_expectation_or_origin() -> None:
 
 
 def test_a_design_familys_origin_leaves_the_fingerprint_as_it_was() -> None:
-    from claimcheck.fingerprint import decides
+    from claimcheck.provenance.fingerprint import decides
 
     design = family("small", "pass", 0.0, 0.9)
     assert "origin" not in decides(design)
@@ -434,8 +434,8 @@ def test_a_mean_sample_whose_every_unit_is_in_the_zone_is_in_the_zone() -> None:
 
 
 def test_the_markdown_shows_challenge_columns_zones_and_each_family_below_the_floor_with_why() -> None:
-    from claimcheck.calibration import SuiteCalibration
-    from claimcheck.commands.calibrate import render_calibration
+    from claimcheck.cli.calibrate import render_calibration
+    from claimcheck.decide.calibration import SuiteCalibration
 
     part = toy_part(
         _family("small", "pass", 0.0, 0.8),

@@ -63,7 +63,7 @@ def test_autosave_keeps_each_run_in_the_history_headed_by_commit_and_machine(pyt
 
 
 def test_the_json_sidecar_types_its_env_values_and_reads_them_back(pytester: pytest.Pytester) -> None:
-    from claimcheck.rundata import load
+    from claimcheck.report.rundata import load
 
     pytester.makepyfile(test_toy=TOY.format(value=0.5))
     pytester.runpytest("--claim-report", "--claim-seed=7")

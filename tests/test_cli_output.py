@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.commands.cli import main
-from claimcheck.record import ClaimRecorder
-from claimcheck.reportfiles import write_report
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.cli.main import main
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.report.rundata import RunData
+from claimcheck.report.write import write_report
 
 MODULE = "def test_c2():\n    assert True\n"
 
@@ -129,7 +129,7 @@ def test_re_pinning_keeps_a_tolerance_set_by_hand(tmp_path: Path) -> None:
 
 
 def test_a_pins_atol_is_a_floor_under_its_relative_tolerance() -> None:
-    from claimcheck.expectations import _moved
+    from claimcheck.provenance.expectations import _moved
 
     assert _moved(-0.0166015625, -0.017578125, 0.05)  # a quarter sentence of 256 moves 6%: past rtol alone
     assert not _moved(-0.0166015625, -0.017578125, 0.05, 1 / 256)  # within one sentence

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from claimcheck.deadline import UnitTimeout, deadline
+from claimcheck.pytest.deadline import UnitTimeout, deadline
 
 
 def _spin(seconds: float) -> None:

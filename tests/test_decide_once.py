@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from claimcheck import reportfiles, verdicts
+from claimcheck.decide import verdicts
+from claimcheck.report import write as reportfiles
 
 CLAIMS = """
 import pytest
@@ -97,7 +98,7 @@ def test_the_spy_sees_a_second_decision(pytester: pytest.Pytester, counted: tupl
     decisions, _ = counted
     pytester.makepyfile(test_toy=CLAIMS)
     pytester.runpytest_inprocess("--claim-report").assert_outcomes(passed=12)
-    from claimcheck.rundata import load
+    from claimcheck.report.rundata import load
 
     run = load(pytester.path / "reports" / "claim-report.json")
     assert decisions == {"C1": 2, "C2": 2}  # the file read back is decided again, once
@@ -111,8 +112,8 @@ def test_the_spy_sees_a_second_decision(pytester: pytest.Pytester, counted: tupl
 def test_a_record_travels_as_the_same_json_as_to_json() -> None:
     import json
 
-    from claimcheck.record import ClaimRecorder
-    from claimcheck.rundata import record_json
+    from claimcheck.decide.record import ClaimRecorder
+    from claimcheck.report.rundata import record_json
 
     rec = ClaimRecorder(claim_id="C1", seed=3)
     rec.check("s", 0.5, "<=", 1.0, label="toy", unit=3)

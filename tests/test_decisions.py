@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from claimcheck.decide.record import ClaimRecorder, Look
+from claimcheck.decide.stats import clopper_pearson
+from claimcheck.decide.verdicts import TestOutcome, Verdict, decide
 from claimcheck.errors import ConfigError
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder, Look
-from claimcheck.stats import clopper_pearson
-from claimcheck.verdicts import TestOutcome, Verdict, decide
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 SEQUENTIAL_MODULE = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "C9",
@@ -155,7 +155,7 @@ def test_a_budget_without_a_schedule_keeps_one_look_and_the_exact_rule(pytester:
 MEAN_MODULE = """
 import numpy as np
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "C9",

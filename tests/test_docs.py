@@ -20,7 +20,7 @@ doc is covered by being there (and ``docs/index.md`` must link each doc under ``
 - No doc or source file cites a file outside the repository (``CLAIMS.md``, ``../shared``, a
   ``/work/`` path): the claims' readings are the repository's own (``docs/claims-reading.md``).
 - ``docs/options.md`` lists every option and ini key the plugins register, with the ini name and
-  default of ``claimcheck.settings.OPTIONS``.
+  default of ``claimcheck.pytest.options.OPTIONS``.
 - A report excerpt (between ``<!-- excerpt: FILE -->`` and ``<!-- end excerpt -->``) is made of
   lines of FILE, in order.
 
@@ -50,8 +50,8 @@ import pytest
 
 pytest.importorskip("qin2025", reason="the docs describe the paper's suite (qin2025) as well as the core")
 
-from claimcheck.commands import cli
-from claimcheck.settings import OPTIONS
+from claimcheck.cli import main as cli
+from claimcheck.pytest.options import OPTIONS
 from qin2025 import fetch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -771,7 +771,7 @@ def modules_missing_from_the_map(index: str) -> list[str]:
 def test_the_code_map_names_every_module_of_the_core_and_the_suite() -> None:
     missing = modules_missing_from_the_map((ROOT / INDEX).read_text(encoding="utf-8"))
     assert not missing, f"{INDEX}'s code map does not name {missing}: add a row with the module's job"
-    assert modules_missing_from_the_map("# Map\n\n| `claimcheck/plugin.py` | hooks |\n")[:1] == [
+    assert modules_missing_from_the_map("# Map\n\n| `claimcheck/pytest/plugin.py` | hooks |\n")[:1] == [
         "claimcheck/__init__.py"
     ]
 

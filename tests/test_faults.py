@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from toys import toy
 
-from claimcheck.rundata import RunFileError, load
+from claimcheck.report.rundata import RunFileError, load
 
 
 def _toy(pytester: pytest.Pytester, last: str = "0.5") -> None:
@@ -80,7 +80,7 @@ def test_a_run_that_never_finishes_leaves_the_old_report_marked(pytester: pytest
 
 def test_a_figure_that_cannot_be_drawn_does_not_cost_the_report(pytester: pytest.Pytester) -> None:
     _toy(pytester, last="2.9e272")
-    import claimcheck.reportfiles as session
+    import claimcheck.report.write as session
 
     def broken(*args: object, **kwargs: object) -> list[Path]:
         raise OverflowError("cannot convert float infinity to integer")

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from toys import K
 
-import claimcheck.filelock as filelock
-from claimcheck.filelock import LockTimeout
-from claimcheck.reportfiles import ReportWriteError, write_report
-from claimcheck.rundata import RunData
-from claimcheck.store import CacheLockWarning, CacheWriteWarning, ResultCache
+import claimcheck.store.filelock as filelock
+from claimcheck.report.rundata import RunData
+from claimcheck.report.write import ReportWriteError, write_report
+from claimcheck.store.cache import CacheLockWarning, CacheWriteWarning, ResultCache
+from claimcheck.store.filelock import LockTimeout
 
 
 def _compute(calls: list[int]):  # type: ignore[no-untyped-def]
@@ -37,7 +37,7 @@ def _hold_in_child(lock: Path) -> subprocess.Popen[str]:
         f"""
         import sys, time
         from pathlib import Path
-        from claimcheck.filelock import hold
+        from claimcheck.store.filelock import hold
         with hold(Path({str(lock)!r})):
             print("held", flush=True)
             time.sleep(60)
@@ -292,7 +292,7 @@ def test_fetching_a_plain_file_offline_says_to_copy_it_as_it_lands(
 
 
 def test_a_projection_past_every_cap_says_it_assumes_the_effect_stays_and_names_the_caps() -> None:
-    from claimcheck.undecided import budget_for
+    from claimcheck.decide.undecided import budget_for
 
     # C5 at ci: 24 units, about 6,401 at the measured rate; standard (460, 10 a look) decided it at 140
     text = budget_for({"ci": 24, "standard": 460, "paper": 460}, 6401, 24, {"standard": 10, "paper": 10})
@@ -308,7 +308,7 @@ def test_a_projection_past_every_cap_says_it_assumes_the_effect_stays_and_names_
 def test_a_baseline_with_an_integer_of_5000_digits_names_the_file_and_the_field(tmp_path: Path) -> None:
     import json
 
-    from claimcheck.rundata import RunFileError, load
+    from claimcheck.report.rundata import RunFileError, load
 
     raw = {"title": "t", "env": {}, "tests": [{"nodeid": "a::b", "claim_id": "C1", "title": "", "source": "",
                                                "outcome": "passed", "duration": 0.5, "record": None}]}  # fmt: skip
@@ -322,7 +322,7 @@ def test_a_baseline_with_an_integer_of_5000_digits_names_the_file_and_the_field(
 
 
 def test_a_large_improvement_between_values_near_the_float_limit_is_decided() -> None:
-    from claimcheck.paired import Movement, paired_test
+    from claimcheck.gate.paired import Movement, paired_test
 
     before, after = [1.5e308, 1.6e308, 1.7e308], [-1.5e308, -1.4e308, -1.6e308]  # larger is worse: far better
     test = paired_test(before, after, 1e307, +1)

@@ -24,15 +24,15 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from toys import toy
 
-from claimcheck import reportset
-from claimcheck.commands import cli
-from claimcheck.commands.cli import main
-from claimcheck.record import ClaimRecorder
-from claimcheck.report import render
-from claimcheck.reportfiles import DETAILS_MARK, mark_superseded, write_report
-from claimcheck.reportset import ReportSetWarning, manifest_path, read_manifest
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.cli import main as cli
+from claimcheck.cli.main import main
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.report import fileset as reportset
+from claimcheck.report.fileset import ReportSetWarning, manifest_path, read_manifest
+from claimcheck.report.markdown import render
+from claimcheck.report.rundata import RunData
+from claimcheck.report.write import DETAILS_MARK, mark_superseded, write_report
 
 
 def _run(run_id: str = "r1", claims: int = 1) -> RunData:
@@ -93,7 +93,7 @@ def test_o_onto_its_own_earlier_output_named_json_needs_no_force(tmp_path: Path)
 
 def _split(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every report of two claims or more too long for one file, so its sections go to the details file."""
-    monkeypatch.setattr("claimcheck.reportfiles.MAX_CHARS", len(render(_run())) + 200)
+    monkeypatch.setattr("claimcheck.report.write.MAX_CHARS", len(render(_run())) + 200)
 
 
 def test_a_users_details_file_that_opens_with_the_mark_survives_the_next_report(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_the_superseded_banner_goes_on_claimcheck_s_own_report_and_is_recorded(t
 FULL_AT_THE_LAST_MANIFEST = '''
 import errno
 
-import claimcheck.reportset as reportset
+import claimcheck.report.fileset as reportset
 
 _real = reportset.write_atomic
 

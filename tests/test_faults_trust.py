@@ -22,12 +22,21 @@ import pytest
 from test_integrity import CONFTEST, MODULE
 from toys import K
 
-from claimcheck import cachefile, controller
-from claimcheck.commands.cli import main
+from claimcheck.cli.main import main
 from claimcheck.errors import ConfigError
-from claimcheck.ledger import Ledger, LedgerError, append, check_git, check_history, content_hash, load_ledger
-from claimcheck.settings import Settings
-from claimcheck.store import CacheReadWarning, ResultCache
+from claimcheck.provenance.ledger import (
+    Ledger,
+    LedgerError,
+    append,
+    check_git,
+    check_history,
+    content_hash,
+    load_ledger,
+)
+from claimcheck.pytest import session as controller
+from claimcheck.pytest.options import Settings
+from claimcheck.store import cachefile
+from claimcheck.store.cache import CacheReadWarning, ResultCache
 
 REG = {
     "claim": "C1", "version": 1, "fingerprint": "f" * 64, "scheme": "claimcheck-code/1", "block": "C1-v1",

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from matplotlib.collections import PathCollection
 
-from claimcheck import figures
-from claimcheck.figures import axis_labels, break_gaps, draw, draw_figures, figure, kind_of
-from claimcheck.record import ClaimRecorder, Curve
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.decide.record import ClaimRecorder, Curve
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.report import figures
+from claimcheck.report.figures import axis_labels, break_gaps, draw, draw_figures, figure, kind_of
+from claimcheck.report.rundata import RunData
 
 
 def _run(*curves: Curve, claim: str = "C1") -> RunData:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.fingerprint import Engine, code_fingerprint, decision_identity, definition_fingerprint
+from claimcheck.provenance.fingerprint import Engine, code_fingerprint, decision_identity, definition_fingerprint
 
 CHECKS = '''
 """Decision functions of the toy suite."""
@@ -36,7 +36,7 @@ CLAIM = '''
 
 import pytest
 
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from toydecide.checks import rate
 from toydecide.engine import train
 
@@ -167,14 +167,18 @@ def test_rewording_the_protocol_is_not_a_new_version_but_a_number_is(toy: Path) 
 
 def test_the_core_decision_rule_is_covered_and_the_engine_is_named_not_followed(toy: Path) -> None:
     fp = code_fingerprint(toy / "claims" / "test_toy.py", "test_toy", None, TOY_ENGINE)
-    assert {"claimcheck.verdicts.decide", "claimcheck.stats.clopper_pearson", "toydecide.checks.rate"} <= set(fp.covers)
+    assert {
+        "claimcheck.decide.verdicts.decide",
+        "claimcheck.decide.stats.clopper_pearson",
+        "toydecide.checks.rate",
+    } <= set(fp.covers)
     assert "toydecide.checks.FLOOR" in fp.covers and not any(c.startswith("toydecide.engine") for c in fp.covers)
     assert fp.stops == ("engine:train",)
 
 
 def test_fingerprinting_the_paper_suite_takes_well_under_a_second() -> None:
     """Collecting the eight claims computes eight distinct fingerprints from a cold parse cache (speed: a benchmark)."""
-    from claimcheck import fingerprint as fpmod
+    from claimcheck.provenance import fingerprint as fpmod
 
     root = Path(__file__).resolve().parents[1]
     engine = Engine(packages=("qin2025",), modules=("qin2025.trainer", "qin2025.model"), identity="x")

@@ -26,17 +26,17 @@ import pytest
 from test_cache_faults import CLAIM as CACHED
 from toys import K
 
-from claimcheck import cachefile
-from claimcheck.commands import cli
-from claimcheck.commands.cli import main
+from claimcheck.cli import main as cli
+from claimcheck.cli.main import main
+from claimcheck.decide.record import ClaimRecorder, Curve
+from claimcheck.decide.verdicts import TestOutcome
 from claimcheck.errors import DataError
-from claimcheck.figures import FIGURE_SEAL, cached_group, clear_figure_cache, figure_key
-from claimcheck.record import ClaimRecorder, Curve
-from claimcheck.reportfiles import ReportWriteError, write_report
-from claimcheck.reportset import manifest_path, recover
-from claimcheck.rundata import RunData
-from claimcheck.store import SEAL, ResultCache, encode, open_entry
-from claimcheck.verdicts import TestOutcome
+from claimcheck.report.figures import FIGURE_SEAL, cached_group, clear_figure_cache, figure_key
+from claimcheck.report.fileset import manifest_path, recover
+from claimcheck.report.rundata import RunData
+from claimcheck.report.write import ReportWriteError, write_report
+from claimcheck.store import cachefile
+from claimcheck.store.cache import SEAL, ResultCache, encode, open_entry
 from qin2025.data.jena import FEATURES, JenaError, load_jena, locate_jena, require_features
 from qin2025.data.sst2 import Sst2FormatError, load_sst2
 
@@ -754,7 +754,7 @@ def test_a_cache_shared_read_only_without_its_key_is_not_trusted(
     def read_only(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr("claimcheck.cachefile.tempfile.mkstemp", read_only)  # the key cannot be made
+    monkeypatch.setattr("claimcheck.store.cachefile.tempfile.mkstemp", read_only)  # the key cannot be made
     _recomputed(tmp_path)
 
 
@@ -786,8 +786,9 @@ def test_a_cached_figure_that_does_not_check_is_drawn_again(tmp_path: Path, how:
 FORGE = """
 import numpy as np
 
-from claimcheck.keys import Key
-from claimcheck.store import ResultCache, encode
+from claimcheck.store.keys import Key
+from claimcheck.store.cache import ResultCache, encode
+from claimcheck.store import cachefile
 
 ROOT = {root!r}
 

@@ -1,4 +1,4 @@
-"""The run history (``claimcheck.history``) and the commands that read it: history, compare, matrix, --help."""
+"""The run history (``claimcheck.gate.history``) and the commands that read it: history, compare, matrix, --help."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from claimcheck import history
-from claimcheck.commands.cli import _parser, main
-from claimcheck.history import HistoryError, list_entries, machine_id, resolve, save_run
+from claimcheck.cli.main import _parser, main
+from claimcheck.gate import history
+from claimcheck.gate.history import HistoryError, list_entries, machine_id, resolve, save_run
 
 REFERENCE = Path(__file__).parents[1] / "reports" / "reference" / "claim-report.json"
 

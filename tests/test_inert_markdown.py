@@ -17,11 +17,11 @@ from cmarkgfm.cmark import Options
 from markdown_it import MarkdownIt
 from toys import toy
 
-from claimcheck.baseline import compare, render_comparison
-from claimcheck.record import ClaimRecorder
-from claimcheck.report import WORD_JOINER, md, render, render_compact
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.gate.baseline import compare, render_comparison
+from claimcheck.report.markdown import WORD_JOINER, md, render, render_compact
+from claimcheck.report.rundata import RunData
 
 HOSTILE = [
     "http://evil.example/a",

@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 import torch
 
-from claimcheck.commands.cli import main as cli
+from claimcheck.cli.main import main as cli
 from claimcheck.errors import ConfigError
-from claimcheck.ledger import append, load_ledger
-from claimcheck.protocol import EXPLORATORY_CAP, N_BUDGETS, SPAN, ClaimProtocol, Part, Seeds, Stat, block_seed
-from claimcheck.settings import MAX_SEED
+from claimcheck.protocol.spec import EXPLORATORY_CAP, N_BUDGETS, SPAN, ClaimProtocol, Part, Seeds, Stat, block_seed
+from claimcheck.provenance.ledger import append, load_ledger
+from claimcheck.pytest.options import MAX_SEED
 
 MODULE = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 VALUE = {value}
 PROTOCOL = ClaimProtocol(
@@ -48,7 +48,7 @@ def test_control(claim_record, claim_seed):
 CONFTEST = """
 from pathlib import Path
 
-from claimcheck.fingerprint import Engine
+from claimcheck.provenance.fingerprint import Engine
 
 
 def pytest_claimcheck_engine(config):
@@ -368,7 +368,7 @@ ROUNDING_MODULE = """
 import os
 
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 ROUNDING = float(os.environ.get("TOY_ROUNDING", "0"))  # what another kernel's last bits do to a value at an edge
 PROTOCOL = ClaimProtocol(

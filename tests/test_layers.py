@@ -51,14 +51,18 @@ def test_the_layer_contracts_hold() -> None:
 @pytest.mark.parametrize(
     ("module", "planted", "contract"),
     [
-        ("claimcheck/stats.py", "from qin2025 import model  # noqa", "claimcheck never imports qin2025"),
+        ("claimcheck/decide/stats.py", "from qin2025 import model  # noqa", "claimcheck never imports qin2025"),
         (
-            "claimcheck/verdicts.py",
+            "claimcheck/decide/verdicts.py",
             "def _late():\n    import qin2025.train  # noqa",
             "claimcheck never imports qin2025",
         ),
-        ("qin2025/monotone.py", "from claimcheck.plugin import SETTINGS_KEY  # noqa", "not the plugin's internals"),
-        ("claimcheck/report.py", "import pytest  # noqa", "know nothing of pytest"),
+        (
+            "qin2025/monotone.py",
+            "from claimcheck.pytest.plugin import SETTINGS_KEY  # noqa",
+            "not the plugin's internals",
+        ),
+        ("claimcheck/report/markdown.py", "import pytest  # noqa", "know nothing of pytest"),
     ],
 )
 def test_a_planted_import_breaks_its_contract(tmp_path: Path, module: str, planted: str, contract: str) -> None:
@@ -97,7 +101,9 @@ def test_without_the_papers_package_the_core_tests_and_the_example_suite_pass(tm
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hide), os.environ.get("PYTHONPATH", "")])}
     hidden = subprocess.run([sys.executable, "-c", "import qin2025"], env=env, capture_output=True, text=True, cwd=ROOT)
     assert hidden.returncode != 0 and "hidden by the layer contract test" in hidden.stderr
-    imports = "; ".join(f"import claimcheck.{m}" for m in CORE) + "; import claimcheck.plugin, claimcheck.commands.cli"
+    imports = (
+        "; ".join(f"import claimcheck.{m}" for m in CORE) + "; import claimcheck.pytest.plugin, claimcheck.cli.main"
+    )
     done = subprocess.run([sys.executable, "-c", imports], env=env, capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     tests = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/paper", "-q", "-p", "no:randomly", "-x"]

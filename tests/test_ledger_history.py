@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.commands.cli import main
-from claimcheck.ledger import (
+from claimcheck.cli.main import main
+from claimcheck.provenance.ledger import (
     HEADER,
     SCHEMA,
     LedgerError,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-HEAVY = ("torch", "numpy", "scipy", "statsmodels", "matplotlib", "claimcheck.controller", "claimcheck.store")
+HEAVY = ("torch", "numpy", "scipy", "statsmodels", "matplotlib", "claimcheck.pytest.session", "claimcheck.store.cache")
 
 SPY = """
 import gc, json, sys
@@ -19,7 +19,7 @@ import gc, json, sys
 def pytest_unconfigure(config):
     loaded = [m for m in {heavy!r} if m in sys.modules]
     with open("loaded.json", "w") as f:
-        plugin = "claimcheck.plugin" in sys.modules
+        plugin = "claimcheck.pytest.plugin" in sys.modules
         json.dump({{"loaded": loaded, "plugin": plugin, "frozen": gc.get_freeze_count()}}, f)
 """
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.commands.mutants import (
+from claimcheck.cli.mutants import (
     CatalogueError,
     judge,
     load_catalogue,
@@ -17,13 +17,13 @@ from claimcheck.commands.mutants import (
     render_catalogue,
     run_catalogue,
 )
-from claimcheck.commands.suite_runs import RunRefused
-from claimcheck.rundata import RunData, load
+from claimcheck.cli.suite_runs import RunRefused
+from claimcheck.report.rundata import RunData, load
 
 # T1 holds when its value is small; every seed draws its own noise, so a shift shows seed by seed.
 CLAIMS = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "T1", 1, (Part("", "value stays small", (Stat("value", "<=", 1.0),), bar=0.5),),
@@ -123,7 +123,7 @@ def test_each_entry_is_judged_by_what_caught_it(tmp_path: Path, runs: dict[str, 
 
 
 def test_a_benign_edit_that_moves_a_statistic_is_a_false_alarm(runs: dict[str, RunData | Exception]) -> None:
-    from claimcheck.commands.mutants import Entry
+    from claimcheck.cli.mutants import Entry
 
     healthy, shifted = runs["healthy"], runs["shifted"]
     assert isinstance(healthy, RunData)
@@ -157,7 +157,7 @@ def _checkout(tmp_path: Path) -> Path:
 
 
 def test_an_edit_is_applied_to_a_copy_of_the_checkout_and_never_to_it(tmp_path: Path) -> None:
-    from claimcheck.commands.mutants import Edit
+    from claimcheck.cli.mutants import Edit
 
     repo = _checkout(tmp_path)
     copy = patched_checkout(repo, [Edit("pkg/model.py", "(r * r).sum()", "(r * r).mean()")], "entry")
@@ -167,7 +167,7 @@ def test_an_edit_is_applied_to_a_copy_of_the_checkout_and_never_to_it(tmp_path: 
 
 
 def test_an_edit_that_no_longer_applies_names_the_entry_and_the_file(tmp_path: Path) -> None:
-    from claimcheck.commands.mutants import Edit
+    from claimcheck.cli.mutants import Edit
 
     with pytest.raises(CatalogueError, match=r"entry: the edit of pkg/model.py does not apply: its text occurs 0"):
         patched_checkout(_checkout(tmp_path), [Edit("pkg/model.py", "mean()", "sum()")], "entry")

@@ -19,12 +19,12 @@ import pytest
 from test_cache_faults import CLAIM as CACHED
 from toys import K, toy
 
-from claimcheck.record import ClaimRecorder
-from claimcheck.reportfiles import mark_superseded, write_report
-from claimcheck.reportset import manifest_path, recover
-from claimcheck.rundata import RunData
-from claimcheck.store import ResultCache
-from claimcheck.verdicts import TestOutcome
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.report.fileset import manifest_path, recover
+from claimcheck.report.rundata import RunData
+from claimcheck.report.write import mark_superseded, write_report
+from claimcheck.store.cache import ResultCache
 
 
 def _run(run_id: str, curve: str = "toy curve") -> RunData:

@@ -8,8 +8,18 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from claimcheck import baseline, stats, verdicts
-from claimcheck.paired import ALPHA, Movement, detectable, holm, paired_test, spread_sd, units_to_decide, units_to_show
+from claimcheck.decide import stats, verdicts
+from claimcheck.gate import baseline
+from claimcheck.gate.paired import (
+    ALPHA,
+    Movement,
+    detectable,
+    holm,
+    paired_test,
+    spread_sd,
+    units_to_decide,
+    units_to_show,
+)
 
 
 def test_the_interval_and_one_sided_tests_are_students_t_over_the_pairs() -> None:

@@ -146,7 +146,7 @@ def test_markup_in_claim_text_cannot_break_the_table(pytester: pytest.Pytester) 
 
 
 def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
-    from claimcheck.protocol import block_seed
+    from claimcheck.protocol.spec import block_seed
 
     _claims(pytester)
     result = pytester.runpytest("--claim-seed", "40", "--collect-only", "-q")
@@ -268,6 +268,6 @@ def test_a_known_claim_that_is_skipped_for_lack_of_data_does_not_fail(pytester: 
     ],
 )
 def test_xdist_workers_spread_over_the_visible_gpus(device: str, worker: str | None, count: int, expected: str) -> None:
-    from claimcheck.settings import spread_device
+    from claimcheck.pytest.options import spread_device
 
     assert spread_device(device, worker, count) == expected

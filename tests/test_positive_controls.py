@@ -14,11 +14,11 @@ from collections.abc import Sequence
 
 import pytest
 
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.schedule import ClaimUnits
+from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict, decide
 from claimcheck.errors import ConfigError
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.schedule import ClaimUnits
-from claimcheck.verdicts import ClaimResult, TestOutcome, Verdict, decide
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 MEAN = Part("b", "the elasticity is at least 0.5", (Stat("b", ">=", 0.5),), rule="mean", sigma=1.0)
 RATE = Part("r", "most units pass", (Stat("r", "<=", 1.0),), bar=0.8)
@@ -126,7 +126,7 @@ def test_a_batched_test_stops_once_its_positive_control_passes_as_required() -> 
 
 MODULE = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "P3",

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from claimcheck import progress
-from claimcheck.progress import Progress, clock_text, recorded_units
+from claimcheck.pytest import progress
+from claimcheck.pytest.progress import Progress, clock_text, recorded_units
 
 TOY = """
 import time
@@ -41,7 +41,7 @@ def test_not_a_claim():
     pass
 """
 EVERY_TEST = """
-import claimcheck.progress as progress
+import claimcheck.pytest.progress as progress
 
 progress.MIN_SECONDS = 0.0  # print a line for every test, however quick
 progress.LOG_EVERY = progress.TTY_EVERY = 0.0
@@ -163,7 +163,7 @@ def test_a_serial_run_prints_units_done_of_planned_per_claim(
 
 SEQUENTIAL = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "C9",

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.reaper import Reaper, grace, killed_note, note_path
+from claimcheck.pytest.reaper import Reaper, grace, killed_note, note_path
 
 STUCK = """
 import signal, sys, time
 from pathlib import Path
-from claimcheck.reaper import Reaper
+from claimcheck.pytest.reaper import Reaper
 reaper = Reaper(Path(sys.argv[1]), __import__("os").getpid())
 with reaper.watch(float(sys.argv[2]), "test_x.py::test_stuck"):
     signal.signal(signal.SIGALRM, signal.SIG_IGN)

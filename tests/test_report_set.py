@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from toys import toy
 
-from claimcheck.record import ClaimRecorder
-from claimcheck.reportfiles import mark_superseded, write_report
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.report.rundata import RunData
+from claimcheck.report.write import mark_superseded, write_report
 
 REPORT_NOT_WRITTEN = 12  # pytest uses 0-6
 
@@ -94,16 +94,16 @@ def test_a_kill_at_any_point_leaves_the_old_set_or_the_new_one(tmp_path: Path) -
 FULL_DISK = """
 import errno
 
-import claimcheck.figures
-import claimcheck.reportfiles
+import claimcheck.report.figures
+import claimcheck.report.write
 
 try:
-    import claimcheck.reportset as reportset
+    import claimcheck.report.fileset as reportset
 except ImportError:
     reportset = None
 
 
-MODULES = [m for m in (claimcheck.figures, claimcheck.reportfiles, reportset) if hasattr(m, "write_atomic")]
+MODULES = [m for m in (claimcheck.report.figures, claimcheck.report.write, reportset) if hasattr(m, "write_atomic")]
 REAL = [m.write_atomic for m in MODULES]
 
 

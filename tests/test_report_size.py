@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claimcheck.baseline import compare, render_comparison
-from claimcheck.report import MAX_CHARS
-from claimcheck.reportfiles import DETAILS_MARK, write_markdown
-from claimcheck.rundata import load
+from claimcheck.gate.baseline import compare, render_comparison
+from claimcheck.report.markdown import MAX_CHARS
+from claimcheck.report.rundata import load
+from claimcheck.report.write import DETAILS_MARK, write_markdown
 
 REFERENCE = Path(__file__).parents[1] / "reports" / "reference"
 
@@ -43,7 +43,7 @@ def test_a_report_that_fits_stays_whole_and_keeps_a_details_file_no_manifest_rec
 
 
 def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_checked() -> None:
-    from claimcheck.report import CONFIRMED_ON_KEY, SUBJECT_KEY, render
+    from claimcheck.report.markdown import CONFIRMED_ON_KEY, SUBJECT_KEY, render
 
     run = load(REFERENCE / "claim-report.json")
     c2 = next(t for t in run.tests if t.claim_id == "C2").protocol
@@ -58,8 +58,8 @@ def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_chec
 
 
 def test_a_sessions_report_set_carries_its_details_file_and_drops_it_when_the_next_report_fits(tmp_path: Path) -> None:
-    from claimcheck.reportfiles import write_report
-    from claimcheck.reportset import read_manifest
+    from claimcheck.report.fileset import read_manifest
+    from claimcheck.report.write import write_report
 
     big = load(REFERENCE / "claim-report.json")
     report = tmp_path / "claim-report.md"

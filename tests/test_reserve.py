@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from toys import gate_toy
 
-from claimcheck.gate import EXIT_WORSE
-from claimcheck.paired import ALPHA, paired_test
-from claimcheck.reserve import gate_looks, outcome
+from claimcheck.gate.decision import EXIT_WORSE
+from claimcheck.gate.paired import ALPHA, paired_test
+from claimcheck.gate.reserve import gate_looks, outcome
 
 LOOKS = gate_looks([12], 16)  # the ci cap of a 12-unit claim test: 12, 24, 48, 96, 192
 

@@ -1,4 +1,4 @@
-"""An outside referee's challenge cases for the rounding rule of claimcheck/expectations.py.
+"""An outside referee's challenge cases for the rounding rule of claimcheck/provenance/expectations.py.
 
 Every case was written from the rule's documented words before the implementation was read; its
 expected answer is stated (``DEVIATE`` / ``PASS``) with the sentence of the rule it rests on.
@@ -26,11 +26,11 @@ from dataclasses import replace
 
 import pytest
 
-from claimcheck.expectations import deviations, judge_stat, pins_of, with_rounding
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import ClaimResult, TestOutcome
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import ClaimResult, TestOutcome
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.provenance.expectations import deviations, judge_stat, pins_of, with_rounding
+from claimcheck.report.rundata import RunData
 
 DEVIATE, PASS = True, False
 

@@ -9,9 +9,9 @@ import pytest
 from scipy import integrate, optimize
 from scipy import stats as sps
 
-from claimcheck import sequential as sq
-from claimcheck.evidence import mean_evidence, rate_evidence
-from claimcheck.stats import binomial_p, bonferroni, clopper_pearson, holm, t_interval, t_test_p
+from claimcheck.decide import sequential as sq
+from claimcheck.decide.evidence import mean_evidence, rate_evidence
+from claimcheck.decide.stats import binomial_p, bonferroni, clopper_pearson, holm, t_interval, t_test_p
 
 
 def exact_upper(k: int, n: int) -> float:
@@ -131,7 +131,7 @@ def test_holm_steps_down_and_rejects_what_bonferroni_does_and_more() -> None:
     assert holm([0.03, 0.011], 0.05) == [True, True]
     assert bonferroni([0.03, 0.011], 0.05) == [False, True]
     assert holm([math.nan, 0.001], 0.05) == [False, True]
-    # NaN is not tested and not counted in m (the gate's rule too, claimcheck.paired): 0.04 <= 0.05/1
+    # NaN is not tested and not counted in m (the gate's rule too, claimcheck.gate.paired): 0.04 <= 0.05/1
     assert holm([math.nan, 0.04], 0.05) == [False, True] and bonferroni([math.nan, 0.04], 0.05) == [False, True]
     assert holm([math.nan, math.nan], 0.05) == [False, False] and bonferroni([math.nan], 0.05) == [False]
 

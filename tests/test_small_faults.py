@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from toys import toy
 
-from claimcheck.deadline import UnitTimeout, deadline
 from claimcheck.errors import ConfigError
-from claimcheck.paths import Places
-from claimcheck.settings import parse_timeout, parse_tolerance
+from claimcheck.pytest.deadline import UnitTimeout, deadline
+from claimcheck.pytest.options import parse_timeout, parse_tolerance
+from claimcheck.report.paths import Places
 
 TOY = """
 import time

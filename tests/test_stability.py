@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claimcheck.commands.stability import render_stability, run_seeds, stability
-from claimcheck.record import ClaimRecorder
-from claimcheck.rundata import RunData
-from claimcheck.verdicts import TestOutcome
+from claimcheck.cli.stability import render_stability, run_seeds, stability
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome
+from claimcheck.report.rundata import RunData
 
 
 def _run(claim_value: float, control_value: float) -> RunData:
@@ -37,7 +37,7 @@ def test_render_lists_every_claim() -> None:
 
 
 def test_inconclusive_is_a_move_not_a_flip() -> None:
-    from claimcheck.commands.stability import flips
+    from claimcheck.cli.stability import flips
 
     assert flips(["REPRODUCED", "INCONCLUSIVE", "REPRODUCED"]) == 0
     assert flips(["NOT REPRODUCED", "INCONCLUSIVE", "REPRODUCED", "NOT REPRODUCED"]) == 1

@@ -1,7 +1,7 @@
 """The statistics lean on scipy.stats and still give the numbers they gave when they were written by hand.
 
 ``tests/fixtures/stats-recorded.json`` holds the outputs of every public function of
-``claimcheck.stats`` recorded at commit 0c3dc6a, before ``clopper_pearson``, ``t_interval``,
+``claimcheck.decide.stats`` recorded at commit 0c3dc6a, before ``clopper_pearson``, ``t_interval``,
 ``binomial_p`` and ``t_test_p`` became calls of ``scipy.stats.binomtest`` and ``ttest_1samp``.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from claimcheck import stats
+from claimcheck.decide import stats
 
 RECORDED: dict[str, Any] = json.loads((Path(__file__).parent / "fixtures" / "stats-recorded.json").read_text())
 TOL = 1e-12  # absolute, on values in [0, 1] or of the order of the sample's values

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from toys import K
 
-from claimcheck import cachefile
-from claimcheck.figures import cached_group, figure_key
-from claimcheck.record import Curve
-from claimcheck.store import ResultCache, decode, encode, open_entry
+from claimcheck.decide.record import Curve
+from claimcheck.report.figures import cached_group, figure_key
+from claimcheck.store import cachefile
+from claimcheck.store.cache import ResultCache, decode, encode, open_entry
 
 PARTS = {"claim": "C2", "seed": 3, "d": 8, "steps": 200}
 

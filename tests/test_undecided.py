@@ -1,15 +1,15 @@
-"""An INCONCLUSIVE claim says what is undecided and the budget that would decide it (claimcheck.undecided)."""
+"""An INCONCLUSIVE claim says what is undecided and the budget that would decide it (claimcheck.decide.undecided)."""
 
 from __future__ import annotations
 
 import pytest
 
-from claimcheck.record import Check
-from claimcheck.undecided import budget_for, mean_units, rate_units
+from claimcheck.decide.record import Check
+from claimcheck.decide.undecided import budget_for, mean_units, rate_units
 
 UNDECIDED = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "C9",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.expectations import pins_of, render_pins
-from claimcheck.rundata import RunFileError, from_dict, load
+from claimcheck.provenance.expectations import pins_of, render_pins
+from claimcheck.report.rundata import RunFileError, from_dict, load
 
 PROTOCOL_MODULE = """
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "C9",
@@ -199,7 +199,7 @@ def test_an_old_schema_baseline_stops_the_session_naming_the_file(pytester: pyte
 def test_the_fingerprint_follows_what_decides_a_verdict_not_the_prose() -> None:
     from dataclasses import replace
 
-    from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+    from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
     base = ClaimProtocol(
         "C9", 1, (Part("", "toy", (Stat("s", "<=", 1.0, why="one reason"),)),), (Control("c", "", "why"),),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from claimcheck.keys import Key
+from claimcheck.store.keys import Key
 
 TOY = """
 import pytest
@@ -35,7 +35,7 @@ def K(inputs: dict[str, object]) -> Key:
 GATE_TOY = """
 import numpy as np
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 
 PROTOCOL = ClaimProtocol(
     "G2",

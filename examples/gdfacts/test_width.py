@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from claimcheck.budget import Budget
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.store import Memo
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.protocol.budget import Budget
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.store.cache import Memo
 
 RATIO = "log10(L_T(wide) / L_T(narrow))"
 PROTOCOL = ClaimProtocol(

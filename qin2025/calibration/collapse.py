@@ -15,7 +15,7 @@ levels off at l while the floor still falls (a limit of rank above one); both le
 (by q = 4) at 0.02 .. 0.1 of their start; no trend (sanity).
 
 "slows" and "stops" (rule mean: each case is a whole sample of ``units`` seeds, decided by the
-one-look Student-t test of the mean, ``claimcheck.calibration.decide_case``). Per seed the relative
+one-look Student-t test of the mean, ``claimcheck.decide.calibration.decide_case``). Per seed the relative
 rate rate(beta=0)/rate(beta=1) is a e^(tau Z) shape(q) e^(sigma(q) Z_q): a start a 0.3 .. 1, a
 seed effect tau 0.1 .. 0.5 and a per-point scatter sigma(q) = sigma_0 (1 + log_4(q)/2), sigma_0
 0.1 .. 0.3, which grows three-fold to the far end as in the real runs (there the spread over seeds
@@ -43,7 +43,7 @@ from functools import partial
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.calibration.draw import log_uniform
 from qin2025.collapse import FAR, NEAR, SPAN
 

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.conditioning import INPUT, LEVERS, Lever, in_zone
 
 

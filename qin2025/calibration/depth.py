@@ -4,7 +4,7 @@ A case is a sample: ``units`` seeds (standard's 6 since v5; 12 in v3-v4) drawn i
 (standard: N = 256 sentences, T = 200 steps, depths 1 and 6). The world (its gap, its trend) is
 drawn once per case; each seed draws its own curves in it (start, tau, dither, spikes). The parts
 are mean parts, so a case is decided as the claim decides a sample: the mean over its seeds with
-the one-look Student-t interval (``claimcheck.calibration.decide_case``).
+the one-look Student-t interval (``claimcheck.decide.calibration.decide_case``).
 
 A run's error is a count of sentences: k_t = floor(N e(t) + u_t), u_t uniform on [0, 1) (a dithered
 count), around the share e(t) = f + (e0 - f) exp(-t/tau), e0 0.4..0.6 (a random head starts near
@@ -51,9 +51,9 @@ from functools import partial
 
 import numpy as np
 
-from claimcheck.protocol import Case, ClaimProtocol, Expect, Family
-from claimcheck.record import ClaimRecorder
-from claimcheck.verdicts import TestOutcome, decide
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import TestOutcome, decide
+from claimcheck.protocol.spec import Case, ClaimProtocol, Expect, Family
 from qin2025.calibration.draw import log_uniform
 
 
@@ -372,7 +372,7 @@ def simulate_claim(proto: ClaimProtocol, world: World, units: int, reps: int, se
 
     Each unit's value is drawn from its law and clipped to the part's bounds, recorded as a claim
     test records it (one check per unit, part or control), and the claim is decided by
-    ``claimcheck.verdicts.decide``, the controller's own function: one look (Student-t) or the
+    ``claimcheck.decide.verdicts.decide``, the controller's own function: one look (Student-t) or the
     protocol's schedule, Holm over the claim's family. Returns name -> Counter of verdicts
     ("REPRODUCED", ..., and for a control its status), plus "claim".
     """

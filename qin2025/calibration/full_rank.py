@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.calibration.draw import log_uniform
 from qin2025.spectral import floor_ratio
 

@@ -41,7 +41,7 @@ from functools import partial
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.calibration.draw import jitter, log_uniform, mixture, modes
 
 FASTEST = 0.3  # per-step rate of the fastest geometric case (C1's fastest real settled rate is about 0.15)

@@ -28,7 +28,7 @@ from functools import partial
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.calibration.draw import log_uniform, mixture, modes
 
 SLOWEST = 0.035  # per-step rate: 1.5x below the slowest real C2 run (0.053)

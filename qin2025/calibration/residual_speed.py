@@ -36,7 +36,7 @@ second is exactly a speed-up (A (g t / tau)^-p = A g^-p (t / tau)^-p), so no mea
 otherwise. The decisions' answers on them are measured and reported, not counted.
 
 "order" takes one seed (5 curves); "beta>0 vs beta=0" a whole sample of seeds
-(``{"units": [...]}``), decided on the mean as one look decides it (``claimcheck.calibration.decide_case``).
+(``{"units": [...]}``), decided on the mean as one look decides it (``claimcheck.decide.calibration.decide_case``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.calibration.draw import jitter, log_uniform
 from qin2025.level_speed import in_zone
 from qin2025.residual_speed import descends

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from claimcheck.errors import ConfigError
-from claimcheck.protocol import Family
+from claimcheck.protocol.spec import Family
 from qin2025.challenge import c1, c2, c3, c4, c5, c6, c7, c8
 
 # (claim id, role) -> (the protocol part it challenges, its families)

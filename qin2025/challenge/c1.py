@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.challenge.draw import log_uniform, uniform, until
 
 FLOOR = 1e-24  # runs stop at FLOOR * L_0 and are scored up to there (the claim's horizon)

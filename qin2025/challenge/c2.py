@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.challenge import c1
 from qin2025.challenge.draw import log_uniform, uniform, until
 

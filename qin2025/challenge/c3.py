@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.challenge.draw import log_uniform, uniform, until
 
 SHAPES = ((8, 32), (16, 64))  # (n, d), as the claim's grid

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.challenge.draw import log_uniform, uniform, until
 from qin2025.challenge.trend import decay_matched_by_level_off, level_off, level_off_matched_by_decay
 

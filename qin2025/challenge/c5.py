@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.protocol import Case, Expect, Family
+from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.challenge.draw import log_uniform, uniform, until
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)

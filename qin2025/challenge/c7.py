@@ -23,7 +23,7 @@ r_0 setting rates of 0.003-0.3 per step, g in -1..0.5 (what the step size mu = 1
 leaves of lambda_max over the window), s_r the per-run scatter (10-30% unless the world says
 otherwise): GD is deterministic, the scatter is what a real table shows around any such law.
 
-Association parts (pass-rate rule, one case = one seed, as ``claimcheck.calibration`` scores a
+Association parts (pass-rate rule, one case = one seed, as ``claimcheck.decide.calibration`` scores a
 pass-rate part; the rule's sample, 40 seeds at ci for the input lever and 14 admitted on the
 rotation lever, is ``SAMPLE``, read by ``part_verdicts``):
 
@@ -80,8 +80,8 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.calibration import case_rng, outcome, rule_verdict
-from claimcheck.protocol import Case, Expect, Family, Part
+from claimcheck.decide.calibration import case_rng, outcome, rule_verdict
+from claimcheck.protocol.spec import Case, Expect, Family, Part
 from qin2025.challenge.draw import log_uniform, uniform, until
 from qin2025.conditioning import MIN_SPAN, WV_HELD
 

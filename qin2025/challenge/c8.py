@@ -10,7 +10,7 @@ capped by the scoring floor (55.3 nats) at any depth.
 
 from __future__ import annotations
 
-from claimcheck.protocol import Family
+from claimcheck.protocol.spec import Family
 from qin2025.challenge.c1 import families
 
 HORIZONS = {2: 1500, 3: 2000, 4: 4000}  # depth -> GD steps (the claim's horizon)

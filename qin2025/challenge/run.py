@@ -2,7 +2,7 @@
 
 The claim modules' protocols are loaded as ``claimcheck calibrate`` loads them; each role's
 families replace the part's own (``dataclasses.replace``: the decision and statistics are the
-shipped ones) and ``claimcheck.calibration.calibrate_part`` decides every case. It prints one line
+shipped ones) and ``claimcheck.decide.calibration.calibrate_part`` decides every case. It prints one line
 per family: its expectation, right answers, the exact one-sided 95% lower bound, and the cases left
 undecided; ``--json PATH`` writes ``PartCalibration.to_entry`` per role.
 """
@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from claimcheck.calibration import PartCalibration, calibrate_part, run_family
-from claimcheck.commands.calibrate import load_protocols
-from claimcheck.protocol import Family, Part
+from claimcheck.cli.calibrate import load_protocols
+from claimcheck.decide.calibration import PartCalibration, calibrate_part, run_family
+from claimcheck.protocol.spec import Family, Part
 from qin2025.challenge import ROLES, families, part_of
 
 Result = tuple[str, PartCalibration, dict[str, int]]  # role, its calibration, zone family -> cases accepted

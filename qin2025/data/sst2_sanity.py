@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from claimcheck.errors import DataError, DataUnavailable
-from claimcheck.keys import Key
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
+from claimcheck.store.keys import Key
 from qin2025.data.sst2 import Sst2Split, balanced_sample, choose_sst2, load_sst2
 from qin2025.encoder import EncoderConfig, Pretrained, sentence_embeddings, sha256_file, tokenize
 from qin2025.finetune import weights_sha256

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from claimcheck.calibration import calibrate_suite
-from claimcheck.commands.calibrate import load_protocols
-from claimcheck.commands.cli import main
+from claimcheck.cli.calibrate import load_protocols
+from claimcheck.cli.main import main
+from claimcheck.decide.calibration import calibrate_suite
 from qin2025.monotone import monotone_decision
 
 ROOT = Path(__file__).resolve().parents[2]

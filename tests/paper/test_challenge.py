@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from claimcheck.calibration import UNITS, case_rng
+from claimcheck.decide.calibration import UNITS, case_rng
 from claimcheck.errors import ConfigError
 from qin2025.challenge import ROLES, c7, families
 from qin2025.challenge import c1 as world

@@ -22,7 +22,7 @@ from pathlib import Path
 import qin2025
 from qin2025.trainer import Trainer, train_key
 from qin2025.train import train as train_fn
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.train import TrainConfig
@@ -115,13 +115,13 @@ def test_every_module_the_engine_loads_is_covered_or_decides_no_result() -> None
     }
     allowed = {
         "claimcheck.errors",
-        "claimcheck.keys",
-        "claimcheck.store",
-        "claimcheck.settings",
-        "claimcheck.files",
-        "claimcheck.executor",
-        "claimcheck.deadline",  # stops a run past --claim-timeout; a result it lets through is the same
-        "claimcheck.environment",  # names the numerics a key holds (kernels, CPU, libraries, threads); computes nothing
+        "claimcheck.store.keys",
+        "claimcheck.store.cache",
+        "claimcheck.pytest.options",
+        "claimcheck.store.files",
+        "claimcheck.pytest.executor",
+        "claimcheck.pytest.deadline",  # stops a run past --claim-timeout; a result it lets through is the same
+        "claimcheck.provenance.environment",  # names the numerics a key holds (kernels, CPU, threads); computes nothing
     }
     assert direct <= allowed, direct  # the executor decides where a result is computed, not its value
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from claimcheck.errors import ConfigError
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
 from qin2025.collapse import (
     FAR,
     FLOOR_LEVEL,

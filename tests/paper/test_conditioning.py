@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from claimcheck.calibration import calibrate_part
-from claimcheck.protocol import ClaimProtocol, Part, Seeds, Stat
-from claimcheck.record import ClaimRecorder
-from claimcheck.store import ResultCache
+from claimcheck.decide.calibration import calibrate_part
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.protocol.spec import ClaimProtocol, Part, Seeds, Stat
+from claimcheck.store.cache import ResultCache
 from qin2025.calibration.conditioning import conditioning_families, skeleton
 from qin2025.conditioning import (
     ASSOCIATION,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from claimcheck.errors import DataError, DataUnavailable
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
 from qin2025.data.jena import FEATURES, load_jena
 from qin2025.data.jena_sanity import JenaSanityError, check_jena
 from qin2025.data.known import PUBLISHED, Published, folder_provenance, provenance

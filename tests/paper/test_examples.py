@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.commands.cli import main as cli_main
-from claimcheck.rundata import load
-from claimcheck.verdicts import Verdict
+from claimcheck.cli.main import main as cli_main
+from claimcheck.decide.verdicts import Verdict
+from claimcheck.report.rundata import load
 
 ROOT = Path(__file__).parents[2]
 CATALOGUE = ROOT / "examples" / "tinyformer" / "catalogue.toml"

@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.executor import INSTALL, LOCAL, Executor, split
-from claimcheck.settings import parse_executor, resolve_ray_address
-from claimcheck.store import ResultCache
+from claimcheck.pytest.executor import INSTALL, LOCAL, Executor, split
+from claimcheck.pytest.options import parse_executor, resolve_ray_address
+from claimcheck.store.cache import ResultCache
 from qin2025.batched import Run
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig

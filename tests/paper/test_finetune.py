@@ -14,7 +14,7 @@ from tokenizers.models import WordPiece
 from tokenizers.pre_tokenizers import Whitespace
 
 from claimcheck.errors import ConfigError
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
 from qin2025 import encoder
 from qin2025.data.sst2 import Sst2Sample
 from qin2025.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from claimcheck.record import ClaimRecorder
-from claimcheck.store import ResultCache
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.store.cache import ResultCache
 from qin2025.full_rank import (
     COLLAPSED,
     EPS,

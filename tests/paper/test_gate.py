@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.gate import EXIT_WORSE
+from claimcheck.gate.decision import EXIT_WORSE
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "tinyformer"
 HEALTHY = f"--claim-model={EXAMPLE / 'claim_adapter.py'}:build"
@@ -19,7 +19,7 @@ GATE_CLAIM = """
 import math
 import numpy as np
 import pytest
-from claimcheck.protocol import ClaimProtocol, Control, Part, Seeds, Stat
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.spectral import distance_from_uniform, sample_attention
@@ -197,7 +197,7 @@ def test_the_first_screen_names_the_model_and_the_premises_it_breaks_in_the_clai
 @pytest.mark.slow
 def test_a_reseeded_edit_passes_the_strict_gate_with_a_reserve(pytester: pytest.Pytester) -> None:
     # the control's loss statistics past the bound are inf or NaN on every unit in both runs: they agree
-    # (claimcheck/paired.py), so the strict gate decides on the finite statistics with the added units
+    # (claimcheck/gate/paired.py), so the strict gate decides on the finite statistics with the added units
     _claim(pytester)
     pytester.runpytest(HEALTHY, "--claim-report=base.md", "--claim-cache=off", "--claim-gate-cap=16")
     result = pytester.runpytest(

@@ -23,8 +23,8 @@ import pytest
 import torch
 
 import claimcheck
-from claimcheck.keys import Key
-from claimcheck.store import Memo, ResultCache
+from claimcheck.store.cache import Memo, ResultCache
+from claimcheck.store.keys import Key
 from qin2025 import collapse, conditioning, finetune, full_rank, linear_rate
 from qin2025.batched import Run
 from qin2025.codeid import code_identity, engine_modules, identity_of, module_identity
@@ -38,7 +38,7 @@ PROJECT = ("claimcheck", "qin2025", "claims", "examples", "benchmarks")
 
 # Every place that builds a key or hands one to the cache, with the claims whose results it keys.
 SITES = {
-    "claimcheck/store.py::Memo.__call__": "the claim_cache fixture of any suite",
+    "claimcheck/store/cache.py::Memo.__call__": "the claim_cache fixture of any suite",
     "qin2025/trainer.py::Trainer.__call__": "every training run (C1, C2, C4, C5, C8)",
     "qin2025/trainer.py::Trainer.lambda_max": "step sizes (C1, C2, C4, C5, C8)",
     "qin2025/trainer.py::Trainer.call": "C3, C4's collapse",
@@ -96,7 +96,7 @@ def test_every_key_site_is_in_the_table() -> None:
         for path in sorted((ROOT / top).rglob("*.py")):
             if "__pycache__" not in path.parts:
                 found |= _sites_in(path)
-    found.discard("claimcheck/keys.py::Key.__post_init__")
+    found.discard("claimcheck/store/keys.py::Key.__post_init__")
     assert found - set(SITES) == set(), "new cache-key sites: add each to SITES and drive it in this file"
     assert set(SITES) - found == set(), "sites in SITES the code no longer has: remove them"
 
@@ -108,10 +108,10 @@ def test_only_the_key_builder_makes_a_digest_and_the_store_takes_only_keys(tmp_p
         for p in (ROOT / top).rglob("*.py")
         if "store_key(" in p.read_text(encoding="utf-8")
     ]
-    assert users == ["claimcheck/keys.py"]
-    with pytest.raises(TypeError, match=r"takes a claimcheck\.keys\.Key"):
+    assert users == ["claimcheck/store/keys.py"]
+    with pytest.raises(TypeError, match=r"takes a claimcheck\.store\.keys\.Key"):
         ResultCache(tmp_path).memo({"kind": "x"}, lambda: ({}, {}))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"takes a claimcheck\.keys\.Key"):
+    with pytest.raises(TypeError, match=r"takes a claimcheck\.store\.keys\.Key"):
         ResultCache(tmp_path).memo_many([{"kind": "x"}], lambda m: [({}, {})])  # type: ignore[list-item]
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.fingerprint import code_fingerprint
-from claimcheck.ledger import LedgerError, append, append_calibration, load_ledger, migrate, read_file
-from claimcheck.protocol import ClaimProtocol
+from claimcheck.protocol.spec import ClaimProtocol
+from claimcheck.provenance.fingerprint import code_fingerprint
+from claimcheck.provenance.ledger import LedgerError, append, append_calibration, load_ledger, migrate, read_file
 from qin2025.plugin import pytest_claimcheck_engine
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claimcheck.record import ClaimRecorder
-from claimcheck.store import ResultCache
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.store.cache import ResultCache
 from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families, unresolved_settling, zone_generators
 from qin2025.data import make_synthetic

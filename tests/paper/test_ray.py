@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.executor import ClusterError, RayExecutor
-from claimcheck.store import ResultCache
+from claimcheck.pytest.executor import ClusterError, RayExecutor
+from claimcheck.store.cache import ResultCache
 from qin2025.batched import Run, train_batch
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.commands.cli import main as cli_main
-from claimcheck.gate import EXIT_UNDECIDED, EXIT_WORSE
+from claimcheck.cli.main import main as cli_main
+from claimcheck.gate.decision import EXIT_UNDECIDED, EXIT_WORSE
 
 TRAINING_CLAIM = """
 import pytest

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from claimcheck.calibration import case_rng
+from claimcheck.decide.calibration import case_rng
 from qin2025.calibration.residual_speed import faster_families, order_families
 from qin2025.level_speed import (
     END_RHO,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.commands.cli import main as cli
+from claimcheck.cli.main import main as cli
 
 ROOT = Path(__file__).parents[2]
 CLAIMS = [

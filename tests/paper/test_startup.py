@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.settings import MAX_SEED, check_cache_dir, parse_cache_dir, parse_seed
+from claimcheck.pytest.options import MAX_SEED, check_cache_dir, parse_cache_dir, parse_seed
 from qin2025.usermodel import load_model
 
 CLAIM = """

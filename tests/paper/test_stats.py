@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from claimcheck.stats import spearman, spread
+from claimcheck.decide.stats import spearman, spread
 from qin2025.curves import contraction, increases, log_linear_fit
 
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from claimcheck.deadline import UnitTimeout
 from claimcheck.errors import ConfigError
-from claimcheck.store import ResultCache
+from claimcheck.pytest.deadline import UnitTimeout
+from claimcheck.store.cache import ResultCache
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig
 from qin2025.plugin import USER_MODEL_KEY, pytest_claimcheck_rerun_options

@@ -15,7 +15,7 @@ import torch
 from toys import K
 
 from claimcheck.errors import ConfigError
-from claimcheck.store import ResultCache, decode, encode
+from claimcheck.store.cache import ResultCache, decode, encode
 from qin2025.batched import Run
 from qin2025.data import make_synthetic
 from qin2025.model import ModelConfig

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from claimcheck.errors import ConfigError
-from claimcheck.store import ResultCache
+from claimcheck.store.cache import ResultCache
 from qin2025.batched import Run
 from qin2025.data import make_synthetic
 from qin2025.facts import FACTS, OWN

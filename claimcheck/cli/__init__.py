@@ -1,0 +1,1 @@
+"""The ``claimcheck`` command: re-render, compare, audit, ledger, calibrate, stability and mutants."""

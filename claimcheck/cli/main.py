@@ -1,0 +1,649 @@
+"""The ``claimcheck`` command: re-render reports, compare runs, keep a run history, and run the suite many times.
+
+Every place that takes a run's JSON also takes an entry of the run history (``claimcheck
+history`` lists them): its number, or a prefix of its name (``claimcheck.gate.history``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from claimcheck.cli.calibrate import load_protocols, render_calibration
+from claimcheck.cli.ledger import LEDGER
+from claimcheck.cli.ledger import add_commands as add_ledger_commands
+from claimcheck.cli.mutants import Catalogue, Entry, load_catalogue, render_catalogue, run_catalogue
+from claimcheck.cli.stability import render_stability, run_seeds, stability
+from claimcheck.cli.suite_runs import RunRefused, reused, run_suite
+from claimcheck.decide.calibration import RULE_REPS, calibrate_suite, record_in_ledger
+from claimcheck.decide.verdicts import ClaimResult
+from claimcheck.errors import ClaimcheckError, ConfigError
+from claimcheck.gate.accept import accept
+from claimcheck.gate.baseline import compare, render_comparison
+from claimcheck.gate.decision import exit_status, judge
+from claimcheck.gate.history import list_entries, resolve, save_run, verdict_changes
+from claimcheck.provenance.expectations import (
+    AUDIT_HEADERS,
+    PinnedAt,
+    audit,
+    load_expectations,
+    merge_pins,
+    numerics_label,
+    pins_of,
+    render_pins,
+    with_rounding,
+)
+from claimcheck.pytest.options import parse_tolerance
+from claimcheck.report.figures import draw_figures
+from claimcheck.report.fileset import figure_dir, owns, record_written
+from claimcheck.report.markdown import md, render
+from claimcheck.report.rundata import RunData, load
+from claimcheck.report.write import foreign_details, markdown_files, write_markdown_files
+from claimcheck.store.files import write_atomic
+
+_MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
+
+
+def _headline(r: ClaimResult) -> str:
+    if not r.claim_stats:
+        return ""
+    s = r.claim_stats[0]
+    return f" ({md(s.statistic)} {s.values.format()})"
+
+
+def run_heading(env: dict[str, str]) -> str:
+    """Return a column head naming a run by what it ran: commit, machine and date."""
+    commit = env.get("git commit", "") or "unknown commit"
+    if env.get("git tree dirty") == "True":
+        commit += " (dirty)"
+    machine = env.get("cpu", "") or "unknown machine"
+    gpu = env.get("gpu", "none")
+    if gpu and gpu != "none":
+        machine += f", {gpu}"
+    date = env.get("date", "")[:16] or "no date"
+    return f"{commit}, {machine}, {date}"
+
+
+def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
+    """Return markdown: one row per claim, one column per run, each cell the verdict and headline statistic.
+
+    Each column is headed by its run (commit, machine, date); two runs that share a head are told
+    apart by their file names, and the table of settings below names every run's file.
+    """
+    results = [{r.claim_id: r for r in run.results()} for _, run in runs]
+    claims = sorted({cid for rs in results for cid in rs}, key=lambda c: (len(c), c))
+    heads = [run_heading(run.env) for _, run in runs]
+    names = [
+        md(h if heads.count(h) == 1 else f"{h}, {Path(source).name}")
+        for h, (source, _) in zip(heads, runs, strict=True)
+    ]
+    lines = ["# Claim x run matrix", "", "| claim | " + " | ".join(names) + " | agree |"]
+    lines.append("|---" * (len(runs) + 2) + "|")
+    for cid in claims:
+        cells = [f"**{rs[cid].verdict.value}**{_headline(rs[cid])}" if cid in rs else "not run" for rs in results]
+        verdicts = {rs[cid].verdict for rs in results if cid in rs}
+        lines.append(f"| {md(cid)} | " + " | ".join(cells) + f" | {'yes' if len(verdicts) == 1 else '**no**'} |")
+    lines += ["", "## Runs", "", "| setting | " + " | ".join(names) + " |", "|---" * (len(runs) + 1) + "|"]
+    lines.append("| file | " + " | ".join(md(Path(source).name) for source, _ in runs) + " |")
+    for key in _MATRIX_ENV:
+        lines.append(f"| {md(key)} | " + " | ".join(md(run.env.get(key, "")) for _, run in runs) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _run_file(spec: str, args: argparse.Namespace) -> Path:
+    """Return the run file a command-line argument names: a path or a history entry."""
+    return resolve(spec, Path.cwd(), folder=args.history)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+FORCE_HELP = "replace an existing -o file even if claimcheck did not write it"
+
+
+def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
+    """Raise ClaimcheckError when ``option out`` would replace a file claimcheck did not write (unless ``force``).
+
+    A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with
+    its present content: a report set's markdown, or an earlier ``-o`` of this command line. Nothing
+    is inferred from the file's name or content: a run JSON (a kept baseline) is the user's.
+    """
+    if out is None or force or not os.path.lexists(out):
+        return
+    if out.is_dir():
+        raise ClaimcheckError(f"{option} {out}: it is a folder; give a file path")
+    if not owns(out, out):
+        raise ClaimcheckError(
+            f"{option} {out}: the file exists and claimcheck did not write it (no manifest beside it records it with "
+            "this content), so it is not replaced; choose another path, or add --force to replace it"
+        )
+
+
+def cannot_write(option: str, out: Path, e: OSError) -> ClaimcheckError:
+    """Return the one-line error for an ``option out`` that could not be written (read-only, name too long, ...)."""
+    where = f" ({e.filename})" if e.filename and str(e.filename) != str(out) else ""
+    return ClaimcheckError(
+        f"{option} {out}: cannot write it: {e.strerror or type(e).__name__}{where}; nothing was replaced; "
+        "choose a writable path with a shorter name"
+    )
+
+
+def _write_or_print(text: str, out: Path | None, force: bool, option: str = "-o") -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        check_output(out, force, option)
+        try:
+            write_atomic(out, text)
+            record_written(out, [out])
+        except OSError as e:
+            raise cannot_write(option, out, e) from None
+        print(f"wrote {out}", file=sys.stderr)
+
+
+def _out_folder(out: Path) -> None:
+    """Raise ClaimcheckError when ``--out`` names something other than a folder (or a path to create one at)."""
+    if os.path.lexists(out) and not out.is_dir():
+        raise ClaimcheckError(
+            f"--out {out}: it is a file, not a folder, and the runs' reports go into it; nothing was run; "
+            "give a folder (it is created when missing)"
+        )
+
+
+def _cmd_render(args: argparse.Namespace) -> None:
+    source = _run_file(args.run, args)
+    run = load(source)
+    out: Path | None = args.output
+    folder = figure_dir(out if out is not None else source.with_suffix(".md"))
+    if out is None:
+        sys.stdout.write(render(run, figure_folder=folder.name))
+        return
+    check_output(out, args.force)
+    files = markdown_files(run, out, folder.name, [], None)
+    why = None if args.force else foreign_details(out, files)
+    if why is not None:
+        raise ClaimcheckError(
+            f"-o {out}: the report is too long for one file, and its per-claim sections go beside it: {why}; "
+            "nothing is written; choose another path, or add --force to replace it"
+        )
+    try:
+        _render_files(run, args, out, folder, files)
+    except OSError as e:
+        raise cannot_write("-o", out, e) from None
+
+
+def _render_files(run: RunData, args: argparse.Namespace, out: Path, folder: Path, files: dict[str, str]) -> None:
+    """Draw the figures and write the markdown files of ``claimcheck render -o out``, then record them."""
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as stage:
+        figures = draw_figures(run, Path(stage), enabled=not args.no_figures)
+        placed = []
+        for drawn in figures.written:
+            target = folder / drawn.name
+            if os.path.lexists(target) and not args.force and not owns(out, target):
+                figures.problems.append(f"figure {target} not drawn over: a file claimcheck did not write is there")
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            os.replace(drawn, target)
+            placed.append(target)
+    for text in figures.notes + figures.problems:
+        print(f"claimcheck: {text}", file=sys.stderr)
+    if not args.no_figures:  # show the figures drawn here, not a file left in the folder (shorter: no new split)
+        files = markdown_files(run, out, folder.name, [], {p.name for p in placed})
+    details = write_markdown_files(out, files)
+    record_written(out, [out, *placed, *([details] if details else [])])
+    print(
+        f"wrote {out}" + (f" and {details.name} (the report would exceed a PR comment)" if details else ""),
+        file=sys.stderr,
+    )
+
+
+def _cmd_matrix(args: argparse.Namespace) -> None:
+    files = [_run_file(spec, args) for spec in args.runs]
+    _write_or_print(render_matrix([(str(p), load(p)) for p in files]), args.output, args.force)
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    run = load(_run_file(args.run, args))
+    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    pins, blocks = load_expectations(args.expectations, "--expectations")
+    if budget not in pins:
+        raise ClaimcheckError(f"--expectations {args.expectations}: no [{budget}] table; name another with --budget")
+    at, results = blocks[budget], run.results()
+    seed = run.env.get("base seed", "0")
+    if not at.covers(int(seed) if seed.isdigit() else -1, run.env.get("seed pool", "confirmatory")):
+        raise ClaimcheckError(
+            f"{args.run}: drew base seed {seed} ({run.env.get('seed pool', '?')} pool); {args.expectations} pins "
+            f"budget {budget} on {at.describe()}: rerun that block here (pytest claims --claim-budget {budget} "
+            f"--claim-seed {at.base_seed} --claim-pool {at.pool} --claim-report) and audit that run"
+        )
+    here = numerics_label(run.env)
+    same = at.rounds_as(here)
+    rows = audit(results, pins[budget], same)
+    outcomes = [row[-1] for row in rows]
+    moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
+    verdicts = sum(row[1] == "verdict" for row in rows)
+    summary = (
+        f"audit of {args.run} against {args.expectations} [{budget}] "
+        f"(pinned on {at.numerics or 'unrecorded numerics'}; "
+        f"here {here}): {outcomes.count('same verdict')} of {verdicts} verdicts the same; "
+        f"statistics: {outcomes.count('identical')} identical, {outcomes.count('within rounding')} within rounding, "
+        f"{outcomes.count('within tolerance')} within tolerance, "
+        f"{sum(o.startswith('chaotic') for o in outcomes)} chaotic (held at the verdict level or by count), "
+        f"{moved} moved beyond what the pins allow"
+    )
+    table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
+    _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
+    print(summary, file=sys.stderr)
+    return 1 if moved else 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    base, now = _run_file(args.baseline, args), _run_file(args.run, args)
+    comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
+    _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output, args.force)
+    gate = judge(comp).exit_code("all") if args.fail else 0  # as the session's --claim-baseline-fail
+    return exit_status(0, bool(args.exact and comp.differences), gate)
+
+
+def _cmd_baseline_accept(args: argparse.Namespace) -> None:
+    source = _run_file(args.run, args)
+    load(source)  # a run file of a schema this claimcheck reads, or RunFileError naming it
+    kept = accept(source.read_text(encoding="utf-8"), args.baseline)
+    print(f"accepted {source} as the baseline {args.baseline}" + (f"; the old one is kept as {kept}" if kept else ""))
+
+
+def _cmd_history(args: argparse.Namespace) -> None:
+    root = Path.cwd()
+    if args.save is not None:
+        run = load(args.save)
+        path = save_run(args.save.read_text(encoding="utf-8"), root, run.env, folder=args.history)
+        print(f"saved {args.save} as {path}")
+        return
+    entries = list_entries(root, folder=args.history)
+    if not entries:
+        where = root / (args.history or ".claimcheck/history")
+        print(f"no runs saved in {where}; save one with: claimcheck history --save reports/claim-report.json")
+        return
+    if args.changes:
+        runs = [(e, {r.claim_id: r.verdict.value for r in load(e.path).results()}) for e in entries]
+        for e, changed in verdict_changes(runs):
+            print(f"{e.name}  commit {e.commit}: {'; '.join(changed) if changed else 'no verdict changed'}")
+        return
+    for e in entries:
+        run = load(e.path)
+        verdicts = [r.verdict.value for r in run.results()]
+        summary = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced"
+        budget = run.env.get("budget", "").split(":")[0]
+        print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
+
+
+def _block_of(run: RunData) -> tuple[str, str, str]:
+    """Return the budget name, base seed and pool a run drew."""
+    return run.env.get("budget", "ci").split(":")[0], run.env.get("base seed", "0"), run.env.get("seed pool", "")
+
+
+def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimResult]]]:
+    """Load ``--rounding`` runs: the same budget, base seed and pool as ``run``, each under numerics of its own."""
+    out = []
+    for path in paths:
+        other = load(path)
+        if _block_of(other) != _block_of(run):
+            raise ClaimcheckError(
+                f"--rounding {path}: it ran budget {_block_of(other)[0]}, base seed {_block_of(other)[1]} "
+                f"({_block_of(other)[2]} pool), the pinned run {_block_of(run)[0]}, base seed {_block_of(run)[1]} "
+                f"({_block_of(run)[2]} pool); a rounding rerun must draw the same seeds: rerun it with the same "
+                "--claim-budget, --claim-seed and --claim-pool"
+            )
+        out.append((numerics_label(other.env), other.results()))
+    return out
+
+
+def _cmd_expectations(args: argparse.Namespace) -> None:
+    run = load(args.run)
+    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    seed = run.env.get("base seed", "0")
+    pool, kernels = run.env.get("seed pool", "confirmatory"), numerics_label(run.env)
+    at = PinnedAt(int(seed) if seed.isdigit() else 0, pool, kernels)
+    reruns = _reruns(run, args.rounding)
+    rounding = f" --rounding {' '.join(p.name for p in args.rounding)}" if args.rounding else ""
+    header = (
+        f"What this suite is known to give at budget {budget}, pinned check by check, on {at.describe()}:\n"
+        "at another base seed or pool only the verdicts are compared; under other numerics, what the\n"
+        "measured rounding spread allows (claimcheck.provenance.expectations).\n"
+        f"Written by `claimcheck expectations {args.run.name} --budget {budget}{rounding}` from the run of "
+        f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
+    )
+    pins = with_rounding(pins_of(run.results()), reruns)
+    out: Path | None = args.output
+    if out is not None and os.path.lexists(out) and not args.force:  # keep the other claims' pins
+        try:
+            existing = out.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ClaimcheckError(f"-o {out}: cannot read it ({e}); choose another path, or add --force") from None
+        try:
+            note = f"{', '.join(pins) or 'no claim'}: {header.splitlines()[-1]}"
+            merged = merge_pins(existing, out, budget, pins, note, at)
+        except ConfigError as e:
+            raise ClaimcheckError(
+                f"-o {out}: not merged into: {e}; choose another path, or add --force to replace the file"
+            ) from None
+        write_atomic(out, merged)
+        print(f"updated {', '.join(pins) or 'no claim'} in {out}; every other pin is kept", file=sys.stderr)
+        return
+    _write_or_print(render_pins(budget, pins, header, at), out, force=True)  # a new file, or --force
+
+
+def _cmd_stability(args: argparse.Namespace) -> None:
+    seeds = [args.first + i for i in range(args.base_seeds)]
+    _out_folder(args.out)
+    summary = args.out / "stability.md"
+    check_output(summary, args.force, "--out")  # before the runs, not after them
+    runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
+    text = render_stability(stability(runs), seeds, args.budget)
+    _write_or_print(text, summary, args.force, "--out")
+    sys.stdout.write(text)
+
+
+def _cmd_mutants(args: argparse.Namespace) -> None:
+    if args.catalogue is not None:
+        catalogue = load_catalogue(args.catalogue)
+    elif len(args.models) >= 2:
+        entries = tuple(Entry(f"model-{i}", "mutant", spec, spec) for i, spec in enumerate(args.models[1:], start=1))
+        catalogue = Catalogue(Path("(command line)"), args.models[0], entries)
+    else:
+        raise ClaimcheckError("mutants: give --catalogue FILE, or a reference model and at least one mutant")
+
+    _out_folder(args.out)
+    summary, timings = args.out / "mutants.md", args.out / "timings.json"
+    check_output(summary, args.force, "--out")  # before the runs, not after them
+    seconds = _timings(timings, args.force, args.reuse)
+
+    def runner(name: str, report: Path, extra: Sequence[str], cwd: Path | None) -> tuple[RunData | Exception, float]:
+        if args.reuse and report.stem in seconds:
+            found = reused(report)
+            if found is not None:
+                return found, seconds[report.stem]
+        start = time.monotonic()
+        try:
+            run: RunData | Exception = run_suite(
+                report, args.budget, args.targets.split(","), [*extra, *args.pytest_args], cwd
+            )
+        except RunRefused as e:
+            run = e
+        seconds[report.stem] = time.monotonic() - start
+        write_atomic(timings, json.dumps(seconds, indent=1))
+        print(f"[claimcheck] {name}: {seconds[report.stem]:.0f} s", file=sys.stderr, flush=True)
+        return run, seconds[report.stem]
+
+    only = [n for n in args.only.split(",") if n] if args.only else []
+    refs, judgements = run_catalogue(catalogue, Path.cwd(), args.out, runner, only, args.jobs)
+    text = render_catalogue(catalogue, refs, judgements)
+    _write_or_print(text, summary, args.force, "--out")
+    sys.stdout.write(text)
+
+
+def _timings(path: Path, force: bool, reuse: bool) -> dict[str, float]:
+    """Return the seconds each run took by report name from ``path`` when ``reuse``, else nothing.
+
+    Raise ClaimcheckError when ``path`` holds something other than such a table (a file of the
+    user's, a link), unless ``force``: the runs write it as they finish.
+    """
+    if not os.path.lexists(path):
+        return {}
+    try:
+        data = None if path.is_symlink() else json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    ours = isinstance(data, dict) and all(
+        isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) for k, v in data.items()
+    )
+    if not ours and not force:
+        raise ClaimcheckError(
+            f"--out {path.parent}: {path} is not a table of run times claimcheck wrote, and the runs would write "
+            "over it; choose another --out, or add --force to replace it"
+        )
+    return {str(k): float(v) for k, v in data.items()} if ours and reuse and isinstance(data, dict) else {}
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    protocols = load_protocols(args.paths)
+    if args.only:
+        wanted = set(args.only.split(","))
+        protocols = [p for p in protocols if p.claim_id in wanted]
+    if not protocols:
+        raise ConfigError(f"claimcheck calibrate: no claim protocol found under {', '.join(map(str, args.paths))}")
+    for option, path in (("--json", args.json), ("-o", args.output)):  # before the run of minutes, not after it
+        check_output(path, args.force, option)
+
+    def progress(pc: Any) -> None:
+        print(f"calibrated {pc.claim}/{pc.part}: {pc.status} ({pc.seconds:.1f} s)", file=sys.stderr)
+
+    suite = calibrate_suite(protocols, args.seed, args.cases, args.reps, progress)
+    if args.json is not None:
+        _write_or_print(json.dumps(suite.to_dict(), indent=1) + "\n", args.json, args.force, "--json")
+    if args.record is not None:
+        where = args.record  # LEDGER when --record names no path: the ledger commands' default too
+        added = record_in_ledger(where, suite.parts)
+        print(
+            f"recorded {len(added)} calibration result(s) in the ledger {where} "
+            f"({len(suite.parts) - len(added)} unchanged since their last entry)",
+            file=sys.stderr,
+        )
+    _write_or_print(render_calibration(suite), args.output, args.force)
+    return 1 if args.fail and suite.failing else 0
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Keep each command's help on its name's line: argparse measures the commands without their indent."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog)
+        self._action_max_length = 16
+
+
+def _history_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the run history folder (default .claimcheck/history in the current folder)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claimcheck",
+        formatter_class=_Formatter,
+        description=(
+            "Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, and "
+            "calibrate its decision rules. "
+            "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
+            "prefix of its name (see: claimcheck history)."
+        ),
+        epilog=(
+            "stability, mutants and ledger register pass everything after -- to pytest. "
+            "claimcheck COMMAND --help: its options."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+
+    p = command("render", "re-render a report (and its figures) from a run's JSON")
+    p.add_argument("run", help="the .json written next to a claim report, or a history entry")
+    p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout, without figures)")
+    p.add_argument("--no-figures", action="store_true", help="do not redraw the figures")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _history_option(p)
+    p.set_defaults(func=_cmd_render)
+    m = command("matrix", "tabulate claims x runs, e.g. one run per machine")
+    m.add_argument("runs", nargs="+", help="run .json files or history entries")
+    m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    m.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _history_option(m)
+    m.set_defaults(func=_cmd_matrix)
+    e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
+    e.add_argument("run", type=Path, help="the .json written next to a claim report")
+    e.add_argument("--budget", default=None, help="the budget table to write (default: the run's budget)")
+    e.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="write the TOML here (default: stdout); into an existing expectations file, only this run's claims "
+        "are replaced and every other pin is kept",
+    )
+    e.add_argument("--force", action="store_true", help="replace an existing -o file whole instead of merging into it")
+    e.add_argument(
+        "--rounding",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="JSON",
+        help="runs of the same block under other numerics (ATEN_CPU_CAPABILITY=avx2 or default, another CPU, "
+        "--claim-threads): each statistic's rounding spread is measured over them and pinned with it",
+    )
+    e.set_defaults(func=_cmd_expectations)
+    a = command(
+        "audit", "hold a run of the pinned block (on new hardware, say) to the expectations, statistic by statistic"
+    )
+    a.add_argument("run", help="the run's .json (a run of the block the expectations were pinned on)")
+    a.add_argument("--expectations", type=Path, default=Path("claims/expectations.toml"), help="the pins (TOML)")
+    a.add_argument("--budget", default=None, help="the budget table (default: the run's budget)")
+    a.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    a.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _history_option(a)
+    a.set_defaults(func=_cmd_audit)
+    c = command("compare", "compare a run with a baseline: verdicts, then statistics")
+    c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
+    c.add_argument("run", help="the run to check: a .json file or a history entry")
+    c.add_argument(
+        "--tolerance",
+        default="0,0.05",
+        help="relative tolerance SAME[,CROSS] of the bit-identity check (default 0,0.05: bit for bit on one machine)",
+    )
+    c.add_argument(
+        "--fail",
+        action="store_true",
+        help="exit as --claim-baseline-fail does: 13 when a verdict fell or a statistic is worse beyond its margin, "
+        "14 when a statistic is undecided or not compared",
+    )
+    c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
+    c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    c.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _history_option(c)
+    c.set_defaults(func=_cmd_compare)
+    b = command("baseline", "manage the regression gate's baseline")
+    actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
+    a = actions.add_parser(
+        "accept",
+        help="accept a run as the new baseline, keeping the old one beside it as <name>.<UTC time>.json",
+        description="Write RUN over BASELINE; the old BASELINE is renamed to <name>.<UTC time>.json beside it.",
+    )
+    a.add_argument("run", help="the run to accept: a .json file or a history entry")
+    a.add_argument("baseline", type=Path, help="the baseline .json file (created when missing)")
+    _history_option(a)
+    a.set_defaults(func=_cmd_baseline_accept)
+    h = command("history", "list the saved runs, or save one")
+    h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
+    h.add_argument(
+        "--changes",
+        action="store_true",
+        help="list, entry by entry, the verdicts that changed since the machine's last",
+    )
+    _history_option(h)
+    h.set_defaults(func=_cmd_history)
+    s = command("stability", "run the suite over K base seeds (K independent replications); count verdict flips")
+    s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
+    s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
+    s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
+    s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
+    s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
+    s.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
+    s.add_argument(
+        "--force", action="store_true", help="replace <out>/stability.md even if claimcheck did not write it"
+    )
+    s.set_defaults(func=_cmd_stability)
+    u = command("mutants", "run a catalogue of mutants and benign edits; say what caught each (the mutation score)")
+    u.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="without --catalogue: the trusted model, then broken ones (package.module:factory or file.py:factory)",
+    )
+    u.add_argument("--catalogue", type=Path, metavar="TOML", help="the catalogue of mutants and benign edits")
+    u.add_argument("--only", default="", metavar="NAMES", help="comma-separated entries of the catalogue to run")
+    u.add_argument(
+        "--reuse",
+        action="store_true",
+        help="judge the runs an earlier call left in --out again instead of rerunning them",
+    )
+    u.add_argument("--budget", default="ci", help="budget of every run (default ci)")
+    u.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
+    u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
+    u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
+    u.add_argument(
+        "--force",
+        action="store_true",
+        help="replace <out>/mutants.md and <out>/timings.json even if claimcheck did not write them",
+    )
+    u.set_defaults(func=_cmd_mutants)
+    k = command("calibrate", "run every part's decision on cases whose answer is known; simulate the claim rule")
+    k.add_argument("paths", nargs="*", type=Path, default=[Path("claims")], help="claim modules or folders (claims)")
+    k.add_argument("--json", type=Path, metavar="PATH", help="write every count, bound and wrong case here")
+    k.add_argument(
+        "--record",
+        type=Path,
+        nargs="?",
+        const=LEDGER,
+        metavar="PATH",
+        help=f"append each changed part's result to the ledger as a calibrate entry (default {LEDGER}, as the "
+        "ledger commands; give your suite's claim_ledger), where the report reads it",
+    )
+    k.add_argument("--cases", type=_positive, help="cases per family instead of each family's own count (a quick look)")
+    k.add_argument("--reps", type=_positive, default=RULE_REPS, help=f"simulated claims per rule row ({RULE_REPS})")
+    k.add_argument("--seed", type=int, default=0, help="seed of the case generators (default 0)")
+    k.add_argument("--only", metavar="IDS", help="comma-separated claim ids to calibrate (default: all)")
+    k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
+    k.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    k.add_argument("--force", action="store_true", help=FORCE_HELP)
+    k.set_defaults(func=_cmd_calibrate)
+    add_ledger_commands(command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (1 for a failed --fail comparison, 2 for bad input)."""
+    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.pytest_args = argv[cut + 1 :]
+    try:
+        status = args.func(args)
+    except ClaimcheckError as e:
+        print(f"claimcheck: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a write no command foresaw: one line naming the file, not a traceback
+        where = f" {e.filename}" if e.filename else ""
+        print(f"claimcheck: {args.command}: cannot write or read{where}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    return int(status or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

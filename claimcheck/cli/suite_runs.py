@@ -1,0 +1,87 @@
+"""Run the claim suite in a pytest subprocess and load the run's JSON: the unit of stability and mutant runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from claimcheck.errors import ClaimcheckError
+from claimcheck.report.rundata import RunData, load
+
+Job = tuple[Path, Sequence[str]]  # (report path, extra pytest arguments)
+
+
+class RunRefused(ClaimcheckError):
+    """A suite run stopped before any claim ran (a usage error, e.g. a model the probe refused)."""
+
+
+def run_suite(
+    report: Path, budget: str, targets: Sequence[str], args: Sequence[str], cwd: Path | None = None
+) -> RunData:
+    """Run ``pytest targets`` with a claim report at ``report`` and return the run it wrote.
+
+    pytest's output goes to ``report`` with the suffix ``.log``. The session's exit status is not
+    an error: a claim that does not reproduce fails its test and is still in the report. With
+    ``cwd`` the session runs in that folder with it first on ``PYTHONPATH`` (a patched copy of the
+    checkout: its packages win over the installed ones).
+    """
+    cmd = [
+        sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider",
+        f"--claim-budget={budget}", f"--claim-report={report}", *args,
+    ]  # fmt: skip
+    log = report.with_suffix(".log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    report.with_suffix(".json").unlink(missing_ok=True)  # an earlier run's, which a refused run would leave
+    print(f"[claimcheck] {' '.join(cmd[2:])} > {log}", file=sys.stderr, flush=True)
+    env = None
+    if cwd is not None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    with open(log, "w", encoding="utf-8") as out:
+        done = subprocess.run(cmd, check=False, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+    found = reused(report)
+    if isinstance(found, RunData):
+        return found
+    raise found or RunRefused(f"pytest exited {done.returncode} and wrote no report (see {log})")
+
+
+def reused(report: Path) -> RunData | RunRefused | None:
+    """Return what a finished ``run_suite`` left at ``report``: its run, its refusal (the log's last ERROR), or None."""
+    if report.with_suffix(".json").is_file():
+        return load(report.with_suffix(".json"))
+    log = report.with_suffix(".log")
+    if not log.is_file():
+        return None
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("ERROR")]
+    return RunRefused(lines[-1]) if lines else None
+
+
+def run_many(jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1) -> list[RunData]:
+    """Run the suite once per job, ``workers`` at a time (one torch thread each by default); keep the order.
+
+    Raises ``RunRefused`` for the first run that stopped before any claim ran.
+    """
+    return [r if isinstance(r, RunData) else _raise(r) for r in run_many_or_refused(jobs, budget, targets, workers)]
+
+
+def run_many_or_refused(
+    jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1
+) -> list[RunData | RunRefused]:
+    """Run the suite once per job as ``run_many`` does; a run that was refused at start is returned as its error."""
+
+    def one(report: Path, args: Sequence[str]) -> RunData | RunRefused:
+        try:
+            return run_suite(report, budget, targets, args)
+        except RunRefused as e:
+            return e
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(one, report, args) for report, args in jobs]
+        return [f.result() for f in futures]
+
+
+def _raise(error: RunRefused) -> RunData:
+    raise error

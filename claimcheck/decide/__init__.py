@@ -1,0 +1,1 @@
+"""Decide claims: pure statistics, sequential bounds, unit scoring, verdicts, calibration of rules."""

@@ -1,0 +1,187 @@
+"""Say what an INCONCLUSIVE claim lacks: the parts and controls still undecided, and the budget that would decide them.
+
+The projection keeps the measured effect as it is: a pass rate keeps its observed rate (the exact
+binomial test decides it once ``units`` are enough), a mean or estimate keeps its value and its
+spread (its interval narrows as 1/sqrt(units)). It uses the tests of one look, so for a budget that
+adds units in batches (its anytime-valid tests are wider) the number is a lower bound; and an effect
+that sits on the bar is decided by no number of units. Pure functions: a ``ClaimResult`` in, text out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from claimcheck.decide.record import Check
+from claimcheck.decide.stats import binomial_p
+from claimcheck.decide.verdicts import CANNOT_DISCRIMINATE, ClaimResult, Verdict
+
+MAX_UNITS = 1_000_000  # beyond this no projection is offered: "no budget decides it"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One undecided part or control: what it is, the units it ran on, and the units that would decide it."""
+
+    what: str  # e.g. "part L2", "control 'shuffled' (part stops)"
+    units: int
+    needed: int | None  # None: no number of units decides it at the measured effect (or nothing was measured)
+
+
+def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
+    """Return the fewest units that decide a pass rate of ``passed``/``n`` against ``bar`` at ``alpha``, if it held.
+
+    Decided means the exact one-sided binomial test rejects on either side: the rate above the bar
+    (``p_hold``) or below it. None when the rate equals the bar, no unit ran, or more than MAX_UNITS
+    would be needed. Hand-worked: 4/4 against 0.8 at 0.05: 0.8^m <= 0.05 first at m = 14.
+    """
+    if n <= 0 or not 0 < bar < 1 or math.isclose(passed / n, bar):
+        return None
+    rate = passed / n
+
+    def decided(m: int) -> bool:
+        k = min(m, max(0, round(rate * m)))
+        return min(binomial_p(k, m, bar, "greater"), binomial_p(k, m, bar, "less")) <= alpha
+
+    return _first(decided, n)
+
+
+def mean_units(checks: Sequence[Check], n: int) -> int | None:
+    """Return the fewest units whose intervals, narrowing as 1/sqrt(units), leave every threshold on one side.
+
+    Each ``check`` carries its interval (``low``, ``high``) at ``n`` units; None when one is not
+    finite or sits on its threshold.
+    """
+    need = n
+    for c in checks:
+        if c.low is None or c.high is None or not all(map(math.isfinite, (c.value, c.low, c.high))):
+            return None
+        half, gap = (c.high - c.low) / 2, abs(c.value - c.threshold)
+        if gap == 0:
+            return None
+        if c.low <= c.threshold <= c.high:
+            need = max(need, math.ceil(n * (half / gap) ** 2))
+    return need if need <= MAX_UNITS else None
+
+
+def _first(decided: Callable[[int], bool], n: int) -> int | None:
+    """Return the smallest m > n with ``decided(m)``, searching by doubling then halving (assumed monotone)."""
+    hi = max(n + 1, 2)
+    while not decided(hi):
+        hi *= 2
+        if hi > MAX_UNITS:
+            return None
+    lo = max(n, hi // 2)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decided(mid) else (mid, hi)
+    return hi
+
+
+def pending(r: ClaimResult) -> list[Pending]:
+    """Return the claim's undecided parts and controls, each with the units that would decide it."""
+    out: list[Pending] = []
+    for p in r.parts:
+        if p.verdict is not Verdict.INCONCLUSIVE:
+            continue
+        name = f"part {p.name}" if p.name else "the claim"
+        if p.rate is not None:
+            out.append(Pending(name, p.rate.n, rate_units(p.rate.passed, p.rate.n, p.bar, r.alpha)))
+        else:
+            n = _units(p.estimates, len([u for u in p.units if not u.excluded]))
+            out.append(Pending(name, n, mean_units(p.estimates, n) if n else None))
+    for c in r.controls:
+        if c.status != "undecided":
+            continue
+        name = f"control '{c.name}'" + (f" (part {c.part})" if c.part else "")
+        if c.rate is not None:
+            out.append(Pending(name, c.rate.n, rate_units(c.rate.passed, c.rate.n, c.max_pass_rate, r.alpha)))
+        else:
+            n = _units(c.estimates, len(c.units))
+            out.append(Pending(name, n, mean_units(c.estimates, n) if n else None))
+    return out
+
+
+def _units(checks: Sequence[Check], fallback: int) -> int:
+    """Return the units behind an estimate (its interval says ``..., 14 units``), else ``fallback``."""
+    for c in checks:
+        words = c.interval.replace(",", " ").split()
+        for i, w in enumerate(words[1:], 1):
+            if w.startswith("unit") and words[i - 1].isdigit():
+                return int(words[i - 1])
+    return fallback
+
+
+def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[str, int] | None = None) -> str:
+    """Return the budget (of ``units``: budget -> units it runs) that first runs ``needed`` units, or say none does.
+
+    ``batch`` names the budgets that add units in batches (``Seeds.batch``): their cap is what they may run.
+    ``needed`` assumes the measured effect stays where it is; when it is past every cap, the text says
+    so and names the caps, never that no budget decides it (a sequential budget may, as the effect moves).
+    """
+    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > now)]
+    for n, b in bigger:
+        if n >= needed:
+            step = (batch or {}).get(b)
+            how = f" at most, {step} at a time until decided" if step else ""
+            return f"budget {b} runs {n}{how} (--claim-budget {b})"
+    if bigger:  # a projection at the effect as measured: the effect moves as units come, so say so
+        n, b = bigger[-1]
+        looks = batch or {}
+        caps = ", ".join(f"{name} {cap}" + (f" ({looks[name]} a look)" if looks.get(name) else "")
+                         for name, cap in units.items())  # fmt: skip
+        return (
+            f"that many only if the effect stays as measured on these {now} units, past every budget's cap ({caps}); "
+            f"the effect may move as units come, and a larger budget can still decide it (--claim-budget {b})"
+        )
+    return "more than any budget of this claim runs"
+
+
+def undecided_line(r: ClaimResult, budget: str = "") -> str:
+    """Return one line on why ``r`` is INCONCLUSIVE: what is undecided and the budget that would decide it.
+
+    ``budget`` is the run's budget name. Empty for a claim that is not INCONCLUSIVE.
+    """
+    if r.verdict is not Verdict.INCONCLUSIVE:
+        return ""
+    blind = [c for c in r.controls if c.status in CANNOT_DISCRIMINATE and c.kind == "positive"]
+    if blind:
+        return (
+            f"the instrument is blind here: positive control '{blind[0].name}' was shown to fail; no budget decides "
+            "the claim on this subject"
+        )
+    if not r.parts:
+        return r.reason  # did not run, or the run stopped before it: its reason says so
+    items = pending(r)
+    if not items:  # a run that did not finish, or evidence both ways: the reason says which
+        return r.reason
+    declared = r.protocol is not None and r.protocol.declared
+    units = dict(r.protocol.seeds.units) if r.protocol is not None and declared else {}
+    batch = dict(r.protocol.seeds.batch) if r.protocol is not None and declared else {}
+    empty = [i for i in items if i.units == 0]
+    stuck = [i for i in items if i.units and i.needed is None]
+    open_ = [i for i in items if i.units and i.needed is not None]
+    said = []
+    if open_:
+        now, needed = max(i.units for i in open_), max(i.needed or 0 for i in open_)
+        where = budget_for(units, needed, now, batch) if units else "rerun with a larger budget (--claim-budget)"
+        more = f", more than {budget} gives" if budget else ""
+        said.append(f"undecided at {now} units: {_names(open_)}; about {needed} units would decide {_them(open_)}"
+                    f"{more}: {where}")  # fmt: skip
+    if stuck:
+        said.append(f"undecided: {_names(stuck)}; no number of units decides {_them(stuck)} at the measured effect")
+    if empty:
+        said.append(
+            f"no admissible unit ran for {_names(empty)} (every unit left the premise): this budget cannot decide "
+            f"{_them(empty)}; one whose units meet the premise can"
+        )
+    return "; ".join(said)
+
+
+def _names(items: Sequence[Pending]) -> str:
+    return ", ".join(i.what for i in items)
+
+
+def _them(items: Sequence[Pending]) -> str:
+    return "them" if len(items) > 1 else "it"

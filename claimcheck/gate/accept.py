@@ -1,0 +1,58 @@
+"""Accept a run as the new baseline in one step, keeping the old baseline beside it.
+
+``accept(text, baseline)`` writes a run's JSON over the baseline file; the old file is first
+renamed to ``<stem>.<UTC time>.json`` in the same folder (``<stem>.<UTC time>-2.json`` and so on when
+that name is taken), so every accepted baseline stays in history whether or not the folder is in git.
+Used by ``--claim-baseline-update`` and ``claimcheck baseline accept RUN.json BASELINE.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from claimcheck.errors import ClaimcheckError
+from claimcheck.store.files import write_atomic
+
+
+class AcceptError(ClaimcheckError):
+    """A run cannot be accepted as the baseline (incomplete, or not a run file)."""
+
+
+def kept_name(baseline: Path, when: datetime) -> Path:
+    """Return the free name the old baseline is kept under: ``<stem>.<YYYYmmddTHHMMSSZ>.json`` beside it."""
+    stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = baseline.with_name(f"{baseline.stem}.{stamp}{baseline.suffix}")
+    n = 2
+    while path.exists():
+        path = baseline.with_name(f"{baseline.stem}.{stamp}-{n}{baseline.suffix}")
+        n += 1
+    return path
+
+
+def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | None:
+    """Write the run JSON ``text`` over ``baseline``; return where the old baseline was kept (None: there was none).
+
+    Raise AcceptError when ``text`` is the JSON of an incomplete run: an interrupted run is no baseline.
+    If writing the new file fails, the old one is put back.
+    """
+    try:
+        incomplete = json.loads(text).get("incomplete")
+    except (ValueError, AttributeError):
+        raise AcceptError(f"cannot accept as the baseline {baseline}: the run's JSON does not parse") from None
+    if incomplete:
+        raise AcceptError(
+            f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
+        )
+    kept = kept_name(baseline, when or datetime.now(UTC)) if baseline.exists() else None
+    if kept is not None:
+        os.replace(baseline, kept)
+    try:
+        write_atomic(baseline, text)
+    except BaseException:
+        if kept is not None:
+            os.replace(kept, baseline)
+        raise
+    return kept

@@ -1,0 +1,612 @@
+"""Compare a run with a baseline run on the same units: verdicts, pass counts, and every statistic seed by seed.
+
+The regression gate. For each statistic (a claim's, or a negative control's) the per-unit values of
+both runs are paired by test, configuration label and unit, and ``claimcheck.gate.paired`` tests the
+paired differences against an equivalence margin: each statistic comes out equivalent, worse
+beyond the margin, better beyond it, or undecided. The margin is the statistic's ``Stat.margin``
+when its protocol declares one, else ``MARGIN_SPREAD`` times the baseline's seed-to-seed standard
+deviation of the statistic (pooled within configurations; for a statistic measured once per run,
+the half-width of the baseline's own interval), never below ``FLOAT_FLOOR`` times its size, so
+float noise is never beyond it. A positive statistic whose baseline values span more than
+``LOG_SPAN`` (a loss ratio from 1e-25 to 1e-3) is compared on log10, margin and all, unless its
+protocol declares a margin (which is in the statistic's own units). "Worse beyond margin" is
+decided at a family-wise ``ALPHA`` over all statistics compared (Holm), so a benign edit trips the
+gate with probability at most 5% when no statistic truly moved by more than its margin.
+
+A session with ``--claim-baseline-fail`` fails on a verdict that got worse or a statistic worse
+beyond its margin (``Comparison.regressions``); pass counts (29/29 -> 28/29) are shown with the
+units that flipped but decide nothing alone. Bit identity is a separate check
+(``--claim-baseline-exact``, ``Comparison.differences``): every verdict and per-unit value equal to
+the baseline's, within the relative ``Tolerance`` (0 on the same hardware: bit for bit; ``cross``
+across hardware).
+
+A baseline without unit ids (older runs) or on other seeds is compared by verdicts and medians,
+and its statistics are "not paired".
+
+Units a run recorded for the gate only (its reserve, ``claimcheck.gate.reserve``: the run's ``gate_units``)
+are paired like the others. When the baseline holds a reserve for a test, the gate may look at its
+statistics at any of K pre-stated units (``reserve.gate_looks``), so each is tested at ALPHA / K
+(``paired_test(looks=K)``) against a margin fixed before any look: the baseline's spread over all its
+units of the statistic.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from claimcheck.decide.record import Check
+from claimcheck.decide.stats import spread
+from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, UnitScore, Verdict
+from claimcheck.errors import ConfigError
+from claimcheck.gate.paired import (
+    ALPHA,
+    POWER,
+    Movement,
+    PairedTest,
+    detectable,
+    holm,
+    paired_test,
+    spread_sd,
+    units_to_decide,
+)
+from claimcheck.protocol.spec import ClaimProtocol
+from claimcheck.provenance.environment import hardware_key
+from claimcheck.pytest.options import DEFAULT_TOLERANCE, Tolerance
+from claimcheck.report.markdown import code, md
+from claimcheck.report.rundata import RunData
+
+ABS_FLOOR = 1e-12  # relative differences are relative to max(|baseline|, ABS_FLOOR)
+MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard deviation
+FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest |value| (float noise)
+LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
+MARGINS_INI = "claim_baseline_margins"  # the ini option that sets margins per statistic
+_RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # SKIPPED: not ranked (not seen)
+
+
+@dataclass(frozen=True)
+class VerdictChange:
+    """A claim whose verdict differs from the baseline's."""
+
+    claim_id: str
+    before: str
+    after: str
+
+    @property
+    def regression(self) -> bool:
+        """Return True when a claim that reproduced no longer does."""
+        return self.before == Verdict.REPRODUCED.value and self.after != self.before
+
+    @property
+    def worse(self) -> bool:
+        """Return True when the verdict fell: ERROR < NOT REPRODUCED < INCONCLUSIVE < REPRODUCED."""
+        return self.before in _RANK and self.after in _RANK and _RANK[self.after] < _RANK[self.before]
+
+    @property
+    def better(self) -> bool:
+        """Return True when the verdict rose on the same order (a better verdict is reported, never failed)."""
+        return self.before in _RANK and self.after in _RANK and _RANK[self.after] > _RANK[self.before]
+
+
+@dataclass(frozen=True)
+class PassChange:
+    """One part's (or control's) pass count in the baseline and now, with the units that flipped."""
+
+    claim_id: str
+    part: str  # "claim" for a one-part claim; "control: <name>" for a control
+    before: tuple[int, int]  # (passed, counted)
+    after: tuple[int, int]
+    lost: tuple[str, ...] = ()  # units that passed in the baseline and fail now
+    gained: tuple[str, ...] = ()  # units that failed in the baseline and pass now
+
+    @property
+    def changed(self) -> bool:
+        """Return True when the count or any unit changed."""
+        return self.before != self.after or bool(self.lost or self.gained)
+
+    def describe(self) -> str:
+        """Return e.g. ``C1: 29/29 -> 28/29 (lost: 211004)``."""
+        flips = [f"{w}: {', '.join(u)}" for w, u in (("lost", self.lost), ("gained", self.gained)) if u]
+        part = "" if self.part == "claim" else f" {self.part}"
+        counts = f"{self.before[0]}/{self.before[1]} -> {self.after[0]}/{self.after[1]}"
+        return f"{self.claim_id}{part}: {counts}" + (f" ({'; '.join(flips)})" if flips else "")
+
+
+@dataclass(frozen=True)
+class StatChange:
+    """One statistic in the baseline and now: medians, the paired test, and the bit-identity check."""
+
+    claim_id: str
+    statistic: str
+    part: str
+    control: str | None
+    direction: str  # the claim's direction for this statistic
+    before: float  # median over units
+    after: float
+    test: PairedTest | None  # None: not paired (no shared units)
+    margin_source: str  # "protocol", "0.5 x baseline SD", "baseline interval", "float floor", ""
+    movement: Movement | None  # after the family-wise adjustment; None when not paired
+    differ: int = 0  # values not equal to the baseline's within the exact check's tolerance
+    values: int = 0  # values compared by the exact check
+    max_relative: float = 0.0  # the largest relative difference of a value (inf if one side is not finite)
+    log: bool = False  # compared on log10 (a positive statistic spanning orders of magnitude)
+    detectable: float = math.nan  # the true mean change shown beyond the margin with probability POWER, these units
+    units_to_decide: int | None = None  # undecided: the units that would decide it at the measured change and SD
+    looks: int = 1  # K, the looks the gate may take at it (a baseline with a reserve): each at ALPHA / K
+
+    @property
+    def worse(self) -> bool:
+        """Return True when the statistic is worse beyond its margin."""
+        return self.movement is Movement.WORSE
+
+    @property
+    def name(self) -> str:
+        """Return the statistic with its part or control, as the table names it."""
+        return stat_name(self.part, self.control, self.statistic)
+
+    @property
+    def key(self) -> str:
+        """Return ``CLAIM.name``, the name ``claim_baseline_margins`` sets a margin by."""
+        return f"{self.claim_id}.{self.name}"
+
+    def describe(self) -> str:
+        """Return e.g. ``C1 s: mean change +0.5 [0.4, 0.6] per unit, margin 0.1 (worse beyond margin)``."""
+        t = self.test
+        if t is None:
+            return f"{self.claim_id} {self.name}: median {self.before:.4g} -> {self.after:.4g} (not paired)"
+        interval = f" [{t.low:+.3g}, {t.high:+.3g}]" if math.isfinite(t.low) else ""
+        what = self.movement.value if self.movement else "not paired"
+        return (
+            f"{self.claim_id} {self.name}: median {self.before:.4g} -> {self.after:.4g}, mean paired change "
+            f"{'of log10 ' if self.log else ''}"
+            f"{t.mean:+.3g}{interval} over {t.n} units, margin {t.margin:.3g} ({what})"
+        )
+
+
+@dataclass
+class Comparison:
+    """The result of comparing a run with a baseline."""
+
+    baseline: str  # where the baseline came from
+    same_hardware: bool
+    tolerance: float  # the bit-identity check's relative tolerance that applied
+    verdicts: list[VerdictChange] = field(default_factory=list)
+    passes: list[PassChange] = field(default_factory=list)
+    stats: list[StatChange] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # claims or statistics only one side has
+    missing_claims: list[str] = field(default_factory=list)  # in the baseline, but not run (or SKIPPED) now
+    extra_claims: list[str] = field(default_factory=list)  # run now, but not in the baseline (or SKIPPED there)
+    not_compared: list[str] = field(default_factory=list)  # of claims on both sides: what could not be paired
+
+    @property
+    def regressions(self) -> list[str]:
+        """Return one sentence per change that fails ``--claim-baseline-fail``.
+
+        A verdict that got worse, or a statistic worse beyond its margin. Pass counts, undecided and
+        better statistics are not regressions; values that are not bit-identical are ``differences``.
+        """
+        out = [f"{v.claim_id}: {v.before} -> {v.after}" for v in self.verdicts if v.regression]
+        return out + [s.describe() for s in self.stats if s.worse]
+
+    @property
+    def differences(self) -> list[str]:
+        """Return one sentence per statistic with a value that is not the baseline's (``--claim-baseline-exact``)."""
+        out = [f"{v.claim_id}: {v.before} -> {v.after}" for v in self.verdicts]
+        return out + [
+            f"{s.claim_id} {s.name}: {s.differ} of {s.values} values differ from the baseline's "
+            f"(largest relative difference {s.max_relative:.3g})"
+            for s in self.stats
+            if s.differ
+        ]
+
+    def counts(self) -> dict[str, int]:
+        """Return how many statistics came out each way (and how many were not paired)."""
+        out = {m.value: 0 for m in Movement} | {"not paired": 0}
+        for s in self.stats:
+            out[s.movement.value if s.movement else "not paired"] += 1
+        return out
+
+
+def _ctl(control: str | None) -> str:
+    return f" (control: {control})" if control else ""
+
+
+def stat_name(part: str, control: str | None, statistic: str) -> str:
+    """Return a statistic with its part or control, as the comparison's table names it."""
+    if control:
+        return f"{statistic} (control: {control})"
+    return f"{part}: {statistic}" if part else statistic
+
+
+def statistic_names(run: RunData) -> set[str]:
+    """Return ``CLAIM.name`` of every statistic ``run`` recorded: the names ``claim_baseline_margins`` takes."""
+    return {f"{r.claim_id}.{stat_name(*key)}" for r in run.results() for key in _values(r)}
+
+
+def check_margins(margins: Mapping[str, float], baseline: RunData, option: str = f"ini {MARGINS_INI}") -> None:
+    """Raise ConfigError naming ``option`` when a margin names a statistic the baseline did not record."""
+    known = statistic_names(baseline)
+    for name in margins:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ConfigError(
+                f"{option}: {name!r} names no statistic of the baseline; give CLAIM.statistic as the comparison's "
+                f"table names it (with 'part: ' or ' (control: ...)' where it shows them){hint}"
+            )
+
+
+def relative(before: float, after: float) -> float:
+    """Return |after - before| / max(|before|, ABS_FLOOR): 0 when equal (NaN and NaN too), inf if one is not finite."""
+    if before == after or (math.isnan(before) and math.isnan(after)):
+        return 0.0
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return math.inf
+    return abs(after - before) / max(abs(before), ABS_FLOOR)
+
+
+StatKey = tuple[str, str | None, str]  # (part, control, statistic)
+Point = tuple[float, float | None, float | None]  # (value, low, high)
+
+
+Values = dict[tuple[str, str, str, int], Point]  # (test, label, unit, occurrence) -> point
+
+
+def record_values(
+    test: str, checks: Sequence[Check], out: dict[StatKey, Values] | None = None
+) -> dict[StatKey, Values]:
+    """Return each statistic's values in ``checks`` of the test ``test``, keyed by (test, label, unit, occurrence)."""
+    out = defaultdict(dict) if out is None else out
+    seen: dict[tuple[StatKey, str, str], int] = defaultdict(int)
+    for c in checks:
+        key = (c.part, c.control, c.statistic)
+        k = seen[(key, c.label, c.unit)]
+        seen[(key, c.label, c.unit)] += 1
+        out.setdefault(key, {})[(test, c.label, c.unit, k)] = (c.value, c.low, c.high)
+    return out
+
+
+def _values(r: ClaimResult, reserve: Mapping[str, Sequence[Check]] | None = None) -> dict[StatKey, Values]:
+    """Return each statistic's values keyed by (test, label, unit, occurrence), in recording order, reserve too."""
+    out: dict[StatKey, Values] = defaultdict(dict)
+    for t in r.tests:
+        checks = [*(t.record.checks if t.record else ()), *(reserve or {}).get(t.nodeid, ())]
+        record_values(unqualified(t.nodeid), checks, out)
+    return out
+
+
+def unqualified(nodeid: str) -> str:
+    """Return a test's name without its file: what pairs a test of this run with the baseline's."""
+    return nodeid.split("::", 1)[-1]
+
+
+def _direction(r: ClaimResult, key: StatKey) -> str:
+    for t in r.tests:
+        for c in t.record.checks if t.record else ():
+            if (c.control, c.statistic) == key[1:]:
+                return c.direction
+    return "<="
+
+
+def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | None:
+    if protocol is None or not protocol.declared:
+        return None
+    part, _, statistic = key
+    try:
+        stat = protocol.part(part).stat(statistic)
+    except Exception:
+        return None
+    return None if stat is None else stat.margin
+
+
+def _margin(
+    declared: float | None, base: dict[tuple[str, str, str, int], Point], declared_by: str = "protocol"
+) -> tuple[float, str]:
+    """Return the margin and its source: the user's or protocol's, else the baseline's spread, above float noise."""
+    values = [v for v, _, _ in base.values()]
+    size = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+    floor = FLOAT_FLOOR * size
+    if declared is not None:
+        return max(declared, floor), declared_by
+    by_label: dict[str, list[float]] = defaultdict(list)
+    for (_, label, _, _), (v, _, _) in base.items():
+        by_label[label].append(v)
+    sd = spread_sd(list(by_label.values()))
+    if math.isfinite(sd) and sd > 0 and MARGIN_SPREAD * sd > floor:
+        return MARGIN_SPREAD * sd, f"{MARGIN_SPREAD:g} x baseline SD"
+    if len(base) == 1:
+        ((_, low, high),) = base.values()
+        if low is not None and high is not None and math.isfinite(high - low) and (high - low) / 2 > floor:
+            return (high - low) / 2, "baseline interval"
+    return floor, "float floor"
+
+
+def _sign(direction: str, control: str | None) -> int:
+    """Return +1 when a larger value goes against the claim (for a control: towards passing), else -1."""
+    larger_worse = direction in ("<=", "<")
+    if control is not None:
+        larger_worse = not larger_worse
+    return 1 if larger_worse else -1
+
+
+def _halfwidths(a: Point, b: Point) -> tuple[float, float] | None:
+    if None in (a[1], a[2], b[1], b[2]):
+        return None
+    return ((a[2] - a[1]) / 2, (b[2] - b[1]) / 2)  # type: ignore[operator]
+
+
+def compare_stat(
+    cid: str,
+    key: StatKey,
+    values: tuple[Values, Values],
+    direction: str,
+    protocols: Sequence[ClaimProtocol | None],
+    tol: float,
+    user_margin: float | None = None,
+    looks: int = 1,
+) -> tuple[StatChange, PairedTest | None]:
+    """Compare one statistic: ``values`` are (now, baseline); the first of ``protocols`` to declare a margin gives it.
+
+    ``looks`` (K) is how many looks the gate may take at it (``claimcheck.gate.reserve``): the test is at
+    ALPHA / K, and the margin is the baseline's over all its values rather than the shared ones.
+    """
+    a, b = values
+    shared = [k for k in b if k in a]
+    med_b, med_a = spread([v for v, _, _ in b.values()]).median, spread([v for v, _, _ in a.values()]).median
+    test = None
+    source = ""
+    differ = sum(relative(b[k][0], a[k][0]) > tol for k in shared)
+    rels = [relative(b[k][0], a[k][0]) for k in shared] or [relative(med_b, med_a)]
+    log = False
+    if shared:
+        declared = next((m for m in (_declared_margin(p, key) for p in protocols) if m is not None), None)
+        by = f"ini {MARGINS_INI}" if user_margin is not None else "protocol"
+        declared = user_margin if user_margin is not None else declared
+        log = declared is None and _log_scale([b[k][0] for k in shared], [a[k][0] for k in shared])
+        base, cur = ({k: _log10(p) for k, p in d.items()} if log else d for d in (b, a))
+        margin, source = _margin(declared, base if looks > 1 else {k: base[k] for k in shared}, by)
+        halves = _halfwidths(base[shared[0]], cur[shared[0]]) if len(shared) == 1 else None
+        test = paired_test(
+            [base[k][0] for k in shared],
+            [cur[k][0] for k in shared],
+            margin,
+            _sign(direction, key[1]),
+            halfwidths=halves,
+            looks=looks,
+        )
+    else:
+        differ = int(relative(med_b, med_a) > tol)
+    change = StatChange(
+        cid, key[2], key[0], key[1], direction, med_b, med_a, test, source, None,
+        differ, len(shared) or 1, max(rels), log,
+    )  # fmt: skip
+    return change, test
+
+
+def _log_scale(before: list[float], after: list[float]) -> bool:
+    """Return True when a statistic is compared on log10: positive on both sides, spanning over ``LOG_SPAN`` before."""
+    finite = [v for v in before + after if math.isfinite(v)]
+    base = [v for v in before if math.isfinite(v)]
+    return bool(base) and all(v > 0 for v in finite) and max(base) > LOG_SPAN * min(base)
+
+
+def _log10(p: Point) -> Point:
+    value, low, high = p
+    logged = math.log10(value) if value > 0 else (math.inf if value == math.inf else math.nan)
+    return (
+        (logged, None, None) if low is None or high is None or low <= 0 else (logged, math.log10(low), math.log10(high))
+    )
+
+
+def _units(scores: Iterable[UnitScore]) -> dict[str, bool]:
+    return {u.unit: u.passed for u in scores if not u.excluded}
+
+
+def _pass_changes(cid: str, now: ClaimResult, before: ClaimResult) -> list[PassChange]:
+    def entries(r: ClaimResult) -> dict[str, PartResult | ControlResult]:
+        out: dict[str, PartResult | ControlResult] = {(p.name or "claim"): p for p in r.parts if p.rule != "estimate"}
+        out |= {f"control: {c.name}": c for c in r.controls if c.rate is not None}
+        return out
+
+    a, b = entries(now), entries(before)
+    out = []
+    for name in [k for k in b if k in a]:
+        ua, ub = _units(a[name].units), _units(b[name].units)
+        lost = tuple(u for u in ub if ub[u] and u in ua and not ua[u])
+        gained = tuple(u for u in ub if not ub[u] and ua.get(u))
+        out.append(PassChange(cid, name, (sum(ub.values()), len(ub)), (sum(ua.values()), len(ua)), lost, gained))
+    return out
+
+
+def compare(
+    current: RunData,
+    baseline: RunData,
+    source: str,
+    tolerance: Tolerance = DEFAULT_TOLERANCE,
+    margins: Mapping[str, float] | None = None,
+) -> Comparison:
+    """Compare every claim, pass count and statistic of ``current`` with ``baseline`` (see the module).
+
+    ``margins`` (``CLAIM.name`` -> margin, from ``claim_baseline_margins``) win over the protocol's. Each
+    paired statistic also gets the change it would show with probability ``POWER`` at its units
+    (``paired.detectable``, at ALPHA / the statistics compared: Holm's first step, so at least that
+    likely) and, when undecided, the units that would decide it (``paired.units_to_decide``).
+    """
+    margins = margins or {}
+    same = hardware_key(current.env) == hardware_key(baseline.env)
+    tol = tolerance.same if same else tolerance.cross
+    comp = Comparison(baseline=source, same_hardware=same, tolerance=tol)
+    now = {r.claim_id: r for r in current.results()}
+    before = {r.claim_id: r for r in baseline.results()}
+    current_reserve = {n: g.checks for n, g in current.gate_units.items()}
+    baseline_reserve = {n: g.checks for n, g in baseline.gate_units.items()}
+    tests: list[PairedTest | None] = []
+    skipped = Verdict.SKIPPED
+    for cid in sorted(set(now) | set(before)):
+        if cid not in now or cid not in before:
+            comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
+            (comp.extra_claims if cid in now else comp.missing_claims).append(cid)
+            continue
+        if now[cid].verdict is skipped and before[cid].verdict is not skipped:
+            comp.missing_claims.append(cid)
+        elif before[cid].verdict is skipped and now[cid].verdict is not skipped:
+            comp.extra_claims.append(cid)
+        if now[cid].verdict != before[cid].verdict:
+            comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
+        comp.passes += _pass_changes(cid, now[cid], before[cid])
+        a, b = _values(now[cid], current_reserve), _values(before[cid], baseline_reserve)
+        looks = _looks(before[cid], baseline)
+        protocols = (now[cid].protocol, before[cid].protocol)
+        versions = tuple(p.version if p is not None else None for p in protocols)
+        if None not in versions and versions[0] != versions[1]:
+            why = f"{cid}: the baseline ran protocol v{versions[1]}, this run v{versions[0]}: statistics not compared"
+            comp.missing.append(why)
+            comp.not_compared.append(why)
+            continue
+        for key in [*b, *(k for k in a if k not in b)]:
+            if key not in a or key not in b:
+                side = "this run" if key in a else "the baseline"
+                why = f"{cid} {key[2]}{_ctl(key[1])}: only in {side} (renamed, or a test missing on one side)"
+                comp.missing.append(why)
+                if now[cid].verdict is not skipped and before[cid].verdict is not skipped:
+                    comp.not_compared.append(why)
+                continue
+            user = margins.get(f"{cid}.{stat_name(*key)}")
+            direction = _direction(before[cid], key)
+            k = looks.get(key, 1)
+            change, test = compare_stat(cid, key, (a[key], b[key]), direction, protocols, tol, user, k)
+            change = replace(change, looks=k)
+            comp.stats.append(change)
+            tests.append(test)
+    worse = holm([t.p_worse if t else math.nan for t in tests], ALPHA)
+    better = holm([t.p_better if t else math.nan for t in tests], ALPHA)
+    share = ALPHA / max(1, sum(not math.isnan(t.p_worse) for t in tests if t))  # Holm's first step
+    comp.stats = [_powered(replace(s, movement=t.movement(w, b)), t, share) if t else s
+                  for s, t, w, b in zip(comp.stats, tests, worse, better, strict=True)]  # fmt: skip
+    return comp
+
+
+def _looks(before: ClaimResult, baseline: RunData) -> dict[StatKey, int]:
+    """Return K per statistic: the most looks the baseline's reserve lets the gate take at a test recording it."""
+    out: dict[StatKey, int] = {}
+    for t in before.tests:
+        reserve = baseline.gate_units.get(t.nodeid)
+        k = max(1, len(reserve.looks)) if reserve is not None else 1
+        checks = [*(t.record.checks if t.record else ()), *(reserve.checks if reserve else ())]
+        for key in {(c.part, c.control, c.statistic) for c in checks}:
+            out[key] = max(out.get(key, 1), k)
+    return out
+
+
+def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
+    """Return ``s`` with the change it detects with probability POWER and, when undecided, the units that decide it.
+
+    With K looks, both are at the last look's level: ALPHA / K for equivalence, ``share`` / K for a change.
+    """
+    found = detectable(t.sd, t.n, t.margin, share / s.looks) if t.n >= 1 else math.nan
+    need = (
+        units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks)
+        if s.movement is Movement.UNDECIDED
+        else None
+    )
+    return replace(s, detectable=found, units_to_decide=need)
+
+
+_ORDER = {Movement.WORSE: 0, Movement.BETTER: 1, Movement.UNDECIDED: 2, None: 3, Movement.EQUIVALENT: 4}
+
+
+def _stat_row(s: StatChange) -> str:
+    t = s.test
+    if t is None:
+        change, units, margin, outcome = "not paired", "0", "", "not paired"
+    else:
+        interval = f" [{t.low:+.3g}, {t.high:+.3g}]" if math.isfinite(t.low) else ""
+        change = "identical" if t.identical else f"{t.mean:+.3g}{interval}" if math.isfinite(t.mean) else "n/a"
+        change += " (log10)" if s.log and not t.identical else ""
+        units = f"{t.n}" + (f" (+{t.left_out} not finite)" if t.left_out else "")
+        units += f" (+{t.unfinite} not finite on both sides)" if t.unfinite else ""
+        margin = f"{t.margin:.3g} ({s.margin_source})"
+        outcome = s.movement.value if s.movement else ""
+        outcome = f"**{outcome}**" if s.movement in (Movement.WORSE, Movement.BETTER) else outcome
+    sees = f"±{s.detectable:.3g}" if math.isfinite(s.detectable) else ""
+    need = "" if s.movement is not Movement.UNDECIDED else f"{s.units_to_decide}" if s.units_to_decide else "unknown"
+    return (
+        f"| {md(s.claim_id)} | {md(s.name)} | {s.before:.4g} | {s.after:.4g} | {change} | {units} | "
+        f"{md(margin)} | {sees} | {need} | {outcome} |"
+    )
+
+
+_STAT_HEAD = [
+    "| claim | statistic | baseline median | now median | mean paired change [90%] | units | margin | "
+    f"shown at {POWER:.0%} | units to decide | outcome |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+]
+
+
+def render_comparison(comp: Comparison) -> str:
+    """Return a markdown section: verdict changes, pass counts that moved, statistics worse/better/undecided first."""
+    where = "same hardware" if comp.same_hardware else "different hardware"
+    n_tested = sum(s.test is not None for s in comp.stats)
+    parts = [
+        "## Comparison with baseline",
+        "",
+        f"Baseline: {code(comp.baseline)} ({where}). Each statistic is compared unit by unit (the same seeds): "
+        "the mean paired change now - baseline with its 90% interval, against an equivalence margin (the "
+        f"protocol's, else {MARGIN_SPREAD:g} x the baseline's seed-to-seed SD). 'Worse beyond margin' is decided "
+        f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm) and fails "
+        "--claim-baseline-fail, as does a verdict that got worse; an undecided statistic fails it too "
+        "(--claim-baseline-fail=worse accepts undecided). 'Shown at "
+        f"{POWER:.0%}' is the true mean change the gate shows beyond the margin with probability at least "
+        f"{POWER:.0%} at these units (paired t, at {ALPHA:.0%} / the statistics compared); 'units to decide' "
+        "is how many units would decide an undecided statistic if its change and spread stayed as measured.",
+        "",
+    ]
+    if comp.verdicts:
+        parts += ["**Verdict changes**", ""]
+        parts += [
+            f"- {md(v.claim_id)}: {md(v.before)} -> **{md(v.after)}**" + (" (regression)" if v.regression else "")
+            for v in comp.verdicts
+        ]
+        parts.append("")
+    else:
+        parts += ["No verdict changed.", ""]
+    moved = [p for p in comp.passes if p.changed]
+    if moved:
+        parts += ["**Pass counts that changed**", "", "| claim | part | baseline | now | units that flipped |"]
+        parts.append("|---|---|---|---|---|")
+        for p in moved:
+            flips = "; ".join(f"{w}: {', '.join(u)}" for w, u in (("lost", p.lost), ("gained", p.gained)) if u)
+            parts.append(
+                f"| {md(p.claim_id)} | {md(p.part)} | {p.before[0]}/{p.before[1]} | {p.after[0]}/{p.after[1]} | "
+                f"{md(flips)} |"
+            )
+        parts.append("")
+    else:
+        parts += [f"No pass count changed ({len(comp.passes)} parts and controls).", ""]
+    counts = comp.counts()
+    parts += ["**Statistics**: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v), ""]
+    ordered = sorted(comp.stats, key=lambda s: _ORDER[s.movement])
+    shown = [s for s in ordered if s.movement is not Movement.EQUIVALENT]
+    hidden = [s for s in ordered if s.movement is Movement.EQUIVALENT]
+    if shown:
+        parts += [*_STAT_HEAD, *(_stat_row(s) for s in shown), ""]
+    if hidden:
+        parts += [f"<details><summary>{len(hidden)} equivalent statistics</summary>", "", *_STAT_HEAD]
+        parts += [*(_stat_row(s) for s in hidden), "", "</details>", ""]
+    differ = [s for s in comp.stats if s.differ]
+    values = sum(s.values for s in comp.stats)
+    tol = "bit for bit" if comp.tolerance == 0 else f"within relative {comp.tolerance:g}"
+    parts.append(
+        f"Bit identity ({tol}; --claim-baseline-exact fails the session on any): {sum(s.differ for s in differ)} "
+        f"of {values} values differ, in {len(differ)} of {len(comp.stats)} statistics."
+    )
+    if comp.missing_claims:
+        parts += ["", f"**Claims of the baseline this run did not compare**: {md(', '.join(comp.missing_claims))}"]
+    if comp.extra_claims:
+        parts += ["", f"**Claims of this run the baseline lacks**: {md(', '.join(comp.extra_claims))}"]
+    if comp.missing:
+        parts += ["", "**Not compared**", ""] + [f"- {md(m)}" for m in comp.missing]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,282 @@
+"""Decide the baseline gate from a comparison: PASS, FAIL or UNDECIDED, what makes it so, and the exit status.
+
+Each statistic compared with the baseline (``claimcheck.gate.baseline``) has one of three outcomes:
+*equivalent* (shown within its margin), *changed* (shown beyond it: worse or better), or
+*undecided* (neither shown; a statistic that could not be paired seed by seed counts here). The run
+has one of three:
+
+- ``FAIL``: a statistic worse beyond its margin, a claim verdict that fell (ERROR < NOT REPRODUCED <
+  INCONCLUSIVE < REPRODUCED), or, when the baseline's verdicts are pinned (``--claim-baseline-fail``),
+  a part or control that deviates from the baseline's other than by improving;
+- ``UNDECIDED``: nothing worse, but a statistic undecided, a claim of the baseline not run (or
+  SKIPPED) now, or no statistic compared at all (a baseline of another claim set);
+- ``PASS``: every statistic equivalent or better, every baseline claim compared.
+
+Better statistics and better verdicts are reported, never failed. Under ``--claim-baseline-fail``
+(mode ``all``) FAIL exits ``EXIT_WORSE`` and UNDECIDED ``EXIT_UNDECIDED``; ``=worse`` exits
+``EXIT_WORSE`` on FAIL and accepts undecided statistics, but not a baseline claim missing from the
+run or a comparison of nothing, which exit ``EXIT_UNDECIDED`` in both modes: the gate saw nothing there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from claimcheck.decide.verdicts import ClaimResult
+from claimcheck.gate.baseline import Comparison, StatChange
+from claimcheck.gate.paired import POWER, Movement
+from claimcheck.provenance.expectations import ClaimPin
+
+# pytest uses 0-5, pytest 9 adds 6 (--max-warnings), and 12 is claimcheck's "report not written": 13 and 14 are free
+EXIT_WORSE = 13  # --claim-baseline-fail: a statistic worse beyond its margin, or a verdict that fell
+EXIT_UNDECIDED = 14  # --claim-baseline-fail: something the gate could not decide, or could not see
+FAIL_MODES = ("all", "worse")  # all: worse and undecided fail; worse: only worse (and what the gate cannot see)
+NAMED = 3  # statistics named on the gate's line
+LISTED = 12  # undecided statistics listed one per line before "and N more"
+_RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}
+
+
+class Status(StrEnum):
+    """The gate's outcome for the whole run."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    UNDECIDED = "UNDECIDED"
+
+
+def _p_worse(s: StatChange) -> float:
+    p = s.test.p_worse if s.test is not None else math.nan
+    return 1.0 if math.isnan(p) else p
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The gate's outcome, its counts, and the sentences that say what fails and what is undecided."""
+
+    status: Status
+    equivalent: int
+    worse: int
+    better: int
+    undecided: int  # undecided or not paired
+    compared: int  # statistics compared
+    failing: tuple[str, ...]  # one sentence per verdict or statistic that is worse
+    open: tuple[str, ...]  # one sentence per undecided statistic, most nearly worse first
+    named: tuple[str, ...]  # the statistics named on the line: the worst, else the most nearly worse undecided
+    missing_claims: tuple[str, ...] = ()  # in the baseline, not compared in this run
+    extra_claims: tuple[str, ...] = ()  # in this run, not in the baseline
+    pinned: int = 0  # deviations from the baseline's pinned verdicts (parts, controls) that are not improvements
+    rose: tuple[str, ...] = ()  # verdicts that got better: reported, never failed
+    not_compared: tuple[str, ...] = ()  # statistics one side lacks, claims under another protocol version
+
+    @property
+    def blind(self) -> bool:
+        """Return True when the gate saw nothing of some baseline claim or statistic, or nothing at all."""
+        return bool(self.missing_claims) or bool(self.not_compared) or self.compared == 0
+
+    def exit_code(self, mode: str) -> int:
+        """Return the exit status under ``--claim-baseline-fail`` mode ``mode`` ("" when the option is off)."""
+        if mode not in FAIL_MODES:
+            return 0
+        if self.status is Status.FAIL:
+            return EXIT_WORSE
+        if self.status is Status.UNDECIDED and (mode == "all" or self.blind):
+            return EXIT_UNDECIDED
+        return 0
+
+    def line(self) -> str:
+        """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``."""
+        changed = self.worse + self.better
+        text = (
+            f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {changed} changed "
+            f"(worse {self.worse}, better {self.better}), {self.undecided} undecided"
+        )
+        if self.named:
+            text += f"; {'worst' if self.worse else 'nearest to worse'}: {', '.join(self.named)}"
+        return text
+
+    def details(self) -> list[str]:
+        """Return what makes the outcome, one sentence each: worse first, then what is undecided or missing."""
+        out = [f"worse: {f}" for f in self.failing]
+        if self.pinned:
+            out.append(f"worse: {self.pinned} part or control verdicts deviate from the baseline's (listed above)")
+        if self.compared == 0:
+            out.append(
+                "undecided: 0 statistics compared: the baseline shares no recorded statistic with this run "
+                "(a baseline of another claim set?)"
+            )
+        out += [f"missing: {c} is in the baseline but not in this run (or SKIPPED)" for c in self.missing_claims]
+        out += [f"missing: not compared: {c}" for c in self.not_compared[:LISTED]]
+        if len(self.not_compared) > LISTED:
+            out.append(f"missing: and {len(self.not_compared) - LISTED} more not compared (the report lists them)")
+        out += [f"undecided: {u}" for u in self.open[:LISTED]]
+        if len(self.open) > LISTED:
+            out.append(f"undecided: and {len(self.open) - LISTED} more (the report lists them)")
+        out += [f"not compared: {c} is in this run but not in the baseline" for c in self.extra_claims]
+        out += [f"better (fails nothing): {r}" for r in self.rose]
+        return out
+
+    def consequence(self, mode: str) -> str:
+        """Return what the outcome does to the session under ``mode``, with the exit status."""
+        code = self.exit_code(mode)
+        if mode not in FAIL_MODES:
+            return "not held: add --claim-baseline-fail to fail the session on it"
+        if code == EXIT_WORSE:
+            return f"fails --claim-baseline-fail (exit status {EXIT_WORSE}: worse)"
+        if code == EXIT_UNDECIDED:
+            why = "the gate could not see every baseline claim and statistic" if self.blind else "undecided"
+            loose = "" if self.blind else "; --claim-baseline-fail=worse accepts undecided statistics"
+            return f"fails --claim-baseline-fail (exit status {EXIT_UNDECIDED}: {why}){loose}"
+        if self.status is Status.UNDECIDED:
+            return "passes --claim-baseline-fail=worse, which accepts undecided statistics"
+        return "passes --claim-baseline-fail"
+
+    def to_dict(self, comp: Comparison, mode: str) -> dict[str, Any]:
+        """Return the gate and every statistic's outcome, margin and power as plain data (the JSON sidecar's)."""
+        return {
+            "status": self.status.value,
+            "line": self.line(),
+            "details": self.details(),
+            "mode": mode,
+            "exit_status": self.exit_code(mode),
+            "consequence": self.consequence(mode),
+            "baseline": comp.baseline,
+            "power": POWER,
+            "counts": {
+                "equivalent": self.equivalent,
+                "worse": self.worse,
+                "better": self.better,
+                "undecided": self.undecided,
+                "compared": self.compared,
+            },
+            "missing_claims": list(self.missing_claims),
+            "not_compared": list(self.not_compared),
+            "extra_claims": list(self.extra_claims),
+            "statistics": [_stat_dict(s) for s in comp.stats],
+        }
+
+
+def _outcome(s: StatChange) -> str:
+    if s.movement in (Movement.WORSE, Movement.BETTER):
+        return "changed"
+    return "equivalent" if s.movement is Movement.EQUIVALENT else "undecided"
+
+
+def _number(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else x
+
+
+def _stat_dict(s: StatChange) -> dict[str, Any]:
+    t = s.test
+    return {
+        "name": s.key,
+        "claim": s.claim_id,
+        "statistic": s.statistic,
+        "part": s.part,
+        "control": s.control,
+        "outcome": _outcome(s),
+        "movement": s.movement.value if s.movement else "not paired",
+        "units": t.n if t else 0,
+        "not_finite_both": t.unfinite if t else 0,
+        "not_finite_changed": t.left_out if t else 0,
+        "mean_change": _number(t.mean) if t else None,
+        "low": _number(t.low) if t else None,
+        "high": _number(t.high) if t else None,
+        "sd": _number(t.sd) if t else None,
+        "margin": t.margin if t else None,
+        "margin_source": s.margin_source,
+        "log10": s.log,
+        "detectable": _number(s.detectable),
+        "units_to_decide": s.units_to_decide,
+        "looks": s.looks,
+    }
+
+
+def _short(s: StatChange) -> str:
+    t = s.test
+    if t is None or not math.isfinite(t.mean):
+        return f"{s.claim_id} {s.name}"
+    return f"{s.claim_id} {s.name} ({t.mean:+.3g} vs margin {t.margin:.3g})"
+
+
+def _open(s: StatChange) -> str:
+    if s.test is None:
+        return s.describe()
+    need = f"about {s.units_to_decide} units would decide it" if s.units_to_decide else "no number of units decides it"
+    return f"{s.describe()}; {need} at this change and spread"
+
+
+def judge(comp: Comparison, pinned: int = 0) -> Gate:
+    """Return the gate's outcome of ``comp``; ``pinned`` counts deviations from the baseline's pinned verdicts."""
+    worse = sorted((s for s in comp.stats if s.movement is Movement.WORSE), key=_p_worse)
+    better = [s for s in comp.stats if s.movement is Movement.BETTER]
+    equivalent = [s for s in comp.stats if s.movement is Movement.EQUIVALENT]
+    undecided = sorted((s for s in comp.stats if s.movement in (Movement.UNDECIDED, None)), key=_p_worse)
+    fell = [f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.worse]
+    failing = (*fell, *(s.describe() for s in worse))
+    if failing or pinned:
+        status = Status.FAIL
+    elif undecided or comp.missing_claims or comp.not_compared or not comp.stats:
+        status = Status.UNDECIDED
+    else:
+        status = Status.PASS
+    named = [_short(s) for s in (worse or undecided)[:NAMED]]
+    return Gate(
+        status, len(equivalent), len(worse), len(better), len(undecided), len(comp.stats),
+        failing, tuple(_open(s) for s in undecided), tuple(named),
+        tuple(comp.missing_claims), tuple(comp.extra_claims), pinned,
+        tuple(f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.better),
+        tuple(comp.not_compared),
+    )  # fmt: skip
+
+
+def improved_only(result: ClaimResult, pin: ClaimPin) -> bool:
+    """Return True when a claim differs from its pinned baseline verdicts only by improving (claim and parts).
+
+    A control whose status differs is not an improvement here: the pins compare it as it is.
+    """
+
+    def up(now: str, before: str) -> bool:
+        return now == before or (now in _RANK and before in _RANK and _RANK[now] > _RANK[before])
+
+    if not up(result.verdict.value, pin.verdict):
+        return False
+    parts = {p.name or "claim": p.verdict.value for p in result.parts}
+    if any(name in parts and not up(parts[name], want) for name, want in pin.parts.items()):
+        return False
+    return all(c.status == pin.controls.get(c.name, c.status) for c in result.controls)
+
+
+def held_to_pins(results: Sequence[ClaimResult], pins: Mapping[str, ClaimPin]) -> list[ClaimResult]:
+    """Return the claims the baseline's pinned verdicts still hold: all but those that only improved."""
+    return [r for r in results if r.claim_id not in pins or not improved_only(r, pins[r.claim_id])]
+
+
+REPORT_NOT_WRITTEN = 12  # the report could not be written: the verdicts reached the terminal only
+_STANDING = (2, 3, 4)  # pytest's interrupted, internal error and usage error: nothing of ours replaces them
+
+
+def exit_status(pytest_status: int, failing: bool, gate: int = 0, report_failed: bool = False) -> int:
+    """Return the session's exit status from every reason it has, by one precedence (docs/report.md).
+
+    1. pytest's own interrupted (2), internal error (3) and usage error (4) stand;
+    2. 12 when the report could not be written (the verdicts reached only the terminal);
+    3. the gate's 13 (worse: a statistic beyond its margin, a verdict that fell, to ERROR too) or 14
+       (undecided, or blind) under ``--claim-baseline-fail``: the answer to the question the run was
+       asked, so it wins over the generic 1 that an ERROR would give;
+    4. 1 for a failed test, a claim in ERROR, a deviation from the expectations, code that matches no
+       registered version, or ``--claim-baseline-exact`` differences (``failing``);
+    5. pytest's own status otherwise (0, or 5 when nothing was collected).
+    """
+    if pytest_status in _STANDING:
+        return pytest_status
+    if report_failed:
+        return REPORT_NOT_WRITTEN
+    if gate:
+        return gate
+    if failing or pytest_status == 1:
+        return 1
+    return pytest_status

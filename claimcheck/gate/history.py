@@ -1,0 +1,176 @@
+"""Keep past runs' JSON in a history folder, as pytest-benchmark keeps ``.benchmarks/``.
+
+A run is saved as ``<history>/<machine>/<NNNN>_<commit>_<date>.json``. ``<machine>`` names the
+operating system, Python, device and a short hash of the hardware fingerprint (CPU, GPU, torch,
+CUDA, device), so runs on one machine sit together and another machine gets its own folder;
+``NNNN`` counts up within that folder; ``<commit>`` is the git commit, with ``-dirty`` when the
+tree had uncommitted changes. The default history folder is ``.claimcheck/history`` under the
+project root.
+
+An entry is named by its path, its number (``3`` or ``0003``) or a prefix of its file name or
+of ``<machine>/<file name>``. Numbers count per machine, so where several machines have saved,
+a number can name several entries: then give ``<machine>/0003`` (or ``machine=``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from claimcheck.errors import ClaimcheckError
+from claimcheck.provenance.environment import hardware_key
+
+HISTORY_DIR = Path(".claimcheck") / "history"
+_ENTRY = re.compile(r"(\d{4,})_(.+)_(\d{8}-\d{6})\.json")
+
+
+class HistoryError(ClaimcheckError):
+    """A history entry cannot be saved or found; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One saved run: where it is and what its name says."""
+
+    path: Path
+    machine: str
+    number: int
+    commit: str
+    date: str  # YYYYMMDD-HHMMSS, UTC, from the run's environment
+
+    @property
+    def name(self) -> str:
+        """Return ``<machine>/<file name>``, the entry's name in listings."""
+        return f"{self.machine}/{self.path.name}"
+
+
+def _slug(text: str, keep: str = r"[^A-Za-z0-9.+-]+") -> str:
+    return re.sub(keep, "-", text).strip("-") or "unknown"
+
+
+def machine_id(env: dict[str, str]) -> str:
+    """Return the folder name of the machine a run's environment describes, e.g. ``Linux-py3.11-cpu-1a2b3c4d``."""
+    system = env.get("platform", "").split("-")[0] or "unknown"
+    python = ".".join(env.get("python", "").split(".")[:2]) or "unknown"
+    device = env.get("device", "") or "unknown"
+    digest = hashlib.sha256("\0".join(hardware_key(env)).encode()).hexdigest()[:8]
+    return f"{_slug(system)}-py{_slug(python)}-{_slug(device.split(':')[0])}-{digest}"
+
+
+def _date(env: dict[str, str]) -> str:
+    try:
+        return datetime.strptime(env.get("date", ""), "%Y-%m-%d %H:%M:%S UTC").strftime("%Y%m%d-%H%M%S")
+    except ValueError:
+        return "00000000-000000"
+
+
+def _commit(env: dict[str, str]) -> str:
+    commit = _slug(env.get("git commit", "") or "unknown", keep=r"[^A-Za-z0-9]+")
+    return commit + ("-dirty" if env.get("git tree dirty") == "True" else "")
+
+
+def history_dir(root: Path, folder: Path | None = None) -> Path:
+    """Return the history folder: ``folder`` (relative to ``root`` unless absolute), else the default under ``root``."""
+    return root / (folder if folder is not None else HISTORY_DIR)
+
+
+def save_run(run_json_text: str, root: Path, env: dict[str, str], *, folder: Path | None = None) -> Path:
+    """Save a run's JSON text as the next entry of its machine's history; return the path.
+
+    ``root`` is the project root, ``env`` the run's environment (``RunData.env``), ``folder``
+    the history folder when it is not ``.claimcheck/history``. The file is written whole and
+    takes a number no other entry has, even when two sessions save at once.
+    """
+    machine = history_dir(root, folder) / machine_id(env)
+    try:
+        machine.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".entry.", suffix=".tmp", dir=machine)
+    except OSError as e:
+        raise HistoryError(
+            f"cannot write the run history under {machine}: {e.strerror}; choose a writable folder"
+        ) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(run_json_text)
+        number = max((e.number for e in _entries(machine)), default=0) + 1
+        while True:
+            path = machine / f"{number:04d}_{_commit(env)}_{_date(env)}.json"
+            try:
+                os.link(tmp, path)  # fails if the name is taken: another session saved first
+                return path
+            except FileExistsError:
+                number += 1
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _entries(machine: Path) -> list[Entry]:
+    found = []
+    for p in machine.glob("*.json"):
+        m = _ENTRY.fullmatch(p.name)
+        if m:
+            found.append(Entry(p, machine.name, int(m.group(1)), m.group(2), m.group(3)))
+    return found
+
+
+def list_entries(root: Path, *, folder: Path | None = None) -> list[Entry]:
+    """Return every saved run, by machine and then by number."""
+    base = history_dir(root, folder)
+    machines = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    return [e for m in machines for e in sorted(_entries(m), key=lambda e: e.number)]
+
+
+def verdict_changes(runs: Sequence[tuple[Entry, Mapping[str, str]]]) -> list[tuple[Entry, list[str]]]:
+    """Return, for every entry after the first of its machine, the claims whose verdict changed since the one before.
+
+    ``runs`` pairs each entry (as ``list_entries`` orders them) with its verdicts by claim id. A
+    claim only one of the two runs has is named as appearing or gone.
+    """
+    out: list[tuple[Entry, list[str]]] = []
+    last: dict[str, Mapping[str, str]] = {}
+    for entry, verdicts in runs:
+        before = last.get(entry.machine)
+        last[entry.machine] = verdicts
+        if before is None:
+            continue
+        changed = []
+        for cid in sorted(set(before) | set(verdicts), key=lambda c: (len(c), c)):
+            a, b = before.get(cid), verdicts.get(cid)
+            if a != b:
+                changed.append(f"{cid} {a or '(not run)'} -> {b or '(not run)'}")
+        out.append((entry, changed))
+    return out
+
+
+def resolve(spec: str, root: Path, *, folder: Path | None = None, machine: str | None = None) -> Path:
+    """Return the run file ``spec`` names: an existing path, an entry number, or a prefix of an entry's name.
+
+    Raise HistoryError when nothing matches or when several entries do, naming them.
+    """
+    if Path(spec).is_file():
+        return Path(spec)
+    entries = list_entries(root, folder=folder)
+    if machine is not None:
+        entries = [e for e in entries if e.machine == machine]
+    if spec.isdigit():
+        matches = [e for e in entries if e.number == int(spec)]
+    else:
+        matches = [e for e in entries if e.path.name.startswith(spec) or e.name.startswith(spec)]
+    where = history_dir(root, folder)
+    if not matches:
+        raise HistoryError(
+            f"{spec!r} is neither a file nor an entry of the run history in {where} "
+            f"({len(entries)} entries); `claimcheck history` lists them"
+        )
+    if len(matches) > 1:
+        names = ", ".join(e.name for e in matches[:10]) + (", ..." if len(matches) > 10 else "")
+        raise HistoryError(
+            f"{spec!r} names {len(matches)} history entries ({names}); give a longer prefix, such as <machine>/NNNN"
+        )
+    return matches[0].path

@@ -1,0 +1,331 @@
+"""Decide whether a statistic moved between two runs on the same units: paired differences against a margin.
+
+Pure statistics for the regression gate (``claimcheck.gate.baseline``). A statistic measured on the same
+units (seeds) in a baseline run and a current run gives paired differences ``after - before``.
+Against an equivalence margin ``delta`` it comes out
+
+- ``equivalent``: the 90% interval of the mean difference lies inside (-delta, delta) (two one-sided
+  tests at 5% each, TOST; ``statsmodels.stats.weightstats.ttost_paired``);
+- ``worse``: the mean difference lies beyond the margin on the side that goes against the claim
+  (one-sided test of H0 "worse-difference <= delta" rejected; the caller adjusts these p-values for
+  the number of statistics, ``holm``, the one in ``claimcheck.decide.stats``);
+- ``better``: beyond the margin on the claim's side, tested the same way;
+- ``undecided``: none of these.
+
+"Worse" is a direction: ``sign`` is +1 when a larger value goes against the claim, -1 when a
+smaller one does. The interval and the tests are Student-t over the pairs (n >= 2). A single pair
+(a statistic measured once per run, e.g. a mean over seeds) is tested with a normal approximation
+whose standard error comes from the two runs' own intervals, ``se = sqrt(h_a^2 + h_b^2) / z_0.95``
+for 90% half-widths ``h``; that ignores the (positive) correlation of two estimates on the same
+seeds, so it is conservative. A single pair without intervals is ``equivalent`` when identical and
+``undecided`` otherwise.
+
+When the gate may look at a comparison ``looks`` times (it adds units while undecided, ``claimcheck.gate.reserve``),
+every one-sided p-value is multiplied by ``looks`` (Bonferroni over the pre-stated looks) and the interval is
+the 1 - (1 - LEVEL) / looks one: a look errs with probability at most ALPHA / looks, so all of them together
+with at most ALPHA, whichever look the gate stops at.
+
+Non-finite values. A pair that is not finite on both sides (NaN or an infinity before and after: a run
+that diverged in both, whatever its seed) agrees: it is left out of the test and counted in
+``unfinite``, and does not stop the statistic from being equivalent. Opposite infinities (-inf
+before, +inf after) disagree. A pair finite on one side only, or with opposite infinities, is a
+change: it is counted in ``left_out`` and a statistic with such a pair is never called equivalent.
+A statistic whose pairs all agree without a finite one is equivalent ("not finite on both sides").
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+import numpy as np
+from scipy import optimize
+from scipy import stats as sps
+
+# the one Holm (NaN: not tested, not counted in the family); claimcheck.gate.baseline reads it here
+from claimcheck.decide.stats import holm as holm
+
+LEVEL = 0.90  # two-sided interval of the mean difference: each end a one-sided 95% bound
+ALPHA = 0.05  # each one-sided test; TOST at this alpha is the LEVEL interval inside the margins
+POWER = 0.90  # the probability at which the gate states what it can see ("detectable", "units to decide")
+MAX_UNITS = 1_000_000  # units_to_show says None beyond this: no budget decides it
+
+
+class Movement(StrEnum):
+    """What the paired comparison says of one statistic."""
+
+    EQUIVALENT = "equivalent"
+    WORSE = "worse beyond margin"
+    BETTER = "better beyond margin"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The paired comparison of one statistic: the mean difference, its interval, the one-sided p-values.
+
+    ``mean``, ``low`` and ``high`` are of ``after - before`` in the statistic's own units;
+    ``p_worse`` tests H0 "the difference towards worse is at most the margin", ``p_better`` H0 "the
+    difference towards better is at most the margin", ``p_equivalent`` is TOST's (the larger of its
+    two one-sided p-values). NaN p-values mean the test could not be run (too few finite pairs).
+    """
+
+    n: int  # finite pairs tested
+    mean: float
+    low: float
+    high: float
+    margin: float
+    p_worse: float
+    p_better: float
+    p_equivalent: float
+    left_out: int = 0  # pairs with a non-finite value on one side only (or opposite infinities): changed
+    identical: bool = False  # every pair is the same value bit for bit
+    sd: float = math.nan  # the SD of the paired differences (n >= 2); for one pair, the standard error
+    unfinite: int = 0  # pairs not finite on both sides, agreeing (see the module): left out, not a change
+
+    def movement(self, worse: bool | None = None, better: bool | None = None) -> Movement:
+        """Return the outcome; ``worse``/``better`` override the raw one-sided tests (e.g. after Holm)."""
+        if worse if worse is not None else self.p_worse < ALPHA:
+            return Movement.WORSE
+        if better if better is not None else self.p_better < ALPHA:
+            return Movement.BETTER
+        if self.p_equivalent < ALPHA or self.identical:
+            return Movement.EQUIVALENT
+        return Movement.UNDECIDED
+
+
+# values larger than this (about 3e150) are tested scaled down by a power of 2, so that neither a difference nor a
+# square in the SD overflows to inf (which left a large change "undecided")
+_SCALE_PAST = 2.0**500
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _agree_unfinite(a: float, b: float) -> bool:
+    """Return True when neither value is finite and they are not opposite infinities."""
+    return not math.isfinite(a) and not math.isfinite(b) and not (math.isinf(a) and math.isinf(b) and a != b)
+
+
+def paired_test(
+    before: Sequence[float],
+    after: Sequence[float],
+    margin: float,
+    sign: int,
+    *,
+    halfwidths: tuple[float, float] | None = None,
+    looks: int = 1,
+) -> PairedTest:
+    """Compare ``after`` with ``before`` pair by pair against ``margin`` (>= 0); ``sign`` +1: larger is worse.
+
+    ``halfwidths`` are the 90% half-widths of the two values' own intervals (before, after), used
+    only for a single pair. ``looks`` is how many looks the gate may take at this comparison: the
+    p-values are Bonferroni-adjusted for them and the interval widened to match. See the module.
+    """
+    if looks < 1:
+        raise ValueError(f"looks must be >= 1, got {looks}")
+    test = _paired_test(before, after, margin, sign, halfwidths, looks)
+    if looks == 1:
+        return test
+    return replace(
+        test,
+        p_worse=_times(test.p_worse, looks),
+        p_better=_times(test.p_better, looks),
+        p_equivalent=_times(test.p_equivalent, looks),
+    )
+
+
+def _times(p: float, looks: int) -> float:
+    return p if math.isnan(p) else min(1.0, p * looks)
+
+
+def _paired_test(
+    before: Sequence[float],
+    after: Sequence[float],
+    margin: float,
+    sign: int,
+    halfwidths: tuple[float, float] | None,
+    looks: int,
+) -> PairedTest:
+    """Return ``paired_test``'s test with raw (one-look) p-values and the interval at the looks' level."""
+    if len(before) != len(after):
+        raise ValueError(f"paired_test needs as many values after as before, got {len(before)} and {len(after)}")
+    if sign not in (1, -1):
+        raise ValueError(f"sign must be +1 or -1, got {sign}")
+    if not margin >= 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
+    big = max((abs(float(x)) for x in (*before, *after) if math.isfinite(x)), default=0.0)
+    if big > _SCALE_PAST:  # a difference or square of such values could overflow: test them scaled by a power of 2
+        scale = 2.0 ** (math.frexp(big)[1] - 400)  # exact: values keep their bits; the largest < 2**400, squares finite
+        small = _paired_test(
+            [x / scale for x in before],
+            [x / scale for x in after],
+            margin / scale,
+            sign,
+            None if halfwidths is None else (halfwidths[0] / scale, halfwidths[1] / scale),
+            looks,
+        )
+        return replace(  # a mean past the float range is reported as the infinity it is; the p-values stand
+            small, mean=small.mean * scale, low=small.low * scale, high=small.high * scale, margin=margin,
+            sd=small.sd * scale,
+        )  # fmt: skip
+    identical = all(_same(a, b) for a, b in zip(before, after, strict=True))
+    pairs = list(zip(before, after, strict=True))
+    finite = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
+    unfinite = sum(_agree_unfinite(a, b) for a, b in pairs)
+    left_out = len(pairs) - len(finite) - unfinite
+    d = np.array([b - a for a, b in finite], dtype=np.float64)  # after - before
+    n = int(d.size)
+    nan = math.nan
+    if n == 0:
+        agree = identical or (unfinite > 0 and left_out == 0)
+        return PairedTest(0, nan, nan, nan, margin, nan, nan, 0.0 if agree else nan, left_out, identical,
+                          unfinite=unfinite)  # fmt: skip
+    w = sign * d  # towards worse
+    mean = float(d.mean())
+    if n == 1:
+        test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical, looks)
+        return replace(test, p_equivalent=nan if left_out else test.p_equivalent, unfinite=unfinite)
+    sd = float(w.std(ddof=1))
+    if sd == 0.0:  # every pair moved by the same amount: no noise to test against
+        m = float(w[0])
+        p_worse, p_better = (0.0 if m > margin else 1.0), (0.0 if m < -margin else 1.0)
+        p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
+        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0, unfinite)
+    se = sd / math.sqrt(n)
+    half = float(sps.t.ppf(1 - (1 - LEVEL) / 2 / looks, n - 1)) * se
+    from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p_eq, (_, p_low, _), (_, p_upp, _) = ttost_paired(sign * np.array([b for _, b in finite]),
+                                                          sign * np.array([a for a, _ in finite]),
+                                                          -margin, margin)  # fmt: skip
+    # p_upp tests H0 "w >= margin" against "w < margin" (left tail); its complement tests H0 "w <= margin"
+    return PairedTest(
+        n, mean, mean - half, mean + half, margin, 1.0 - float(p_upp), 1.0 - float(p_low),
+        nan if left_out else float(p_eq), left_out, identical, sd, unfinite,
+    )  # fmt: skip
+
+
+def _single(
+    mean: float,
+    w: float,
+    margin: float,
+    halfwidths: tuple[float, float] | None,
+    left_out: int,
+    identical: bool,
+    looks: int = 1,
+) -> PairedTest:
+    """Test one pair: with the two values' own intervals (normal approximation), else only identity."""
+    nan = math.nan
+    if halfwidths is None or not all(math.isfinite(h) and h >= 0 for h in halfwidths):
+        p_eq = 0.0 if w == 0.0 else nan
+        return PairedTest(1, mean, nan, nan, margin, nan, nan, p_eq, left_out, identical or w == 0.0)
+    z = float(sps.norm.ppf(1 - (1 - LEVEL) / 2))
+    half = math.hypot(*halfwidths)
+    if half == 0.0:
+        p_worse, p_better = (0.0 if w > margin else 1.0), (0.0 if w < -margin else 1.0)
+        p_eq = 0.0 if abs(w) <= margin else 1.0
+        return PairedTest(1, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, sd=0.0)
+    se = half / z
+    p_worse = float(sps.norm.sf((w - margin) / se))
+    p_better = float(sps.norm.cdf((w + margin) / se))
+    p_eq = max(float(sps.norm.sf((w + margin) / se)), float(sps.norm.cdf((w - margin) / se)))
+    wide = float(sps.norm.ppf(1 - (1 - LEVEL) / 2 / looks)) * se
+    return PairedTest(1, mean, mean - wide, mean + wide, margin, p_worse, p_better, p_eq, left_out, identical, se)
+
+
+def spread_sd(values_by_label: Sequence[Sequence[float]]) -> float:
+    """Return the seed-to-seed standard deviation of a statistic: pooled within labels, else over all values.
+
+    A statistic measured on several configurations (labels) varies between them for reasons other
+    than the seed; the pooled within-label SD leaves that out. When no label has two finite values,
+    the SD over all finite values is used. NaN when fewer than two finite values exist.
+    """
+    groups = [np.array([v for v in vs if math.isfinite(v)], dtype=np.float64) for vs in values_by_label]
+    within = [g for g in groups if g.size >= 2]
+    if within:
+        ss = sum(float(((g - g.mean()) ** 2).sum()) for g in within)
+        dof = sum(g.size - 1 for g in within)
+        return math.sqrt(ss / dof)
+    flat = np.concatenate(groups) if groups else np.array([])
+    return float(flat.std(ddof=1)) if flat.size >= 2 else math.nan
+
+
+def _power(gap: float, sd: float, n: int, alpha: float) -> float:
+    """Return the probability that the one-sided test at ``alpha`` shows a true effect ``gap`` beyond its null.
+
+    n >= 2: Student's t over n pairs, so the statistic is noncentral t with n - 1 degrees of freedom and
+    noncentrality gap sqrt(n) / sd. n = 1: the normal test of ``_single`` with standard error ``sd``.
+    """
+    if sd == 0.0:
+        return 1.0 if gap > 0 else 0.0
+    if n == 1:
+        return float(sps.norm.sf(sps.norm.isf(alpha) - gap / sd))
+    return float(sps.nct.sf(sps.t.isf(alpha, n - 1), n - 1, gap * math.sqrt(n) / sd))
+
+
+def detectable(sd: float, n: int, margin: float, alpha: float, power: float = POWER) -> float:
+    """Return the smallest true mean change the gate shows beyond ``margin`` with probability ``power``.
+
+    The test is ``paired_test``'s one-sided "worse" (or "better") test at level ``alpha`` over ``n``
+    pairs whose differences have SD ``sd`` (for one pair: ``sd`` is its standard error and the test is
+    normal). The change is ``margin + ncp sd / sqrt(n)``, where ncp is the noncentrality at which the
+    noncentral t with n - 1 degrees of freedom exceeds t_{1-alpha, n-1} with probability ``power``;
+    roughly margin + (z_{1-alpha} + z_{power}) sd / sqrt(n). NaN when ``sd`` is not a finite number.
+    """
+    if not (math.isfinite(sd) and sd >= 0 and n >= 1):
+        return math.nan
+    if sd == 0.0:
+        return margin
+    if n == 1:
+        return margin + float(sps.norm.isf(alpha) + sps.norm.ppf(power)) * sd
+    crit, df = float(sps.t.isf(alpha, n - 1)), n - 1
+    guess = float(sps.norm.isf(alpha) + sps.norm.ppf(power))
+    hi = max(2 * guess, crit + 10.0)
+    while sps.nct.sf(crit, df, hi) < power:
+        hi *= 2
+    ncp = float(optimize.brentq(lambda c: float(sps.nct.sf(crit, df, c)) - power, 0.0, hi, xtol=1e-10))
+    return margin + ncp * sd / math.sqrt(n)
+
+
+def units_to_show(gap: float, sd: float, alpha: float, power: float = POWER) -> int | None:
+    """Return the fewest pairs (>= 2) at which a one-sided t-test at ``alpha`` shows ``gap`` (> 0) with ``power``.
+
+    ``sd`` is the SD of the differences. None when the gap is not positive or more than ``MAX_UNITS`` are needed.
+    """
+    if not (gap > 0 and math.isfinite(sd) and sd >= 0):
+        return None
+    if _power(gap, sd, 2, alpha) >= power:
+        return 2
+    lo, hi = 2, 4
+    while _power(gap, sd, hi, alpha) < power:
+        lo, hi = hi, hi * 2
+        if hi > MAX_UNITS:
+            return None if _power(gap, sd, MAX_UNITS, alpha) < power else MAX_UNITS
+    while hi - lo > 1:  # power grows with n: lo falls short, hi reaches it
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _power(gap, sd, mid, alpha) >= power else (mid, hi)
+    return hi
+
+
+def units_to_decide(
+    test: PairedTest, alpha_change: float, power: float = POWER, alpha_equivalent: float = ALPHA
+) -> int | None:
+    """Return how many pairs would decide an undecided statistic if its mean change and SD stayed as measured.
+
+    Inside the margin (|mean| < margin) that is the units at which TOST shows equivalence, at
+    ``alpha_equivalent`` (ALPHA, or ALPHA / looks) against the nearer margin; beyond it, the units at
+    which the one-sided change test at ``alpha_change`` (the family-wise share, e.g. ALPHA / statistics
+    compared) shows it. None when the mean sits on the margin, the SD is unknown, or more than
+    ``MAX_UNITS`` are needed.
+    """
+    gap = test.margin - abs(test.mean)
+    if gap > 0:
+        return units_to_show(gap, test.sd if test.n >= 2 else math.nan, alpha_equivalent, power)
+    return units_to_show(-gap, test.sd if test.n >= 2 else math.nan, alpha_change, power)

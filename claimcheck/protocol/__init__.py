@@ -1,0 +1,1 @@
+"""A claim's protocol, stated before it runs: statistics, thresholds, units, seeds, budgets."""

@@ -1,0 +1,140 @@
+"""Describe the machine and software a run used: the report header and the JSON fingerprint."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import torch
+
+# The fingerprint keys that decide whether two runs count as the same hardware and software.
+HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device")
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+@functools.cache
+def _cpuinfo(field: str) -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(field):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+@functools.cache
+def _libraries() -> str:
+    """Return the math libraries that round on the CPU: torch's MKL and oneDNN, numpy's BLAS (names and versions)."""
+    found = []
+    for line in torch.__config__.show().splitlines():
+        line = line.strip(" -")
+        if "Math Kernel Library Version" in line:
+            found.append("MKL " + line.split("Version", 1)[1].split()[0].split("-")[0])
+        elif line.startswith("Intel(R) MKL-DNN"):
+            found.append("oneDNN " + line.split()[2])
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        found.append(f"numpy {blas.get('name', '?')} {blas.get('version', '?')}")
+    except (AttributeError, KeyError, TypeError):
+        pass
+    return ", ".join(found) or "unknown"
+
+
+def _gpu() -> tuple[str, str]:
+    if not torch.cuda.is_available():
+        return "none", "none"
+    name = torch.cuda.get_device_name(0)
+    driver = "unknown"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        driver = out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        pass
+    return f"{name} (x{torch.cuda.device_count()})", driver
+
+
+def numerics(device: str, gpu: str = "none") -> str:
+    """Return what decides a run's floating-point rounding beyond the code and its inputs.
+
+    The same seeds give other bits under other kernels, so this names everything that picks them:
+    on the CPU, the instruction set ATen dispatches to (``ATEN_CPU_CAPABILITY`` lowers it), the CPU's
+    vendor and model (MKL, oneDNN and OpenBLAS choose their kernels by it), those libraries'
+    versions and torch's thread count; on a GPU, its name and CUDA's version. Two runs round alike
+    only where this is the same: the cache keys hold it (``claimcheck.store.keys``), and an expectations
+    table compares counts on other numerics only where its measured rounding spread allows
+    (``claimcheck.provenance.expectations``).
+    """
+    threads = torch.get_num_threads()
+    if device.startswith("cuda"):
+        return f"cuda {gpu}; CUDA {torch.version.cuda}; torch {torch.__version__}"
+    vendor = _cpuinfo("vendor_id") or platform.machine()
+    return (
+        f"cpu {torch.backends.cpu.get_cpu_capability()}; {vendor} {_cpu_model()}; {_libraries()}; "
+        f"torch {torch.__version__}; {threads} thread{'s' if threads != 1 else ''}"
+    )
+
+
+def key_numerics() -> str:
+    """Return the numerics a cache key holds: the CPU's line, and the GPU's name where torch sees one."""
+    gpu = f"; cuda {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
+    return numerics("cpu") + gpu
+
+
+def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
+    """Return versions, CPU, threads, accelerator, numerics flags and git state as strings.
+
+    A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``.
+    """
+    commit = _git(root, "rev-parse", "--short=12", "HEAD")
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    gpu, driver = _gpu()
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None  # type: ignore[no-untyped-call]
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "cpu": f"{_cpu_model()} ({os.cpu_count()} logical cores)",
+        "torch threads": str(torch.get_num_threads()),
+        "device": device,
+        "numerics": numerics(device, gpu),
+        "cuda": torch.version.cuda or "none",
+        "cudnn": str(cudnn) if cudnn else "none",
+        "gpu": gpu,
+        "gpu driver": driver,
+        "deterministic algorithms": str(torch.are_deterministic_algorithms_enabled()),
+        "tf32 (matmul, cudnn)": f"{torch.backends.cuda.matmul.allow_tf32}, {torch.backends.cudnn.allow_tf32}",
+        "git commit": "unknown" if commit is None else commit,
+        "git tree dirty": "unknown" if dirty is None else str(bool(dirty)),
+        "command": " ".join(["pytest", *sys.argv[1:]]),
+    }
+
+
+def hardware_key(env: dict[str, str]) -> tuple[str, ...]:
+    """Return the part of a fingerprint that must match for two runs to count as the same hardware."""
+    return tuple(env.get(k, "") for k in HARDWARE_KEYS)

@@ -1,0 +1,636 @@
+"""Pin what a suite is known to give, check by check, and find what deviates from it.
+
+A claim that does not reproduce under faithful conditions is a result, not a bug. The expectations
+file pins, per budget and claim, the verdict, each part's verdict, each control's status and, for
+every statistic, how many checks met it and its median within a stated relative tolerance (and,
+where set, an absolute one: ``atol``, the statistic's resolution, which re-pinning keeps). A run
+that deviates anywhere (a known NOT REPRODUCED claim whose stall test starts passing, a moved
+statistic) fails the session; the reason shown is always the current evidence. A claim that is not
+listed must be REPRODUCED. ``claimcheck expectations run.json`` writes the file from a run.
+
+Statistics are pinned on one block of seeds: each budget's table names the base seed and pool its
+pins came from (``base_seed``, ``pool``; base seed 0 of the confirmatory pool when absent). A run
+on another block draws other seeds, so there only the verdicts (claim and parts) are compared.
+
+They are also pinned under one set of numerics (``numerics``: kernels, CPU, math libraries,
+threads), and the same seeds round otherwise under others. A claim pinned with a measured
+rounding spread (``rounding``: the numerics its block was rerun under, written by ``claimcheck
+expectations REF.json --rounding OTHER.json ...``) is compared on other numerics statistic by
+statistic: a statistic whose count moved between those reruns is *chaotic* (its rounding spread is
+as wide as its sampling spread, such as a count of units at a premise's edge) and is held at the
+verdict level, its value and measured spread shown; every other statistic is held to its count and
+median as on the pinned numerics. A claim with no measured spread is compared on other numerics by
+its verdicts alone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from claimcheck.decide.verdicts import ClaimResult, StatSummary, Verdict
+from claimcheck.errors import ConfigError
+
+_VERDICTS = {v.value for v in Verdict}
+DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
+
+
+@dataclass(frozen=True)
+class StatPin:
+    """A statistic's pinned count of met checks and median."""
+
+    met: int
+    n: int
+    median: float
+    rtol: float = DEFAULT_RTOL
+    atol: float = 0.0  # an absolute floor on the tolerance: the statistic's resolution (one sentence of N, say)
+    rounding: float = 0.0  # measured: the median's largest relative move over the claim's rounding reruns
+    chaotic: str = ""  # measured: the spread of its count over those reruns, where it moved (empty: it did not)
+
+
+@dataclass(frozen=True)
+class ClaimPin:
+    """What one claim is expected to give."""
+
+    verdict: str
+    parts: dict[str, str] = field(default_factory=dict)
+    controls: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, StatPin] = field(default_factory=dict)
+    rounding: tuple[str, ...] = ()  # the numerics its block was rerun under to measure the rounding spread
+
+
+Expected = dict[str, ClaimPin]
+BLOCK_KEYS = ("base_seed", "pool", "numerics")  # a budget table's own keys: where its pins were measured
+
+
+@dataclass(frozen=True)
+class PinnedAt:
+    """Where a budget's pins were measured: a base seed and a seed pool, and the kernels that rounded them.
+
+    ``numerics`` is the environment's line of that name (``cpu AVX512``): the same seeds give other
+    bits under other vector kernels, so a pinned count or median holds only where it is the same.
+    Empty: not recorded, and any host counts as the same.
+    """
+
+    base_seed: int = 0
+    pool: str = "confirmatory"
+    numerics: str = ""
+
+    def describe(self) -> str:
+        """Return e.g. ``base seed 0 (confirmatory pool), cpu AVX512``."""
+        kernels = f", {self.numerics}" if self.numerics else ""
+        return f"base seed {self.base_seed} ({self.pool} pool){kernels}"
+
+    def covers(self, base_seed: int, pool: str) -> bool:
+        """Return whether a run at ``base_seed`` from ``pool`` draws the seeds these pins were measured on."""
+        return (self.base_seed, self.pool) == (base_seed, pool)
+
+    def rounds_as(self, numerics: str) -> bool:
+        """Return whether a run whose environment says ``numerics`` rounds as the pinned run did (unknown: yes)."""
+        return not self.numerics or not numerics or numerics == self.numerics
+
+
+def numerics_label(env: Mapping[str, Any]) -> str:
+    """Return a run's numerics from its environment: its ``numerics`` line, completed for older runs.
+
+    Runs written before the line named the CPU, its libraries and the threads said only the
+    instruction set (``cpu AVX512``); the CPU and thread lines of the same environment complete it.
+    A run that records neither has unknown numerics: "".
+    """
+    line = str(env.get("numerics", "") or "")
+    if ";" in line or not (line or env.get("cpu")):
+        return line  # the whole line, or nothing recorded: unknown numerics
+    cpu = str(env.get("cpu", "") or "unknown CPU").split(" (")[0]
+    threads = str(env.get("torch threads", "") or "?")
+    return f"{line or 'cpu ?'}; {cpu}; torch {env.get('torch', '?')}; {threads} thread{'' if threads == '1' else 's'}"
+
+
+def stat_key(part: str, control: str | None, statistic: str) -> str:
+    """Return the key a statistic is pinned under: ``part / statistic`` or ``control: name / statistic``."""
+    head = f"control: {control}" if control is not None else (part or "claim")
+    return f"{head} / {statistic}"
+
+
+def _fail(option: str, path: Path | str, where: str, what: str) -> ConfigError:
+    return ConfigError(f"{option}: {path}: {where}: {what}")
+
+
+def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[str, Expected]:
+    """Return {budget: {claim: ClaimPin}} from parsed TOML; raise ConfigError naming the first bad field."""
+    out: dict[str, Expected] = {}
+    for budget, table in raw.items():
+        if not isinstance(table, dict):
+            raise _fail(option, path, f"[{budget}]", "must be a table of claims")
+        for claim, pin in table.items():
+            if claim in BLOCK_KEYS:
+                continue
+            where = f"[{budget}.{claim}]"
+            if not isinstance(pin, dict):
+                raise _fail(option, path, where, 'must be a table with verdict = "..." (the old one-line form is gone)')
+            verdict = pin.get("verdict")
+            if verdict not in _VERDICTS:
+                raise _fail(option, path, where, f"verdict must be one of {sorted(_VERDICTS)}, got {verdict!r}")
+            parts = _strings(pin.get("parts", {}), option, path, f"{where} parts", _VERDICTS)
+            controls = _strings(
+                pin.get("controls", {}),
+                option,
+                path,
+                f"{where} controls",
+                {"fails as required", "passes too often", "passes as required", "fails too often", "undecided"},
+            )
+            stats = {}
+            for key, s in dict(pin.get("stats", {})).items():
+                if not isinstance(s, dict) or not {"met", "n", "median"} <= set(s):
+                    raise _fail(option, path, f"{where} stats {key!r}", "needs met, n and median")
+                try:
+                    stats[str(key)] = StatPin(
+                        int(s["met"]),
+                        int(s["n"]),
+                        float(s["median"]),
+                        float(s.get("rtol", DEFAULT_RTOL)),
+                        float(s.get("atol", 0.0)),
+                        float(s.get("rounding", 0.0)),
+                        str(s.get("chaotic", "")),
+                    )
+                except (TypeError, ValueError) as e:
+                    raise _fail(option, path, f"{where} stats {key!r}", f"not a number ({e})") from None
+            extra = set(pin) - {"verdict", "parts", "controls", "stats", "why", "rounding"}
+            if extra:
+                raise _fail(option, path, where, f"unknown fields {sorted(extra)}")
+            rounding = pin.get("rounding", [])
+            if not isinstance(rounding, list) or not all(isinstance(x, str) for x in rounding):
+                raise _fail(option, path, f"{where} rounding", "must be a list of numerics lines (strings)")
+            out.setdefault(str(budget), {})[str(claim)] = ClaimPin(
+                str(verdict), parts, controls, stats, tuple(rounding)
+            )
+    return out
+
+
+def _strings(raw: Any, option: str, path: Path | str, where: str, allowed: set[str]) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise _fail(option, path, where, "must be a table")
+    for k, v in raw.items():
+        if v not in allowed:
+            raise _fail(option, path, f"{where} {k!r}", f"must be one of {sorted(allowed)}, got {v!r}")
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def parse_blocks(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[str, PinnedAt]:
+    """Return {budget: the block its pins came from} (base seed 0, confirmatory, when a table names none)."""
+    out = {}
+    for budget, table in raw.items():
+        seed, pool = dict(table).get("base_seed", 0), dict(table).get("pool", "confirmatory")
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise _fail(option, path, f"[{budget}] base_seed", f"must be a non-negative integer, got {seed!r}")
+        if pool not in ("confirmatory", "exploratory"):
+            raise _fail(option, path, f"[{budget}] pool", f"must be confirmatory or exploratory, got {pool!r}")
+        kernels = dict(table).get("numerics", "")
+        if not isinstance(kernels, str):
+            raise _fail(option, path, f"[{budget}] numerics", f'must be a string such as "cpu AVX512", got {kernels!r}')
+        out[str(budget)] = PinnedAt(seed, pool, kernels)
+    return out
+
+
+def load_expectations(path: Path, option: str) -> tuple[dict[str, Expected], dict[str, PinnedAt]]:
+    """Read an expectations file: the pins per budget and the block each budget's pins came from.
+
+    Raise ConfigError naming ``option``, the file and the first bad field.
+    """
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"{option}: cannot read {path} ({e.strerror}); fix the path or set it empty") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{option}: {path} is not valid TOML ({e})") from None
+    return parse_pins(raw, option, path), parse_blocks(raw, option, path)
+
+
+def pins_of(results: Sequence[ClaimResult]) -> Expected:
+    """Return the pins that describe ``results`` (skipped claims left out: they said nothing)."""
+    out: Expected = {}
+    for r in results:
+        if r.verdict is Verdict.SKIPPED:
+            continue
+        stats = {
+            stat_key(s.part, s.control, s.statistic): StatPin(s.met, s.values.n, s.values.median)
+            for s in r.claim_stats + r.control_stats
+        }
+        out[r.claim_id] = ClaimPin(
+            r.verdict.value,
+            {p.name or "claim": p.verdict.value for p in r.parts},
+            {c.name: c.status for c in r.controls},
+            stats,
+        )
+    return out
+
+
+def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
+    """Return ``pins`` with each statistic's rounding spread measured over ``reruns`` of the same block.
+
+    ``reruns`` are (numerics, results) of the pinned run's seeds computed under other numerics
+    (``ATEN_CPU_CAPABILITY``, another CPU, another thread count). A statistic whose count (met or n)
+    differs in any of them is chaotic: its spread is recorded in words. Every statistic gets the
+    largest relative move of its median (``rounding``; inf where a median turned non-finite). A
+    claim absent from a rerun, or SKIPPED there, keeps no measurement from it.
+    """
+    out: Expected = {}
+    for cid, pin in pins.items():
+        seen: list[tuple[str, dict[str, tuple[int, int, float]]]] = []
+        for numerics, results in reruns:
+            r = next((x for x in results if x.claim_id == cid and x.verdict is not Verdict.SKIPPED), None)
+            if r is not None:
+                recorded = r.claim_stats + r.control_stats
+                seen.append(
+                    (
+                        numerics,
+                        {
+                            stat_key(s.part, s.control, s.statistic): (s.met, s.values.n, s.values.median)
+                            for s in recorded
+                        },
+                    )
+                )
+        if not seen:
+            out[cid] = pin
+            continue
+        stats = {}
+        for key, sp in pin.stats.items():
+            values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
+            mets, ns, medians = ([v[i] for v in values] for i in range(3))
+            moved = [_relative(sp.median, m) for m in medians]
+            chaotic = ""
+            if len(set(zip(mets, ns, strict=True))) > 1:
+                chaotic = (
+                    f"measured met {_span(mets)} of {_span(ns)}, median {_span(medians, '.4g')} "
+                    f"over {len(values)} numerics"
+                )
+            stats[key] = replace(sp, rounding=max(moved), chaotic=chaotic)
+        out[cid] = replace(pin, stats=stats, rounding=tuple(n for n, _ in seen))
+    return out
+
+
+AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "outcome")
+
+
+def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: bool) -> list[tuple[str, ...]]:
+    """Return one row per claim verdict and pinned statistic: how this run of the pinned block stands.
+
+    A claim's row says ``same verdict`` or ``verdict changed``; a statistic's, ``judge_stat``'s
+    outcome, the same judgement the session's deviations come from.
+    """
+    rows: list[tuple[str, ...]] = []
+    for r in results:
+        pin = expected.get(r.claim_id)
+        if pin is None or r.verdict is Verdict.SKIPPED:
+            continue
+        same = "same verdict" if r.verdict.value == pin.verdict else "verdict changed"
+        rows.append((r.claim_id, "verdict", pin.verdict, r.verdict.value, "", same))
+        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        for key, sp in pin.stats.items():
+            spread = sp.chaotic or (f"{sp.rounding:.2g} of the median" if pin.rounding else "not measured")
+            pinned = f"{sp.met}/{sp.n}, {sp.median:.6g}"
+            s = now.get(key)
+            outcome, _ = judge_stat(sp, s, not same_numerics and bool(pin.rounding))
+            here = f"{s.met}/{s.values.n}, {s.values.median:.6g}" if s is not None else ""
+            rows.append((r.claim_id, key, pinned, here, spread, outcome))
+    return rows
+
+
+def _relative(before: float, after: float) -> float:
+    if before == after or (math.isnan(before) and math.isnan(after)):
+        return 0.0
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return math.inf
+    return abs(after - before) / max(abs(before), 1e-12)
+
+
+def _span(values: Sequence[float], fmt: str = "g") -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:{fmt}}" if lo == hi else f"{lo:{fmt}}-{hi:{fmt}}"
+
+
+def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
+    """Return whether a pinned median moved past ``rtol`` of itself, or past ``atol`` where that is larger."""
+    if math.isnan(before) and math.isnan(after):
+        return False
+    if before == after:
+        return False
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return True
+    return abs(after - before) > max(rtol * max(abs(before), 1e-12), atol)
+
+
+def deviations(
+    results: Sequence[ClaimResult],
+    expected: Expected,
+    source: str,
+    same_block: bool = True,
+    partial: Collection[str] = (),
+    same_numerics: bool = True,
+) -> list[str]:
+    """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim.
+
+    A SKIPPED claim (its data or model is absent) is not a deviation. A claim not listed must be
+    REPRODUCED. When the run is not on the block the pins were measured on (``same_block`` False),
+    only verdicts are compared: the claim's and its parts'. On the block but under other numerics
+    (``same_numerics`` False), a claim pinned with a measured rounding spread has its controls and
+    its statistics compared but for the chaotic ones (``chaotic_notes`` says what they gave); a
+    claim without one, its verdicts alone. A claim in ``partial`` (some of its tests did not
+    finish: an interrupted run, whose banner names it) is not compared: its verdict is never
+    REPRODUCED, and its counts and medians stop where the interrupt cut them, so they say nothing
+    about the code.
+    """
+    out = []
+    for r in results:
+        if r.verdict is Verdict.SKIPPED:
+            continue
+        pin = expected.get(r.claim_id)
+        if r.claim_id in partial:
+            continue
+        if pin is None:
+            if r.verdict is not Verdict.REPRODUCED:
+                listed = f"not listed in {source}" if source else "no expectations are set"
+                out.append(f"{r.claim_id} is {r.verdict.value} ({listed}, so it must reproduce)")
+            continue
+        if r.verdict.value != pin.verdict:
+            out.append(f"{r.claim_id} is {r.verdict.value}, {source} expects {pin.verdict}")
+        for p in r.parts if len(r.parts) > 1 or (r.parts[:1] and r.parts[0].name) else ():
+            want = pin.parts.get(p.name or "claim")
+            if want is not None and p.verdict.value != want:
+                out.append(f"{r.claim_id} part {p.name or 'claim'} is {p.verdict.value}, {source} expects {want}")
+        if same_block and (same_numerics or pin.rounding):
+            out += _block_deviations(r, pin, source, skip_chaotic=not same_numerics)
+    return out
+
+
+def median_chaotic(sp: StatPin) -> bool:
+    """Return whether rounding alone moved the pinned median past its tolerance (a value at rounding level, say)."""
+    return sp.rounding * max(abs(sp.median), 1e-12) > max(sp.rtol * max(abs(sp.median), 1e-12), sp.atol)
+
+
+def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: Collection[str] = ()) -> list[str]:
+    """Return, for a run on the pins' block under other numerics, what each chaotic statistic gave.
+
+    Such a statistic is held at the verdict level (its claim's and parts' verdicts are compared);
+    the line gives this run's count and median beside the spread measured when it was pinned.
+    """
+    out = []
+    for r in results:
+        pin = expected.get(r.claim_id)
+        if pin is None or r.verdict is Verdict.SKIPPED or r.claim_id in partial:
+            continue
+        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        for key, sp in pin.stats.items():
+            s = now.get(key)
+            outcome, _ = judge_stat(sp, s, bool(pin.rounding))
+            if s is not None and outcome == "chaotic: verdict level":
+                out.append(
+                    f"{r.claim_id} {key}: met {s.met}/{s.values.n}, median {s.values.median:.6g}; chaotic under "
+                    f"rounding ({sp.chaotic}; pinned {sp.met}/{sp.n}, {sp.median:.6g}), held at the verdict level"
+                )
+            elif s is not None and outcome == "chaotic median: count held":
+                out.append(
+                    f"{r.claim_id} {key}: median {s.values.median:.6g}; rounding moves it by up to {sp.rounding:.3g} "
+                    f"of itself (pinned {sp.median:.6g}, rtol {sp.rtol:g}), so its count alone is held"
+                )
+    return out
+
+
+def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str, skip_chaotic: bool = False) -> list[str]:
+    """Return the deviations of the controls and statistics, which hold only on the block they were pinned on.
+
+    ``skip_chaotic`` (another numerics' run): leave out the statistics whose count moved under
+    rounding, and the medians that rounding moved past their tolerance (``median_chaotic``).
+    """
+    out = []
+    for c in r.controls:
+        want = pin.controls.get(c.name)
+        if want is not None and c.status != want:
+            out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
+    now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+    for key, sp in pin.stats.items():
+        _, problems = judge_stat(sp, now.get(key), skip_chaotic, source, r)
+        out += [f"{r.claim_id} {key}: {p}" for p in problems]
+    return out
+
+
+def judge_stat(
+    sp: StatPin,
+    s: StatSummary | None,
+    lenient: bool,
+    source: str = "the expectations file",
+    r: ClaimResult | None = None,
+) -> tuple[str, list[str]]:
+    """Return how a recorded statistic stands against its pin: an outcome and the deviations that make it.
+
+    ``lenient``: the run rounds under other numerics than the pins' and the claim's rounding spread
+    was measured, so a chaotic statistic is held at the verdict level and a median that rounding
+    moved past its tolerance by its count alone. Outcomes: ``not recorded`` and ``moved beyond``
+    (with the deviations), ``chaotic: verdict level``, ``chaotic median: count held``, ``identical``,
+    ``within rounding`` (no further than the reruns moved it), ``within tolerance``.
+    """
+    if s is None:
+        return "not recorded", [f"pinned in {source} but not recorded"]
+    if lenient and sp.chaotic:
+        return "chaotic: verdict level", []
+    problems = []
+    if (s.met, s.values.n) != (sp.met, sp.n):
+        problems.append(f"met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
+    median_held = not (lenient and median_chaotic(sp))
+    if median_held and _moved(sp.median, s.values.median, sp.rtol, sp.atol):
+        odd = r is not None and not math.isfinite(s.values.median)
+        why = f" ({nonfinite_why(r, s.part, s.control, s.statistic)})" if r is not None and odd else ""
+        tol = f"rtol {sp.rtol:g}" + (f", atol {sp.atol:g}" if sp.atol else "")
+        problems.append(f"median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} ({tol})")
+    if problems:
+        return "moved beyond", problems
+    if not median_held:
+        return "chaotic median: count held", []
+    if _relative(sp.median, s.values.median) == 0:
+        return "identical", []
+    return ("within rounding" if _relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
+
+
+def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
+    """Return why a statistic's median is not a finite number: which units gave what, and what the record noted.
+
+    A median is NaN or infinite when at least half of the units' values are: say how many, which,
+    and quote the first note of a test that gave one (say "loss became non-finite at step 12").
+    """
+    bad: dict[str, list[str]] = {}
+    notes: list[str] = []
+    n = 0
+    for t in r.tests:
+        checks = [c for c in (t.record.checks if t.record else ()) if c.statistic == statistic]
+        checks = [c for c in checks if c.control == control and (control is not None or c.part == part)]
+        n += len(checks)
+        odd = [c for c in checks if not math.isfinite(c.value)]
+        for c in odd:
+            bad.setdefault(repr(c.value).replace("nan", "NaN"), []).append(c.unit or c.label or t.nodeid)
+        if odd and t.record:
+            notes += [x for x in t.record.notes if "finite" in x or "nan" in x.lower() or "diverg" in x]
+    if not bad:
+        return "not a finite number"
+    counts = "; ".join(
+        f"{len(units)} of {n} values are {value} (units {', '.join(units[:6])}{', ...' if len(units) > 6 else ''})"
+        for value, units in sorted(bad.items())
+    )
+    meaning = (
+        "NaN: the statistic could not be computed on those units"
+        if "NaN" in bad
+        else "an infinite value comes from a division by zero, a log of zero or an overflow on those units"
+    )
+    note = f"; the record notes: {notes[0]}" if notes else ""
+    return f"non-finite: {counts}; {meaning}{note}"
+
+
+def _toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _toml_float(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return repr(float(x))
+
+
+def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | None = None) -> str:
+    """Return TOML text pinning ``pins`` under ``[budget]``, measured on the block ``at``; load_expectations reads it.
+
+    ``at`` defaults to base seed 0 of the confirmatory pool.
+    """
+    lines = [f"# {line}" for line in header.splitlines()] if header else []
+    at = at or PinnedAt()
+    lines += [
+        "",
+        f"[{budget}]",
+        f"base_seed = {at.base_seed}  # the block these pins were measured on",
+        f"pool = {_toml_str(at.pool)}",
+        *([f"numerics = {_toml_str(at.numerics)}  # the kernels that rounded them"] if at.numerics else []),
+    ]
+    for cid, pin in pins.items():
+        lines += ["", f"[{budget}.{cid}]", f"verdict = {_toml_str(pin.verdict)}"]
+        if pin.parts:
+            lines.append(
+                "parts = { " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.parts.items()) + " }"
+            )
+        if pin.controls:
+            items = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.controls.items())
+            lines.append(f"controls = {{ {items} }}")
+        if pin.rounding:
+            lines.append("rounding = [")
+            lines += [f"    {_toml_str(x)}," for x in pin.rounding]
+            lines.append("]  # the numerics this block was rerun under to measure each statistic's rounding spread")
+        if pin.stats:
+            lines += ["", f"[{budget}.{cid}.stats]"]
+            for key, sp in pin.stats.items():
+                atol = f", atol = {_toml_float(sp.atol)}" if sp.atol else ""
+                spread = f", rounding = {sp.rounding:.3g}" if pin.rounding else ""
+                chaotic = f", chaotic = {_toml_str(sp.chaotic)}" if sp.chaotic else ""
+                lines.append(
+                    f"{_toml_str(key)} = {{ met = {sp.met}, n = {sp.n}, median = {_toml_float(sp.median)}, "
+                    f"rtol = {_toml_float(sp.rtol)}{atol}{spread}{chaotic} }}"
+                )
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+_HEADER_LINE = re.compile(r"^\[(?P<name>[^\[\]]+)\]\s*(#.*)?$")
+
+
+def _sections(text: str) -> list[tuple[str, list[str]]]:
+    """Split TOML text into (table name, its lines) in order; the lines before the first table have name ""."""
+    out: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines():
+        found = _HEADER_LINE.match(line.strip())
+        if found:
+            out.append((found["name"].strip(), []))
+        out[-1][1].append(line)
+    return out
+
+
+def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str, at: PinnedAt | None = None) -> str:
+    """Return the expectations file ``existing`` with ``pins`` written into ``[budget]``; every other pin kept.
+
+    The tables of the claims in ``pins`` are replaced (or added), everything else, comments
+    included, is kept as it was; ``note`` becomes a comment line of the file's head. Raise
+    ConfigError when ``existing`` is not an expectations file, or pins ``budget`` on another block
+    of seeds than ``at`` (statistics from two blocks cannot share a table).
+    """
+    where = f"{path}"
+    try:
+        raw = tomllib.loads(existing)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{where} is not an expectations file (not valid TOML: {e})") from None
+    if not raw:  # a README of one "# heading", an empty file: valid TOML, but no file of pins
+        raise ConfigError(f"{where} is not an expectations file (it holds no budget table such as [{budget}])")
+    old = parse_pins(raw, "-o", where)
+    at = at or PinnedAt()
+    blocks = parse_blocks(raw, "-o", where)
+    if budget in blocks and blocks[budget] != at:
+        raise ConfigError(
+            f"{where} pins budget {budget} on {blocks[budget].describe()}, this run drew {at.describe()}; "
+            "write these pins to another file"
+        )
+    pins = _with_tolerances(pins, old.get(budget, {}))
+    fresh = _sections(render_pins(budget, pins, "", at))
+    sections = _sections(existing)
+    ours = {f"{budget}.{cid}" for cid in pins}
+
+    def claim_of(name: str) -> str | None:
+        return next((t for t in ours if name == t or name.startswith(t + ".")), None)
+
+    kept = [(name, lines) for name, lines in sections if claim_of(name) is None]
+    new_tables = [(name, lines) for name, lines in fresh if claim_of(name) is not None]
+    if not any(name == budget for name, _ in kept):
+        kept += [(name, lines) for name, lines in fresh if name == budget]
+    last = max(i for i, (name, _) in enumerate(kept) if name == budget or name.startswith(budget + "."))
+    if new_tables:
+        new_tables[-1] = (new_tables[-1][0], [*new_tables[-1][1], ""])
+        if kept[last][1] and kept[last][1][-1].strip():
+            kept[last][1].append("")
+    kept[last + 1 : last + 1] = new_tables
+    head = kept[0][1]
+    while head and not head[-1].strip():
+        head.pop()
+    head += [f"# {line}" for line in note.splitlines()] + [""]
+    text = "\n".join(line for _, lines in kept for line in lines).rstrip("\n") + "\n"
+    merged = parse_pins(tomllib.loads(text), "-o", where)
+    for b, claims in old.items():  # every other claim's pin is the one the file held
+        for cid, pin in claims.items():
+            assert (b == budget and cid in pins) or merged[b][cid] == pin, (b, cid)
+    return text
+
+
+def _with_tolerances(pins: Expected, old: Mapping[str, ClaimPin]) -> Expected:
+    """Return ``pins`` with the tolerances (rtol, atol) the file set for the same statistic of the same claim.
+
+    Re-pinning writes new medians and counts; a tolerance set by hand (say atol, a statistic's
+    resolution) stays, so pinning again does not undo it.
+    """
+    out: Expected = {}
+    for cid, pin in pins.items():
+        before = old[cid].stats if cid in old else {}
+        stats = {
+            k: replace(sp, rtol=before[k].rtol, atol=before[k].atol) if k in before else sp
+            for k, sp in pin.stats.items()
+        }
+        out[cid] = replace(pin, stats=stats)
+    return out
+
+
+def known_label(verdict: str, expected_verdict: str | None) -> str:
+    """Return how a verdict stands against its pin: " (known)", " (expected X)", or "" when there is nothing to say.
+
+    "Known" is said only of results that are not REPRODUCED (a reproduced claim needs no excuse),
+    and nothing is said of a skip or of a claim with no pin. Every channel (markdown, terminal,
+    junit XML, pytest-html, pytest-json-report) labels through this one function.
+    """
+    if expected_verdict is None or verdict in (Verdict.SKIPPED.value, Verdict.REPRODUCED.value):
+        return ""
+    return " (known)" if verdict == expected_verdict else f" (expected {expected_verdict})"

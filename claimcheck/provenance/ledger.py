@@ -1,0 +1,816 @@
+"""Keep the ledger of claim versions: a hash chain of entries, appended and never edited.
+
+The ledger is a TOML file, or a folder of them (this suite's is ``claims/ledger/``, one file per
+claim). Each file is a chain of ``[[entry]]`` tables. Every entry holds its ``kind``, its fields,
+``prev`` (the hash of the entry before it in the file; "" for the first) and ``hash`` (the sha256
+of the entry's whole content, ``prev`` included, as canonical JSON). Editing, removing or
+reordering an entry breaks the chain, and ``load_ledger`` refuses the ledger naming the file and
+the entry. Kinds:
+
+- ``register``: a version of a claim's code, before its confirmatory run: ``claim``, ``version``
+  (the protocol's), ``fingerprint`` (``claimcheck.provenance.fingerprint.code_fingerprint``: the protocol
+  and the code that decides), ``scheme``, ``block``, ``change``, ``motivated_by``, ``date``,
+  ``commit`` (HEAD when registered), ``engine``, ``covers`` (the definitions hashed), and
+  ``decides`` (the protocol's values that decide).
+- ``confirm``: the one confirmatory run of a registration: ``claim``, ``registration`` (its
+  hash), ``budget``, ``base_seed``, ``pool``, ``seeds``, ``commit`` (the run's), ``engine``,
+  ``date``, ``verdict``, ``result``.
+- ``calibrate``: a part's decision rule run on labelled cases: ``claim``, ``part``,
+  ``fingerprint``, ``date`` and a free ``results`` table (``append_calibration``).
+- ``migrate``: the ledger of the older format this file replaced: ``source``, ``source_sha256``,
+  ``date``, ``note`` and each old entry under ``legacy`` (their fingerprints are of the old
+  scheme, so they confirm nothing now).
+
+A claim's state (``Ledger.state``) is *confirmed* when its code's fingerprint matches a
+registration that has a confirmation, *registered* when it matches one that has none yet, and
+*changed* when it matches none. Where git is available, ``check_git`` also shows that each
+confirmation's registration was committed, unchanged, in an ancestor of the run's commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+
+from claimcheck.errors import ConfigError
+
+SCHEMA = "claimcheck-ledger/1"
+CODE_SCHEME = "claimcheck-code/1"  # fingerprint.SCHEME: a registration of another scheme never matches
+_STR, _INT = str, int
+REQUIRED: dict[str, dict[str, type]] = {
+    "register": {
+        "claim": _STR, "version": _INT, "fingerprint": _STR, "scheme": _STR, "block": _STR, "change": _STR,
+        "motivated_by": _STR, "date": _STR,
+    },
+    "confirm": {
+        "claim": _STR, "registration": _STR, "budget": _STR, "base_seed": _INT, "pool": _STR, "seeds": _STR,
+        "commit": _STR, "engine": _STR, "date": _STR, "verdict": _STR, "result": _STR,
+    },
+    "calibrate": {"claim": _STR, "part": _STR, "fingerprint": _STR, "date": _STR},
+    "migrate": {"source": _STR, "source_sha256": _STR, "date": _STR, "note": _STR},
+}  # fmt: skip
+HEADER = (
+    "# A claimcheck ledger ({schema}): a hash chain of entries, appended and never edited.\n"
+    "# Each [[entry]] holds its kind and fields, prev (the hash of the entry before it) and hash (the sha256\n"
+    "# of its whole content). `claimcheck ledger verify` checks the chain; `claimcheck ledger show` prints it.\n\n"
+)
+StateKind = Literal["confirmed", "registered", "changed"]
+
+
+class LedgerError(ConfigError):
+    """The ledger is broken: an entry was edited, removed or reordered, or git contradicts it."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a ledger file, as read (``index`` counts from 1 in its file)."""
+
+    kind: str
+    data: dict[str, Any]
+    prev: str
+    hash: str
+    file: Path
+    index: int
+
+    def get(self, name: str, default: Any = "") -> Any:
+        """Return a field of the entry (``default`` when it has none)."""
+        return self.data.get(name, default)
+
+    def describe(self) -> str:
+        """Return e.g. ``C1.toml entry #3 (register C1 v3, 5f2a0c1d)``."""
+        what = " ".join(str(x) for x in (self.kind, self.get("claim"), _v(self)) if x)
+        return f"{self.file.name} entry #{self.index} ({what}, {self.hash[:8]})"
+
+
+def _v(e: Entry) -> str:
+    return f"v{e.get('version')}" if e.kind == "register" else ""
+
+
+@dataclass(frozen=True)
+class State:
+    """Where a claim's code stands in the ledger, and the sentence the report shows."""
+
+    kind: StateKind
+    text: str  # "<kind>: ..." (the report shows the word before the colon in its tables)
+    registration: Entry | None = None
+    confirmation: Entry | None = None
+
+
+@dataclass
+class Ledger:
+    """Every entry of a ledger (file or folder), chains verified."""
+
+    path: Path | None
+    entries: list[Entry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+    committed: set[str] | None = None  # hashes of the entries committed at HEAD (None: not checked against git)
+    history_checked: bool = False  # check_history walked the ledger's whole git history (False: not, or shallow)
+    unproven: dict[str, str] = field(default_factory=dict)  # confirmation hash -> why git does not show its run
+
+    def file_for(self, claim: str) -> Path:
+        """Return the file a new entry of ``claim`` goes to: ``<folder>/<claim>.toml``, or the ledger file."""
+        if self.path is None:
+            raise ConfigError("no ledger is set; name one with --claim-ledger (ini claim_ledger)")
+        return self.path if self.path.suffix == ".toml" else self.path / f"{claim}.toml"
+
+    def of(self, claim: str, kind: str) -> list[Entry]:
+        """Return the claim's entries of ``kind``, oldest first."""
+        return [e for e in self.entries if e.kind == kind and e.get("claim") == claim]
+
+    def by_hash(self, digest: str) -> Entry | None:
+        """Return the entry with this hash, or None."""
+        return next((e for e in self.entries if e.hash == digest), None)
+
+    def registration(self, claim: str, fingerprint: str) -> Entry | None:
+        """Return the latest registration of ``claim`` whose code fingerprint is ``fingerprint``."""
+        found = [
+            e
+            for e in self.of(claim, "register")
+            if (e.get("fingerprint"), e.get("scheme")) == (fingerprint, CODE_SCHEME)
+        ]
+        return found[-1] if found else None
+
+    def confirmations(self, registration: Entry) -> list[Entry]:
+        """Return the confirmations of ``registration`` in ledger order: at most one per budget.
+
+        Each budget draws its own block of seeds, so a version may be confirmed once at ci and once
+        at standard (the standard run's seeds are disjoint from the ci run's).
+        """
+        return [e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash]
+
+    def confirmation(self, registration: Entry, budget: str | None = None) -> Entry | None:
+        """Return the first confirmation of ``registration`` (at ``budget``, when given), or None."""
+        found = (e for e in self.confirmations(registration) if budget is None or e.get("budget") == budget)
+        return next(found, None)
+
+    def state(self, claim: str, fingerprint: str, engine: str = "") -> State:
+        """Return whether ``claim``'s code (``fingerprint``) is confirmed, registered or changed, in words.
+
+        ``engine`` is this run's engine identity: shown beside the one the confirmation ran on. A
+        different engine leaves a confirmation standing (like new hardware); it is said, not hidden.
+        """
+        where = self.file_for(claim).name if self.path is not None else "the ledger"
+        reg = self.registration(claim, fingerprint)
+        if reg is None:
+            last = self.of(claim, "register")
+            before = f"; last registered: v{last[-1].get('version')} on {last[-1].get('date')}" if last else ""
+            return State(
+                "changed",
+                f"changed: the code that decides {claim} (fingerprint {fingerprint[:12]}) matches no registered "
+                f"version in {where}{before}; register it (claimcheck ledger register) before its confirmatory run",
+            )
+        code = f"v{reg.get('version')} (code {fingerprint[:12]}, registered {reg.get('date')})"
+        now = f"this run: engine {engine}" if engine else "this run: no engine identity"
+        shown = [e for e in self.confirmations(reg) if e.hash not in self.unproven]
+        conf = shown[0] if shown else None
+        unproven = [e for e in self.confirmations(reg) if e.hash in self.unproven]
+        if conf is None and unproven:
+            return State(
+                "registered",
+                f"registered: {code}, unconfirmed: {self.unproven[unproven[0].hash]}; a confirmation counts only "
+                f"when git shows its run's commit after the registration's; {now}",
+                reg,
+            )
+        if conf is None:
+            return State(
+                "registered",
+                f"registered: {code}, not confirmed: block {reg.get('block')} has not run at base seed 0 "
+                f"(exploratory until it has); {now}",
+                reg,
+            )
+        if self.committed is not None and conf.hash not in self.committed:
+            return State(
+                "registered",
+                f"registered: {code}; its confirmation ({conf.describe()}: {conf.get('verdict')}) is pending: it is "
+                "not committed yet, so it confirms nothing until the ledger file is committed; " + now,
+                reg,
+            )
+        same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
+        if conf.get("reused_block"):
+            same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
+        for more in shown[1:]:
+            if self.committed is None or more.hash in self.committed:
+                same += (
+                    f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
+                    f"{more.get('commit')}, {more.get('date')}: {more.get('verdict')})"
+                )
+        return State(
+            "confirmed",
+            f"confirmed: {code} at {conf.get('budget')}, base seed {conf.get('base_seed')}, on engine "
+            f"{conf.get('engine') or 'unknown'} (commit {conf.get('commit')}, {conf.get('date')}: "
+            f"{conf.get('verdict')}); {now}{same}",
+            reg,
+            conf,
+        )
+
+
+EMPTY = Ledger(None)
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def content_hash(entry: Mapping[str, Any]) -> str:
+    """Return the sha256 of an entry's content (every field but ``hash``) as canonical JSON."""
+    body = {k: v for k, v in entry.items() if k != "hash"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def ledger_files(path: Path) -> list[Path]:
+    """Return the files of the ledger ``path``: every ``*.toml`` of a folder, sorted, or the file itself."""
+    return sorted(path.glob("*.toml")) if path.is_dir() else [path]
+
+
+def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
+    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
+
+    Raise LedgerError naming the file and the entry when an entry was edited, removed, inserted or
+    reordered, and ConfigError naming the first bad field of an entry.
+    """
+    return ledger_of(path, read_ledger_files(path, option), option)
+
+
+def ledger_of(path: Path, files: Iterable[tuple[Path, Mapping[str, Any]]], option: str = "claim_ledger") -> Ledger:
+    """Return the ledger ``path`` made of ``files`` (each file with its parsed TOML), every chain verified."""
+    ledger = Ledger(path)
+    for f, raw in files:
+        ledger.entries += entries_of(raw, f, option)
+    return ledger
+
+
+def read_ledger_files(path: Path, option: str = "claim_ledger") -> list[tuple[Path, dict[str, Any]]]:
+    """Return each file of the ledger ``path`` with its parsed TOML (none for a ``.toml`` not made yet).
+
+    Raise ConfigError naming the path when it does not exist and is not a ``.toml`` file to be made.
+    """
+    if path.is_dir() or path.is_file():
+        files = ledger_files(path)
+        for f in files:
+            _inside_repository(f, option)
+        return [(f, read_raw(f, option)) for f in files]
+    if path.suffix != ".toml":
+        raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
+    return []
+
+
+def _inside_repository(file: Path, option: str) -> None:
+    """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository.
+
+    The git checks read a ledger file's history by its path in the repository: a link to a file
+    outside has none there, so what it holds could not be shown to be append-only.
+    """
+    if not file.is_symlink():
+        return
+    root = git_root(file.parent)
+    target = file.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        raise ConfigError(
+            f"{option}: the ledger file {file} is a symbolic link to {target}, outside the git repository {root}: "
+            "its history cannot be checked there; keep the ledger file itself in the repository (--claim-ledger)"
+        )
+
+
+def _relative(root: Path, file: Path) -> str:
+    """Return ``file``'s path in the repository ``root``; raise ConfigError naming it when it lies outside."""
+    try:
+        return file.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise ConfigError(
+            f"--claim-ledger: the ledger file {file} lies outside the git repository {root} (a symbolic link?): its "
+            "history cannot be checked; keep the ledger file itself in the repository"
+        ) from None
+
+
+def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
+    """Return the entries of one ledger file, its chain verified (see ``load_ledger``)."""
+    return entries_of(read_raw(path, option), path, option)
+
+
+def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
+    """Return one ledger file as parsed TOML; raise ConfigError naming it when it cannot be read or parsed."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{option}: the ledger {path} is not valid TOML ({e})") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{option}: the ledger {path} nests arrays or tables too deeply to be read (a ledger holds flat "
+            "[[entry]] tables); restore the file from git (--claim-ledger)"
+        ) from None
+
+
+def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger") -> list[Entry]:
+    """Return the entries of ledger file ``path`` parsed as ``raw``, its chain verified (see ``load_ledger``)."""
+    if "version" in raw and "entry" not in raw:
+        raise ConfigError(
+            f"{option}: {path} is a ledger of the older format ([[version]] tables, no hash chain); convert it, as a "
+            f"recorded entry, with: claimcheck ledger migrate {path}"
+        )
+    rows = raw.get("entry", [])
+    if not isinstance(rows, list) or set(raw) - {"entry"}:
+        raise ConfigError(f"{option}: {path}: a ledger holds only [[entry]] tables, found {sorted(raw)}")
+    out: list[Entry] = []
+    prev = ""
+    for i, row in enumerate(rows, 1):
+        entry = _entry(row, path, i, option)
+        if entry.hash != content_hash(row):
+            raise LedgerError(
+                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) does not match its hash (stored "
+                f"{entry.hash[:12]}, content gives {content_hash(row)[:12]}): it was edited after it was written. "
+                "Entries are appended, never edited: restore the file from git and append a new entry instead"
+            )
+        if entry.prev != prev:
+            raise LedgerError(
+                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) follows "
+                f"{entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: an entry was "
+                "removed, inserted or reordered. "
+                "Restore the file from git"
+            )
+        prev = entry.hash
+        out.append(entry)
+    return out
+
+
+def _entry(row: Any, path: Path, i: int, option: str) -> Entry:
+    where = f"{option}: {path}: [[entry]] #{i}"
+    if not isinstance(row, dict):
+        raise ConfigError(f"{where} is not a table")
+    kind = row.get("kind")
+    if kind not in REQUIRED:
+        raise ConfigError(f"{where}: kind must be one of {sorted(REQUIRED)}, got {kind!r}")
+    for name, typ in {**REQUIRED[kind], "prev": str, "hash": str}.items():
+        if not isinstance(row.get(name), typ) or isinstance(row.get(name), bool):
+            raise ConfigError(f"{where} ({kind}) needs {name} as {typ.__name__}")
+    data = {k: v for k, v in row.items() if k not in ("kind", "prev", "hash")}
+    return Entry(kind, data, row["prev"], row["hash"], path, i)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+
+def today() -> str:
+    """Return today's date (UTC) as YYYY-MM-DD, the date every entry carries."""
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def _normal(value: Any, where: str) -> Any:
+    """Return ``value`` as TOML can hold it: tuples as lists, keys as text, None-valued keys left out."""
+    if isinstance(value, Mapping):
+        return {str(k): _normal(v, f"{where}.{k}") for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        if any(v is None for v in value):
+            raise ConfigError(f"ledger entry field {where}: TOML has no null; leave the item out")
+        return [_normal(v, where) for v in value]
+    if isinstance(value, bool | int | float | str):
+        return value
+    raise ConfigError(f"ledger entry field {where}: {type(value).__name__} cannot be written; give plain data")
+
+
+def render_entry(entry: Mapping[str, Any]) -> str:
+    """Return one entry as TOML (``tomli_w``): an ``[[entry]]`` table, its scalars first, then its tables.
+
+    Only the content is hashed (``content_hash``), never the text, so how the text is laid out does not
+    change an entry's hash; ``append`` checks that the text reads back as the content it hashed.
+    """
+    return tomli_w.dumps({"entry": [dict(entry)]})
+
+
+def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
+    """Append an entry of ``kind`` to the ledger file ``path`` (created if need be) and return it.
+
+    The file's chain is verified first; ``fields`` must hold the kind's required fields
+    (``REQUIRED``) and may hold more (plain data: text, numbers, booleans, lists, tables).
+    """
+    if kind not in REQUIRED:
+        raise ConfigError(f"ledger entry kind must be one of {sorted(REQUIRED)}, got {kind!r}")
+    missing = [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]
+    if missing:
+        raise ConfigError(f"a {kind} entry needs {', '.join(missing)} ({', '.join(REQUIRED[kind])} are required)")
+    before = read_file(path) if path.exists() else []
+    row = {"kind": kind, **_normal({k: v for k, v in fields.items() if k not in ("kind", "prev", "hash")}, kind)}
+    row["prev"] = before[-1].hash if before else ""
+    row["hash"] = content_hash(row)
+    text = render_entry(row)
+    if content_hash(tomllib.loads(text)["entry"][0]) != row["hash"]:  # it must read back as what was hashed
+        raise ConfigError(f"a {kind} entry for {path} does not read back as written; give plain data")
+    head = "" if path.exists() and path.stat().st_size else HEADER.format(schema=SCHEMA)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(head + ("\n" if before else "") + text)
+    return read_file(path)[-1]
+
+
+def append_calibration(
+    ledger: Path, claim: str, part: str, fingerprint: str, results: Mapping[str, Any], date: str = ""
+) -> Entry:
+    """Append a ``calibrate`` entry: the results of running ``part``'s decision on labelled cases.
+
+    ``ledger`` is the ledger file or folder (a folder gets ``<claim>.toml``); ``fingerprint`` names
+    the decision that was calibrated; ``results`` is plain data of the caller's design (counts per
+    family, sensitivity and specificity with their bounds, ...), kept as given under ``results``.
+    """
+    path = Ledger(ledger).file_for(claim)
+    fields = {"claim": claim, "part": part, "fingerprint": fingerprint, "date": date or today(), "results": results}
+    return append(path, "calibrate", fields)
+
+
+def migrate(path: Path, date: str = "") -> Entry:
+    """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
+
+    The entry records the old file's sha256 and each old version, marked legacy, so the history
+    stays in the ledger; legacy fingerprints are of the older scheme and confirm nothing now.
+    """
+    data = path.read_bytes()
+    raw = tomllib.loads(data.decode("utf-8"))
+    if "version" not in raw or "entry" in raw:
+        raise ConfigError(f"{path} is not a ledger of the older format ([[version]] tables); nothing to migrate")
+    legacy = [{**row, "legacy": True} for row in raw["version"]]
+    fields = {
+        "source": f"{path.name} ([[version]] tables, before {SCHEMA})",
+        "source_sha256": hashlib.sha256(data).hexdigest(),
+        "date": date or today(),
+        "note": "the older ledger, kept as legacy history: its fingerprints hash the declared protocol only "
+        "(ClaimProtocol.fingerprint), so no code registered now matches them; its confirmations stand for "
+        "the code of their day",
+        "legacy": legacy,
+    }
+    path.rename(path.with_suffix(".toml.migrating"))
+    try:
+        entry = append(path, "migrate", fields)
+    except BaseException:
+        path.with_suffix(".toml.migrating").rename(path)
+        raise
+    path.with_suffix(".toml.migrating").unlink()
+    return entry
+
+
+# --- git -----------------------------------------------------------------------------------------------
+
+
+def _git_bytes(cwd: Path, args: Sequence[str], data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``cwd`` with ``data`` on its standard input: every git call of the ledger goes here."""
+    return subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, timeout=60, check=False)
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    out = _git_bytes(cwd, args)
+    text = (out.stdout.decode(errors="replace"), out.stderr.decode(errors="replace"))
+    return subprocess.CompletedProcess(out.args, out.returncode, *text)
+
+
+def is_shallow(root: Path) -> bool:
+    """Return whether the repository at ``root`` is a shallow clone (its history cut at some depth)."""
+    return _git(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+
+
+def git_root(path: Path) -> Path | None:
+    """Return the top of the git work tree holding ``path``, or None (no git, or not a repository)."""
+    if shutil.which("git") is None:
+        return None
+    folder = path if path.is_dir() else path.parent
+    if not folder.exists():
+        return None
+    out = _git(folder, "rev-parse", "--show-toplevel")
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def committed_in(root: Path, file: Path, digest: str) -> str | None:
+    """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
+    rel = _relative(root, file)
+    out = _git(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel)
+    commits = out.stdout.split() if out.returncode == 0 else []
+    return commits[0] if commits else None
+
+
+def check_git(ledger: Ledger) -> list[str]:
+    """Check each confirmation against git; raise LedgerError naming the entry on a contradiction.
+
+    A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
+    used. A confirmation whose run's commit git does not have confirms nothing (``ledger.unproven``
+    says why; the claim reads registered, unconfirmed). Returns notes on what could not be checked
+    (no git, not a repository, a commit missing from a shallow clone); those are said, never passed
+    silently. One ``git log`` names the commits of the ledger files, one ``git cat-file --batch``
+    reads those versions and the runs' commits, one ``git rev-list`` gives the runs' ancestors, one
+    ``git rev-parse`` says whether the clone is shallow, however many confirmations.
+    """
+    confirms = [e for e in ledger.entries if e.kind == "confirm"]
+    if not confirms or ledger.path is None:
+        return []
+    root = git_root(ledger.path)
+    if root is None:
+        return [f"git checks skipped: {ledger.path} is not in a git work tree (or git is missing)"]
+    pairs = []
+    for c in confirms:
+        reg = ledger.by_hash(str(c.get("registration")))
+        if reg is None or reg.kind != "register":
+            raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
+        pairs.append((c, reg))
+    top = root.resolve()
+    shallow = is_shallow(root)
+    rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
+    versions = _oldest_first(root, sorted(set(rel.values())))
+    runs = sorted({str(c.get("commit")) for c, _ in pairs})
+    objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
+    found = _cat_objects(root, [*objects, *runs])
+    full = {r: found[r][1].decode() for r in runs if r in found and found[r][0] == "commit"}  # the run's full id
+    parents = _ancestry(root, sorted(set(full.values())))
+    notes = []
+    for c, reg in pairs:
+        first, row = _first_holding(versions[rel[reg.file]], rel[reg.file], reg.hash, found)
+        if first is None:
+            raise LedgerError(f"ledger {c.describe()}: its registration {reg.describe()} was never committed")
+        if row is None or content_hash(row) != reg.hash:
+            raise LedgerError(f"ledger {reg.describe()}: it differs from the entry committed in {first[:12]}")
+        run = str(c.get("commit"))
+        if full.get(run) not in parents:
+            why = f"its confirmation {c.describe()} names commit {run}, not in this repository's history" + (
+                " (a shallow clone: fetch the full history with git fetch --unshallow)" if shallow else ""
+            )
+            ledger.unproven[c.hash] = why
+            notes.append(f"{why}: it confirms nothing here")
+        elif not _descends(full[run], first, parents):
+            raise LedgerError(
+                f"ledger {c.describe()}: its run used commit {run}, which does not descend from {first[:12]}, "
+                f"the commit that registered {reg.describe()}: the run is not shown to come after the registration"
+            )
+    return notes
+
+
+def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
+    """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
+    out: dict[str, list[str]] = {f: [] for f in files}
+    log = _git(root, "log", "--full-history", "--reverse", "--format=%H", "--name-only", "--", *files)
+    commit = ""
+    for line in log.stdout.splitlines() if log.returncode == 0 else ():
+        if re.fullmatch(r"[0-9a-f]{40}", line):
+            commit = line
+        elif line.strip() in out:
+            out[line.strip()].append(commit)
+    return out
+
+
+def _first_holding(
+    commits: Sequence[str], name: str, digest: str, found: Mapping[str, tuple[str, bytes]]
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Return the first of ``commits`` whose version of ``name`` holds an entry hashed ``digest``, and that entry.
+
+    Only the ``[[entry]]`` table that names the digest is parsed (a ledger file's versions are long;
+    TOML parsing is most of the check's time); the whole version is parsed when that table alone is not TOML.
+    """
+    for commit in commits:
+        kind, data = found.get(f"{commit}:{name}", ("", b""))
+        if kind != "blob" or digest.encode() not in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        tables = ["[[entry]]" + t for t in text.split("\n[[entry]]")[1:] if digest in t]
+        for source in [*tables, text]:
+            try:
+                rows = tomllib.loads(source).get("entry", [])
+            except (tomllib.TOMLDecodeError, RecursionError):
+                continue
+            for row in rows:
+                if isinstance(row, dict) and row.get("hash") == digest:
+                    return commit, row
+    return None, None
+
+
+def _cat_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+    """Return the type and content of each object git has (one ``git cat-file --batch``); missing ones are left out.
+
+    A commit's content is given as its full id instead (what a short id names).
+    """
+    if not names:
+        return {}
+    out = _git_bytes(root, ["cat-file", "--batch"], ("\n".join(names) + "\n").encode())
+    data, found, at = out.stdout, {}, 0
+    for name in names:
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        header = data[at:end].decode(errors="replace").split()
+        at = end + 1
+        if len(header) == 3 and header[2].isdigit():
+            size = int(header[2])
+            body = header[0].encode() if header[1] == "commit" else data[at : at + size]
+            found[name] = (header[1], body)
+            at += size + 1
+    return found
+
+
+def _ancestry(root: Path, commits: Sequence[str]) -> dict[str, list[str]]:
+    """Return each ancestor of ``commits`` (themselves included) with its parents (one ``git rev-list --parents``)."""
+    if not commits:
+        return {}
+    out = _git(root, "rev-list", "--parents", *commits)
+    graph: dict[str, list[str]] = {}
+    for line in out.stdout.splitlines() if out.returncode == 0 else ():
+        head, *parents = line.split()
+        graph[head] = parents
+    return graph
+
+
+def _descends(commit: str, ancestor: str, parents: Mapping[str, Sequence[str]]) -> bool:
+    """Return whether ``ancestor`` is ``commit`` or one of its ancestors in ``parents``."""
+    seen, todo = set(), [commit]
+    while todo:
+        c = todo.pop()
+        if c == ancestor:
+            return True
+        if c not in seen:
+            seen.add(c)
+            todo.extend(parents.get(c, ()))
+    return False
+
+
+def check_history(ledger: Ledger) -> list[str]:
+    """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
+
+    A ledger is append-only against its git history: an entry removed, reordered, edited or
+    re-hashed after it was committed raises LedgerError naming the file and the commit where the
+    history diverges. The whole history is walked (``git log --full-history -m``: every parent of a
+    merge, so a branch that re-creates the file cannot hide main's versions), and a ledger file of the
+    folder that held entries and is gone now (deleted or renamed) raises too. Sets
+    ``ledger.committed`` to the hashes committed at HEAD, so a confirmation appended but not committed
+    is shown as pending, and ``ledger.history_checked`` unless the clone is shallow (then a note says
+    the history could not be checked). Versions of the older format (before a ``migrate`` entry) are
+    not compared. Returns notes on what could not be checked.
+    """
+    if ledger.path is None or not ledger.entries:
+        return []
+    root = git_root(ledger.path)
+    if root is None:
+        return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
+    files = {_relative(root, f): f for f in ledger_files(ledger.path)}
+    spec = _relative(root, ledger.path) if ledger.path.exists() else sorted(files)[0]
+    log = _git(root, "log", "--full-history", "-m", "--no-renames", "--format=%H %s", "--name-only", "--", spec)
+    if log.returncode != 0:
+        return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]
+    folder = spec if ledger.path.is_dir() else None
+    versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
+    commit = subject = ""
+    for line in log.stdout.splitlines():
+        name = line.strip()
+        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
+            commit, _, subject = line.partition(" ")
+        elif name in versions or (folder is not None and _in_folder(name, folder)):
+            if (commit, subject) not in versions.setdefault(name, []):
+                versions[name].append((commit, subject))
+    same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
+    commits = sorted({c for vs in versions.values() for c, _ in vs})
+    at_head = [f"HEAD:{rel}" for rel in files]
+    found = _cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
+    blobs = {k: v.decode("utf-8", errors="replace") for k, (kind, v) in found.items() if kind == "blob"}
+    committed: set[str] = set()
+    notes = []
+    shallow = is_shallow(root)
+    if shallow:
+        notes.append(
+            f"git history not checked for {ledger.path}: this is a shallow clone, so the versions before its "
+            "depth are not here; only the ones it holds were compared (fetch the full history: git fetch --unshallow)"
+        )
+    for rel, vs in versions.items():
+        path = files.get(same.get(rel, rel), root / rel)
+        now = [e.hash for e in ledger.entries if e.file == path] if same.get(rel, rel) in files else []
+        newer = "the working tree (not committed)" if rel in files else "the working tree (the file is gone)"
+        newer_parsed: tuple[str, list[str]] | tuple[()] = ()  # the last version parsed: an older one is its prefix
+        for c, subj in vs:
+            text = blobs.get(f"{c}:{rel}")
+            if text is None:  # deleted in that commit, or missing from a shallow clone
+                if c not in found:
+                    notes.append(f"{rel}: the version of commit {c[:12]} could not be read (a shallow clone?)")
+                newer = f"commit {c[:12]} ({subj})"
+                continue
+            old = _prefix_hashes(text, *newer_parsed) if newer_parsed else None
+            old = _committed_hashes(text) if old is None else old
+            newer_parsed = (text, old) if old is not None else ()
+            if old is None:  # the older format: its entries live on in a migrate entry
+                break
+            if old and same.get(rel, rel) not in files:
+                raise LedgerError(
+                    f"ledger {path}: the version committed in {c[:12]} ({subj}) holds {len(old)} entries, and the "
+                    f"file is gone from the ledger {ledger.path} now (deleted or renamed in {newer}). A ledger is "
+                    f"append-only against git: restore the file (git show {c[:12]}:{rel}) and append new entries to it"
+                )
+            if old != now[: len(old)]:
+                at = next(
+                    (j for j, (a, b) in enumerate(zip(old, now, strict=False)) if a != b), min(len(old), len(now))
+                )
+                what = "removed" if at >= len(now) else "edited, re-hashed or reordered"
+                raise LedgerError(
+                    f"ledger {path}: its history diverges in {newer}: the version committed in {c[:12]} ({subj}) "
+                    f"holds {len(old)} entries and is not a prefix of the file now ({len(now)} entries): entry "
+                    f"#{at + 1} was {what}. A ledger is append-only against git: restore the committed entries "
+                    f"(git show {c[:12]}:{rel}) and append new ones after them"
+                )
+            newer = f"commit {c[:12]} ({subj})"
+    for name in at_head:
+        committed.update(_committed_hashes(blobs[name]) or [] if name in blobs else [])
+    ledger.committed = committed
+    ledger.history_checked = not shallow
+    return notes
+
+
+def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
+    """Add to ``versions`` the commits of the single-file ledger ``name`` under the names it had before a rename.
+
+    Return each older name mapped to ``name`` (one ``git log --follow``): its versions are the file's own,
+    so they too must be prefixes of the file now.
+    """
+    log = _git(root, "log", "--follow", "--format=%H %s", "--name-only", "--", name)
+    same: dict[str, str] = {}
+    commit = subject = ""
+    for line in log.stdout.splitlines() if log.returncode == 0 else ():
+        old = line.strip()
+        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
+            commit, _, subject = line.partition(" ")
+        elif old and old != name:
+            same[old] = name
+            if (commit, subject) not in versions.setdefault(old, []):
+                versions[old].append((commit, subject))
+    return same
+
+
+def _in_folder(name: str, folder: str) -> bool:
+    """Return whether the repository path ``name`` is a ``*.toml`` directly in ``folder`` (a ledger file of it)."""
+    head, _, tail = name.rpartition("/")
+    return head == ("" if folder in (".", "") else folder.rstrip("/")) and tail.endswith(".toml")
+
+
+def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
+    """Return the hashes of ``text`` read off a newer version it is a prefix of, cut at an entry; else None.
+
+    An appended ledger's older versions are byte prefixes of its newer ones, so their entries are the
+    newer version's first ones (checked once when it was parsed): no TOML is parsed again.
+    """
+    if not newer.startswith(text) or not (newer[len(text) :].startswith(("[[entry]]", "\n[[entry]]")) or newer == text):
+        return None
+    count = len(re.findall(r"^\[\[entry\]\]$", text, flags=re.M))
+    return hashes[:count] if count <= len(hashes) else None
+
+
+def _committed_hashes(text: str) -> list[str] | None:
+    """Return the entry hashes of a committed ledger version, each checked against its content (None: older format)."""
+    try:
+        raw = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return []
+    if "entry" not in raw:
+        return None
+    rows = raw.get("entry", [])
+    return [
+        str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows if isinstance(r, dict)
+    ]
+
+
+def history(ledger: Ledger, claim: str) -> list[str]:
+    """Return one line per entry about ``claim`` (legacy versions included), oldest first."""
+    out = []
+    for e in ledger.entries:
+        if e.kind == "migrate":
+            versions = [r for r in e.get("legacy", []) if isinstance(r, dict) and r.get("claim") == claim]
+            out += [f"legacy v{r.get('version')} ({r.get('date')}): {r.get('change')}" for r in versions]
+        elif e.get("claim") == claim:
+            out.append(describe_entry(e))
+    return out
+
+
+def describe_entry(e: Entry) -> str:
+    """Return one line saying what an entry records."""
+    head = f"#{e.index} {e.kind}"
+    if e.kind == "register":
+        code = str(e.get("fingerprint"))[:12]
+        return f"{head} v{e.get('version')} code {code}, hash {e.hash[:12]} ({e.get('date')}): {e.get('change')}"
+    if e.kind == "confirm":
+        return (
+            f"{head} {str(e.get('registration'))[:12]} at {e.get('budget')}, base seed {e.get('base_seed')}, "
+            f"engine {e.get('engine')}, commit {e.get('commit')} ({e.get('date')}): {e.get('verdict')}"
+        )
+    if e.kind == "calibrate":
+        return f"{head} part {e.get('part') or 'claim'} ({e.get('date')})"
+    legacy, sha = e.get("legacy", []), str(e.get("source_sha256"))[:12]
+    return f"{head} {e.get('source')} ({len(legacy)} legacy versions, sha256 {sha})"
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """Return seeds as runs, e.g. ``211000-211028`` or ``5, 7-9``."""
+    out: list[str] = []
+    for s in sorted(seeds):
+        if out and out[-1].split("-")[-1] == str(s - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{s}"
+        else:
+            out.append(str(s))
+    return ", ".join(out)

@@ -1,0 +1,86 @@
+"""Hooks a claim suite implements (in its conftest.py or plugin) to describe itself to the core.
+
+The core knows no paper and no model: a suite declares its budgets, the lines its report header
+shows, and the capabilities its ``claim_needs`` markers may name. Each hook is optional.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pluggy
+import pytest
+
+if TYPE_CHECKING:
+    from claimcheck.decide.record import ClaimRecorder
+    from claimcheck.protocol.budget import Budget
+    from claimcheck.provenance.fingerprint import Engine
+
+hookspec = pluggy.HookspecMarker("pytest")
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget] | None:
+    """Return the suite's named budgets (run sizes); the first implementation that answers wins.
+
+    Without one, the core's ``ci``, ``standard`` and ``paper`` budgets apply.
+    """
+
+
+@hookspec
+def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str] | None:
+    """Return lines for the report's environment table (e.g. the model under test, its dtype)."""
+
+
+@hookspec
+def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str] | None:
+    """Return every capability name a ``claim_needs`` marker of this suite may use (checked at collection)."""
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_own_subject(config: pytest.Config) -> bool | None:
+    """Return False when the session checks a user's subject (say ``--claim-model``), not the suite's own.
+
+    The expectations an ini file names describe the suite's own subject, so they are then not applied.
+    """
+
+
+@hookspec
+def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str] | None:
+    """Return options that a rerun command must repeat beyond the core's (seed, budget, device, data)."""
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_data_files(config: pytest.Config, data_dir: Path) -> list[dict[str, str]] | None:
+    """Return the data files under ``data_dir`` the report lists: dicts with file, size, sha256 and status."""
+
+
+@hookspec
+def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:
+    """Finish a claim test's record after the test ran, before it travels to the controller.
+
+    A suite may add to the regime or the notes here, say what its model under test is.
+    """
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mapping[str, str]], list[Path]] | None:
+    """Return what a remote executor needs: the identity a worker's code must match, and the packages to ship.
+
+    ``--claim-executor ray`` checks in every task that the worker imports the same engine code
+    (the identity), and ships the suite's packages with the core to a named cluster.
+    """
+
+
+@hookspec(firstresult=True)
+def pytest_claimcheck_engine(config: pytest.Config) -> Engine | None:
+    """Return what the suite's code is (``provenance.fingerprint.Engine``): its packages, its engine, its identity.
+
+    A claim's code fingerprint follows the claim module into the core and the suite's packages,
+    and stops at the engine's modules (what trains and measures) and at the modules listed as
+    ``stop`` (say calibration cases). The engine's ``identity`` is recorded with each confirmation
+    and shown beside the verdict. Without an answer, only the core and the claim's folder are
+    followed, and no engine identity is shown.
+    """

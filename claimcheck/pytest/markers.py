@@ -1,0 +1,149 @@
+"""Read what a test item declares: its ``claim`` marker, its protocol, and the seeds of its units."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.protocol.spec import ClaimProtocol, block_seed
+from claimcheck.provenance.fingerprint import Engine, code_fingerprint
+from claimcheck.pytest.options import Settings
+from claimcheck.pytest.progress import PlanSender, ProgressReporter
+
+MARKER_HELP = (
+    "claim(id, title, source, protocol=None): the test checks claim `id` (e.g. C1), stated in plain words as "
+    "`title`, from `source` in the paper, under `protocol` (a claimcheck.protocol.spec.ClaimProtocol)"
+)
+NEEDS_HELP = (
+    "claim_needs(*capabilities): the claim needs these capabilities of what the suite tests (the suite "
+    "names them with pytest_claimcheck_capabilities); it is SKIPPED when they are lacking"
+)
+
+
+def claim_protocol_of(node: Any) -> ClaimProtocol | None:
+    """Return the protocol the ``claim`` marker (or the module's ``PROTOCOL``) declares, if any."""
+    marker = node.get_closest_marker("claim")
+    if marker is None:
+        return None
+    proto = marker.kwargs.get("protocol")
+    if proto is None:
+        proto = getattr(getattr(node, "module", None), "PROTOCOL", None)
+    if proto is not None and not isinstance(proto, ClaimProtocol):
+        raise pytest.UsageError(f"{node.nodeid}: claim protocol must be a ClaimProtocol, got {type(proto).__name__}")
+    if proto is not None and marker.args and marker.args[0] != proto.claim_id:
+        raise pytest.UsageError(f"{node.nodeid}: claim {marker.args[0]!r} is given the protocol of {proto.claim_id!r}")
+    return proto
+
+
+def unit_seeds(s: Settings, proto: ClaimProtocol | None) -> list[int]:
+    """Return the seeds of a claim's units under the session's base seed, budget and pool.
+
+    A claim with no protocol draws the budget's number of seeds from the exploratory pool of its block.
+    """
+    if proto is None:
+        return [block_seed(s.seed, s.budget_index, i) for i in range(s.budget.seeds)]
+    return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool, s.budget_index)
+
+
+def record_for(node: Any) -> ClaimRecorder:
+    """Return a fresh recorder for the claim test ``node`` (its claim id, its seed, its protocol)."""
+    meta = claim_meta(node)
+    if meta is None:
+        raise pytest.UsageError(f"{node.nodeid}: claim_record needs @pytest.mark.claim(id, title, source)")
+    callspec = getattr(node, "callspec", None)
+    seed = callspec.params.get("claim_seed") if callspec is not None else None
+    return ClaimRecorder(claim_id=meta[0], seed=seed, protocol=claim_protocol_of(node))
+
+
+def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
+    """Return the (id, title, source) the item's ``claim`` marker names, or None for a test of no claim."""
+    marker = item.get_closest_marker("claim")
+    if marker is None:
+        return None
+    args = list(marker.args)
+    names = ("id", "title", "source")
+    values = {n: (args[i] if i < len(args) else marker.kwargs.get(n, "")) for i, n in enumerate(names)}
+    if not values["id"]:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim needs an id, e.g. claim('C1', title, source)")
+    return str(values["id"]), str(values["title"]), str(values["source"])
+
+
+CODE_KEY = pytest.StashKey[dict[tuple[str, str], dict[str, str]]]()
+
+
+def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
+    """Return the fingerprint of the code that decides the item's claim and the engine's identity (once per module).
+
+    Computed once per module and session, from the files as they are then, and kept in the session's
+    stash: ``fingerprint_claims`` computes it at collection, just after the module was imported,
+    so an edit made to a file while the tests run does not change what the run says it ran. None
+    for a test outside a module (say a doctest item).
+    """
+    module = getattr(item, "module", None)
+    path = getattr(module, "__file__", None)
+    if module is None or path is None:
+        return None
+    memo = item.config.stash.setdefault(CODE_KEY, {})
+    key = (path, module.__name__)
+    if key not in memo:
+        fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)
+        memo[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}
+    return memo[key]
+
+
+def check_needs(items: list[pytest.Item], known: set[str]) -> None:
+    """Raise a UsageError naming the test when a ``claim_needs`` marker names a capability nobody provides."""
+    for item in items:
+        for marker in item.iter_markers("claim_needs"):
+            unknown = [n for n in marker.args if n not in known]
+            if unknown:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: claim_needs names unknown capabilities {unknown}; known: {sorted(known)}"
+                )
+
+
+def fingerprint_claims(items: list[pytest.Item], engine: Engine) -> None:
+    """Fingerprint the code of every collected claim test's module whose protocol is declared (see ``claim_code``)."""
+    for item in items:
+        proto = claim_protocol_of(item)
+        if proto is not None and proto.declared:
+            claim_code(item, engine)
+
+
+def unit_counters(
+    s: Settings,
+) -> tuple[Callable[[pytest.Item], str | None], Callable[[pytest.Item], list[int]], Callable[[pytest.Item], list[int]]]:
+    """Return (the claim of a test, its units' seeds at its first look, its seeds up to the cap).
+
+    A sequential claim plans its first look (most stop there); its plan grows when it looks again.
+    """
+
+    def claim_of(item: pytest.Item) -> str | None:
+        meta = claim_meta(item)
+        return None if meta is None else meta[0]
+
+    def first_look(item: pytest.Item) -> list[int]:
+        proto = claim_protocol_of(item)
+        seeds = unit_seeds(s, proto)
+        return seeds if proto is None else seeds[: proto.seeds.looks(s.budget.name, s.budget.seeds)[0]]
+
+    def to_the_cap(item: pytest.Item) -> list[int]:
+        return unit_seeds(s, claim_protocol_of(item))
+
+    return claim_of, first_look, to_the_cap
+
+
+def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
+    """Return the controller's reporter of the session's progress, each claim's units planned from its protocol."""
+    claim_of, first_look, to_the_cap = unit_counters(s)
+    return ProgressReporter(config, claim_of, first_look, caps_of=to_the_cap)
+
+
+def plan_sender(config: pytest.Config, s: Settings) -> PlanSender:
+    """Return a pytest-xdist worker's sender of the plan of units it collected (for the controller's progress)."""
+    claim_of, first_look, to_the_cap = unit_counters(s)
+    return PlanSender(config, claim_of, first_look, caps_of=to_the_cap)

@@ -1,0 +1,570 @@
+"""The controller's side of a session: collect claim outcomes, decide, write the report, set the exit status.
+
+Workers put each claim test's payload on its report (``user_properties``); the ``Controller``
+(registered as a plugin on the controller only) merges them, decides every claim when the session
+finishes, writes the report set, hands the verdicts to pytest's other channels (junit XML,
+pytest-html, pytest-json-report), and prints the terminal summary.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claimcheck.decide.calibration import calibration_entries
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
+from claimcheck.gate.accept import AcceptError, accept
+from claimcheck.gate.baseline import Comparison, compare
+from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
+from claimcheck.gate.history import save_run
+from claimcheck.provenance.environment import fingerprint
+from claimcheck.provenance.expectations import PinnedAt, chaotic_notes, deviations, known_label, pins_of
+from claimcheck.provenance.fingerprint import NO_ENGINE, Engine
+from claimcheck.provenance.ledger import EMPTY, Ledger, State, check_git, check_history, load_ledger
+from claimcheck.pytest.executor import Executor
+from claimcheck.pytest.options import Settings
+from claimcheck.pytest.reaper import killed_note
+from claimcheck.report.markdown import RERUN_KEY, terminal_lines
+from claimcheck.report.paths import Places
+from claimcheck.report.rundata import GateUnits, RunData, dumps
+from claimcheck.report.write import ReportWriteError, Written, mark_superseded, write_report
+from claimcheck.store.cache import default_cache_dir
+
+COUNTER_NAMES = {
+    "computed": "training results computed",
+    "cached": "read from the cache",
+    "corrupt": "corrupt cache entries recomputed",
+    "unsaved": "results not saved to the cache",
+    "verified": "cache hits recomputed and found the same (--claim-cache-verify)",
+    "unauthenticated": "cache entries failing authentication recomputed",
+}
+_RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
+FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
+
+
+@dataclass
+class Outcomes:
+    """Every claim test's outcome by node id, merged over its phases (setup, call, teardown)."""
+
+    run: RunData
+    by_node: dict[str, TestOutcome] = field(default_factory=dict)
+    places: Places = field(default_factory=Places)  # this machine's folders, written by name
+
+    def add(self, payload: str, duration: float) -> None:
+        """Merge one phase's payload (JSON put on the report by the worker) into its test; shorten its paths."""
+        p = json.loads(self.places.shorten(payload))
+        for name, value in p.get("counts", {}).items():
+            key = COUNTER_NAMES.get(name, name)
+            self.run.counters[key] = self.run.counters.get(key, 0) + int(value)
+        record = ClaimRecorder.from_json(p["record"]) if p.get("record") else None
+        outcome: Outcome = p["outcome"]
+        if p.get("code"):
+            self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
+        counts = {str(k): int(v) for k, v in p.get("counts", {}).items()}
+        prev = self.by_node.get(p["nodeid"])
+        if prev is None:
+            self.by_node[p["nodeid"]] = TestOutcome(
+                nodeid=p["nodeid"],
+                claim_id=p["claim_id"],
+                title=p["title"],
+                source=p["source"],
+                outcome=outcome,
+                record=record,
+                message=p.get("message", ""),
+                duration=duration,
+                protocol=p.get("protocol"),
+                counts=counts,
+            )
+            return
+        for name, value in counts.items():
+            prev.counts[name] = prev.counts.get(name, 0) + value
+        prev.duration += duration
+        prev.record = record or prev.record
+        prev.protocol = prev.protocol or p.get("protocol")
+        if _RANK[outcome] > _RANK[prev.outcome]:
+            prev.outcome = outcome
+            prev.message = p.get("message", "")
+
+    def snapshot(
+        self,
+        incomplete: list[str],
+        not_run: dict[str, list[str]] | None = None,
+        titles: dict[str, list[str]] | None = None,
+    ) -> RunData:
+        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run.
+
+        ``titles`` gives [title, source] of collected claims; those of claims none of whose tests ran are kept.
+        """
+        self.run.tests = sorted(self.by_node.values(), key=lambda t: t.nodeid)
+        self.run.incomplete = incomplete
+        self.run.not_run = not_run or {}
+        ran = {t.claim_id for t in self.run.tests}
+        self.run.titles = {c: t for c, t in (titles or {}).items() if c in self.run.not_run and c not in ran}
+        return self.run
+
+
+def outcome_of(report: pytest.TestReport) -> str | None:
+    if report.skipped:
+        return "skipped"
+    if report.passed:
+        return "passed" if report.when == "call" else None
+    return "error"
+
+
+def message_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    if call.excinfo is not None:
+        return f"{call.excinfo.typename}: {call.excinfo.value}"
+    return ""
+
+
+def places_of(config: pytest.Config, settings: Settings) -> Places:
+    """Return the folders of this machine a report names by name: the project, home, data folder, environment."""
+    return Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
+
+
+def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> RunData:
+    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options.
+
+    Paths are written relative to the project, the home folder, ``$CLAIMCHECK_DATA_DIR`` or the
+    virtual environment (``claimcheck.report.paths``), not as this machine's absolute paths.
+    """
+    run_id = uuid.uuid4().hex[:12]
+    suite_lines = config.hook.pytest_claimcheck_environment(config=config)
+    suite_rerun = [o for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for o in opts or ()]
+    places = places_of(config, settings)
+    data_dir = places.shorten(str(settings.data_dir))
+    env = {
+        "run id": run_id,
+        "base seed": str(settings.seed),
+        "budget": f"{settings.budget.name}: {settings.budget.description}",
+        "seed pool": settings.pool,
+        "budget position": str(settings.budget_index),
+        "data dir": data_dir if data_dir == settings.data_dir_source else f"{data_dir} ({settings.data_dir_source})",
+        **{k: v for lines in suite_lines for k, v in (lines or {}).items()},
+        **fingerprint(config.rootpath, settings.device),
+        **({"executor": executor.describe()} if settings.executor != "local" else {}),
+        RERUN_KEY: " ".join([settings.rerun_options, *suite_rerun]),
+        **({"report path": _link_note(settings)} if settings.report_link is not None else {}),
+    }
+    env = {k: places.shorten(str(v)) for k, v in env.items()}
+    expected = {k: asdict(v) for k, v in settings.expected.items()}
+    run = RunData(title=str(config.getini("claim_title")), env=env, expected=expected)
+    run.data_files = config.hook.pytest_claimcheck_data_files(config=config, data_dir=settings.data_dir) or []
+    if settings.report is not None and not config.option.collectonly:  # --co writes no report, so marks none
+        mark_superseded(settings.report, run_id, env.get("date", ""))
+    return run
+
+
+def verified_ledger(settings: Settings) -> Ledger:
+    """Return the session's ledger, every file's chain verified and its confirmations checked against git.
+
+    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it. The
+    checks run in full every session: nothing of an earlier verification is kept or trusted.
+    """
+    if settings.ledger is None:
+        return EMPTY
+    ledger = load_ledger(settings.ledger, settings.ledger_source)
+    ledger.notes += check_history(ledger)
+    ledger.notes += check_git(ledger)
+    return ledger
+
+
+def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
+    """Return the settings that make a baseline's verdicts the expected ones, on the block that run drew.
+
+    The pins keep no statistics: those are the gate's, compared seed by seed with margins (``baseline``).
+    """
+    seed = baseline.env.get("base seed", "0")
+    at = PinnedAt(int(seed) if seed.isdigit() else -1, baseline.env.get("seed pool", "confirmatory"))
+    pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}
+    return {"expected": pins, "expected_source": source, "expected_at": at}
+
+
+def ledger_line(ledger: Ledger) -> str:
+    """Return the report's environment line about the ledger: what was verified, and what could not be."""
+    assert ledger.path is not None
+    files = len({e.file for e in ledger.entries})
+    confirms = sum(e.kind == "confirm" for e in ledger.entries)
+    git = "; ".join(ledger.notes) or f"git shows {confirms} confirmation(s) come after their registration"
+    head = f"{Path(*ledger.path.parts[-2:])}: {files} file(s), {len(ledger.entries)} entries, hash chains verified"
+    return f"{head}; {git}" if confirms else head
+
+
+def _link_note(settings: Settings) -> str:
+    return f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
+
+
+ACCEPT_HINT = (
+    "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
+    "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
+)
+CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
+
+
+class WorkerClaims:
+    """A pytest-xdist worker's hooks: hand the controller the claim of every test it collected.
+
+    Every worker collects every test, so a worker that finishes tells the controller the claim of
+    a test whose own worker crashed before it could say.
+    """
+
+    def __init__(self, claim_of: Any) -> None:
+        self.claim_of = claim_of  # item -> (claim id, title, source) or None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:
+            metas = {item.nodeid: self.claim_of(item) for item in session.items}
+            output[CLAIMS_OUTPUT] = {nodeid: list(meta) for nodeid, meta in metas.items() if meta is not None}
+
+
+class Controller:
+    """The controller's hooks: collect outcomes, decide claims, write the report, set the exit status."""
+
+    def __init__(
+        self,
+        run: RunData,
+        settings: Settings,
+        baseline: RunData | None,
+        ledger: Ledger | None,
+        claim_of: Any,
+        places: Places | None = None,
+        engine: Engine = NO_ENGINE,
+    ) -> None:
+        self.outcomes = Outcomes(run, places=places or Places())
+        self.settings = settings
+        self.baseline = baseline
+        self.ledger = ledger or EMPTY
+        self.engine = engine
+        if self.ledger.path is not None:
+            run.env["ledger"] = ledger_line(self.ledger)
+        self.changed: list[str] = []  # claims whose code matches no registered version
+        self.meta_of = claim_of  # item -> (claim id, title, source) or None
+        self.collected: list[str] = []
+        self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
+        self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
+        self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
+        self.reaper_dir: Path | None = None  # where a worker's reaper notes a test it killed (claimcheck.pytest.reaper)
+        self.seen: set[str] = set()
+        self.written: Written | None = None
+        self.deviations: list[str] = []
+        self.results: list[ClaimResult] = []
+        self.saved: Path | None = None
+        self.not_written = ""  # why the report set could not be written
+        self.not_saved = ""  # why the run could not be saved to the history
+        self.comparison: Comparison | None = None  # the comparison with the baseline, decided once
+        self.gate: Gate | None = None  # the baseline gate's outcome
+        self.gate_lines: list[tuple[str, bool]] = []  # what the terminal says of the gate (text, red)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = [i.nodeid for i in session.items]
+        for item in session.items:
+            meta = self.meta_of(item)
+            if meta is not None:
+                self.claim_of[item.nodeid] = meta[0]
+                self.titles[meta[0]] = list(meta[1:])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.collected = list(ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Learn each test's claim from a pytest-xdist worker (the controller collects nothing itself)."""
+        for nodeid, (cid, *titles) in getattr(node, "workeroutput", {}).get(CLAIMS_OUTPUT, {}).items():
+            self.claim_of[nodeid] = cid
+            self.titles[cid] = titles
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or not report.passed:  # a test cut off mid-call has only its setup report
+            self.seen.add(report.nodeid)
+        payloads = [str(value) for key, value in report.user_properties if key == "claimcheck"]
+        for payload in payloads:
+            self.outcomes.add(payload, report.duration)
+        for key, value in report.user_properties:
+            if key == "claimcheck-gate":  # units the test ran for the baseline gate only (claimcheck.gate.reserve)
+                gate = json.loads(self.outcomes.places.shorten(str(value)))
+                self.outcomes.run.gate_units[gate["nodeid"]] = GateUnits.from_dict(gate["units"])
+        if report.failed and not payloads:  # a test whose worker crashed: no payload came back
+            last = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
+            self.bare_failures[report.nodeid] = killed_note(self.reaper_dir, report.nodeid) or last
+
+    def _add_bare_failures(self) -> None:
+        """Add each claim test that failed without a payload (its pytest-xdist worker crashed) as an error."""
+        for nodeid, message in self.bare_failures.items():
+            cid = self.claim_of.get(nodeid)
+            if cid is not None and nodeid not in self.outcomes.by_node:
+                title, source = [*self.titles.get(cid, []), "", ""][:2]
+                self.outcomes.by_node[nodeid] = TestOutcome(nodeid, cid, title, source, "error", message=message)
+
+    def _not_run(self, missing: list[str]) -> dict[str, list[str]]:
+        """Map each claim to its tests that did not run (by collection, else by the file of its other tests)."""
+        by_file = {t.nodeid.split("::")[0]: t.claim_id for t in self.outcomes.by_node.values()}
+        out: dict[str, list[str]] = {}
+        for n in missing:
+            cid = self.claim_of.get(n) or by_file.get(n.split("::")[0])
+            if cid is not None:
+                out.setdefault(cid, []).append(n)
+        return out
+
+    @pytest.hookimpl(tryfirst=True)  # before junitxml, pytest-html and pytest-json-report write their files
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._add_bare_failures()
+        missing = [n for n in self.collected if n not in self.seen]
+        incomplete = []
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            incomplete.append("the session was interrupted (Ctrl-C, or SIGTERM: a cancelled job)")
+        if missing and (incomplete or session.shouldfail or session.shouldstop):
+            incomplete += [f"did not run or finish: {n}" for n in missing]
+        s = self.settings
+        not_run = self._not_run(missing) if incomplete else {}
+        run = self.outcomes.snapshot(incomplete, not_run, self.titles)
+        run.calibration = calibration_entries(self.ledger)
+        self.results = run.decide()  # the one decision of the session: every writer below reads these results
+        self._states(run)
+        kernels = run.env.get("numerics", "")
+        same_block = s.expected_at is None or s.expected_at.covers(s.seed, s.pool)
+        same_numerics = s.expected_at is None or s.expected_at.rounds_as(kernels)
+        run.expectations = self._expectations_note(same_block, kernels if not same_numerics else "")
+        pinned = s.expected_source.startswith("the baseline")  # the baseline's verdicts: the gate's to judge
+        held = held_to_pins(self.results, s.expected) if pinned else self.results  # a better verdict fails nothing
+        self.deviations = (
+            []
+            if s.expectations_off
+            else deviations(held, s.expected, s.expected_source, same_block, set(not_run), same_numerics)
+        )
+        if not (s.expectations_off or pinned):
+            run.deviations = self.deviations
+            run.rounding = (
+                chaotic_notes(self.results, s.expected, set(not_run)) if same_block and not same_numerics else []
+            )
+        self._to_junitxml(session.config)
+        changed = self.changed and not s.exploratory
+        failing = (self.deviations and not pinned) or changed or any(r.verdict is Verdict.ERROR for r in self.results)
+        gate_status = self._gate(run, len(self.deviations) if pinned else 0)
+        collect_only = bool(session.config.option.collectonly)  # --co runs nothing: no report, no baseline
+        text = "" if collect_only else dumps(run)  # serialised once: the sidecar, the history, the accepted baseline
+        if s.report is not None and not collect_only:
+            figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
+            try:
+                self.written = write_report(
+                    run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache,
+                    comparison=self.comparison, sidecar=text,
+                )  # fmt: skip
+            except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
+                self.not_written = str(e)
+        comp = self.comparison
+        inexact = comp is not None and s.baseline_exact and bool(comp.differences)
+        session.exitstatus = exit_status(  # the one place the session's status is set (docs/report.md)
+            int(session.exitstatus), bool(failing) or inexact, gate_status, bool(self.not_written)
+        )
+        if s.baseline_update and s.baseline is not None and not collect_only:
+            self._accept(text, s.baseline)
+        if s.autosave and not collect_only:
+            try:
+                self.saved = save_run(text, session.config.rootpath, run.env)
+            except OSError as e:
+                self.not_saved = f"run not saved to the history: {e}"
+
+    def _gate(self, run: RunData, pinned: int) -> int:
+        """Compare the run with the baseline once, judge the gate, put it in the run; return its exit status."""
+        s = self.settings
+        if self.baseline is None:
+            return 0
+        mode = s.baseline_fail_mode if s.baseline_fail else ""
+        try:
+            margins = dict(s.baseline_margins)
+            self.comparison = compare(run, self.baseline, str(s.baseline or ""), s.tolerance, margins)
+        except Exception as e:  # the report names it (write_report); the gate cannot decide
+            self.gate_lines = [(f"claim baseline: UNDECIDED — the comparison failed: {type(e).__name__}: {e}", True)]
+            return EXIT_UNDECIDED if mode else 0
+        self.gate = judge(self.comparison, pinned)
+        run.gate = self.gate.to_dict(self.comparison, mode)
+        code = self.gate.exit_code(mode)
+        self.gate_lines = [(self.gate.line(), bool(code) or self.gate.status.value != "PASS")]
+        self.gate_lines += [(f"    {d}", d.startswith(("worse", "missing"))) for d in self.gate.details()]
+        self.gate_lines.append((f"    {self.gate.consequence(mode)}", bool(code)))
+        if self.gate.status.value != "PASS":
+            self.gate_lines.append((f"    {ACCEPT_HINT}", False))
+        return code
+
+    def _accept(self, text: str, baseline: Path) -> None:
+        """Write this run (its JSON ``text``) over the baseline (``--claim-baseline-update``), keeping the old one."""
+        try:
+            kept = accept(text, baseline)
+        except (AcceptError, OSError) as e:
+            self.gate_lines.append((f"baseline NOT updated: {e}", True))
+            return
+        old = f"; the old one is kept as {kept}" if kept else ""
+        self.gate_lines.append((f"baseline updated: this run's JSON is now {baseline}{old}", False))
+
+    def _states(self, run: RunData) -> None:
+        """Put each claim's ledger state in the run: confirmed, registered (not confirmed) or changed."""
+        self.changed = []
+        for r in self.results:
+            proto = r.protocol
+            if proto is None:
+                continue
+            code = run.code.get(r.claim_id, {})
+            if not proto.declared:
+                run.ledger[r.claim_id] = "exploratory: no protocol declared (every unit must pass)"
+            elif self.ledger.path is None:
+                run.ledger[r.claim_id] = "no ledger: no ledger is set (--claim-ledger), so no version is registered"
+            elif not code.get("fingerprint"):
+                run.ledger[r.claim_id] = "unknown: no test of the claim reported the fingerprint of its code"
+            else:
+                state = self.ledger.state(r.claim_id, code["fingerprint"], code.get("engine", ""))
+                run.ledger[r.claim_id] = state.text + self._consequence(state)
+                code["state"] = state.kind
+                code["confirmed on"] = str(state.confirmation.get("engine")) if state.confirmation else ""
+                if state.kind == "changed":
+                    self.changed.append(r.claim_id)
+
+    def _consequence(self, state: State) -> str:
+        if state.kind != "changed":
+            return ""
+        if self.settings.exploratory:
+            return "; labelled only: the run is declared exploratory"
+        return "; this fails the session (or declare the run exploratory: --claim-exploratory)"
+
+    def _expectations_note(self, same_block: bool, other_kernels: str = "") -> str:
+        """Return the sentence that says which expectations this run was held to, and why.
+
+        ``other_kernels``: this run's numerics where they are not the pins' (empty: the same).
+        """
+        s = self.settings
+        if s.expectations_off:
+            return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
+        if s.expected_at is None:
+            return ""
+        where = f"{s.expected_source} pins budget {s.budget.name} on {s.expected_at.describe()}"
+        if same_block and not other_kernels:
+            return f"{where}: verdicts, controls and statistics are compared"
+        if not same_block:
+            return (
+                f"{where}; this run draws base seed {s.seed} ({s.pool} pool), another block of seeds, so only the "
+                "verdicts of claims and parts are compared (statistics hold only on the block they were measured on)"
+            )
+        measured = sorted(cid for cid, pin in s.expected.items() if pin.rounding)
+        unmeasured = sorted(cid for cid, pin in s.expected.items() if not pin.rounding)
+        how = (
+            f"{', '.join(measured)} (pinned with a measured rounding spread) are compared statistic by statistic, "
+            "each chaotic statistic (one whose count rounding moved) at the verdict level"
+            if measured
+            else ""
+        )
+        rest = f"{', '.join(unmeasured)} by the verdicts of claims and parts alone" if unmeasured else ""
+        return (
+            f"{where}; this run rounds under other numerics ({other_kernels}): {'; '.join(x for x in (how, rest) if x)}"
+        )
+
+    def _verdicts(self) -> dict[str, dict[str, Any]]:
+        """Return each claim's verdict, known label, parts and protocol, for pytest's other channels."""
+        out = {}
+        for r in self.results:
+            pin = self.settings.expected.get(r.claim_id)
+            out[r.claim_id] = {
+                "verdict": r.verdict.value,
+                "known": known_label(r.verdict.value, pin.verdict if pin else None).strip(" ()"),
+                "parts": {p.name or "claim": {"verdict": p.verdict.value, "evidence": p.reason} for p in r.parts},
+                "protocol": f"v{r.protocol.version}" if r.protocol else "",
+                "protocol status": self.outcomes.run.ledger.get(r.claim_id, ""),
+            }
+        return out
+
+    def _to_junitxml(self, config: pytest.Config) -> None:
+        """Add each claim's verdict to the junit XML as testsuite properties (CI dashboards read those).
+
+        The XML writer is found among the registered plugins by what it does (``add_global_property``,
+        the method behind pytest's public ``record_testsuite_property``), not through pytest's private module.
+        """
+        writers = [p for p in config.pluginmanager.get_plugins() if callable(getattr(p, "add_global_property", None))]
+        for xml in writers:
+            for cid, v in self._verdicts().items():
+                known = f" ({v['known']})" if v["known"] else ""
+                xml.add_global_property(f"claim {cid}", f"{v['verdict']}{known}")
+                for name, p in v["parts"].items():
+                    xml.add_global_property(f"claim {cid} {name}", f"{p['verdict']}: {p['evidence']}")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
+        """Put the claim verdicts into pytest-json-report's report."""
+        json_report["claimcheck"] = self._verdicts()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
+        """Put the claim verdicts at the top of pytest-html's report."""
+        rows = []
+        for cid, v in self._verdicts().items():
+            evidence = "; ".join(f"{name}: {p['evidence']}" for name, p in v["parts"].items())
+            known = f" ({html.escape(v['known'])})" if v["known"] else ""
+            rows.append(
+                f"<tr><td>{html.escape(cid)}</td><td><b>{html.escape(v['verdict'])}</b>{known}</td>"
+                f"<td>{html.escape(evidence)}</td></tr>"
+            )
+        head = "<tr><th>claim</th><th>verdict</th><th>evidence</th></tr>"
+        prefix.append(f"<h2>Claim verdicts</h2><table>{head}{''.join(rows)}</table>")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self._summary(terminalreporter)
+        if self.not_written:
+            terminalreporter.write_line(
+                f"claim report NOT written: {self.not_written}; the previous report set is kept as it was "
+                f"(exit status {REPORT_NOT_WRITTEN})",
+                red=True,
+            )
+        if self.not_saved:
+            terminalreporter.write_line(self.not_saved, red=True)
+
+    def _summary(self, terminalreporter: Any) -> None:
+        if not self.results:
+            return
+        terminalreporter.write_sep("=", "claim verdicts")
+        run = self.outcomes.run
+        for line, red in terminal_lines(run, self.results):
+            terminalreporter.write_line(line, red=red, bold=not red)
+        for cid in self.changed:
+            terminalreporter.write_line(f"{cid} {run.ledger[cid]}", red=not self.settings.exploratory)
+        if run.expectations and not run.expectations.endswith("are compared"):
+            terminalreporter.write_line(f"expectations: {run.expectations}")
+        for line in run.rounding:
+            terminalreporter.write_line(f"held at the verdict level: {line}")
+        for line in self.deviations:
+            terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
+        if self.saved is not None:
+            terminalreporter.write_line(f"run saved to the history: {self.saved}")
+        for line, red in self.gate_lines:
+            terminalreporter.write_line(line, red=red, bold=not red and line.startswith("claim baseline"))
+        if self.comparison is not None:
+            for line in self.comparison.differences if self.settings.baseline_exact else ():
+                terminalreporter.write_line(f"not bit-identical to the baseline: {line}", red=True)
+        w = self.written
+        if w is None:
+            return
+        link = f", through the symbolic link {self.settings.report_link}" if self.settings.report_link else ""
+        terminalreporter.write_sep(
+            "-", f"claim report written to {w.report} (+ {w.json.name}, {len(w.figures)} figures{link})"
+        )
+        for line in w.left_alone:
+            terminalreporter.write_line(line, red=True)
+
+    def _fix(self) -> str:
+        """Return what to do about a deviation from the expectations, by where they came from."""
+        source = self.settings.expected_source
+        if source and not source.startswith("the baseline"):
+            return (
+                f"if this change is intended, rewrite {source} with `claimcheck expectations "
+                f"<this run's .json> --budget {self.settings.budget.name}`"
+            )
+        if source:
+            return f"compare with the baseline's report; {ACCEPT_HINT}"
+        return "pin the known results in an expectations file (--claim-expectations)"

@@ -1,0 +1,1 @@
+"""Write a run down: its data, the markdown report, figures, and the report's set of files."""

@@ -1,0 +1,768 @@
+"""Render a run as markdown: a first screen that answers what reproduced, how sure, why not and how to rerun,
+then one detail section per claim (protocol, parts, controls, statistics, regime, notes, figures).
+
+Per-unit rows live in the JSON sidecar; the markdown lists only the units that failed or were
+excluded, each with its rerun command. Ordering follows claim ids and seeds, never execution order.
+
+A report must fit a pull-request comment: when the whole markdown would exceed ``MAX_CHARS``, the
+per-claim sections go to a details file beside it (``reportset.details_path``; ``render(..., details=...)``
+and ``render_details``), and the first screen links there.
+
+What a suite tells the first screen about its subject (the model under test) comes through the run's
+environment and records: ``SUBJECT_KEY`` (one line of facts about it), ``CONFIRMED_ON_KEY`` (what
+the protocols' ledger status was confirmed on, when that is not the subject) and, in a claim's
+records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject breaks, shown in its row).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+
+from claimcheck.decide.calibration import entry_of, part_mark
+from claimcheck.decide.undecided import undecided_line
+from claimcheck.decide.verdicts import (
+    ClaimResult,
+    ControlResult,
+    PartResult,
+    StatSummary,
+    TestOutcome,
+    UnitScore,
+    Verdict,
+)
+from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
+from claimcheck.provenance.expectations import known_label
+from claimcheck.report.rundata import RunData
+
+_ESCAPES = str.maketrans(
+    {"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "\\`", "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
+)
+RERUN_KEY = "rerun options"  # env entry holding the options that reproduce this run
+SUBJECT_KEY = "model facts"  # env entry: what the subject under test is (shown on the first screen)
+CONFIRMED_ON_KEY = "protocols confirmed on"  # env entry: set when the ledger's confirmations are not of the subject
+PREMISES_KEY = "premises broken"  # regime entry: the claim's premises its subject breaks (in the claim's row)
+MAX_CHARS = 60_000  # a GitHub pull-request comment holds 65,536 characters; leave room for a comparison
+RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes, so it never replaces the full report
+VERDICT_ORDER = tuple(Verdict)
+
+
+_URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
+_WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
+WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
+
+
+def md(text: object) -> str:
+    """Escape text from outside the run for markdown: it can make no link, image, HTML, table break or heading.
+
+    Pipes, angle brackets, backticks, brackets and newlines are escaped; a URL's ``://`` and a
+    ``www.`` get a backslash (GitHub shows ``http://``, but links nothing), and every ``@`` gets
+    an invisible word joiner before it, so that no email address is linked either.
+    """
+    escaped = _WWW.sub(r"\1\\.", _URL_SCHEME.sub(r"\\://", str(text).translate(_ESCAPES)))
+    return escaped.replace("@", WORD_JOINER + "@")
+
+
+def code(text: object) -> str:
+    """Return ``text`` as an inline code span that no backtick in it can end (nothing in it renders as markdown)."""
+    body = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def figure_name(claim_id: str, group: str) -> str:
+    """Return the file name of the figure for ``group`` of ``claim_id`` (stable, filesystem-safe)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-") or "curves"
+    return f"{re.sub(r'[^A-Za-z0-9]+', '-', claim_id)}-{slug[:60]}.png"
+
+
+def rerun_command(run: RunData, targets: Sequence[str]) -> str:
+    """Return the command that reruns ``targets`` (node ids or files) with this run's settings.
+
+    It writes its own report (``RERUN_REPORT``), so the full report it came from is kept.
+    """
+    opts = run.env.get(RERUN_KEY, "")
+    parts = ["pytest", *(shlex.quote(t) for t in targets), opts, f"--claim-report={RERUN_REPORT}"]
+    return " ".join(p for p in parts if p)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Return a markdown table, cells escaped and not padded (padding to the widest cell only adds bytes)."""
+    lines = ["| " + " | ".join(md(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
+
+
+def portable(text: str) -> str:
+    """Return ``text`` with each absolute path shortened to ``…/<its last part>``.
+
+    The markdown of a report may be committed and read on other machines: a path of the machine
+    that ran (a cache folder in the command, a data folder) means nothing there and names that
+    machine's folders. The JSON sidecar keeps every value as it was.
+    """
+    return _ABSOLUTE.sub(r"…/\1", text)
+
+
+def _anchor(r: ClaimResult) -> str:
+    return "claim-" + re.sub(r"[^a-z0-9]+", "-", r.claim_id.lower()).strip("-")
+
+
+def _files(tests: Sequence[TestOutcome]) -> list[str]:
+    return _files_of([t.nodeid for t in tests])
+
+
+def _files_of(nodeids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(n.split("::")[0] for n in nodeids))
+
+
+def counts(results: Sequence[ClaimResult]) -> str:
+    """Return the headline: how many claims got each verdict value, every value named."""
+    c = Counter(r.verdict for r in results)
+    return ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
+
+
+def _short_status(status: str) -> str:
+    return status.split(":", 1)[0] if status else "n/a"
+
+
+def _rate_cell(p: PartResult) -> str:
+    if p.rate is not None:
+        return p.rate.format()
+    return "; ".join(f"{c.value:.3g} [{c.low:.3g}, {c.high:.3g}]" for c in p.estimates if c.low is not None) or "n/a"
+
+
+def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
+    if p.rule in ("estimate", "mean"):
+        stats = proto.part(p.name).stats if proto is not None else ()
+        return ", ".join(f"{s.direction} {s.threshold:g}" for s in stats) or "n/a"
+    return f"> {p.bar:g}" if p.bar < 1 else "every unit"
+
+
+def _excluded(p: PartResult) -> int:
+    return sum(bool(u.excluded) for u in p.units)
+
+
+def _controls_cell(r: ClaimResult) -> str:
+    if not r.controls:
+        return "none ran"
+    sanity, positive = len(r.sanity_controls), r.positive_controls
+    passing = sum(c.status == "passes as required" for c in positive)
+    extra = f" (+{sanity} sanity, not counted)" if sanity else ""
+    extra += f"; positive: {passing}/{len(positive)} pass as required" if positive else ""
+    if r.controls_total == 0:
+        return f"**no discriminating control**{extra}"
+    return f"{r.controls_failed}/{r.controls_total} fail as required{extra}"
+
+
+def _calibration_cell(run: RunData, r: ClaimResult, name: str) -> str:
+    """Return the calibration mark of part ``name`` of ``r`` (from the run's recorded entries)."""
+    if r.protocol is None or not r.protocol.declared:
+        return "uncalibrated (no protocol)"
+    return md(part_mark(run.calibration, r.claim_id, r.protocol.part(name)))
+
+
+def _known(r: ClaimResult, expected: dict[str, object]) -> str:
+    pin = expected.get(r.claim_id)
+    return md(known_label(r.verdict.value, str(pin.get("verdict")) if isinstance(pin, dict) else None))
+
+
+def premises(r: ClaimResult) -> list[str]:
+    """Return the premises of the claim that its subject breaks, as its records state them (``PREMISES_KEY``)."""
+    found = [
+        str(items[PREMISES_KEY])
+        for t in r.tests
+        if t.record
+        for items in t.record.regime.values()
+        if items.get(PREMISES_KEY)
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _what(r: ClaimResult) -> str:
+    broken = premises(r)
+    if not broken:
+        return md(r.title)
+    return f"{md(r.title)} **Model outside the claim's premises:** {md('; '.join(broken))}"
+
+
+def _version(run: RunData, r: ClaimResult) -> str:
+    proto = r.protocol
+    if proto is None:
+        return "n/a"
+    status = _short_status(run.ledger.get(r.claim_id, ""))
+    on = run.env.get(CONFIRMED_ON_KEY, "")
+    return md(f"v{proto.version}, {status}" + (f" on {on}" if on and status != "n/a" else ""))
+
+
+def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "") -> list[str]:
+    rows = []
+    for r in results:
+        proto = r.protocol
+        version = _version(run, r)
+        link = f"[{md(r.claim_id)}]({details}#{_anchor(r)})"
+        taken = looks_taken(r)
+        taken = f" ({taken})" if taken else ""
+        if len(r.parts) <= 1:
+            p = r.parts[0] if r.parts else None
+            rows.append(
+                f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+                f"{_rate_cell(p) if p else 'n/a'}{md(taken)} | {_bar_cell(p, proto) if p else 'n/a'} | "
+                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {version} | "
+                f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
+            )
+            continue
+        rows.append(
+            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {version} | |"
+        )
+        for p in r.parts:
+            rows.append(
+                f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
+                f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
+            )
+    head = [
+        "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol "
+        "| calibration |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    out = _subject(run) + head + rows
+    out += _ledger_lines(run, results)
+    why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
+    if why:
+        out += ["", "**Why not, and how to rerun**", ""]
+        for r in why:
+            text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
+            out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
+            targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
+            out.append(f"  rerun: {code(rerun_command(run, targets))}")
+    skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
+    if skipped:
+        out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
+    return out
+
+
+def why_inconclusive(run: RunData, r: ClaimResult) -> str:
+    """Return the line that says what keeps ``r`` INCONCLUSIVE and the budget that would decide it (never cut)."""
+    if r.claim_id in run.not_run:  # the run stopped before the claim finished: its reason says so
+        return r.reason
+    return undecided_line(r, run.env.get("budget", "").split(":")[0])
+
+
+def _subject(run: RunData) -> list[str]:
+    """Return the line on the model under test, when the suite describes it, and whose protocols were confirmed."""
+    facts = run.env.get(SUBJECT_KEY, "")
+    if not facts:
+        return []
+    name = run.env.get("model", "")
+    line = f"**Model under test**: `{md(name)}`: {md(facts)}." if name else f"**Model under test**: {md(facts)}."
+    on = run.env.get(CONFIRMED_ON_KEY, "")
+    if on:
+        line += (
+            f" A protocol's ledger status (confirmed or exploratory) was earned on {md(on)}; it says nothing yet "
+            "about this model, whose verdicts are the ones below."
+        )
+    return [line, ""]
+
+
+STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
+
+
+def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
+    """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        state = run.code.get(r.claim_id, {}).get("state")
+        if state:
+            groups.setdefault(state, []).append(r.claim_id)
+    if not groups:
+        return []
+    parts = [f"{STATE_WORDS.get(k, k)}: {', '.join(v)}" for k, v in groups.items()]
+    engines = {c.get("engine", "") for c in run.code.values()} - {""}
+    confirmed = {c.get("confirmed on", "") for c in run.code.values()} - {""}
+    if engines:
+        on = f"confirmed on engine {', '.join(sorted(confirmed))}; " if confirmed else ""
+        parts.append(f"{on}this run: engine {', '.join(sorted(engines))}")
+    return ["", f"**Ledger**: {md('; '.join(parts))}"]
+
+
+def _trim(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + " ..."
+
+
+def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
+    fp = f"code fingerprint {identity['fingerprint'][:12]}" if identity.get("fingerprint") else "no code fingerprint"
+    lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
+    if not proto.declared:
+        return [
+            *lines,
+            "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
+            "",
+        ]
+    batched = bool(proto.seeds.batch)
+    for p in proto.parts:
+        rule = (
+            f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
+            + (f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else "")
+            if p.rule == "pass-rate" and p.bar < 1
+            else "every admissible unit must pass (a failure is a counterexample)"
+            if p.rule == "pass-rate"
+            else _mean_rule(p.bounds, p.sigma, batched)
+            if p.rule == "mean"
+            else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
+        )
+        name = f"{code(p.name)}: " if p.name else ""
+        lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
+        for s in p.stats:
+            why = f" ({md(s.why)})" if s.why else ""
+            lines.append(f"  - {md(s.describe())}{why}")
+        if p.premise:
+            lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
+    rules = {p.name: p.rule for p in proto.parts}
+    for c in proto.controls:
+        if c.kind == "positive":
+            limit = (
+                "must be shown to hold as its part would; "
+                "shown failing makes the claim INCONCLUSIVE (the check is blind)"
+            )
+        elif rules.get(c.part) in ("estimate", "mean"):
+            limit = "its interval must not show the claimed effect"
+        else:
+            limit = (
+                "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
+            )
+        kind = (
+            "sanity: fails by construction, not counted"
+            if c.kind == "sanity"
+            else "positive: the claim holds there by construction"
+            if c.kind == "positive"
+            else f"discriminating: {c.naive}"
+            if c.naive
+            else "discriminating"
+        )
+        lines.append(f"- control {code(c.name)} (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
+    seeds = proto.seeds
+    units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
+    lines.append(
+        f"- seeds: block {md(seeds.block)} from offset {seeds.start} of each (base seed, budget) block "
+        f"(seed = (base x {N_BUDGETS} + budget position) x {SPAN} + offset); units {md(units)}"
+    )
+    if seeds.batch:
+        steps = ", ".join(f"{k}: {v} at a time up to {seeds.units[k]}" for k, v in seeds.batch.items())
+        lines.append(f"- units added in batches, decided after each, stopped when decided or at the cap: {md(steps)}")
+    lines.append(f"- decision: family-wise alpha {proto.alpha:g} per direction, {proto.multiplicity.capitalize()}")
+    if seeds.exploratory:
+        lines.append(f"- exploratory seeds (looked at while designing): {md(seeds.exploratory)}")
+    if proto.regime:
+        lines.append(f"- regime: {md(proto.regime)}")
+    if proto.horizon:
+        lines.append(f"- horizon: {md(proto.horizon)}")
+    return [*lines, ""]
+
+
+def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched: bool) -> str:
+    over = (
+        f", betting confidence sequence on {list(bounds)} over looks"
+        if batched and bounds is not None
+        else f", normal-mixture confidence sequence (sigma <= {sigma:g}) over looks"
+        if batched and sigma is not None
+        else ""
+    )
+    return f"mean over units vs the threshold: Student-t at one look{over}"
+
+
+def _claim_level(r: ClaimResult) -> str:
+    if math.isnan(r.alpha):
+        return ""
+    return (
+        f"Decided at family-wise alpha = {r.alpha:g} per direction: REPRODUCED needs every part to hold and every "
+        f"control to fail as required, each shown at {r.alpha:g} (an intersection-union test), so the chance of "
+        f"REPRODUCED while any of them is in truth otherwise is at most {r.alpha:g}; a part that fails or a control "
+        f"that passes too often is found by {r.multiplicity.capitalize()} at {r.alpha:g} over the claim's "
+        f"{r.family} such hypothes{'is' if r.family == 1 else 'es'}, so the chance that any it names is wrong is at "
+        f"most {r.alpha:g} too."
+        + (
+            " Parts under the rule 'estimate' carry only their interval: the test's own interval decides them, "
+            "outside that family."
+            if any(p.rule == "estimate" for p in r.parts)
+            else ""
+        )
+    )
+
+
+def _looks_lines(r: ClaimResult) -> list[str]:
+    """Return the looks each batched test of the claim took: units, what was decided, and why it stopped."""
+    out: list[str] = []
+    for t in r.tests:
+        rec = t.record
+        if rec is None or not rec.schedule:
+            continue
+        plan = ", ".join(str(n) for n in rec.schedule)
+        out.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
+        for i, look in enumerate(rec.looks, start=1):
+            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
+            out.append(f"  - look {i}, {look.units} units: {md(state)}")
+    return ["**Looks** (units added in batches; the decision was asked after each)", "", *out, ""] if out else []
+
+
+def looks_taken(r: ClaimResult) -> str:
+    """Return e.g. ``units run 20/30, 15/30`` (one figure per batched test) for a claim run in batches, else ""."""
+    runs = [t.record for t in r.tests if t.record is not None and t.record.schedule]
+    if not runs:
+        return ""
+    return "units run " + ", ".join(f"{rec.looks[-1].units if rec.looks else 0}/{rec.schedule[-1]}" for rec in runs)
+
+
+def session_level(results: Sequence[ClaimResult]) -> str:
+    """Return the session's level: a union bound over its decided claims, stated as one."""
+    decided = [r for r in results if r.verdict is not Verdict.SKIPPED and not math.isnan(r.alpha)]
+    if not decided:
+        return ""
+    total = min(1.0, sum(r.alpha for r in decided))
+    return (
+        f"Each claim is decided at its own family-wise alpha (stated in its section); across the {len(decided)} "
+        f"claim{'s' if len(decided) != 1 else ''} of this session no further correction is made, so by a union "
+        f"bound the chance that any of them is wrongly REPRODUCED is at most {total:.2g}, and likewise for any "
+        f"wrongly named failure."
+    )
+
+
+def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str) -> list[str]:
+    if not units:
+        return []
+    out = [f"**{title}**", ""]
+    for u in units:
+        detail = u.excluded or "; ".join(u.misses)
+        rerun = f" rerun: {code(rerun_command(run, list(u.nodeids)))}" if u.nodeids else ""
+        out.append(f"- {what} {md(u.unit)}: {md(_trim(detail, 300))}.{rerun}")
+    return [*out, ""]
+
+
+def _calibration_lines(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
+    """Return the part's calibration mark and, when its decision was calibrated, each family's count."""
+    if r.protocol is None or not r.protocol.declared:
+        return []
+    part = r.protocol.part(p.name)
+    mark = md(part_mark(run.calibration, r.claim_id, part))
+    out = [f"Calibration of its decision ({code(part.decision_id or 'none')}): {mark}"]
+    entry = entry_of(run.calibration, r.claim_id, part)
+    for f in entry.get("families", []) if entry else []:
+        verb = "accepted" if f["expect"] == "pass" else "rejected"
+        out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
+    return [*out, ""]
+
+
+def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
+    name = f"Part {code(p.name)}" if p.name else "Claim"
+    out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
+    out += _calibration_lines(run, r, p)
+    failed = [
+        u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
+    ]  # a mean has no failing unit
+    excluded = [u for u in p.units if u.excluded]
+    out += _unit_lines(run, "Units that failed", failed, p.unit_name)
+    out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
+    for c in p.estimates:
+        out.append(f"- {'mean' if p.rule == 'mean' else 'estimate'}: {md(c.describe())} ({md(c.interval)})")
+    return out
+
+
+_KIND_NOTE = {
+    "sanity": " (sanity: fails by construction, not counted)",
+    "positive": " (positive: holds by construction, must pass)",
+}
+
+
+def _controls_table(controls: Sequence[ControlResult]) -> str:
+    rows = [
+        [
+            c.name + _KIND_NOTE.get(c.kind, ""),
+            c.why,
+            c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
+            "must pass, as its part"
+            if c.kind == "positive"
+            else "interval must not meet"
+            if c.rate is None
+            else "none"
+            if c.max_pass_rate <= 0
+            else f"< {c.max_pass_rate:g}",
+            c.status,
+        ]
+        for c in controls
+    ]
+    return _table(
+        ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"], rows
+    )
+
+
+def _stats_table(stats: Sequence[StatSummary]) -> str:
+    rows = [
+        [
+            (f"control: {s.control}" if s.control else s.part or "claim"),
+            s.statistic,
+            f"{s.direction} {s.threshold:g}",
+            s.values.format(),
+            f"{s.met}/{s.values.n}",
+        ]
+        for s in stats
+    ]
+    return _table(["part", "statistic", "threshold", "median [min, max] (n)", "met"], rows)
+
+
+SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
+SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
+
+
+def _capped(rows: list[str], what: str) -> list[str]:
+    if len(rows) <= SHOWN_ROWS:
+        return rows
+    return [*rows[:SHOWN_ROWS], f"- ... and {len(rows) - SHOWN_ROWS} more {what} in the JSON sidecar"]
+
+
+def _regimes(tests: Sequence[TestOutcome]) -> str:
+    seen: dict[str, int] = {}
+    for t in tests:
+        for label, items in t.record.regime.items() if t.record else ():
+            key = (f"{label}: " if label else "") + "; ".join(f"{k}={v}" for k, v in items.items())
+            seen[key] = seen.get(key, 0) + 1
+    if not seen:
+        return "_no regime recorded_"
+    rows = [f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())]
+    return "\n".join(_capped(rows, "regimes"))
+
+
+def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
+    """Return image links for the claim's figures (only those in ``shown``, when it is given)."""
+    groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
+    names = {g: figure_name(r.claim_id, g) for g in groups}
+    return [f"![{md(g)}]({quote(folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
+
+
+def cache_counts(tests: Sequence[TestOutcome]) -> dict[str, int]:
+    """Return what a claim's tests computed, read from the cache and verified against a recompute."""
+    total = {"computed": 0, "cached": 0, "verified": 0}
+    for t in tests:
+        for name in total:
+            total[name] += t.counts.get(name, 0)
+    return total
+
+
+def _cache_line(tests: Sequence[TestOutcome]) -> list[str]:
+    c = cache_counts(tests)
+    if not any(c.values()):
+        return []
+    return [f"**Cache**: {c['computed']} computed, {c['cached']} read, {c['verified']} of those read verified", ""]
+
+
+def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
+    parts = [
+        f'<a id="{_anchor(r)}"></a>',
+        f"## {md(r.claim_id)}: {md(r.title)}",
+        "",
+        f"**Verdict: {r.verdict.value}**. Paper source: {md(r.source)}",
+        "",
+    ]
+    if r.verdict is Verdict.SKIPPED:
+        return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
+    if r.protocol is not None:
+        parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id, {}))
+    parts += _cache_line(r.tests)
+    level = _claim_level(r)
+    if level:
+        parts += [md(level), ""]
+    parts += _looks_lines(r)
+    for p in r.parts:
+        parts += _part_block(run, r, p)
+    if r.verdict is Verdict.ERROR:
+        parts += [f"Error: {md(_trim(r.reason, 600))}", ""]
+    errors = [t for t in r.tests if t.outcome == "error"]
+    if errors:
+        parts += ["**Tests that raised**", ""]
+        parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
+    if r.controls:
+        heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
+        parts += [heading, "", _controls_table(r.controls), ""]
+    stats = r.claim_stats + r.control_stats
+    if stats:
+        parts += ["**Statistics** (every check of every unit)", "", _stats_table(stats), ""]
+    parts += ["**Regime tested**", "", _regimes(r.tests), ""]
+    notes = [n for t in r.tests if t.record for n in t.record.notes]
+    if notes:
+        listed = _capped([f"- {md(_trim(n, SHOWN_CHARS))}" for n in dict.fromkeys(notes)], "notes")
+        parts += ["<details><summary>Notes</summary>", "", *listed, "", "</details>", ""]
+    figures = _figures(r, figure_folder, shown)
+    if figures:
+        parts += ["**Figures**", "", *figures, ""]
+    skipped = [t for t in r.tests if t.outcome == "skipped"]
+    if skipped:
+        parts += ["**Skipped tests**", ""] + [f"- {md(t.nodeid)}: {md(t.message)}" for t in skipped]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+RULE_TEXT = (
+    "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
+    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
+    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
+    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
+    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
+    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
+    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
+    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
+    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
+    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
+    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
+    "95% lower bounds of its sensitivity and specificity both reach 0.9."
+)
+
+
+def render(
+    run: RunData,
+    *,
+    figure_folder: str = "figures",
+    extra: Sequence[str] = (),
+    figures: set[str] | None = None,
+    details: str = "",
+    sections: Sequence[str] | None = None,
+) -> str:
+    """Return the markdown report: the first screen, the environment, then one section per claim.
+
+    ``figure_folder`` is the figures' folder relative to the report; ``extra`` are sections
+    (e.g. a baseline comparison) placed before the environment, under the baseline gate (``run.gate``) that heads
+    the report; ``figures`` names the figure files
+    that exist (None: link every figure the run recorded). ``details`` names the details file
+    (``render_details``) that holds the per-claim sections instead: the first screen links there.
+    ``sections`` are the per-claim sections when the caller rendered them already (``claim_sections``).
+    """
+    results = run.results()
+    parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
+    parts += gate_lines(run.gate) if run.gate else []
+    if run.expectations:
+        parts += [f"Expectations: {md(run.expectations)}.", ""]
+    if run.deviations:
+        parts += [f"**{len(run.deviations)} deviation(s) from the expectations** (each fails the session):", ""]
+        parts += [f"- {md(d)}" for d in run.deviations] + [""]
+    if run.rounding:
+        parts += ["Held at the verdict level under these numerics (rounding moves them as far as sampling does):", ""]
+        parts += [f"- {md(d)}" for d in run.rounding] + [""]
+    if run.incomplete:
+        parts += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}. What did not run or finish:", ""]
+        parts += [f"- {md(i)}" for i in run.incomplete] + [""]
+    parts += _first_screen(run, results, details) if results else ["_no claim tests ran_"]
+    if details:
+        parts += ["", f"Per-claim details (protocol, parts, controls, statistics, regime, notes, figures): [{details}]"
+                  f"({details}); every value is in the JSON sidecar."]  # fmt: skip
+    parts += ["", RULE_TEXT, ""]
+    session = session_level(results)
+    if session:
+        parts += [md(session), ""]
+    parts += [*extra]  # the baseline comparison (and any problems writing the report) before the environment
+    env = [(k, portable(v) if isinstance(v, str) else v) for k, v in run.env.items()]
+    parts += ["## Environment", "", _table(["setting", "value"], env), ""]
+    if run.counters:
+        parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
+    if run.data_files:
+        rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
+        parts += ["**Data files** (sha256 against the published copies)", ""]
+        parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
+    if not details:
+        parts += claim_sections(run, figure_folder, figures) if sections is None else list(sections)
+    return "\n".join(parts)
+
+
+def claim_sections(run: RunData, figure_folder: str = "figures", figures: set[str] | None = None) -> list[str]:
+    """Return one markdown section per claim (protocol, parts, controls, statistics, regime, notes, figures)."""
+    return [_section(run, r, figure_folder, figures) for r in run.results()]
+
+
+def gate_lines(gate: dict[str, Any]) -> list[str]:
+    """Return the report's lines for the baseline gate: its line in bold, then what makes it (``gate.to_dict``)."""
+    lines = [f"**{md(str(gate.get('line', '')))}** ({md(str(gate.get('consequence', '')))})", ""]
+    details = [str(d) for d in gate.get("details", [])]
+    if details:
+        lines += [f"- {md(d)}" for d in details] + [""]
+    return [*lines, "Each statistic's comparison is in the section Comparison with baseline, below.", ""]
+
+
+def render_details(
+    run: RunData,
+    *,
+    figure_folder: str = "figures",
+    figures: set[str] | None = None,
+    sections: Sequence[str] | None = None,
+) -> str:
+    """Return the per-claim sections of ``render`` as a file of their own, headed by the run's title and id."""
+    head = [f"# {md(run.title)}: per-claim details", "", f"Run {md(run.env.get('run id', ''))}.", ""]
+    return "\n".join(head + (claim_sections(run, figure_folder, figures) if sections is None else list(sections)))
+
+
+def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:
+    """Say which claims of an interrupted run finished (their verdicts stand) and which did not (never REPRODUCED).
+
+    A claim finished when every test of it that was collected ran to the end (none is in ``run.not_run``).
+    """
+    done = [r.claim_id for r in results if r.claim_id not in run.not_run]
+    cut = [r.claim_id for r in results if r.claim_id in run.not_run]
+    return (
+        f"finished, so their verdicts stand: {', '.join(done) or 'none'}; "
+        f"did not finish, so none is REPRODUCED: {', '.join(cut) or 'none'}"
+    )
+
+
+def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[str, bool]]:
+    """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
+    out: list[tuple[str, bool]] = [(f"INCOMPLETE RUN: {incomplete_line(run, results)}", True)] if run.incomplete else []
+    for r in results:
+        tag = _known(r, run.expected)
+        status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
+        version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
+        line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"
+        if r.verdict is Verdict.SKIPPED:
+            line = f"{r.claim_id}: SKIPPED: {r.reason}"
+        out.append((line, r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)))
+        if r.verdict is Verdict.SKIPPED:
+            continue
+        for p in r.parts:
+            name = p.name or "claim"
+            out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
+        if r.controls and r.controls_total == 0:
+            out.append(("    no discriminating control: every control it ran fails by construction", True))
+        taken = looks_taken(r)
+        if taken:
+            out.append((f"    looks: {taken}", False))
+        if r.verdict is Verdict.ERROR:
+            out.append((f"    {_trim(r.reason, 300)}", True))
+        if r.verdict is Verdict.INCONCLUSIVE:
+            out.append((f"    why: {why_inconclusive(run, r)}", True))
+        broken = premises(r)
+        if broken:
+            out.append((f"    model outside the claim's premises: {'; '.join(broken)}", True))
+    not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
+    if not_holding:
+        out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))
+    return out
+
+
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit for one step summary
+
+
+def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:
+    """Return a short summary for a CI job page: the first screen, under ``limit`` bytes."""
+    results = run.results()
+    head = [f"### {md(run.title)}", "", f"**{counts(results)}**", ""]
+    if run.incomplete:
+        head += [f"**INCOMPLETE RUN**: {md(incomplete_line(run, results))}", ""]
+    text = "\n".join(head + _first_screen(run, results)) + "\n"
+    if len(text.encode()) <= limit:
+        return text
+    cut = "\n".join(head) + "\n\n_details left out: the summary would exceed its size limit_\n"
+    return cut.encode()[:limit].decode(errors="ignore")

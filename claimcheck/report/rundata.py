@@ -1,0 +1,423 @@
+"""Hold one run's results as data, and read and write them as the JSON sidecar of the report.
+
+The markdown report is rendered from a ``RunData``, and a ``RunData`` round-trips through JSON, so
+``claimcheck render run.json`` reproduces the markdown that the run wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from claimcheck.decide.calibration import part_mark
+from claimcheck.decide.record import Check, ClaimRecorder
+from claimcheck.decide.verdicts import ClaimResult, TestOutcome, aggregate
+from claimcheck.errors import DataError
+
+SCHEMA = "claimcheck-run/3"
+READABLE = {  # older schemas read as they are: what they lack is derived or left out
+    "claimcheck-run/2": "written before protocols could declare the regression gate's margins (Stat.margin); "
+    "the gate derives them from the baseline's spread",
+}
+OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}
+
+
+MAX_INT_DIGITS = 308  # an integer of a run file longer than this is past the float range: refused, naming its field
+
+
+class RunFileError(DataError):
+    """A run JSON file cannot be read or is not of this schema."""
+
+
+@dataclass
+class GateUnits:
+    """What a claim test ran for the baseline gate only (``claimcheck.gate.reserve``): its looks, its reserve, its stop.
+
+    The checks here are on units beyond those the claim's verdict is decided on; no verdict reads them.
+    """
+
+    looks: list[int]  # units after each look the gate may take (gate_looks); K = len(looks)
+    checks: list[Check] = field(default_factory=list)  # checks on units beyond those the verdict is decided on
+    units: int = 0  # units run in all (the claim's and the reserve's)
+    stopped: str = ""  # e.g. "decided at look 3 of 5 (48 units)", "reserve recorded to the cap (192 units)"
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> GateUnits:
+        """Rebuild a reserve from ``to_dict`` output."""
+        return cls(
+            [int(n) for n in raw.get("looks", [])],
+            [Check(**c) for c in raw.get("checks", [])],
+            int(raw.get("units", 0)),
+            str(raw.get("stopped", "")),
+        )
+
+
+DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
+
+
+@dataclass
+class RunData:
+    """Everything a run produced: environment, every claim test outcome, and run-level facts."""
+
+    title: str
+    env: dict[str, str]
+    tests: list[TestOutcome] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # what did not run, when interrupted
+    counters: dict[str, int] = field(default_factory=dict)  # e.g. training results computed / cached
+    expected: dict[str, Any] = field(default_factory=dict)  # claim id -> its pinned expectations at this budget
+    not_run: dict[str, list[str]] = field(default_factory=dict)  # claim id -> its tests that did not run
+    ledger: dict[str, str] = field(default_factory=dict)  # claim id -> status of its protocol version
+    data_files: list[dict[str, str]] = field(default_factory=list)  # file, size, sha256, published status
+    calibration: list[dict[str, Any]] = field(default_factory=list)  # recorded calibration entries (calibration.py)
+    code: dict[str, dict[str, str]] = field(default_factory=dict)  # claim id -> fingerprint, engine, ledger state
+    expectations: str = ""  # which expectations the run was held to (and on which block), in one sentence
+    deviations: list[str] = field(default_factory=list)  # each way the run departs from its expectations
+    rounding: list[str] = field(default_factory=list)  # what each statistic held at the verdict level gave
+    titles: dict[str, list[str]] = field(default_factory=dict)  # claim id -> [title, source], for a claim not run
+    gate: dict[str, Any] = field(default_factory=dict)  # the baseline gate's outcome and statistics (gate.to_dict)
+    gate_units: dict[str, GateUnits] = field(default_factory=dict)  # node id -> units run for the gate only
+    schema: str = SCHEMA
+
+    def __post_init__(self) -> None:
+        self._decided: list[ClaimResult] | None = None  # the verdicts, once ``decide`` has fixed them
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in DECISION_INPUTS:  # new outcomes: the verdicts kept are no longer theirs
+            object.__setattr__(self, "_decided", None)
+        object.__setattr__(self, name, value)
+
+    def decide(self) -> list[ClaimResult]:
+        """Decide every claim now and keep the verdicts: ``results`` returns these same objects from here on.
+
+        Call it once the run is complete (the controller at the end of the session, ``load`` for a
+        file): every writer (JSON, markdown, figures, the baseline comparison) then reads one decision.
+        Assigning ``tests``, ``not_run`` or ``titles`` drops the verdicts kept; a change made inside
+        them (a test outcome edited in place) does not, so decide again after one.
+        """
+        self._decided = aggregate(self.tests, self.not_run, self.titles)
+        return self._decided
+
+    def results(self) -> list[ClaimResult]:
+        """Return the per-claim verdicts (a claim collected but not run among them): ``decide``'s, once it ran."""
+        if self._decided is not None:
+            return self._decided
+        return aggregate(self.tests, self.not_run, self.titles)
+
+
+TYPED_ENV: dict[str, type] = {
+    "base seed": int,
+    "torch threads": int,
+    "git tree dirty": bool,
+    "budget position": int,
+    "deterministic algorithms": bool,
+}  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
+
+
+def _typed(key: str, value: str) -> Any:
+    """Return ``value`` as its JSON type when ``key`` is one of ``TYPED_ENV`` and it parses; else the text."""
+    kind = TYPED_ENV.get(key)
+    if kind is bool and value in ("True", "False"):
+        return value == "True"
+    if kind is int and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def plain(value: Any) -> Any:
+    """Return ``value`` as JSON-ready data: dataclasses as dicts, tuples as lists; ``asdict`` without its copies.
+
+    ``dataclasses.asdict`` deep-copies every leaf (every float of every curve); the run is about to
+    be written and dropped, so its numbers and strings are shared, not copied.
+    """
+    if isinstance(value, _LEAVES):
+        return value
+    if isinstance(value, list | tuple):
+        if all(isinstance(v, _LEAVES) for v in value):
+            return list(value)
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    return value
+
+
+def record_json(record: ClaimRecorder) -> str:
+    """Return ``record.to_json()``'s text, built with ``plain`` instead of ``asdict`` (no copy of every value).
+
+    A claim test's record travels on its report as this text (under pytest-xdist too); the
+    controller reads it back with ``ClaimRecorder.from_json``.
+    """
+    return json.dumps({f.name: plain(getattr(record, f.name)) for f in fields(record) if f.name != "protocol"})
+
+
+def _text(value: Any) -> str:
+    """Return an env value read from JSON as the text the report shows (True, 3, ...)."""
+    return value if isinstance(value, str) else str(value)
+
+
+def to_dict(run: RunData) -> dict[str, Any]:
+    """Return the run as plain data, with typed env values and the derived verdicts added for readers."""
+    out: dict[str, Any] = plain(run)
+    out["env"] = {k: _typed(k, v) for k, v in run.env.items()}
+    out["claims"] = [
+        claim_dict(r, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id), run.calibration) for r in run.results()
+    ]
+    return out
+
+
+def claim_dict(
+    r: ClaimResult,
+    status: str,
+    code: dict[str, str] | None = None,
+    calibration: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
+    proto = r.protocol
+    declared = proto is not None and proto.declared
+    code = code or {}
+    return {
+        "id": r.claim_id,
+        "title": r.title,
+        "source": r.source,
+        "verdict": r.verdict.value,
+        "reason": r.reason,
+        "protocol_version": proto.version if proto else None,
+        "protocol_fingerprint": proto.fingerprint() if proto else None,
+        "code_fingerprint": code.get("fingerprint"),
+        "engine": code.get("engine"),
+        "protocol_status": status,
+        "alpha": r.alpha,
+        "multiplicity": r.multiplicity,
+        "family": r.family,
+        "looks": sequential_runs(r),
+        "parts": [
+            {
+                "name": p.name,
+                "verdict": p.verdict.value,
+                "rule": p.rule,
+                "bar": p.bar,
+                "reason": p.reason,
+                "rate": plain(p.rate) if p.rate else None,
+                "p_hold": p.p_hold,
+                "p_fail": list(p.p_fail),
+                "units": [plain(u) for u in p.units],
+                "estimates": [plain(c) for c in p.estimates],
+                "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
+            }
+            for p in r.parts
+        ],
+        "controls": [
+            {
+                "name": c.name,
+                "part": c.part,
+                "kind": c.kind,
+                "status": c.status,
+                "max_pass_rate": c.max_pass_rate,
+                "rate": plain(c.rate) if c.rate else None,
+                "p_fails": c.p_fails,
+                "p_passes": c.p_passes,
+                "units": [plain(u) for u in c.units],
+                "estimates": [plain(e) for e in c.estimates],
+            }
+            for c in r.controls
+        ],
+        "statistics": [plain(s) for s in r.claim_stats + r.control_stats],
+        "controls_failed": r.controls_failed,
+        "controls_total": r.controls_total,
+        "sanity_controls": [c.name for c in r.sanity_controls],
+    }
+
+
+def sequential_runs(r: ClaimResult) -> list[dict[str, Any]]:
+    """Return, per test of the claim that ran its units in batches, its schedule, its looks and why it stopped."""
+    return [
+        {
+            "test": t.nodeid,
+            "schedule": list(t.record.schedule),
+            "looks": [plain(look) for look in t.record.looks],
+            "stopped": t.record.stopped,
+        }
+        for t in r.tests
+        if t.record is not None and t.record.schedule
+    ]
+
+
+def dumps(run: RunData) -> str:
+    """Return the run as compact JSON text (NaN and Infinity written as Python's json writes them).
+
+    Compact, so that json's C encoder writes it (an indented dump takes the pure-Python encoder: about 1 s for
+    a ci run's 6 MB); ``python -m json.tool`` indents it for reading.
+    """
+    return json.dumps(to_dict(run), separators=(",", ":"))
+
+
+def from_dict(raw: Any, source: str) -> RunData:
+    """Rebuild a run from ``to_dict`` output; raise RunFileError naming ``source`` if it is not one."""
+    if isinstance(raw, dict) and raw.get("schema") in OLD_SCHEMAS:
+        old = raw["schema"]
+        raise RunFileError(
+            f"{source}: a run file of the older schema {old!r} ({OLD_SCHEMAS[old]}); this claimcheck reads "
+            f"{SCHEMA!r} and {sorted(READABLE)}. {regenerate(raw, source)}"
+        )
+    if not isinstance(raw, dict) or (raw.get("schema") != SCHEMA and raw.get("schema") not in READABLE):
+        found = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
+        raise RunFileError(
+            f"{source}: not a claimcheck run file of schema {SCHEMA!r} (found {found!r}); "
+            "give the .json written next to a claim report by --claim-report"
+        )
+    _validate(raw, source)
+    try:
+        tests = []
+        for t in raw["tests"]:
+            rec = t.get("record")
+            tests.append(TestOutcome(**{**t, "record": ClaimRecorder.from_json(json.dumps(rec)) if rec else None}))
+        return RunData(
+            title=raw["title"],
+            env={str(k): _text(v) for k, v in raw["env"].items()},
+            tests=tests,
+            incomplete=list(raw.get("incomplete", [])),
+            counters=dict(raw.get("counters", {})),
+            expected=dict(raw.get("expected", {})),
+            not_run={str(k): list(v) for k, v in raw.get("not_run", {}).items()},
+            ledger=dict(raw.get("ledger", {})),
+            data_files=[dict(d) for d in raw.get("data_files", [])],
+            calibration=[dict(e) for e in raw.get("calibration", [])],
+            code={str(k): {str(a): str(b) for a, b in v.items()} for k, v in raw.get("code", {}).items()},
+            expectations=str(raw.get("expectations", "")),
+            deviations=[str(x) for x in raw.get("deviations", [])],
+            rounding=[str(x) for x in raw.get("rounding", [])],
+            titles={str(k): [str(x) for x in v] for k, v in raw.get("titles", {}).items()},
+            gate=dict(raw.get("gate", {})),
+            gate_units={str(k): GateUnits.from_dict(v) for k, v in raw.get("gate_units", {}).items()},
+            schema=str(raw["schema"]),  # what the file was written as: a READABLE older one stays named
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None
+
+
+_OUTCOMES = {"passed", "error", "skipped"}
+_DIRECTIONS = {"<=", ">=", "<", ">"}
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _validate(raw: dict[str, Any], source: str) -> None:
+    """Check every field a report is built from, so that a bad file fails here, naming the first bad field."""
+
+    def bad(where: str, what: str) -> RunFileError:
+        return RunFileError(f"{source}: {where}: {what}; give the .json written next to a claim report")
+
+    if not isinstance(raw.get("title"), str):
+        raise bad("title", "must be a string")
+    if not isinstance(raw.get("env"), dict) or not all(
+        isinstance(v, str | int | float | bool) for v in raw["env"].values()
+    ):
+        raise bad("env", "must be an object of strings, numbers and booleans")
+    tests = raw.get("tests")
+    if not isinstance(tests, list):
+        raise bad("tests", "must be a list")
+    for i, t in enumerate(tests):
+        where = f"tests[{i}]"
+        if not isinstance(t, dict):
+            raise bad(where, "must be an object")
+        for name in ("nodeid", "claim_id", "title", "source", "message"):
+            if not isinstance(t.get(name, ""), str) or (name not in t and name != "message"):
+                raise bad(f"{where}.{name}", f"must be a string, got {t.get(name)!r}")
+        if t.get("outcome") not in _OUTCOMES:
+            raise bad(f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {t.get('outcome')!r}")
+        if not _number(t.get("duration", 0.0)):
+            raise bad(f"{where}.duration", "must be a number")
+        rec = t.get("record")
+        if rec is None:
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("checks", []), list):
+            raise bad(f"{where}.record", "must be an object with a list of checks")
+        for j, c in enumerate(rec.get("checks", [])):
+            cw = f"{where}.record.checks[{j}]"
+            if not isinstance(c, dict):
+                raise bad(cw, "must be an object")
+            if not isinstance(c.get("statistic"), str):
+                raise bad(f"{cw}.statistic", f"must be a string, got {c.get('statistic')!r}")
+            for name in ("value", "threshold"):
+                if not _number(c.get(name)):
+                    raise bad(f"{cw}.{name}", f"must be a number, got {c.get(name)!r}")
+            if c.get("direction") not in _DIRECTIONS:
+                raise bad(f"{cw}.direction", f"must be one of {sorted(_DIRECTIONS)}, got {c.get('direction')!r}")
+            if c.get("control") is not None and not isinstance(c["control"], str):
+                raise bad(f"{cw}.control", "must be a string or null")
+            for name in ("label", "part", "unit", "interval"):
+                if not isinstance(c.get(name, ""), str):
+                    raise bad(f"{cw}.{name}", "must be a string")
+        for j, cv in enumerate(rec.get("curves", [])):
+            ys = cv.get("y") if isinstance(cv, dict) else None
+            if not isinstance(ys, list) or not all(_number(y) for y in ys):
+                raise bad(f"{where}.record.curves[{j}].y", "must be a list of numbers")
+
+
+def regenerate(raw: dict[str, Any], source: str = "baseline.json") -> str:
+    """Return the command that writes a current file for the run ``raw`` describes (its options and commit)."""
+    env = raw["env"] if isinstance(raw.get("env"), dict) else {}
+    options = str(env.get("rerun options", "") or "")
+    commit = str(env.get("git commit", "") or "")
+    report = Path(source).with_suffix(".md").name
+    command = " ".join(p for p in ("pytest claims", options, f"--claim-report={report}") if p)
+    where = f" on the code and model of that run (commit {commit})" if commit else " on the code and model of that run"
+    return f"Regenerate it with this claimcheck: `{command}`{where}"
+
+
+class _HugeInt(str):
+    """An integer literal of a run file too long for a float (past 308 digits): kept as its text, then refused."""
+
+
+def _parse_int(text: str) -> int | _HugeInt:
+    # int() refuses past 4,300 digits (ValueError, no position) and float() overflows past 308
+    return _HugeInt(text) if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
+
+
+def _huge_int(raw: Any) -> tuple[str, _HugeInt] | None:
+    """Return the first field (``tests[0].record.checks[2].value``) holding a ``_HugeInt``, and it; None if none."""
+    stack: list[tuple[str, Any]] = [("", raw)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _HugeInt):
+            return where or "the file", value
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def load(path: Path) -> RunData:
+    """Read a run JSON file; raise RunFileError naming the file on any problem."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"), parse_int=_parse_int)
+    except OSError as e:
+        raise RunFileError(f"{path}: cannot read run file ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise RunFileError(f"{path}: not valid JSON at line {e.lineno} ({e.msg})") from None
+    except RecursionError:
+        raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
+    huge = _huge_int(raw)
+    if huge is not None:
+        where, text = huge
+        raise RunFileError(
+            f"{path}: {where}: an integer of {len(text.lstrip('-')):,} digits ({text[:12]}...), past the "
+            f"{MAX_INT_DIGITS} digits a number of a run file can have; the file is damaged or was not written by "
+            "claimcheck: give the .json written next to a claim report"
+        )
+    run = from_dict(raw, str(path))
+    try:
+        run.decide()  # decide every claim now, once, so a file that cannot be reported on fails here
+    except Exception as e:
+        raise RunFileError(f"{path}: cannot be reported on ({type(e).__name__}: {e})") from None
+    return run

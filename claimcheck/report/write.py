@@ -1,0 +1,295 @@
+"""Write a run's report set (JSON sidecar, figures, markdown) once, at the end, as a whole; then the CI summary.
+
+The markdown is one file when it fits ``MAX_CHARS`` (a pull-request comment); otherwise its
+per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and the main file links there.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from claimcheck.gate.baseline import Comparison, compare, render_comparison
+from claimcheck.pytest.options import DEFAULT_TOLERANCE, Tolerance
+from claimcheck.report.figures import draw_figures
+from claimcheck.report.fileset import (
+    DETAILS_MARK,
+    commit,
+    details_path,
+    figure_dir,
+    foreign,
+    forget_written,
+    owns,
+    read_manifest,
+    record_written,
+    recover,
+    remove_staging,
+    sidecar_path,
+    staging_dir,
+)
+from claimcheck.report.markdown import MAX_CHARS, claim_sections, md, render, render_compact, render_details
+from claimcheck.report.rundata import RunData, dumps
+from claimcheck.store.filelock import LockTimeout, hold, to_stderr
+from claimcheck.store.files import write_atomic
+
+
+@dataclass
+class Written:
+    """What ``write_report`` wrote and found."""
+
+    report: Path
+    json: Path
+    details: Path | None = None  # the per-claim sections, when the report had to be split
+    figures: list[Path] = field(default_factory=list)
+    comparison: Comparison | None = None
+    problems: list[str] = field(default_factory=list)  # what could not be done (a figure, the comparison)
+    left_alone: list[str] = field(default_factory=list)  # files the old manifest named that were not claimcheck's
+
+
+@contextmanager
+def _report_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside ``path`` so that two sessions never interleave their report sets.
+
+    The cache entries' lock (``filelock.hold``): a stopped holder is waited on at most
+    ``filelock.TIMEOUT_S``, named, and a lock file that is a link is not followed; either ends as an
+    OSError here, which the callers turn into "not written" (or skip the banner).
+    """
+    lock = path.with_name(f".{path.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with hold(lock, note=to_stderr):
+            yield
+    except LockTimeout as e:
+        raise OSError(errno.ETIMEDOUT, str(e), str(lock)) from None
+
+
+STALE_BANNER = (
+    "> **This report is from an earlier run.** Run {run_id}, started {date}, is writing a new one; "
+    "if this line stays, that run did not finish.\n\n"
+)
+# the exit status of a session whose report set could not be written: pytest 9 uses 0-6 (6: --max-warnings), and 12
+# leaves room for the codes it may add
+
+
+class ReportWriteError(Exception):
+    """The report set could not be written; the previous set is left as it was."""
+
+
+def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
+    """Finish or clean up what a killed run left, then put a banner on the existing report; return what was done.
+
+    A run that is killed before it finishes leaves the old report marked. The banner goes only on
+    a report the manifest records claimcheck wrote, with the content it has (``owns``), as every
+    other write of the set; whatever else is at the path by then is left alone. Best effort: a
+    report that cannot be read or written is left alone (writing the new set will say why it fails).
+    """
+    try:
+        with _report_lock(path):
+            done = recover(path)
+            m = read_manifest(path)
+            if m is None or not owns(path, path):
+                return done
+            raw = path.read_bytes()
+            if hashlib.sha256(raw).hexdigest() != m.sha256.get(path.name):  # changed since ``owns`` looked
+                return done
+            text = raw.decode("utf-8")
+            if text.startswith("> **This report is from an earlier run.**"):
+                text = text.split("\n\n", 1)[-1]
+            write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
+            record_written(path, [path])  # the banner is claimcheck's too: record the new content
+            return done
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def write_report(
+    run: RunData,
+    path: Path,
+    baseline: RunData | None = None,
+    baseline_source: str = "",
+    tolerance: Tolerance = DEFAULT_TOLERANCE,
+    figures: bool = True,
+    figure_cache: Path | None = None,
+    comparison: Comparison | None = None,
+    sidecar: str | None = None,
+) -> Written:
+    """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
+
+    ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
+    figure is copied from it instead of drawn. ``comparison`` is the session's comparison with
+    ``baseline``, decided once by the controller; without it, the comparison is made here.
+    ``sidecar`` is the run's JSON text when the caller has it already (``rundata.dumps``): the run
+    is serialised once a session, for the sidecar, the history and the accepted baseline alike.
+
+    Nothing optional decides whether the report is written: a comparison or a figure that fails
+    is named in the report instead. The set is staged and committed under one lock
+    (``claimcheck.report.fileset``), so it is the old set or the new one, never a mix, and two sessions
+    never interleave theirs. Raise ReportWriteError naming the path and the cause when the set
+    cannot be written (a full disk, no permission, a folder in the way); the old set is kept.
+    """
+    written = Written(path, sidecar_path(path))
+    extra = []
+    if comparison is not None:
+        written.comparison = comparison
+        extra.append(render_comparison(comparison))
+    elif baseline is not None:
+        try:
+            written.comparison = compare(run, baseline, baseline_source, tolerance)
+            extra.append(render_comparison(written.comparison))
+        except Exception as e:
+            written.problems.append(f"the comparison with {baseline_source} failed: {type(e).__name__}: {e}")
+    try:
+        with _report_lock(path):
+            recover(path)
+            _write_set(run, path, written, extra, figures, figure_cache, sidecar)
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename else ""
+        raise ReportWriteError(
+            f"cannot write the claim report {path}: {e.strerror or type(e).__name__}{where}"
+        ) from None
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(render_compact(run) + "\n")
+        except OSError as e:
+            written.problems.append(f"the CI step summary {summary} was not written: {e.strerror}")
+    return written
+
+
+def _write_set(
+    run: RunData,
+    path: Path,
+    written: Written,
+    extra: list[str],
+    figures: bool,
+    figure_cache: Path | None,
+    sidecar: str | None,
+) -> None:
+    """Stage the sidecar, the figures and the markdown, then commit them (the lock is held)."""
+    for target in (path, written.json):
+        why = foreign(path, target)
+        if why is not None:
+            raise ReportWriteError(f"cannot write the claim report {path}: {why}")
+    run_id = run.env.get("run id", "run")
+    stage = staging_dir(path, run_id)
+    folder = figure_dir(path)
+    remove_staging(path, stage.name)
+    try:
+        write_atomic(stage / written.json.name, dumps(run) if sidecar is None else sidecar)
+        try:  # figures never decide the outcome
+            drawn = draw_figures(run, stage / folder.name, enabled=figures, cache=figure_cache)
+            written.problems += drawn.problems + drawn.notes
+            written.figures = _placeable(path, [folder / p.name for p in drawn.written], written.problems)
+        except Exception as e:
+            written.problems.append(f"drawing the figures failed: {type(e).__name__}: {e}")
+        if written.problems:
+            extra.append(
+                "## Problems while writing this report\n\n" + "\n".join(f"- {md(p)}" for p in written.problems) + "\n"
+            )
+        shown = {p.name for p in written.figures}
+        files = markdown_files(run, path, folder.name, extra, shown)
+        for name, text in files.items():
+            write_atomic(stage / name, text)
+        details = details_path(path)
+        written.details = details if details.name in files else None
+        why = foreign(path, details) if written.details else None
+        if why is not None:
+            raise ReportWriteError(f"cannot write the claim report {path}: {why}")
+    except BaseException:
+        remove_staging(path, stage.name)
+        raise
+    written.left_alone = commit(
+        path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])]
+    )  # an old details file goes only when the manifest records it with its present content
+
+
+def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
+    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write.
+
+    The problems name each file relative to the report's folder: they go into the markdown, which
+    may be committed, and must not carry a path of the machine that wrote it.
+    """
+    folder = figure_dir(report)
+    if folder.exists() and not folder.is_dir():
+        problems.append(f"no figure is shown: {folder.name} is a file, not a folder")
+        return []
+    out = []
+    for p in figures:
+        why = foreign(report, p)
+        if why is None:
+            out.append(p)
+        else:
+            where = p.relative_to(report.parent).as_posix()
+            problems.append(f"figure {p.name} is not shown: {why.replace(str(p), where)}")
+    return out
+
+
+def markdown_files(
+    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
+) -> dict[str, str]:
+    """Return the markdown of the report at ``path`` by file name: the report, and its details file when needed.
+
+    The report is whole when it fits ``MAX_CHARS``; otherwise its per-claim sections go to the
+    details file (``details_path``) and the report links there.
+    """
+    sections = claim_sections(run, figure_folder, shown)  # rendered once, whether the report is whole or split
+    whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown, sections=sections)
+    if len(whole) <= MAX_CHARS:
+        return {path.name: whole}
+    details = details_path(path)
+    return {
+        details.name: DETAILS_MARK + "\n" + render_details(run, sections=sections),
+        path.name: render(run, figure_folder=figure_folder, extra=extra, figures=shown, details=details.name),
+    }
+
+
+def write_markdown(
+    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
+) -> Path | None:
+    """Write the markdown report at ``path`` alone (``claimcheck render``), split as ``markdown_files`` says.
+
+    Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
+    an earlier report, unchanged since (the manifest beside ``path`` records it so), is removed
+    when this report is whole.
+    """
+    return write_markdown_files(path, markdown_files(run, path, figure_folder, extra, shown))
+
+
+def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
+    """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
+
+    A details file claimcheck wrote beside ``path`` for an earlier report is removed when this
+    report is whole, only if the manifest beside ``path`` records it with its present content: one
+    the user edited, or wrote, is theirs and stays (whatever its first line says).
+    """
+    for name, text in files.items():
+        write_atomic(path.with_name(name), text)
+    details = details_path(path)
+    if details.name in files:
+        return details
+    if owns(path, details):
+        details.unlink()
+        forget_written(path, [details])
+    return None
+
+
+def foreign_details(path: Path, files: dict[str, str]) -> str | None:
+    """Return why writing ``files`` beside ``path`` would replace a details file claimcheck did not write, or None.
+
+    A details file is claimcheck's only when the manifest beside ``path`` records it with its
+    present content; its first line (``DETAILS_MARK``) proves nothing.
+    """
+    details = details_path(path)
+    if details.name not in files or not os.path.lexists(details):
+        return None
+    if details.is_symlink() or not details.is_file():
+        return f"{details} is a symbolic link, a folder or a device"
+    if owns(path, details):
+        return None
+    return f"{details} exists and was not written by claimcheck (no manifest beside {path.name} records it)"

@@ -1,0 +1,1 @@
+"""Keep computed results on disk: cache keys, the content-addressed store, locks and atomic files."""

@@ -1,0 +1,562 @@
+"""Keep computed results in a content-addressed store on disk: no pickle, atomic, safe across processes.
+
+An entry is one ``.npz`` file (``allow_pickle=False``) named by the digest of its ``claimcheck.store.keys.Key``
+(everything that decides the result, in named namespaces, with the entry format and torch's version). The file holds the
+result's arrays, its JSON metadata, its own key, and a checksum over all three; an entry that fails
+the checksum, or that holds another key (a file copied or renamed over it), is recomputed and counted
+as corrupt. An entry that cannot be written (a full disk) costs nothing computed: the result is used,
+counted as unsaved, and a ``CacheWriteWarning`` names the path and the cause once per cache.
+
+Entries are sealed with the cache folder's secret key (``claimcheck.store.cachefile``: an HMAC over the
+whole file, the key made on first use, mode 0600): an entry written by someone without the key, even
+one re-encoded with this module's own encoder, fails authentication and is recomputed and counted
+(``unauthenticated``). Only regular files of at most ``cachefile.MAX_BYTES`` are read; the decoder
+never raises on damaged bytes, and every entry not used is named in a ``CacheReadWarning``.
+
+A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers (or hosts sharing the folder over a
+POSIX file system) compute a result once: the first takes the lock and computes, the others wait
+and then read (``claimcheck.store.filelock``: a wait past a few seconds names the holder's pid and host, one
+past ``lock_timeout`` raises ``LockTimeout``; a lock file that is a link is not followed). A batch
+(``memo_many``) takes its entries' locks in key order, computes the missing results together, and
+stores one entry per result. Nothing here knows what is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import io
+import json
+import math
+import os
+import platform
+import re
+import stat
+import struct
+import warnings
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from claimcheck.errors import ClaimcheckError
+from claimcheck.provenance.environment import key_numerics
+from claimcheck.pytest.options import user_cache_dir
+from claimcheck.store import filelock
+from claimcheck.store.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
+from claimcheck.store.files import sha256_file, write_atomic
+from claimcheck.store.keys import Key
+
+Arrays = dict[str, np.ndarray]
+Meta = dict[str, Any]
+PRODUCER = "__producer__"  # the meta field naming who computed an entry; taken off before a caller sees it
+VERIFY_RTOL = 1e-6  # --claim-cache-verify's tolerance for an entry another host or thread count computed
+SEAL = b"claimcheck-cache-entry/3 hmac-sha256\n"  # the first line of a sealed entry; its HMAC follows
+_ENTRY_NAME = re.compile(r"^[0-9a-f]{64}\.npz$")
+_ZIP = b"PK\x03\x04"  # a zip member's local header: the first bytes of an entry written before entries were sealed
+
+
+class CacheMismatch(ClaimcheckError):
+    """A cache entry differs from its recompute (``--claim-cache-verify``): the entry was dropped."""
+
+
+def _check_key(key: object) -> None:
+    if not isinstance(key, Key):
+        raise TypeError(
+            f"the result cache takes a claimcheck.store.keys.Key, got {type(key).__name__}: build it with Key(...)"
+        )
+
+
+def producer() -> dict[str, Any]:
+    """Return who computes here: the host name, torch's thread count and the numerics (kernels, CPU, libraries).
+
+    The numerics are in the entry's key too, so a hit was always computed under this run's numerics;
+    a verify compares bits when the host is also the same.
+    """
+    return {"host": platform.node(), "threads": torch.get_num_threads(), "numerics": key_numerics()}
+
+
+def differs(hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta], rtol: float) -> str | None:
+    """Return how a cached result and its recompute differ (None when they agree to ``rtol``; 0: bit for bit)."""
+    (a_arrays, a_meta), (b_arrays, b_meta) = hit, again
+    b_arrays = {k: np.asarray(v) for k, v in b_arrays.items()}
+    if sorted(a_arrays) != sorted(b_arrays):
+        return f"arrays {sorted(a_arrays)} cached, {sorted(b_arrays)} recomputed"
+    for name in sorted(a_arrays):
+        a, b = np.asarray(a_arrays[name]), b_arrays[name]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"array {name!r} is {a.dtype}{a.shape} cached, {b.dtype}{b.shape} recomputed"
+        same = a.tobytes() == b.tobytes()
+        if not same and rtol > 0 and a.dtype.kind in "fc":
+            same = bool(np.allclose(a, b, rtol=rtol, atol=0.0, equal_nan=True))
+        if not same:
+            i = int(np.argmax(np.asarray(a != b).ravel())) if a.size else 0
+            x, y = (a.ravel()[i], b.ravel()[i]) if a.size else (None, None)
+            return f"array {name!r} differs (first at flat index {i}: {x!r} cached, {y!r} recomputed)"
+    a_json, b_json = json.loads(json.dumps(a_meta, sort_keys=True)), json.loads(json.dumps(b_meta, sort_keys=True))
+    return _meta_differs(a_json, b_json, rtol, "meta")
+
+
+def _meta_differs(a: Any, b: Any, rtol: float, where: str) -> str | None:
+    """Return where two JSON values differ (floats within ``rtol``; NaN equals NaN), or None."""
+    if isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b):
+        found = (_meta_differs(a[k], b[k], rtol, f"{where}.{k}") for k in sorted(a))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        found = (_meta_differs(x, y, rtol, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True)))
+    else:
+        both_nan = isinstance(a, float) and isinstance(b, float) and a != a and b != b
+        close = isinstance(a, float) and isinstance(b, float) and abs(a - b) <= rtol * max(abs(a), abs(b))
+        return None if a == b or both_nan or close else f"{where} is {a!r} cached, {b!r} recomputed"
+    return next((p for p in found if p is not None), None)
+
+
+class CacheWriteWarning(UserWarning):
+    """A cache entry could not be written; the result computed is used all the same."""
+
+
+class CacheLockWarning(UserWarning):
+    """An entry's lock was waited for longer than ``filelock.NOTE_AFTER_S``: another session holds it."""
+
+
+class CacheReadWarning(UserWarning):
+    """A cache entry was not used (damaged, not authenticated, not a regular file); its result is recomputed."""
+
+
+def _checksum(arrays: Arrays, meta_json: str, key: str = "") -> str:
+    h = hashlib.sha256(key.encode() + b"\0" + meta_json.encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode() + str((a.shape, a.dtype.str)).encode() + a.tobytes())
+    return h.hexdigest()
+
+
+def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
+    """Return the bytes of entry ``key``: the arrays, the metadata as JSON, the key, and their checksum."""
+    meta_json = json.dumps(meta, sort_keys=True)
+    buf = io.BytesIO()
+    payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
+    payload["meta"] = np.array(meta_json)
+    payload["key"] = np.array(key)
+    payload["checksum"] = np.array(_checksum(arrays, meta_json, key))
+    np.savez(buf, **payload)
+    return buf.getvalue()
+
+
+# The header np.save writes for a plain array (format 1.0 or 2.0): read without numpy's literal_eval,
+# the costliest step of a warm rerun (one call per array, six arrays an entry). Other headers go to numpy.
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_HEADER = re.compile(
+    rb"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (False|True), 'shape': \(((?:\d+, )*\d*,?)\), \} *\n"
+)
+
+
+def _read_npy(raw: bytes) -> np.ndarray:
+    """Return the array in one ``.npy`` member; raise ValueError if it is not one (or holds objects)."""
+    version = raw[6:8]
+    if raw[:6] != _NPY_MAGIC or version not in (b"\x01\x00", b"\x02\x00"):
+        return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
+    size_bytes = 2 if version == b"\x01\x00" else 4
+    start = 8 + size_bytes
+    header = raw[start : start + int.from_bytes(raw[8:start], "little")]
+    match = _NPY_HEADER.fullmatch(header)
+    if match is None:
+        return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
+    dtype = np.dtype(match[1].decode())
+    if dtype.hasobject:
+        raise ValueError("an object array needs pickle")
+    shape = tuple(int(n) for n in match[3].split(b",") if n.strip())
+    count, offset = math.prod(shape), start + len(header)
+    if len(raw) != offset + count * dtype.itemsize:
+        raise ValueError("the array's data does not fill its member")
+    flat = np.frombuffer(raw, dtype=dtype, count=count, offset=offset)
+    array = flat.reshape(shape[::-1]).transpose() if match[2] == b"True" else flat.reshape(shape)
+    return array.copy(order="K")
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    """Return each member of the stored (uncompressed) zip archive ``data`` by name, its CRC checked.
+
+    Raise ValueError on anything ``np.savez`` would not have written: a compressed or encrypted
+    member, a local header that disagrees with the directory, data past the archive's end.
+    """
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        infos = zf.infolist()
+    out = {}
+    for info in infos:
+        at, name = info.header_offset, info.filename.encode()
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 1 or info.compress_size != info.file_size:
+            raise ValueError("not a member np.savez writes")
+        if data[at : at + 4] != _ZIP or data[at + 30 : at + 30 + len(name)] != name:
+            raise ValueError("a local header that disagrees with the directory")
+        name_len, extra_len = struct.unpack("<HH", data[at + 26 : at + 30])
+        start = at + 30 + name_len + extra_len
+        raw = data[start : start + info.file_size]
+        if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
+            raise ValueError("a member cut short or damaged")
+        out[info.filename] = raw
+    return out
+
+
+def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
+    """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format.
+
+    Never raises on damaged bytes: whatever numpy, zipfile or json raise on them means None. Only an
+    archive ``np.savez`` could have written is parsed (stored members, each inside the data and its
+    CRC checked), and each array is read as ``np.load`` would (``allow_pickle=False``).
+    """
+    try:
+        members = {name.removesuffix(".npy"): _read_npy(raw) for name, raw in _members(data).items()}
+        arrays = {k[2:]: v for k, v in members.items() if k.startswith("a_")}
+        meta_json, stored_key, checksum = (str(members[k]) for k in ("meta", "key", "checksum"))
+        if stored_key != key or _checksum(arrays, meta_json, stored_key) != checksum:
+            return None
+        meta = json.loads(meta_json)
+    except Exception:  # any damage: TokenError, NotImplementedError, RuntimeError, zlib.error, ...
+        return None
+    return (arrays, meta) if isinstance(meta, dict) else None
+
+
+def open_entry(data: bytes, key: str, secret: bytes) -> tuple[tuple[Arrays, Meta] | None, str]:
+    """Return (the result, "ok") from the bytes of sealed entry ``key``, or (None, why it is not used).
+
+    Why is "corrupt" (damaged, or of another key) or "unauthenticated" (intact, but not sealed with
+    ``secret``: written by someone without the cache's key, or before entries were sealed).
+    """
+    payload, sealed = unseal(SEAL, data, secret)
+    hit = decode(payload, key)
+    if hit is None:
+        return None, "corrupt"
+    return (hit, "ok") if sealed else (None, "unauthenticated")
+
+
+@dataclass
+class Counts:
+    """How many results a process computed, read from the cache, recomputed after corruption, or could not save."""
+
+    computed: int = 0
+    cached: int = 0
+    corrupt: int = 0  # damaged, of another key, or not a regular file of bounded size: recomputed
+    unsaved: int = 0  # computed, used, but not written to the cache (a full disk)
+    verified: int = 0  # read, recomputed under --claim-cache-verify, and found the same
+    unauthenticated: int = 0  # intact but not sealed with the cache's key: recomputed
+
+    def add(self, other: Counts, sign: int = 1) -> None:
+        """Add ``other`` (times ``sign``) into these counts."""
+        self.computed += sign * other.computed
+        self.cached += sign * other.cached
+        self.corrupt += sign * other.corrupt
+        self.unsaved += sign * other.unsaved
+        self.verified += sign * other.verified
+        self.unauthenticated += sign * other.unauthenticated
+
+
+@dataclass
+class ResultCache:
+    """A folder of cache entries; ``root`` None disables caching (every call computes)."""
+
+    root: Path | None
+    counts: Counts = field(default_factory=Counts)
+    warned: bool = False  # a CacheWriteWarning was shown (once per cache)
+    verify: float = 0.0  # the fraction of hits recomputed and compared (--claim-cache-verify)
+    verify_seed: int = 0  # seeds which hits ``verify`` selects
+    lock_timeout: float | None = None  # the longest an entry's lock is waited for (None: filelock.TIMEOUT_S)
+    note: Callable[[str], None] | None = field(default=None, repr=False)  # where a long wait is told (stderr)
+    _producers: dict[str, Any] = field(default_factory=dict, repr=False)
+    _secret: bytes | None = field(default=None, repr=False)
+
+    def path(self, key: str) -> Path:
+        """Return the file of entry ``key``."""
+        assert self.root is not None
+        return self.root / key[:2] / f"{key}.npz"
+
+    @contextmanager
+    def _locked(self, key: str) -> Iterator[bool]:
+        """Hold entry ``key``'s lock; yield False (and warn) when the lock file cannot be made: no cache for it."""
+        path = self.path(key)
+        with ExitStack() as stack:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                stack.enter_context(filelock.hold(path.with_suffix(".lock"), self.lock_timeout, self._note))
+            except OSError as e:  # a link or a folder in the lock's place included: not followed, not used
+                self._cannot_write(path, e)
+                usable = False
+            else:
+                usable = True
+            yield usable
+
+    def _note(self, line: str) -> None:
+        """Say (once per wait) that a lock is being waited for: live on standard error, and as a warning."""
+        warnings.warn(CacheLockWarning(line.removeprefix("claimcheck: ")), stacklevel=5)
+        (self.note or filelock.to_stderr)(line)
+
+    def secret(self) -> bytes:
+        """Return the cache folder's secret key (made on first use); raise OSError when it cannot be had."""
+        if self._secret is None:
+            assert self.root is not None
+            self._secret = cache_secret(self.root)
+        return self._secret
+
+    def _store(self, key: str, arrays: Arrays, meta: Meta) -> None:
+        """Write entry ``key``, sealed; a failure (a full disk, no key) is counted and warned of; the result is kept."""
+        try:
+            write_atomic(self.path(key), seal(SEAL, encode(arrays, meta, key), self.secret()))
+        except OSError as e:
+            self._cannot_write(self.path(key), e)
+
+    def _cannot_write(self, path: Path, error: OSError) -> None:
+        self.counts.unsaved += 1
+        if not self.warned:
+            self.warned = True
+            warnings.warn(
+                CacheWriteWarning(
+                    f"cannot write the cache entry {path} ({error.strerror or error}); results computed in this "
+                    "session are used all the same, but not saved for the next one (warned once; free space, or "
+                    "choose another folder with --claim-cache-dir)"
+                ),
+                stacklevel=4,
+            )
+
+    def memo(self, key: Key, compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
+        """Return the cached result for ``key``, computing and storing it once if absent or corrupt.
+
+        A hit is recomputed and compared when ``verify`` selects it (``--claim-cache-verify``).
+        """
+        _check_key(key)
+        if self.root is None:
+            self.counts.computed += 1
+            return compute()
+        digest = key.digest
+        with self._locked(digest) as usable:
+            hit = self._hit(digest) if usable else None
+            if hit is not None:
+                self.counts.cached += 1
+                if self._chosen(digest):
+                    self._verify(key, hit, compute())
+                return hit
+            arrays, meta = compute()
+            self.counts.computed += 1
+            if usable:
+                self._store(digest, arrays, self._stamped(meta))
+            return arrays, meta
+
+    def memo_many(
+        self, keys: Sequence[Key], compute: Callable[[list[int]], list[tuple[Arrays, Meta]]]
+    ) -> list[tuple[Arrays, Meta]]:
+        """Return ``memo``'s result for every ``keys[i]``, computing all missing ones in one call.
+
+        ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
+        repeated keys) and returns their results in that order. The entries' locks are taken one at
+        a time in digest order, so processes whose batches overlap cannot deadlock; an entry found is
+        released at once, a missing one is held until its result is stored: as with ``memo``, each
+        result is computed once across processes. A repeated key counts as read after its first.
+        The hits ``verify`` selects are recomputed in one more call of ``compute`` and compared.
+        """
+        for key in keys:
+            _check_key(key)
+        if self.root is None:
+            self.counts.computed += len(keys)
+            return compute(list(range(len(keys))))
+        digests = [k.digest for k in keys]
+        found: dict[str, tuple[Arrays, Meta]] = {}
+        usable: dict[str, bool] = {}
+        with ExitStack() as held:
+            for digest in sorted(set(digests)):
+                lock = ExitStack()
+                usable[digest] = lock.enter_context(self._locked(digest))
+                hit = self._hit(digest) if usable[digest] else None
+                if hit is None:
+                    held.push(lock)  # released once the result is stored
+                else:
+                    found[digest] = hit
+                    lock.close()
+            firsts = [digests.index(d) for d in dict.fromkeys(digests)]
+            missing = [i for i in firsts if digests[i] not in found]
+            if missing:
+                for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
+                    if usable[digests[i]]:
+                        self._store(digests[i], arrays, self._stamped(meta))
+                    found[digests[i]] = arrays, meta
+        self.counts.computed += len(missing)
+        self.counts.cached += len(keys) - len(missing)
+        check = [i for i in firsts if i not in missing and self._chosen(digests[i])]
+        if check:
+            for i, again in zip(check, compute(check), strict=True):
+                self._verify(keys[i], found[digests[i]], again)
+        return [found[d] for d in digests]
+
+    # --- verifying hits against a recompute (``--claim-cache-verify``) ---
+
+    def _chosen(self, digest: str) -> bool:
+        """Return whether this hit is one of the seeded fraction ``verify`` recomputes."""
+        if self.verify <= 0:
+            return False
+        if self.verify >= 1:
+            return True
+        draw = int.from_bytes(hashlib.sha256(f"{self.verify_seed}:{digest}".encode()).digest()[:8], "big")
+        return draw / 2**64 < self.verify
+
+    def _stamped(self, meta: Meta) -> Meta:
+        """Return ``meta`` with who computed it (host, torch threads): a verify compares bits when they match."""
+        return {**meta, PRODUCER: producer()}
+
+    def _hit(self, digest: str) -> tuple[Arrays, Meta] | None:
+        """Return entry ``digest`` as its computation returned it (the producer stamp kept aside in ``_producers``)."""
+        hit = self._read(digest)
+        if hit is None:
+            return None
+        arrays, meta = hit
+        meta = dict(meta)
+        self._producers[digest] = meta.pop(PRODUCER, None)
+        return arrays, meta
+
+    def _verify(self, key: Key, hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta]) -> None:
+        """Compare a hit with its recompute; count it, or drop the entry and raise CacheMismatch naming it."""
+        same_producer = self._producers.get(key.digest) == producer()
+        rtol = 0.0 if same_producer else VERIFY_RTOL
+        problem = differs(hit, again, rtol)
+        if problem is None:
+            self.counts.verified += 1
+            return
+        path = self.path(key.digest)
+        path.unlink(missing_ok=True)
+        how = (
+            "bit for bit (same host and threads)"
+            if same_producer
+            else f"to relative {VERIFY_RTOL:g} (another producer)"
+        )
+        fields = json.dumps(key.fields(), sort_keys=True, default=str)
+        raise CacheMismatch(
+            f"--claim-cache-verify: the cache entry {path} ({key.describe()}) differs from its recompute "
+            f"{how}: {problem}. The entry was dropped; rerun to use the recomputed value. Its key: "
+            f"{fields[:2000]}"
+        )
+
+    def _read(self, key: str) -> tuple[Arrays, Meta] | None:
+        """Return entry ``key`` if it is stored, intact, of this key and sealed with the cache's key.
+
+        Else None: absent, or counted (corrupt or unauthenticated) and named in a CacheReadWarning.
+        A cache whose key cannot be read is not read at all (the write of the result says why).
+        """
+        path = self.path(key)
+        try:
+            data = read_regular(path)
+        except NotReadable as e:
+            return self._not_used(path, "corrupt", str(e))
+        except OSError as e:
+            return self._not_used(path, "corrupt", f"{path} cannot be read ({e.strerror or e})")
+        if data is None:
+            return None
+        try:
+            secret = self.secret()
+        except OSError:
+            return None
+        hit, status = open_entry(data, key, secret)
+        if status == "corrupt":
+            return self._not_used(path, status, f"{path} is damaged or holds another key's result")
+        if status == "unauthenticated":
+            return self._not_used(
+                path, status, f"{path} fails authentication: it was not written with this cache's key ({KEY_FILE_NOTE})"
+            )
+        return hit
+
+    def _not_used(self, path: Path, status: str, why: str) -> tuple[Arrays, Meta] | None:
+        """Count entry ``path`` as not used for ``status`` and name it in a CacheReadWarning; return None."""
+        if status == "unauthenticated":
+            self.counts.unauthenticated += 1
+        else:
+            self.counts.corrupt += 1
+        warnings.warn(CacheReadWarning(f"cache entry not used: {why}; the result is recomputed"), stacklevel=4)
+        return None
+
+    def clear(self) -> int:
+        """Delete every entry the store recognises (by its name and its contents); return how many were removed.
+
+        The folder, its key, the lock files and any file the store did not write are left as they are;
+        a shard folder that is a symbolic link is not followed.
+        """
+        if self.root is None or not self.root.is_dir() or self.root.is_symlink():
+            return 0
+        n = 0
+        for shard in sorted(self.root.iterdir()):
+            if not re.fullmatch(r"[0-9a-f]{2}", shard.name) or shard.is_symlink() or not shard.is_dir():
+                continue
+            for path in sorted(shard.glob("*.npz")):
+                if _is_entry(path):
+                    path.unlink(missing_ok=True)
+                    n += 1
+        return n
+
+
+KEY_FILE_NOTE = "someone without the key, or a claimcheck before entries were sealed"
+
+
+def _is_entry(path: Path) -> bool:
+    """Return whether ``path`` is a file the store wrote: an entry's name in its folder, and an entry's contents.
+
+    A sealed entry is known by its first line; an entry written before entries were sealed (a plain
+    ``.npz``) only when it decodes as the entry its name says, so a user's own archive filed under
+    such a name is not one.
+    """
+    if not _ENTRY_NAME.match(path.name) or path.parent.name != path.name[:2]:
+        return False
+    try:
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW | os.O_NONBLOCK)) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return False
+            head = f.read(len(SEAL))
+        if head == SEAL:
+            return True
+        data = read_regular(path) if head.startswith(_ZIP) else None  # the whole archive, up to the cap
+    except (NotReadable, OSError):
+        return False
+    return data is not None and decode(data, path.stem) is not None
+
+
+def default_cache_dir() -> Path:
+    """Return the user cache folder for training results."""
+    return user_cache_dir("results")
+
+
+# --- Memoise a function by its inputs and its module's source (the ``claim_cache`` fixture) ---
+
+
+def source_digest(fn: Callable[..., Any]) -> str:
+    """Return the sha256 of the source file that defines ``fn`` (of its source text when it has no file)."""
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        path = None
+    if path is not None and Path(path).is_file():
+        return sha256_file(Path(path))
+    return hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()
+
+
+@dataclass
+class Memo:
+    """Memoise ``fn(**inputs) -> dict of arrays`` through a ``ResultCache``."""
+
+    cache: ResultCache
+
+    def __call__(self, fn: Callable[..., Mapping[str, Any]], **inputs: Any) -> Arrays:
+        """Return ``fn(**inputs)`` as arrays, from the cache when the same code saw the same inputs."""
+        name = f"{fn.__module__}.{fn.__qualname__}"
+        engine = {"numerics": key_numerics()}  # another numerics' bits are another entry
+        key = Key(engine=engine, model="", function={"name": name, "code": source_digest(fn)}, inputs=inputs)
+
+        def compute() -> tuple[Arrays, dict[str, Any]]:
+            out = fn(**inputs)
+            return {k: np.asarray(v) for k, v in out.items()}, {"memo": name}
+
+        arrays, _ = self.cache.memo(key, compute)
+        return arrays
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Return how many results were computed and how many read from the cache."""
+        return {"computed": self.cache.counts.computed, "cached": self.cache.counts.cached}
