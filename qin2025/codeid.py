@@ -4,8 +4,8 @@ The engine is every module a stored result depends on: the modules that compute 
 (``ENGINE_ROOTS``: the trainer, which trains and measures through ``train``, ``batched`` and the
 model protocol, its results cached by ``claimcheck.store.cache``; the fine-tuning of C6; the spectral
 measurements; the data loaders) and every ``qin2025`` module they import, found by reading their
-``import`` statements (``claimcheck.store.files.import_closure``: the import graph, not a hand-kept
-list); the digest is ``claimcheck.store.files.files_digest`` over their paths and bytes. The walk stops
+``import`` statements (``claimcheck.files.import_closure``: the import graph, not a hand-kept
+list); the digest is ``claimcheck.files.files_digest`` over their paths and bytes. The walk stops
 at ``NOT_RESULTS``: modules that decide where or how a result is stored, or whether data is
 accepted, never a result's value. Editing any engine file, say
 ``h = 3.0 * f + gamma * z`` in ``model.py``, changes the identity, and with it every cache key.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from claimcheck.store.files import files_digest, module_file
-from claimcheck.store.files import import_closure as walk_imports
+from claimcheck.files import files_digest, module_file
+from claimcheck.files import import_closure as walk_imports
 
 PACKAGE = "qin2025"
 ENGINE_ROOTS = ("qin2025.trainer", "qin2025.finetune", "qin2025.spectral", "qin2025.data")

@@ -37,7 +37,7 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
 from claimcheck.errors import ConfigError, DataError, DataUnavailable
-from claimcheck.store.files import (
+from claimcheck.files import (
     sha256_file as sha256_file,  # the one file digest; finetune and sst2_sanity read it here
 )
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from claimcheck.errors import ClaimcheckError, ConfigError, DataError
-from claimcheck.pytest.options import DATA_ENV, user_cache_dir
-from claimcheck.store.files import sha256_file
+from claimcheck.files import sha256_file, user_cache_dir
+from claimcheck.pytest.options import DATA_ENV
 from qin2025.data.jena import KERAS_NAME, load_jena
 from qin2025.sources import DATASETS, Asset, ConversionError, gzip_n9
 

@@ -6,15 +6,15 @@ module inside a package, the folder above its top-level package. ``model_sources
 factory's module and follows its ``import`` statements (absolute and relative) to every module
 whose file lies in that tree, transitively; a module outside it (torch, numpy, qin2025 installed
 elsewhere) is not followed. The digest covers each file's path relative to the tree and its bytes.
-The walk and the digest are the core's (``claimcheck.store.files.import_closure``,
-``claimcheck.store.files.files_digest``), the ones the engine's identity uses (``qin2025.codeid``).
+The walk and the digest are the core's (``claimcheck.files.import_closure``,
+``claimcheck.files.files_digest``), the ones the engine's identity uses (``qin2025.codeid``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from claimcheck.store.files import files_digest, import_closure, module_file
+from claimcheck.files import files_digest, import_closure, module_file
 
 
 def model_root(path: Path) -> Path:

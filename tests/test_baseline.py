@@ -11,9 +11,10 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.verdicts import TestOutcome
 from claimcheck.errors import ConfigError
-from claimcheck.gate.baseline import DEFAULT_TOLERANCE, Tolerance, check_margins, compare, render_comparison
+from claimcheck.gate.baseline import check_margins, compare, render_comparison
 from claimcheck.gate.decision import EXIT_UNDECIDED, EXIT_WORSE, Status, judge
 from claimcheck.gate.paired import Movement, detectable
+from claimcheck.gate.tolerance import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.report.rundata import RunData
 

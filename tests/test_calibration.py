@@ -16,12 +16,10 @@ from claimcheck.decide.calibration import (
     FLOOR,
     accepts,
     calibrate_part,
-    calibration_entries,
     case_rng,
     decide_case,
     ledger_results,
     part_mark,
-    record_in_ledger,
     rule_verdict,
     simulate_rule,
 )
@@ -30,7 +28,7 @@ from claimcheck.decide.record import ClaimRecorder, ProtocolDrift
 from claimcheck.decide.verdicts import Verdict
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import Case, ClaimProtocol, Control, Estimate, Family, Part, Seeds, Stat, from_dict
-from claimcheck.provenance.ledger import load_ledger
+from claimcheck.provenance.ledger import calibration_entries, load_ledger, record_in_ledger
 
 X = Stat("x", "<=", 1.0)
 

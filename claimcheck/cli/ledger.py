@@ -11,23 +11,16 @@ prints the entries; ``migrate`` converts a ledger of the older format, as a reco
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
-import io
 import shutil
 import subprocess
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from claimcheck.decide.verdicts import ClaimResult
 from claimcheck.errors import ConfigError
-from claimcheck.protocol.spec import ClaimProtocol
-from claimcheck.provenance.fingerprint import SCHEME, CodeFingerprint, code_fingerprint, decides
+from claimcheck.provenance.fingerprint import SCHEME, decides
 from claimcheck.provenance.ledger import (
     Entry,
     Ledger,
@@ -44,65 +37,12 @@ from claimcheck.provenance.ledger import (
     seeds_text,
     today,
 )
+from claimcheck.pytest.collect import collect
 from claimcheck.report.rundata import RunData, load
 
 LEDGER = Path("claims/ledger")  # the default ledger of calibrate --record, ledger confirm, verify and show
 
 Command = Callable[[str, str], argparse.ArgumentParser]
-
-
-@dataclass(frozen=True)
-class ClaimCode:
-    """A claim as a pytest session collects it: its protocol, its code fingerprint and its engine."""
-
-    protocol: ClaimProtocol
-    code: CodeFingerprint
-    engine: str
-    module: str
-
-
-class _Collector:
-    """A pytest plugin that reads, at the end of collection, every declared claim and the ledger the session uses."""
-
-    def __init__(self) -> None:
-        self.claims: dict[str, ClaimCode] = {}
-        self.ledger: Path | None = None
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from claimcheck.pytest.markers import claim_protocol_of
-        from claimcheck.pytest.plugin import ENGINE_KEY, SETTINGS_KEY
-
-        engine = session.config.stash[ENGINE_KEY]
-        self.ledger = session.config.stash[SETTINGS_KEY].ledger
-        for item in session.items:
-            proto = claim_protocol_of(item)
-            module = getattr(item, "module", None)
-            if proto is None or not proto.declared or module is None or proto.claim_id in self.claims:
-                continue
-            fp = code_fingerprint(Path(module.__file__), module.__name__, vars(module), engine)
-            self.claims[proto.claim_id] = ClaimCode(proto, fp, engine.identity, module.__file__)
-
-
-def collect(paths: Sequence[str], pytest_args: Sequence[str]) -> _Collector:
-    """Collect the claims under ``paths`` in this process (no test runs) and return what was found."""
-    collector = _Collector()
-    out = io.StringIO()
-    before = set(sys.modules)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            args = ["--collect-only", "-qq", "-p", "no:cacheprovider", *paths, *pytest_args]
-            status = pytest.main(args, [collector])
-    finally:  # forget the claim modules and conftests it imported (not libraries: torch cannot be imported twice)
-        folders = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths]
-        for name in set(sys.modules) - before:
-            file = getattr(sys.modules[name], "__file__", None)
-            if file and any(Path(file).resolve().is_relative_to(f) for f in folders):
-                del sys.modules[name]
-    if status not in (0, pytest.ExitCode.NO_TESTS_COLLECTED) or not collector.claims:
-        found = "no claim with a declared protocol" if status == 0 else f"pytest exited {int(status)}"
-        raise ConfigError(f"collecting {' '.join(paths)}: {found}\n{out.getvalue().strip()}")
-    return collector
 
 
 def _head(cwd: Path) -> str:

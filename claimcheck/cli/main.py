@@ -22,9 +22,10 @@ from claimcheck.cli.ledger import add_commands as add_ledger_commands
 from claimcheck.cli.mutants import Catalogue, Entry, load_catalogue, render_catalogue, run_catalogue
 from claimcheck.cli.stability import render_stability, run_seeds, stability
 from claimcheck.cli.suite_runs import RunRefused, reused, run_suite
-from claimcheck.decide.calibration import RULE_REPS, calibrate_suite, record_in_ledger
+from claimcheck.decide.calibration import RULE_REPS, calibrate_suite
 from claimcheck.decide.verdicts import ClaimResult
 from claimcheck.errors import ClaimcheckError, ConfigError
+from claimcheck.files import write_atomic
 from claimcheck.gate.accept import accept
 from claimcheck.gate.baseline import compare, render_comparison
 from claimcheck.gate.decision import exit_status, judge
@@ -40,13 +41,13 @@ from claimcheck.provenance.expectations import (
     render_pins,
     with_rounding,
 )
+from claimcheck.provenance.ledger import record_in_ledger
 from claimcheck.pytest.options import parse_tolerance
 from claimcheck.report.figures import draw_figures
 from claimcheck.report.fileset import figure_dir, owns, record_written
 from claimcheck.report.markdown import md, render
 from claimcheck.report.rundata import RunData, load
 from claimcheck.report.write import foreign_details, markdown_files, write_markdown_files
-from claimcheck.store.files import write_atomic
 
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
 

@@ -24,13 +24,12 @@ origins and zones existed, so old ledger entries keep reading the same.
 budget's unit count, decided by the same function the controller uses (``rule_verdict``).
 
 Results are plain data: ``to_entry`` for ``claimcheck calibrate --json``, ``ledger_results`` for the
-ledger's ``calibrate`` entries (``record_in_ledger``), which the report reads back
-(``calibration_entries``, ``part_mark``). Nothing here imports pytest or a suite.
+ledger's ``calibrate`` entries (``provenance.ledger.record_in_ledger``), which the report reads
+back (``provenance.ledger.calibration_entries``, ``part_mark``). Nothing here imports pytest or a suite.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import zlib
@@ -38,7 +37,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,7 +48,6 @@ from claimcheck.decide.stats import Proportion, clopper_pearson
 from claimcheck.decide.verdicts import Verdict, decide_estimate
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import ALPHA, LEVEL, ORIGINS, ZONE, ClaimProtocol, Estimate, Family, Part, Stat
-from claimcheck.provenance.ledger import Entry, Ledger, append_calibration, load_ledger
 
 FLOOR = 0.9  # a part is calibrated when both one-sided 95% lower bounds reach this
 KEEP = 5  # wrong cases kept per family, worst first
@@ -677,35 +674,7 @@ def ledger_results(pc: PartCalibration) -> dict[str, Any]:
     return out
 
 
-def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:
-    """Append a ``calibrate`` entry to ``ledger`` for each part whose result is not already its latest entry.
-
-    A part calibrated again with the same decision and the same counts adds nothing; a changed
-    decision, grid or count is a new entry (the old ones stay: the ledger is appended, never edited).
-    """
-    if ledger.suffix != ".toml":
-        ledger.mkdir(parents=True, exist_ok=True)
-    known = load_ledger(ledger) if ledger.exists() else Ledger(ledger)
-    added = []
-    for pc in parts:
-        results = ledger_results(pc)
-        latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
-        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
-            continue
-        added.append(append_calibration(ledger, pc.claim, pc.part, _digest(pc.decision), results))
-    return added
-
-
-def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
-    out = []
-    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
-        results = dict(e.get("results", {}))
-        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
-    return out
-
-
-def _digest(decision_id: object) -> str:
+def decision_digest(decision_id: object) -> str:
     """Return the code fingerprint of a decision identity ``module:name sha256`` (where it lives does not count)."""
     return str(decision_id).rsplit(" ", 1)[-1]
 
@@ -717,7 +686,7 @@ def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Ma
     (``claimcheck calibrate`` and pytest name a claim module differently) is the same decision.
     """
     for e in entries:
-        same = _digest(e.get("decision")) == _digest(part.decision_id)
+        same = decision_digest(e.get("decision")) == decision_digest(part.decision_id)
         if e.get("claim") == claim and e.get("part") == part.name and same:
             return e
     return None

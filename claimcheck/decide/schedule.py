@@ -20,13 +20,16 @@ when the gate is decided, at the reserve's cap, or by the test's own rule.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from claimcheck.decide.record import ClaimRecorder, Look
 from claimcheck.decide.verdicts import ClaimResult, TestOutcome, decide
 from claimcheck.errors import ConfigError
-from claimcheck.gate.reserve import Reserve
 from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol
+
+if TYPE_CHECKING:  # a reserve is driven here, made and judged by the gate
+    from claimcheck.gate.reserve import Reserve
 
 DECIDED = {
     "REPRODUCED",

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
-from claimcheck.store.files import write_atomic
+from claimcheck.files import write_atomic
 
 
 class AcceptError(ClaimcheckError):

@@ -53,9 +53,9 @@ from claimcheck.gate.paired import (
     spread_sd,
     units_to_decide,
 )
+from claimcheck.gate.tolerance import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.protocol.spec import ClaimProtocol
 from claimcheck.provenance.environment import hardware_key
-from claimcheck.pytest.options import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.report.markdown import code, md
 from claimcheck.report.rundata import RunData
 

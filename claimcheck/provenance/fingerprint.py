@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.errors import ConfigError
+from claimcheck.files import import_base, module_file
 from claimcheck.protocol.spec import LATER, ClaimProtocol, Control, Part, Seeds, Stat
-from claimcheck.store.files import import_base, module_file
 
 SCHEME = "claimcheck-code/1"  # names the hashing scheme; a ledger entry of another scheme never matches
 CORE = "claimcheck"

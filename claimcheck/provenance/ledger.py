@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 import tomli_w
 
+from claimcheck.decide.calibration import PartCalibration, decision_digest, ledger_results
 from claimcheck.errors import ConfigError
 
 SCHEMA = "claimcheck-ledger/1"
@@ -814,3 +815,31 @@ def seeds_text(seeds: Sequence[int]) -> str:
         else:
             out.append(str(s))
     return ", ".join(out)
+
+
+def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:
+    """Append a ``calibrate`` entry to ``ledger`` for each part whose result is not already its latest entry.
+
+    A part calibrated again with the same decision and the same counts adds nothing; a changed
+    decision, grid or count is a new entry (the old ones stay: the ledger is appended, never edited).
+    """
+    if ledger.suffix != ".toml":
+        ledger.mkdir(parents=True, exist_ok=True)
+    known = load_ledger(ledger) if ledger.exists() else Ledger(ledger)
+    added = []
+    for pc in parts:
+        results = ledger_results(pc)
+        latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
+        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
+            continue
+        added.append(append_calibration(ledger, pc.claim, pc.part, decision_digest(pc.decision), results))
+    return added
+
+
+def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
+    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
+    out = []
+    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
+        results = dict(e.get("results", {}))
+        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
+    return out

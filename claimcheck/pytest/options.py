@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claimcheck.errors import ConfigError
+from claimcheck.files import user_cache_dir
+from claimcheck.gate.tolerance import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.protocol.budget import BUDGETS, Budget, get_budget
 from claimcheck.protocol.spec import N_BUDGETS
 from claimcheck.pytest.executor import INSTALL, ray_missing
@@ -33,17 +35,6 @@ DATA_ENV = "CLAIMCHECK_DATA_DIR"
 # generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
 # to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
 MAX_SEED = 2**32 - 1
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Relative tolerances of the bit-identity check: on the same hardware, and across hardware."""
-
-    same: float = 0.0  # float64 on one machine is reproducible bit for bit
-    cross: float = 0.05  # another CPU/GPU, BLAS or torch build may reorder sums
-
-
-DEFAULT_TOLERANCE = Tolerance()
 
 
 @dataclass(frozen=True)
@@ -115,7 +106,7 @@ MARGINS_HELP = (
     "margins of the baseline gate per statistic, one CLAIM.statistic=MARGIN a line, the statistic named as the "
     "comparison's table names it (they win over the protocol's)"
 )
-FAIL_MODES = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
+FAIL_MODE_WORDS = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
               "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
 
 
@@ -537,9 +528,9 @@ def report_link(text: str | None, root: Path) -> Path | None:
 def parse_fail_mode(value: Any, option: str) -> str:
     """Return the gate's mode, "all", "worse" or "" (off), from ``--claim-baseline-fail[=worse]`` or its ini twin."""
     text = str(value).strip().lower() if value is not None else ""
-    if text not in FAIL_MODES:
+    if text not in FAIL_MODE_WORDS:
         raise ConfigError(f"{option}: expected nothing (fail on worse and undecided) or worse, got {value!r}")
-    return FAIL_MODES[text]
+    return FAIL_MODE_WORDS[text]
 
 
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
@@ -572,7 +563,7 @@ def baseline_fail_value_as_test_path(args: list[str]) -> bool:
     """
     changed = False
     for i, word in enumerate(args[:-1]):
-        if word == "--claim-baseline-fail" and args[i + 1].strip().lower() not in FAIL_MODES:
+        if word == "--claim-baseline-fail" and args[i + 1].strip().lower() not in FAIL_MODE_WORDS:
             if not args[i + 1].startswith("-"):
                 args[i] = "--claim-baseline-fail=all"
                 changed = True
@@ -702,11 +693,6 @@ def parse_path(text: str | None, root: Path) -> Path | None:
         return None
     path = Path(text).expanduser()
     return path if path.is_absolute() else root / path
-
-
-def user_cache_dir(name: str) -> Path:
-    """Return ``$XDG_CACHE_HOME/claimcheck/<name>`` (``~/.cache`` when unset or empty)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "claimcheck" / name
 
 
 def parse_threads(text: str, option: str) -> int:

@@ -17,23 +17,31 @@ from typing import Any
 
 import pytest
 
-from claimcheck.decide.calibration import calibration_entries
-from claimcheck.decide.record import ClaimRecorder
+from claimcheck.decide.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.decide.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
 from claimcheck.gate.accept import AcceptError, accept
-from claimcheck.gate.baseline import Comparison, compare
+from claimcheck.gate.baseline import Comparison, compare, render_comparison
 from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
 from claimcheck.gate.history import save_run
 from claimcheck.provenance.environment import fingerprint
 from claimcheck.provenance.expectations import PinnedAt, chaotic_notes, deviations, known_label, pins_of
 from claimcheck.provenance.fingerprint import NO_ENGINE, Engine
-from claimcheck.provenance.ledger import EMPTY, Ledger, State, check_git, check_history, load_ledger
+from claimcheck.provenance.ledger import (
+    EMPTY,
+    Ledger,
+    State,
+    calibration_entries,
+    check_git,
+    check_history,
+    load_ledger,
+)
 from claimcheck.pytest.executor import Executor
+from claimcheck.pytest.markers import claim_code, claim_protocol_of
 from claimcheck.pytest.options import Settings
 from claimcheck.pytest.reaper import killed_note
 from claimcheck.report.markdown import RERUN_KEY, terminal_lines
 from claimcheck.report.paths import Places
-from claimcheck.report.rundata import GateUnits, RunData, dumps
+from claimcheck.report.rundata import GateUnits, RunData, dumps, record_json
 from claimcheck.report.write import ReportWriteError, Written, mark_superseded, write_report
 from claimcheck.store.cache import default_cache_dir
 
@@ -248,9 +256,9 @@ class Controller:
         if self.ledger.path is not None:
             run.env["ledger"] = ledger_line(self.ledger)
         self.changed: list[str] = []  # claims whose code matches no registered version
-        self.meta_of = claim_of  # item -> (claim id, title, source) or None
+        self.meta_of = claim_of  # item -> (claim id, title, source) or None: the marker's reader
         self.collected: list[str] = []
-        self.claim_of: dict[str, str] = {}  # node id -> claim id, where collection showed it
+        self.claim_by_node: dict[str, str] = {}  # node id -> claim id, where collection showed it
         self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
         self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
         self.reaper_dir: Path | None = None  # where a worker's reaper notes a test it killed (claimcheck.pytest.reaper)
@@ -262,6 +270,7 @@ class Controller:
         self.not_written = ""  # why the report set could not be written
         self.not_saved = ""  # why the run could not be saved to the history
         self.comparison: Comparison | None = None  # the comparison with the baseline, decided once
+        self.comparison_problems: list[str] = []  # why there is none, for the report
         self.gate: Gate | None = None  # the baseline gate's outcome
         self.gate_lines: list[tuple[str, bool]] = []  # what the terminal says of the gate (text, red)
 
@@ -270,7 +279,7 @@ class Controller:
         for item in session.items:
             meta = self.meta_of(item)
             if meta is not None:
-                self.claim_of[item.nodeid] = meta[0]
+                self.claim_by_node[item.nodeid] = meta[0]
                 self.titles[meta[0]] = list(meta[1:])
 
     @pytest.hookimpl(optionalhook=True)
@@ -281,7 +290,7 @@ class Controller:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """Learn each test's claim from a pytest-xdist worker (the controller collects nothing itself)."""
         for nodeid, (cid, *titles) in getattr(node, "workeroutput", {}).get(CLAIMS_OUTPUT, {}).items():
-            self.claim_of[nodeid] = cid
+            self.claim_by_node[nodeid] = cid
             self.titles[cid] = titles
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -301,7 +310,7 @@ class Controller:
     def _add_bare_failures(self) -> None:
         """Add each claim test that failed without a payload (its pytest-xdist worker crashed) as an error."""
         for nodeid, message in self.bare_failures.items():
-            cid = self.claim_of.get(nodeid)
+            cid = self.claim_by_node.get(nodeid)
             if cid is not None and nodeid not in self.outcomes.by_node:
                 title, source = [*self.titles.get(cid, []), "", ""][:2]
                 self.outcomes.by_node[nodeid] = TestOutcome(nodeid, cid, title, source, "error", message=message)
@@ -311,7 +320,7 @@ class Controller:
         by_file = {t.nodeid.split("::")[0]: t.claim_id for t in self.outcomes.by_node.values()}
         out: dict[str, list[str]] = {}
         for n in missing:
-            cid = self.claim_of.get(n) or by_file.get(n.split("::")[0])
+            cid = self.claim_by_node.get(n) or by_file.get(n.split("::")[0])
             if cid is not None:
                 out.setdefault(cid, []).append(n)
         return out
@@ -356,9 +365,10 @@ class Controller:
         if s.report is not None and not collect_only:
             figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
             try:
+                comp = self.comparison
                 self.written = write_report(
-                    run, s.report, self.baseline, str(s.baseline or ""), s.tolerance, s.figures, figure_cache,
-                    comparison=self.comparison, sidecar=text,
+                    run, s.report, sections=[render_comparison(comp)] if comp is not None else [],
+                    problems=self.comparison_problems, figures=s.figures, figure_cache=figure_cache, sidecar=text,
                 )  # fmt: skip
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
@@ -384,7 +394,8 @@ class Controller:
         try:
             margins = dict(s.baseline_margins)
             self.comparison = compare(run, self.baseline, str(s.baseline or ""), s.tolerance, margins)
-        except Exception as e:  # the report names it (write_report); the gate cannot decide
+        except Exception as e:  # the report names it; the gate cannot decide
+            self.comparison_problems = [f"the comparison with {s.baseline} failed: {type(e).__name__}: {e}"]
             self.gate_lines = [(f"claim baseline: UNDECIDED — the comparison failed: {type(e).__name__}: {e}", True)]
             return EXIT_UNDECIDED if mode else 0
         self.gate = judge(self.comparison, pinned)
@@ -568,3 +579,46 @@ class Controller:
         if source:
             return f"compare with the baseline's report; {ACCEPT_HINT}"
         return "pin the known results in an expectations file (--claim-expectations)"
+
+
+def carry_results(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None], meta: Any) -> None:
+    """Put what a claim test measured on its report (``user_properties``), where the controller reads it.
+
+    The same under pytest-xdist: the report travels to the controller, the item does not.
+    """
+    from claimcheck.pytest.plugin import ENGINE_KEY, GATE_KEY, RECORD_KEY, UNITS_KEY
+
+    outcome = outcome_of(report)
+    if outcome is not None:
+        rec = item.stash.get(RECORD_KEY, None)
+        payload: dict[str, Any] = {
+            "nodeid": item.nodeid,
+            "claim_id": meta[0],
+            "title": meta[1],
+            "source": meta[2],
+            "outcome": outcome,
+            "message": message_of(report, call),
+            "record": record_json(rec) if rec is not None and report.when == "call" else None,
+        }
+        proto = claim_protocol_of(item)
+        if proto is not None:
+            payload["protocol"] = proto.to_dict()
+            payload["code"] = claim_code(item, item.config.stash[ENGINE_KEY]) if proto.declared else None
+        if report.when == "call":
+            payload["counts"] = _counts(item)
+        report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
+        units = item.stash.get(UNITS_KEY, None)
+        if report.when == "call" and units is not None and units.reserve is not None:
+            gate = {"nodeid": item.nodeid, "units": asdict(units.reserve.units)}
+            report.user_properties.append((GATE_KEY, json.dumps(gate)))
+
+
+def _counts(item: pytest.Item) -> dict[str, int]:
+    from claimcheck.pytest.plugin import COUNTS_KEY, STORE_KEY
+
+    before = item.stash.get(COUNTS_KEY, None)
+    if before is None:
+        return {}
+    now = replace(item.config.stash[STORE_KEY].counts)
+    now.add(before, sign=-1)
+    return {k: v for k, v in asdict(now).items() if v}

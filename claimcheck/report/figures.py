@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from claimcheck.decide.record import Curve
+from claimcheck.files import write_atomic
 from claimcheck.report.markdown import figure_name
 from claimcheck.report.rundata import RunData
 from claimcheck.store.cachefile import NotReadable, cache_secret, read_regular, remove_sealed, seal, unseal
-from claimcheck.store.files import write_atomic
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

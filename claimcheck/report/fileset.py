@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from claimcheck.store.files import write_atomic
+from claimcheck.files import write_atomic
 
 FORMAT = "claimcheck-report-set/2"  # 2: the sha256 of every file claimcheck wrote
 FORMATS = ("claimcheck-report-set/1", FORMAT)  # 1: no hashes, so none of its entries is removed or moved over

@@ -9,13 +9,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claimcheck.gate.baseline import Comparison, compare, render_comparison
-from claimcheck.pytest.options import DEFAULT_TOLERANCE, Tolerance
+from claimcheck.files import write_atomic
 from claimcheck.report.figures import draw_figures
 from claimcheck.report.fileset import (
     DETAILS_MARK,
@@ -35,7 +34,6 @@ from claimcheck.report.fileset import (
 from claimcheck.report.markdown import MAX_CHARS, claim_sections, md, render, render_compact, render_details
 from claimcheck.report.rundata import RunData, dumps
 from claimcheck.store.filelock import LockTimeout, hold, to_stderr
-from claimcheck.store.files import write_atomic
 
 
 @dataclass
@@ -46,7 +44,6 @@ class Written:
     json: Path
     details: Path | None = None  # the per-claim sections, when the report had to be split
     figures: list[Path] = field(default_factory=list)
-    comparison: Comparison | None = None
     problems: list[str] = field(default_factory=list)  # what could not be done (a figure, the comparison)
     left_alone: list[str] = field(default_factory=list)  # files the old manifest named that were not claimcheck's
 
@@ -110,39 +107,30 @@ def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
 def write_report(
     run: RunData,
     path: Path,
-    baseline: RunData | None = None,
-    baseline_source: str = "",
-    tolerance: Tolerance = DEFAULT_TOLERANCE,
+    *,
+    sections: Sequence[str] = (),
+    problems: Sequence[str] = (),
     figures: bool = True,
     figure_cache: Path | None = None,
-    comparison: Comparison | None = None,
     sidecar: str | None = None,
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
 
     ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
-    figure is copied from it instead of drawn. ``comparison`` is the session's comparison with
-    ``baseline``, decided once by the controller; without it, the comparison is made here.
-    ``sidecar`` is the run's JSON text when the caller has it already (``rundata.dumps``): the run
-    is serialised once a session, for the sidecar, the history and the accepted baseline alike.
+    figure is copied from it instead of drawn. ``sections`` are markdown sections the session
+    rendered (its comparison with the baseline, decided once there), ``problems`` what it could not
+    do (a comparison that failed): this writer decides nothing. ``sidecar`` is the run's JSON text
+    when the caller has it already (``rundata.dumps``): the run is serialised once a session, for
+    the sidecar, the history and the accepted baseline alike.
 
-    Nothing optional decides whether the report is written: a comparison or a figure that fails
+    Nothing optional decides whether the report is written: a figure that fails
     is named in the report instead. The set is staged and committed under one lock
     (``claimcheck.report.fileset``), so it is the old set or the new one, never a mix, and two sessions
     never interleave theirs. Raise ReportWriteError naming the path and the cause when the set
     cannot be written (a full disk, no permission, a folder in the way); the old set is kept.
     """
-    written = Written(path, sidecar_path(path))
-    extra = []
-    if comparison is not None:
-        written.comparison = comparison
-        extra.append(render_comparison(comparison))
-    elif baseline is not None:
-        try:
-            written.comparison = compare(run, baseline, baseline_source, tolerance)
-            extra.append(render_comparison(written.comparison))
-        except Exception as e:
-            written.problems.append(f"the comparison with {baseline_source} failed: {type(e).__name__}: {e}")
+    written = Written(path, sidecar_path(path), problems=list(problems))
+    extra = list(sections)
     try:
         with _report_lock(path):
             recover(path)

@@ -46,11 +46,10 @@ import numpy as np
 import torch
 
 from claimcheck.errors import ClaimcheckError
+from claimcheck.files import sha256_file, user_cache_dir, write_atomic
 from claimcheck.provenance.environment import key_numerics
-from claimcheck.pytest.options import user_cache_dir
 from claimcheck.store import filelock
 from claimcheck.store.cachefile import NotReadable, cache_secret, read_regular, seal, unseal
-from claimcheck.store.files import sha256_file, write_atomic
 from claimcheck.store.keys import Key
 
 Arrays = dict[str, np.ndarray]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from claimcheck.store.files import sha256_file
+from claimcheck.files import sha256_file
 
 SOURCES = "$CLAIMCHECK_DATA_DIR/SOURCES.md"  # the data folder's own notes, beside the files
 

@@ -118,7 +118,7 @@ def test_every_module_the_engine_loads_is_covered_or_decides_no_result() -> None
         "claimcheck.store.keys",
         "claimcheck.store.cache",
         "claimcheck.pytest.options",
-        "claimcheck.store.files",
+        "claimcheck.files",
         "claimcheck.pytest.executor",
         "claimcheck.pytest.deadline",  # stops a run past --claim-timeout; a result it lets through is the same
         "claimcheck.provenance.environment",  # names the numerics a key holds (kernels, CPU, threads); computes nothing

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.store.files import write_atomic
+from claimcheck.files import write_atomic
 
 CLAIM = """
 import pytest

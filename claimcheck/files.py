@@ -16,6 +16,11 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 
 
+def user_cache_dir(name: str) -> Path:
+    """Return ``$XDG_CACHE_HOME/claimcheck/<name>`` (``~/.cache`` when unset or empty)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "claimcheck" / name
+
+
 def current_umask() -> int:
     """Return the process's umask (read by setting it and putting it back at once)."""
     mask = os.umask(0o022)

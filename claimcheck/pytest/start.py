@@ -1,0 +1,117 @@
+"""Start the claim core in a process: the baseline and ledger checked, the executor, store and controller set up.
+
+``plugin.start_core`` calls ``start`` once a process, when a claim is collected, a claim fixture is
+used, or an option needs the core at once; a session that collects no claim never imports this
+module (nor torch). On a pytest-xdist worker it sets up what the worker needs (store, executor,
+the plan it sends its controller); on the controller, the run, its ``Controller`` and reporters.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from claimcheck.errors import ConfigError
+from claimcheck.pytest.markers import claim_meta
+from claimcheck.pytest.options import shown_path, spread_device
+from claimcheck.pytest.plugin import (
+    BASELINE_KEY,
+    CONTROLLER_KEY,
+    ENGINE_KEY,
+    EXECUTOR_KEY,
+    RAY_ADDRESS_INPUT,
+    REAPER_DIR_KEY,
+    REAPER_KEY,
+    SETTINGS_KEY,
+    SIGTERM_KEY,
+    STORE_KEY,
+    say_uncaptured,
+)
+from claimcheck.pytest.reaper import REAPER_DIR_INPUT
+
+
+def start(config: pytest.Config) -> None:
+    """Start the claim core in this process: the ledger, executor, store, controller and reporters.
+
+    Raise pytest.UsageError naming the option or file when one of them cannot be set up.
+    """
+    import torch
+
+    import claimcheck.pytest.session as ctl
+    from claimcheck.gate.baseline import check_margins
+    from claimcheck.provenance.fingerprint import NO_ENGINE
+    from claimcheck.pytest.executor import executor_for
+    from claimcheck.pytest.markers import plan_sender, progress_reporter
+    from claimcheck.pytest.reaper import Reaper
+    from claimcheck.pytest.termination import sigterm_as_interrupt
+    from claimcheck.report.figures import clear_figure_cache
+    from claimcheck.report.rundata import RunFileError, load
+    from claimcheck.store.cache import ResultCache, default_cache_dir
+
+    worker = getattr(config, "workerinput", {})
+    settings = config.stash[SETTINGS_KEY]
+    try:
+        baseline = load(settings.baseline) if settings.baseline else None
+        if baseline is not None:
+            check_margins(dict(settings.baseline_margins), baseline)
+        ledger = None if worker else ctl.verified_ledger(settings)
+        if baseline is not None and settings.baseline_fail:  # the trusted run's verdicts are the expected ones
+            source = f"the baseline {shown_path(settings.baseline or config.rootpath, config.rootpath)}"
+            settings = replace(settings, **ctl.baseline_pins(baseline, source))
+        settings = replace(
+            settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
+        )
+        torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
+        config.stash[EXECUTOR_KEY] = executor_for(
+            settings.executor,
+            settings.ray_address,
+            settings.ray_address_source,
+            gpu=settings.device.startswith("cuda"),
+            remote=config.hook.pytest_claimcheck_remote(config=config),
+            controller_address=worker.get(RAY_ADDRESS_INPUT, ""),
+        )
+    except (ConfigError, RunFileError) as e:
+        raise pytest.UsageError(str(e)) from None
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[BASELINE_KEY] = baseline
+    config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
+    # What is alive now (torch, numpy, scipy, the core: about 240,000 objects) lives as long as the
+    # process; frozen, no later collection walks it again (pytest's collection at exit took 0.4 s).
+    # Collected first, so no garbage is frozen with it (a process that runs pytest in-process again).
+    gc.collect()
+    gc.freeze()
+    if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    store = ResultCache(
+        None if settings.cache == "off" else settings.cache_dir or default_cache_dir(),
+        verify=settings.cache_verify,
+        verify_seed=settings.seed,
+        note=partial(say_uncaptured, config),
+    )
+    if settings.cache == "clear" and not worker and not config.option.collectonly:  # --co runs nothing, clears nothing
+        store.clear()
+        assert store.root is not None
+        clear_figure_cache(store.root / ctl.FIGURE_CACHE)
+    config.stash[STORE_KEY] = store
+    if worker:  # tell the controller the claim of every test, a test whose worker crashes included
+        config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
+        config.pluginmanager.register(plan_sender(config, settings), "claimcheck-plan")
+        if settings.timeout and worker.get(REAPER_DIR_INPUT):
+            config.stash[REAPER_KEY] = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
+    else:
+        run = ctl.start_run(config, settings, config.stash[EXECUTOR_KEY])
+        places = ctl.places_of(config, settings)
+        engine = config.stash[ENGINE_KEY]
+        controller = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+        if settings.timeout:  # where pytest-xdist workers' reapers leave a note before they kill one
+            controller.reaper_dir = config.stash[REAPER_DIR_KEY] = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
+        config.stash[CONTROLLER_KEY] = controller
+        config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
+        config.stash[SIGTERM_KEY] = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
+    config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
