@@ -21,11 +21,11 @@ from claimcheck.pytest.executor import LOCAL, Executor
 from claimcheck.pytest.options import Settings
 from claimcheck.report.markdown import CONFIRMED_ON_KEY, PREMISES_KEY, SUBJECT_KEY
 from claimcheck.store.cache import ResultCache
-from qin2025.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
 from qin2025.data.known import folder_provenance
-from qin2025.facts import subject_facts
-from qin2025.trainer import Trainer, engine_identity
-from qin2025.usermodel import CAPABILITIES, ModelSpec, load_model, missing
+from qin2025.engine.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
+from qin2025.engine.facts import subject_facts
+from qin2025.engine.trainer import Trainer, engine_identity
+from qin2025.engine.usermodel import CAPABILITIES, ModelSpec, load_model, missing
 
 MODEL_KEY = pytest.StashKey[ModelSpec]()
 USER_MODEL_KEY = pytest.StashKey[str]()
@@ -90,7 +90,9 @@ def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
 
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
     model = config.stash[MODEL_KEY]
-    user = {CONFIRMED_ON_KEY: "the paper's model (qin2025.model)"} if config.stash.get(USER_MODEL_KEY, "") else {}
+    user = (
+        {CONFIRMED_ON_KEY: "the paper's model (qin2025.engine.model)"} if config.stash.get(USER_MODEL_KEY, "") else {}
+    )
     return {
         "model": model.name,
         SUBJECT_KEY: subject_facts(model.regime()),
@@ -141,7 +143,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         model = item.config.stash[MODEL_KEY]
         lacking = missing(model, marker.args)
         if lacking:
-            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.usermodel")
+            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.engine.usermodel")
 
 
 def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:

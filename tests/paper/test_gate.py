@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.spectral import distance_from_uniform, sample_attention
-from qin2025.train import TrainConfig
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.spectral import distance_from_uniform, sample_attention
+from qin2025.engine.train import TrainConfig
 
 S_FAR = "median ||S - 11^T/n||_F at init"
 STATS = (Stat("log10 L_T/L_0", "<=", -0.5), Stat("worst step ratio", "<", 1.0), Stat(S_FAR, "<=", 3.0))
@@ -191,7 +191,7 @@ def test_the_first_screen_names_the_model_and_the_premises_it_breaks_in_the_clai
     row = next(line for line in screen.splitlines() if line.startswith("| [C9]"))
     assert "**Model outside the claim's premises:** " in row and premise in row
     assert f"**Model under test**: `{EXAMPLE / 'mutants.py'}:{mutant}`: heads: " in screen
-    assert "was earned on the paper's model (qin2025.model); it says nothing yet about this model" in screen
+    assert "was earned on the paper's model (qin2025.engine.model); it says nothing yet about this model" in screen
 
 
 @pytest.mark.slow
