@@ -29,6 +29,7 @@ from qin2025.engine.usermodel import CAPABILITIES, ModelSpec, load_model, missin
 
 MODEL_KEY = pytest.StashKey[ModelSpec]()
 USER_MODEL_KEY = pytest.StashKey[str]()
+REFUSED_KEY = pytest.StashKey[str]()  # why the probe refused --claim-model, when it did
 _MODEL_KEYS = ("d_qk", "qk_init", "logit_scale")  # regime entries a user model may decline or set itself
 
 
@@ -50,11 +51,19 @@ def _user_model(config: pytest.Config) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[USER_MODEL_KEY] = _user_model(config)
     try:
         config.stash[MODEL_KEY] = load_model(_user_model(config), root=config.rootpath)
     except Exception as e:  # load_model raises ConfigError with the fix; keep its message
-        raise pytest.UsageError(str(e)) from None
-    config.stash[USER_MODEL_KEY] = _user_model(config)
+        if not hasattr(config.hook, "pytest_claimcheck_refusal"):  # no core to write a report: say it here
+            raise pytest.UsageError(str(e)) from None
+        config.stash[REFUSED_KEY] = str(e)  # the core writes a report that says why, then ends as a usage error
+        return
+
+
+def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
+    """A model the probe refused: no claim can run; the core's report says why."""
+    return config.stash.get(REFUSED_KEY, None)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -93,6 +93,18 @@ def test_a_model_whose_weights_get_no_gradient_is_refused_naming_them(pytester: 
     result.stderr.fnmatch_lines(["*get no gradient*: net.blocks.0.query.weight, net.blocks.0.key.weight*"])
 
 
+def test_a_refused_model_still_writes_a_report_that_says_why(pytester: pytest.Pytester) -> None:
+    """Issue 49: a CI step that posts the report has one to post when the probe refuses the model."""
+    _claim(pytester)
+    old = pytester.path / "reports" / "claim-report.md"
+    result = pytester.runpytest(f"--claim-model={EXAMPLE / 'mutants.py'}:hard_argmax", "--claim-report")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*get no gradient*", f"*the claim report {old} says so*"])
+    text = old.read_text()
+    assert "INCOMPLETE RUN" in text and "the run did not start" in text and "get no gradient" in text
+    assert json.loads(old.with_suffix(".json").read_text())["incomplete"][0].startswith("the run did not start")
+
+
 def test_a_benign_edit_passes_the_gate_against_the_baseline(pytester: pytest.Pytester) -> None:
     _baseline(pytester)
     # the same bits: every statistic equivalent; other draws from the same distribution: at 12 units every statistic
