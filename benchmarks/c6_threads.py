@@ -4,7 +4,7 @@
 builds the sample of one seed of the **exploratory** pool (offset ``--offset`` of the standard
 block at base seed 0: N = 256 sentences, 8 tokens), takes the residual model truncated to
 ``--depth`` layers and times ``--steps`` full-batch gradient evaluations (forward, loss, backward:
-what one GD step of ``qin2025.finetune.finetune`` costs) at 1 thread, then at 2, ``--rounds`` times
+what one GD step of ``qin2025.engine.finetune.finetune`` costs) at 1 thread, then at 2, ``--rounds`` times
 alternated, so a change of the machine's load hits both. With ``--processes`` the second
 configuration is 2 processes x 1 thread instead: two processes time the same steps at once, and the
 speed-up is the throughput of the pair over one process alone (two units at a time, as two xdist
@@ -30,8 +30,8 @@ import torch
 
 from claimcheck.protocol.spec import block_seed
 from qin2025.data.sst2 import find_sst2
-from qin2025.encoder import EncoderConfig, layer_params, load_pretrained
-from qin2025.finetune import init_head, objective
+from qin2025.engine.encoder import EncoderConfig, layer_params, load_pretrained
+from qin2025.engine.finetune import init_head, objective
 from qin2025.residual_depth import seed_data
 
 ROOT = Path(__file__).resolve().parents[1]

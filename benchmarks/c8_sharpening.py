@@ -1,6 +1,6 @@
 """Measure how much the C8 models sharpen along GD: lambda_max(t) / lambda_max(0), per L and seed.
 
-Re-runs the C8 training loop (the same init, data, step-size rule and update as ``qin2025.train``)
+Re-runs the C8 training loop (the same init, data, step-size rule and update as ``qin2025.engine.train``)
 and measures the top Hessian eigenvalue at checkpoints. Prints one JSON line per (L, seed) with the
 sharpening factor max_t lambda_max(t) / lambda_max(0), the step it peaked at, and the run's
 worst-step envelope T log10(c), log-linear R^2 and loss rises. A diagnostic, not a claim: run it
@@ -19,8 +19,8 @@ import torch
 
 from qin2025.curves import contraction, increases, log_linear_fit
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, forward, init_params, squared_loss
-from qin2025.train import gd_update, hessian_top_eigenvalue
+from qin2025.engine.model import ModelConfig, forward, init_params, squared_loss
+from qin2025.engine.train import gd_update, hessian_top_eigenvalue
 
 SIZE = (4, 8, 64, 16)  # C8's N, n, d, d_qk
 

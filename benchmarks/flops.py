@@ -8,7 +8,7 @@ are left out: they are O(N n (n + d)) and small beside the products.
 
 from __future__ import annotations
 
-from qin2025.model import ModelConfig
+from qin2025.engine.model import ModelConfig
 
 
 def step_flops(cfg: ModelConfig, n_samples: int, n_tokens: int) -> int:

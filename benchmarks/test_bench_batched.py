@@ -19,11 +19,11 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from claimcheck.store.cache import ResultCache
-from qin2025.batched import Run
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 SEEDS = (0, 1, 2, 3, 4)

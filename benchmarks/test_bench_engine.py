@@ -21,8 +21,8 @@ import torch
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, Params, forward, init_params, squared_loss
-from qin2025.train import gd_update
+from qin2025.engine.model import ModelConfig, Params, forward, init_params, squared_loss
+from qin2025.engine.train import gd_update
 
 STEPS = 5  # GD steps per timed round: short rounds, many of them, so the median shrugs off load bursts
 ROUNDS = 60

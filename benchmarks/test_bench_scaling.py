@@ -18,8 +18,8 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from torch.utils.flop_counter import FlopCounterMode
 
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, forward, init_params, squared_loss
-from qin2025.train import gd_update
+from qin2025.engine.model import ModelConfig, forward, init_params, squared_loss
+from qin2025.engine.train import gd_update
 
 BASE = {"N": 32, "n": 8, "d": 64, "d_qk": 16, "L": 1}
 SWEEP = {"N": [8, 128], "n": [4, 32], "d": [16, 256], "d_qk": [4, 64], "L": [2, 4]}

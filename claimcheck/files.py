@@ -65,7 +65,8 @@ def files_digest(files: Mapping[str, Path], root: Path) -> str:
 
     ``files`` maps a name (say a module) to its file, hashed in the mapping's order; each file adds
     ``"<path>\\0<size>\\0"`` and then its bytes, so moving a file or a byte from one file to the next changes
-    the digest. The code identities of a cache key (``qin2025.codeid``, ``qin2025.modelcode``) are this digest.
+    the digest. The code identities of a cache key (``qin2025.engine.codeid``,
+    ``qin2025.engine.modelcode``) are this digest.
     """
     h = hashlib.sha256()
     for name, path in files.items():
@@ -146,8 +147,8 @@ def import_closure(
     ``find`` returns the file of a module to follow, or None for one that is not followed (outside
     the tree, or not a module: ``from pkg import name``); the walk neither enters nor lists ``stop``.
     A file that does not parse raises SyntaxError, or with ``strict`` False is listed but not followed.
-    This is the one import walker of the file identities: the engine's (``qin2025.codeid``) and a
-    user model's (``qin2025.modelcode``); ``provenance.fingerprint.code_fingerprint`` walks definitions instead.
+    This is the one import walker of the file identities: the engine's (``qin2025.engine.codeid``) and a
+    user model's (``qin2025.engine.modelcode``); ``provenance.fingerprint.code_fingerprint`` walks definitions instead.
     """
     seen: dict[str, Path] = {}
     todo = sorted(start.items(), reverse=True)

@@ -18,10 +18,13 @@ from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
 from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 from qin2025.linear_rate import (
     DEPTH_BAR,
     LATE_DEPTH,
@@ -33,9 +36,6 @@ from qin2025.linear_rate import (
     margin_ratio,
     record_unit,
 )
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer
 
 PAST_THE_BOUND = "mu = 1.5 x 2/lambda_max(0)"
 STEPS = 1000  # a cap: runs stop at 1e-24 L_0, the scoring floor (explored: in 355-932 steps)

@@ -26,6 +26,7 @@ from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.calibration.full_rank import floor_families
 from qin2025.challenge import families as challenge
+from qin2025.engine.trainer import Trainer
 from qin2025.full_rank import (
     COLLAPSED,
     FLOOR,
@@ -40,7 +41,6 @@ from qin2025.full_rank import (
     sweep,
     weights,
 )
-from qin2025.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 over the grid"
 ADVERSARIAL_W_V = "adversarial W_V"
@@ -88,7 +88,8 @@ PROTOCOL = ClaimProtocol(
         "ci on seeds 0-29; v1 on seeds 0-2, 3-5 and 10-12. v4 is v3 with the SVDs moved from the decision into the "
         "cached grid (the decision takes the per-draw ratios): same numbers, a new block; v3 was confirmed on C3-v3",
     ),
-    regime="qin2025.model (or a --claim-model's own weights), W_V ~ N(0, 1/d), W_Q, W_K Xavier N(0, 2/(d + d_qk)) "
+    regime="qin2025.engine.model (or a --claim-model's own weights), W_V ~ N(0, 1/d), W_Q, W_K "
+    "Xavier N(0, 2/(d + d_qk)) "
     "and N(0, 1/d), logits 1/sqrt(d_qk), X ~ N(0, 1) of full row rank with n <= d/2, float64; collapsed: the "
     "model's forward on 2^-26 X, divided by 2^-26 (S uniform to float precision)",
     horizon="no training: one weight draw x 8 inputs per grid point, as drawn and collapsed; (n, d) in {(8, 32), "

@@ -48,8 +48,8 @@ from qin2025.collapse import (
     slows_decision,
     stops_decision,
 )
-from qin2025.trainer import Trainer
-from qin2025.usermodel import ModelSpec
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import ModelSpec
 
 COLLAPSE, SLOWS_PART, STOPS_PART = "collapse", "slows", "stops"
 FLOOR_16 = "logit floor at Xavier's 16 d value: collapse"
@@ -133,7 +133,8 @@ PROTOCOL = ClaimProtocol(
         "v4 is v3 with the collapse sweep cached (Trainer.call): same measurements and decisions, a new block; v3 "
         "was confirmed on block C4-v3",
     ),
-    regime="qin2025.model (or a --claim-model honouring qk_init; the floors need qk_gain), W_V ~ N(0, 1/d), logits "
+    regime="qin2025.engine.model (or a --claim-model honouring qk_init; the floors need qk_gain), "
+    "W_V ~ N(0, 1/d), logits "
     "1/sqrt(d_qk), float64; collapse at (n, d) = (8, 32), (16, 64); training N = 2, n = 8, d = 16, mu = 0.5 x "
     "min over the pair (beta = 0, 1) of 2/lambda_max at init (a proxy for the theorem's bound); rate = mean_rate",
     horizon="d_QK = d x (1, 4, 16, 64, 256); collapse: 2 weight draws x 8 inputs per d_QK and shape, no training; "

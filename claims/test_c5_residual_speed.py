@@ -31,6 +31,8 @@ from claimcheck.pytest.options import Settings
 from qin2025.calibration.residual_speed import faster_families, order_families
 from qin2025.challenge import families as challenge
 from qin2025.data.jena import JenaNotFound
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.trainer import Trainer
 from qin2025.level_speed import (
     END_RHO,
     FLAT,
@@ -40,7 +42,6 @@ from qin2025.level_speed import (
     in_zone,
     order_decision,
 )
-from qin2025.model import ModelConfig
 from qin2025.residual_speed import (
     BLOCKS,
     LR_FRACTION,
@@ -54,7 +55,6 @@ from qin2025.residual_speed import (
     train_step_sweeps,
     train_sweeps,
 )
-from qin2025.trainer import Trainer
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the residual coefficients compared (the grid)
 PREMISE = (

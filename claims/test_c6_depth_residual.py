@@ -29,8 +29,9 @@ from qin2025.calibration.depth import advantage_families, trend_families
 from qin2025.challenge import families as challenge
 from qin2025.data.sst2 import find_sst2
 from qin2025.data.sst2_sanity import check_sst2_data
-from qin2025.encoder import Pretrained, load_pretrained
-from qin2025.finetune import check_reference
+from qin2025.engine.encoder import Pretrained, load_pretrained
+from qin2025.engine.finetune import check_reference
+from qin2025.engine.trainer import Trainer
 from qin2025.residual_depth import (
     TREND,
     Grid,
@@ -49,7 +50,6 @@ from qin2025.residual_depth import (
     window_error,
     window_loss,
 )
-from qin2025.trainer import Trainer
 
 DEPTHS = (1, 6)  # the shallowest and the deepest truncation of the 6-layer encoder, at every budget
 DELTA = 0.01  # the smallest advantage the claim counts: one point of training error (2.6 sentences of 256)

@@ -49,7 +49,7 @@ from qin2025.conditioning import (
     record_lever,
     regime,
 )
-from qin2025.trainer import Trainer
+from qin2025.engine.trainer import Trainer
 
 PREMISE = (
     "every run of the lever stays finite, ends below its start and falls over its steady window (mu stayed below "
@@ -145,7 +145,8 @@ PROTOCOL = ClaimProtocol(
         "pool at ci, base seeds 0 (seeds 0-39) and 1. v5's design: seeds 0-15 (V1-V3); v5 was confirmed NOT "
         "REPRODUCED on C7-v5 (b 0.228 [0.186, 0.271]); v4 (the W_V lever, kinv at step 0) on C7-v4",
     ),
-    regime="qin2025.model, 1 layer, d = 32, d_QK = 16, W_Q, W_K, W_V, W_U ~ N(0, 1/d), logits 1/sqrt(d_QK), FFN of "
+    regime="qin2025.engine.model, 1 layer, d = 32, d_QK = 16, W_Q, W_K, W_V, W_U ~ N(0, 1/d), "
+    "logits 1/sqrt(d_QK), FFN of "
     "2 matrices (ReLU), beta = 1 in every run; synthetic N = 2, n = 8; float64, one torch thread; mu = 0.5 * "
     "2/lambda_max at init per run (a proxy for the theorem's bound). The rotation lever keeps X and every weight's "
     "singular values the Gaussian draw's (full rank); W_V's singular vectors are rotated towards an orientation "

@@ -15,10 +15,13 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families
 from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 from qin2025.linear_rate import (
     DEPTH_BAR,
     LATE_DEPTH,
@@ -31,9 +34,6 @@ from qin2025.linear_rate import (
     margin_ratio,
     record_unit,
 )
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 at L = 3"
 # Depth -> (horizon in steps, per-step rate of the slowest calibration positive); explored settled rates

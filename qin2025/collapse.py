@@ -35,13 +35,20 @@ import torch
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.errors import ConfigError
-from qin2025.batched import Run
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, QKInit
-from qin2025.spectral import derive_seed, distance_from_uniform, floor_ratio, loglog_slope, mean_rate, sigma_ratio
-from qin2025.train import TrainConfig, Trajectory
-from qin2025.trainer import Trainer
-from qin2025.usermodel import PAPER, ModelSpec
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig, QKInit
+from qin2025.engine.spectral import (
+    derive_seed,
+    distance_from_uniform,
+    floor_ratio,
+    loglog_slope,
+    mean_rate,
+    sigma_ratio,
+)
+from qin2025.engine.train import TrainConfig, Trajectory
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import PAPER, ModelSpec
 
 SPAN = (1, 4, 16, 64, 256)  # d_QK / d over the grid
 NEAR = SPAN[:4]  # d .. 64 d: where "slows" is read (v2's grid)

@@ -64,14 +64,14 @@ from numpy.typing import ArrayLike
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.stats import spearman, t_interval
-from qin2025.batched import Run, train_batch_from
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
-from qin2025.model import ModelConfig, Params, forward, init_params
+from qin2025.engine.batched import Run, train_batch_from
+from qin2025.engine.model import ModelConfig, Params, forward, init_params
+from qin2025.engine.spectral import derive_seed
+from qin2025.engine.train import TrainConfig, Trajectory
+from qin2025.engine.trainer import Trainer
 from qin2025.rotation import descend_reading_w_v, rotate, worst_rotation
-from qin2025.spectral import derive_seed
-from qin2025.train import TrainConfig, Trajectory
-from qin2025.trainer import Trainer
 
 SIZE = (2, 8, 32)  # N samples, n tokens, d (N n <= d)
 MODEL = ModelConfig(d=SIZE[2], d_qk=16, beta=1.0)  # W_Q, W_K ~ N(0, 1/d), logits 1/sqrt(d_QK), FFN of 2 matrices

@@ -32,16 +32,16 @@ from numpy.typing import ArrayLike
 
 from claimcheck.decide.record import ClaimRecorder
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, QKInit, init_params
-from qin2025.spectral import (
+from qin2025.engine.model import ModelConfig, QKInit, init_params
+from qin2025.engine.spectral import (
     attention_of,
     derive_seed,
     floor_ratio,
     rank_deficit,
     sample_attention_betas,
 )
-from qin2025.trainer import Trainer
-from qin2025.usermodel import PAPER, ModelSpec
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import PAPER, ModelSpec
 
 INITS: tuple[QKInit, ...] = ("xavier", "normal")  # W_Q, W_K variance 2/(d + d_QK) or 1/d; the index seeds the draw
 EPS = 2.0**-26  # inputs scaled by EPS collapse the attention: logits x 2^-52, values x EPS (exact in binary)

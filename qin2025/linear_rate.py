@@ -47,13 +47,13 @@ from numpy.typing import ArrayLike
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.spec import Estimate, Stat
-from qin2025.batched import Run, _initial, top_eigenvalues
 from qin2025.data.synthetic import TensorData
-from qin2025.model import ModelConfig, squared_loss
+from qin2025.engine.batched import Run, _initial, top_eigenvalues
+from qin2025.engine.model import ModelConfig, squared_loss
+from qin2025.engine.train import TrainConfig, Trajectory, gd_update, hessian_top_eigenvalue
+from qin2025.engine.trainer import Trainer, train_key
+from qin2025.engine.usermodel import PAPER
 from qin2025.monotone import regime_of
-from qin2025.train import TrainConfig, Trajectory, gd_update, hessian_top_eigenvalue
-from qin2025.trainer import Trainer, train_key
-from qin2025.usermodel import PAPER
 
 # Scored up to the first step at or below 1e-24 L_0, where the engine stops (TrainConfig.rel_floor).
 # Measured on C1's runs (design record): per-step rates there deviate from their 9-step mean by

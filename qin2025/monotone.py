@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from claimcheck.decide.record import ClaimRecorder
 from qin2025.curves import increases
-from qin2025.train import Trajectory
+from qin2025.engine.train import Trajectory
 
 
 def regime_of(traj: Trajectory) -> dict[str, Any]:

@@ -21,14 +21,15 @@ from claimcheck.pytest.executor import LOCAL, Executor
 from claimcheck.pytest.options import Settings
 from claimcheck.report.markdown import CONFIRMED_ON_KEY, PREMISES_KEY, SUBJECT_KEY
 from claimcheck.store.cache import ResultCache
-from qin2025.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
 from qin2025.data.known import folder_provenance
-from qin2025.facts import subject_facts
-from qin2025.trainer import Trainer, engine_identity
-from qin2025.usermodel import CAPABILITIES, ModelSpec, load_model, missing
+from qin2025.engine.codeid import CALIBRATION, DECIDES, PACKAGE, code_identity, engine_module_names
+from qin2025.engine.facts import subject_facts
+from qin2025.engine.trainer import Trainer, engine_identity
+from qin2025.engine.usermodel import CAPABILITIES, ModelSpec, load_model, missing
 
 MODEL_KEY = pytest.StashKey[ModelSpec]()
 USER_MODEL_KEY = pytest.StashKey[str]()
+REFUSED_KEY = pytest.StashKey[str]()  # why the probe refused --claim-model, when it did
 _MODEL_KEYS = ("d_qk", "qk_init", "logit_scale")  # regime entries a user model may decline or set itself
 
 
@@ -50,11 +51,19 @@ def _user_model(config: pytest.Config) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[USER_MODEL_KEY] = _user_model(config)
     try:
         config.stash[MODEL_KEY] = load_model(_user_model(config), root=config.rootpath)
     except Exception as e:  # load_model raises ConfigError with the fix; keep its message
-        raise pytest.UsageError(str(e)) from None
-    config.stash[USER_MODEL_KEY] = _user_model(config)
+        if not hasattr(config.hook, "pytest_claimcheck_refusal"):  # no core to write a report: say it here
+            raise pytest.UsageError(str(e)) from None
+        config.stash[REFUSED_KEY] = str(e)  # the core writes a report that says why, then ends as a usage error
+        return
+
+
+def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
+    """A model the probe refused: no claim can run; the core's report says why."""
+    return config.stash.get(REFUSED_KEY, None)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -90,7 +99,9 @@ def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str]:
 
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str]:
     model = config.stash[MODEL_KEY]
-    user = {CONFIRMED_ON_KEY: "the paper's model (qin2025.model)"} if config.stash.get(USER_MODEL_KEY, "") else {}
+    user = (
+        {CONFIRMED_ON_KEY: "the paper's model (qin2025.engine.model)"} if config.stash.get(USER_MODEL_KEY, "") else {}
+    )
     return {
         "model": model.name,
         SUBJECT_KEY: subject_facts(model.regime()),
@@ -141,7 +152,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         model = item.config.stash[MODEL_KEY]
         lacking = missing(model, marker.args)
         if lacking:
-            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.usermodel")
+            pytest.skip(f"the model under test ({model.name}) lacks {', '.join(lacking)}; see qin2025.engine.usermodel")
 
 
 def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:

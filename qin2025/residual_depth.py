@@ -36,9 +36,9 @@ import torch
 from numpy.typing import ArrayLike
 
 from qin2025.data.sst2 import balanced_sample, load_sst2
-from qin2025.encoder import EncoderConfig, Pretrained
-from qin2025.finetune import FinetuneConfig, FinetuneRun, SentenceData, cached_finetune, prepare
-from qin2025.trainer import Trainer
+from qin2025.engine.encoder import EncoderConfig, Pretrained
+from qin2025.engine.finetune import FinetuneConfig, FinetuneRun, SentenceData, cached_finetune, prepare
+from qin2025.engine.trainer import Trainer
 
 TREND = "change of the advantage from the shallowest to the deepest L (least-squares line over the grid)"
 MIN_SENTENCES = 2.0  # the smallest advantage the claim counts must be at least this many sentences of the sample

@@ -28,14 +28,14 @@ from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import look_result
 from claimcheck.decide.stats import spearman
 from claimcheck.decide.verdicts import Verdict
-from qin2025.batched import Run
 from qin2025.data.jena import FEATURES, WindowSpec, load_jena, locate_jena, require_features, window_jena
 from qin2025.data.jena_sanity import check_jena
 from qin2025.data.synthetic import TensorData
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 from qin2025.level_speed import late_fall, levels
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer
 
 BLOCKS = 8  # blocks of the steady part [T/2, T]; BLOCKS - 1 decrements enter the fit
 STEADY_FROM = 0.5  # the steady part starts at this fraction of the horizon

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from qin2025.batched import Run, Stack
-from qin2025.model import ModelConfig, Params, forward
+from qin2025.engine.batched import Run, Stack
+from qin2025.engine.model import ModelConfig, Params, forward
 
 ITERS = 200  # Adam steps on (A, B)
 LR = 0.02  # Adam's step; about 0.5 s of CPU a seed at d = 32 (one thread)
@@ -75,7 +75,7 @@ def descend_reading_w_v(
     """Return each run's loss curve (B, steps + 1) and sigma_min of layer 0's W_V every ``every`` steps (B, k).
 
     Full-batch GD from ``params[i]`` at step size ``lrs[i]`` for ``steps`` steps, as one stack, the
-    way ``qin2025.batched`` descends (``Stack.losses`` with the once-differentiated product, then
+    way ``qin2025.engine.batched`` descends (``Stack.losses`` with the once-differentiated product, then
     ``w -= mu * grad``); no stop rule: every run takes every step, and a caller reads only the steps
     the engine's run reached. The runs must share their shapes (``check_batchable``'s rule).
     """

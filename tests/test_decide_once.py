@@ -122,3 +122,24 @@ def test_a_record_travels_as_the_same_json_as_to_json() -> None:
     rec.set_regime("toy", mu=(1, 2))
     assert record_json(rec) == rec.to_json()  # the same text, NaN and inf included
     assert json.loads(record_json(rec))["checks"][0]["value"] == 0.5
+
+
+def test_one_site_in_the_core_sets_the_sessions_exit_status() -> None:
+    """Issue 50: the session's status is set in one place, by the one function that holds the precedence."""
+    import ast
+    from pathlib import Path
+
+    core = Path(__file__).resolve().parents[1] / "claimcheck"
+    sites = []
+    for path in sorted(core.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and t.attr == "exitstatus":
+                        value = node.value
+                        called = (
+                            value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else ""
+                        )
+                        sites.append((path.relative_to(core.parent).as_posix(), called))
+    assert sites == [("claimcheck/pytest/session.py", "exit_status")]

@@ -13,7 +13,7 @@ doc is covered by being there (and ``docs/index.md`` must link each doc under ``
   program lists in ``--help`` (pytest's as the repository configures it, with the command's
   ``-c``), picks a listed choice, and names only repository files that exist.
 - A link lands on a file (and a heading or anchor there) that exists; a repository path or a
-  dotted name (``qin2025.model.Forward``) in backticks exists; a doc that the code, CI or
+  dotted name (``qin2025.engine.model.Forward``) in backticks exists; a doc that the code, CI or
   ``pyproject.toml`` names exists.
 - Every doc opens with its one H1 and skips no heading level; ``docs/index.md`` links every doc.
 - ``docs/index.md``'s code map names every module of ``claimcheck/`` and ``qin2025/``.
@@ -641,7 +641,7 @@ def resolves(name: str) -> bool:
 
 
 def test_every_dotted_name_in_backticks_exists() -> None:
-    assert resolves("qin2025.model.Forward") and not resolves("qin2025.monotone.worst_ratio")
+    assert resolves("qin2025.engine.model.Forward") and not resolves("qin2025.monotone.worst_ratio")
     missing = [
         f"{d.path}:{line}: `{text}` names nothing"
         for d in READ

@@ -181,7 +181,7 @@ def test_fingerprinting_the_paper_suite_takes_well_under_a_second() -> None:
     from claimcheck.provenance import fingerprint as fpmod
 
     root = Path(__file__).resolve().parents[1]
-    engine = Engine(packages=("qin2025",), modules=("qin2025.trainer", "qin2025.model"), identity="x")
+    engine = Engine(packages=("qin2025",), modules=("qin2025.engine.trainer", "qin2025.engine.model"), identity="x")
     fpmod._PARSED.clear()
     fpmod._TEXTS.clear()
     digests = {code_fingerprint(p, p.stem, None, engine).digest for p in sorted((root / "claims").glob("test_c*.py"))}

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from qin2025.model import ModelConfig
-from qin2025.usermodel import load_model
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.usermodel import load_model
 
 FOLDER = Path(__file__).parents[1] / "examples" / "tinyformer"
 BUGS = ("tied_layers", "residual_from_input", "qk_init_first_only")

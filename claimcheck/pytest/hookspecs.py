@@ -75,6 +75,14 @@ def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mappin
 
 
 @hookspec(firstresult=True)
+def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
+    """Return why this session cannot run the suite's claims at all (say a ``--claim-model`` the probe
+    refused), or None. The core then writes a report that says so, and ends the session as a usage
+    error (exit 4): a CI step that posts the report has one to post.
+    """
+
+
+@hookspec(firstresult=True)
 def pytest_claimcheck_engine(config: pytest.Config) -> Engine | None:
     """Return what the suite's code is (``provenance.fingerprint.Engine``): its packages, its engine, its identity.
 

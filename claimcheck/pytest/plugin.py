@@ -102,6 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS_KEY] = settings
+    refused = config.hook.pytest_claimcheck_refusal(config=config)
+    if refused:  # the suite cannot run at all: a report that says why, then a usage error
+        from claimcheck.pytest.session import write_refusal
+
+        raise pytest.UsageError(f"{refused}\n{write_refusal(config, settings, refused)}")
     from claimcheck.pytest import fixtures
 
     config.pluginmanager.register(fixtures, "claimcheck-fixtures")

@@ -622,3 +622,16 @@ def _counts(item: pytest.Item) -> dict[str, int]:
     now = replace(item.config.stash[STORE_KEY].counts)
     now.add(before, sign=-1)
     return {k: v for k, v in asdict(now).items() if v}
+
+
+def write_refusal(config: pytest.Config, settings: Settings, reason: str) -> str:
+    """Write the report of a session that could not start (``reason``: the suite's refusal); say where, or why not."""
+    if settings.report is None or config.option.collectonly:
+        return "no claim report was asked for"
+    env = {"run": f"did not start: {reason}", RERUN_KEY: settings.rerun_options}
+    run = RunData(title=str(config.getini("claim_title")), env=env, incomplete=[f"the run did not start: {reason}"])
+    try:
+        write_report(run, settings.report, figures=False)
+    except ReportWriteError as e:
+        return str(e)
+    return f"the claim report {settings.report} says so"

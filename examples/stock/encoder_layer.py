@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from qin2025.model import Forward, ModelConfig
+from qin2025.engine.model import Forward, ModelConfig
 
 FACTS: dict[str, str | bool] = {
     "heads": "1",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from qin2025.model import Forward, ModelConfig
+from qin2025.engine.model import Forward, ModelConfig
 
 
 class MHABlock(nn.Module):

@@ -19,7 +19,7 @@ from claim_adapter import ClaimTinyTransformer, build
 from tinyformer import Block
 from torch import nn
 
-from qin2025.model import ModelConfig
+from qin2025.engine.model import ModelConfig
 
 
 class Renamed(Block):

@@ -15,7 +15,7 @@ import torch
 from tinyformer import Block, TinyTransformer
 from torch import nn
 
-from qin2025.model import Forward, ModelConfig
+from qin2025.engine.model import Forward, ModelConfig
 
 
 def qk_std(cfg: ModelConfig) -> float:

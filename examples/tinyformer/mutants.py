@@ -15,7 +15,7 @@ from claim_adapter import ClaimTinyTransformer
 from tinyformer import Block
 from torch import nn
 
-from qin2025.model import ModelConfig
+from qin2025.engine.model import ModelConfig
 
 GRAD_SCALE = 0.1  # the scaled-down step: gradients reach the weights at a tenth of their size
 

@@ -1,6 +1,6 @@
 """Draw a held-out sample of mutmut's mutants of a file and print them as catalogue entries (TOML).
 
-    python examples/tinyformer/mutmut_sample.py qin2025/model.py --count 6 --seed 0 >> catalogue.toml
+    python examples/tinyformer/mutmut_sample.py qin2025/engine/model.py --count 6 --seed 0 >> catalogue.toml
 
 mutmut (``pip install mutmut``, not a dependency of the project) proposes every mutation of its
 operators (numbers, strings, operators, arguments, ...); this script takes them all, draws

@@ -22,7 +22,7 @@ from claim_adapter import ClaimTinyTransformer, qk_std
 from tinyformer import Block, TinyTransformer
 from torch import nn
 
-from qin2025.model import ModelConfig
+from qin2025.engine.model import ModelConfig
 
 
 class TiedStack(TinyTransformer):

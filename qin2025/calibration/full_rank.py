@@ -5,7 +5,7 @@ sigma_min(Z)/sigma_min(X) of every weight draw at d_QK = 1..4096 for both W_Q, W
 betas and two shapes, once as drawn and once with the attention collapsed to S = 11^T/n, and asks
 both minima to reach 0.1. In the synthetic cases the ratio of a point is r (one input per point:
 more would repeat it), except in the claim's own world, which builds Z from softmax attention and
-takes its ratios with the instrument's own SVD (``qin2025.spectral.floor_ratio``).
+takes its ratios with the instrument's own SVD (``qin2025.engine.spectral.floor_ratio``).
 
 Must pass: a floor at every draw and at the collapse, r 0.15..2 with 20% scatter and no trend; and
 the claim's world, Z = S X W_V + beta X with S from Gaussian logits whose scale shrinks as d_QK grows
@@ -26,7 +26,7 @@ import numpy as np
 
 from claimcheck.protocol.spec import Case, Expect, Family
 from qin2025.calibration.draw import log_uniform
-from qin2025.spectral import floor_ratio
+from qin2025.engine.spectral import floor_ratio
 
 SHAPES = ((8, 32), (16, 64))  # (n, d) as C3's unit grid
 D_QK = tuple(4**k for k in range(7))  # 1 .. 4096

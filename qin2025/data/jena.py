@@ -510,7 +510,7 @@ class JenaWindows:
     spec: WindowSpec
 
     def tensor_data(self, name: str, dtype: torch.dtype = torch.float64) -> TensorData:
-        """Return the training windows as a full batch for ``qin2025.train.train``."""
+        """Return the training windows as a full batch for ``qin2025.engine.train.train``."""
         return TensorData(torch.from_numpy(self.train.x).to(dtype), torch.from_numpy(self.train.y).to(dtype), name)
 
 

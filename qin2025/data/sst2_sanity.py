@@ -28,9 +28,9 @@ from claimcheck.errors import DataError, DataUnavailable
 from claimcheck.store.cache import ResultCache
 from claimcheck.store.keys import Key
 from qin2025.data.sst2 import Sst2Split, balanced_sample, choose_sst2, load_sst2
-from qin2025.encoder import EncoderConfig, Pretrained, sentence_embeddings, sha256_file, tokenize
-from qin2025.finetune import weights_sha256
-from qin2025.trainer import engine_identity, function_identity
+from qin2025.engine.encoder import EncoderConfig, Pretrained, sentence_embeddings, sha256_file, tokenize
+from qin2025.engine.finetune import weights_sha256
+from qin2025.engine.trainer import engine_identity, function_identity
 
 TRAIN_SIZE = 200  # balanced training sentences for the probe
 TEST_SIZE = 200  # balanced test sentences

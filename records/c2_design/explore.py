@@ -12,11 +12,11 @@ import time
 import numpy as np
 import torch
 
-from qin2025.batched import Run, train_batch
 from qin2025.curves import increases
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
+from qin2025.engine.batched import Run, train_batch
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
 
 SIZE = (4, 8, 64, 16)
 

@@ -15,7 +15,7 @@ import torch
 from train_grid import model, seeds_of
 
 from qin2025.data import make_synthetic
-from qin2025.spectral import derive_seed, floor_ratio, sample_attention, sigma_ratio
+from qin2025.engine.spectral import derive_seed, floor_ratio, sample_attention, sigma_ratio
 
 SHAPES = ((8, 32), (16, 64))
 

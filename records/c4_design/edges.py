@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from claimcheck.calibration import accepts, decide_case
+
 from claimcheck.protocol import Part, Stat
 from qin2025 import collapse as c
 from qin2025.calibration import collapse as f

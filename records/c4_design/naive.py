@@ -11,12 +11,12 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from claimcheck.stats import spearman
 from rates import mean, slope
 from scipy import stats as st
 
-from claimcheck.stats import spearman
 from qin2025.collapse import QK, SHAPES, sweep
-from qin2025.usermodel import PAPER
+from qin2025.engine.usermodel import PAPER
 
 
 def collapse() -> None:

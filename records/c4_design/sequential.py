@@ -9,7 +9,6 @@ control's alpha is halved (two statistics, Bonferroni inside the control).
 from __future__ import annotations
 
 import numpy as np
-
 from claimcheck.evidence import mean_evidence
 
 CASES = [

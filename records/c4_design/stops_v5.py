@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from claimcheck.calibration import decide_case
 from claimcheck.commands.calibrate import load_protocols
+
 from qin2025.calibration.collapse import _sample, _start
 from qin2025.calibration.draw import log_uniform
 from qin2025.collapse import FAR, STOPS_TREND

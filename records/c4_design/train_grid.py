@@ -17,10 +17,10 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from qin2025.batched import Run, initial_lambdas, train_batch
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
+from qin2025.engine.batched import Run, initial_lambdas, train_batch
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
 
 
 def seeds_of(text: str) -> list[int]:

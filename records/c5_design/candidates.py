@@ -15,10 +15,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
-
 from claimcheck.calibration import calibrate_part
-from claimcheck.protocol import Part, Stat
 from claimcheck.stats import spearman
+
+from claimcheck.protocol import Part, Stat
 from qin2025.calibration.residual_speed import order_families
 from qin2025.residual_speed import steady_rate
 

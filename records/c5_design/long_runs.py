@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from qin2025.batched import Run, initial_lambdas, train_batch
 from qin2025.data.jena import WindowSpec, load_jena, locate_jena, window_jena
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
+from qin2025.engine.batched import Run, initial_lambdas, train_batch
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 SIZES = {"ci": (32, 8), "standard": (64, 16)}

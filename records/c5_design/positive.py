@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable
 
 import numpy as np
-
 from claimcheck.stats import spearman
+
 from qin2025.residual_speed import steady_rate
 
 Measure = Callable[[np.ndarray], float]

@@ -14,6 +14,7 @@ import sys
 from functools import partial
 
 from claimcheck.calibration import run_family
+
 from claimcheck.protocol import Family
 from claims.test_c5_residual_speed import PROTOCOL
 from qin2025.calibration import residual_speed as cal

@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from qin2025.data.sst2 import balanced_sample, find_sst2, load_sst2
-from qin2025.encoder import EncoderConfig, load_pretrained
-from qin2025.finetune import FinetuneConfig, SentenceData, finetune, prepare
+from qin2025.engine.encoder import EncoderConfig, load_pretrained
+from qin2025.engine.finetune import FinetuneConfig, SentenceData, finetune, prepare
 
 OUT = Path(__file__).resolve().parent / "results"
 DATA = Path(os.environ.get("CLAIMCHECK_DATA_DIR", "data"))  # the data folder, as the claims find it

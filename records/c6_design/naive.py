@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable
 
 import numpy as np
-
 from claimcheck.calibration import case_rng
+
 from qin2025.calibration.depth import Grid, advantage_families
 from qin2025.residual_depth import window
 

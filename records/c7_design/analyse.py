@@ -10,8 +10,8 @@ import json
 from collections import defaultdict
 
 import numpy as np
-
 from claimcheck.stats import clopper_pearson, t_interval
+
 from records.c7_design.decide import Table, association, elasticity, governs, naive_sigma_min, spearman
 
 

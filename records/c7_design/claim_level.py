@@ -18,11 +18,11 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-
 from claimcheck.commands.calibrate import load_protocols
-from claimcheck.protocol import ClaimProtocol
 from claimcheck.record import ClaimRecorder
 from claimcheck.verdicts import TestOutcome, decide
+
+from claimcheck.protocol import ClaimProtocol
 from qin2025.calibration.conditioning import (
     World,
     beta_alone,

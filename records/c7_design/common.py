@@ -25,11 +25,11 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch
 
-from qin2025.batched import Run, _stack, check_batchable, descend, top_eigenvalues
 from qin2025.data.synthetic import TensorData, make_synthetic
-from qin2025.model import ModelConfig, Params, forward, init_params
-from qin2025.spectral import mean_rate
-from qin2025.train import TrainConfig, Trajectory, TrajectoryLog, step_size
+from qin2025.engine.batched import Run, _stack, check_batchable, descend, top_eigenvalues
+from qin2025.engine.model import ModelConfig, Params, forward, init_params
+from qin2025.engine.spectral import mean_rate
+from qin2025.engine.train import TrainConfig, Trajectory, TrajectoryLog, step_size
 from records.c7_design.decide import steady_rate
 
 torch.set_num_threads(1)  # as the claim suite runs; threads on a shared 2-core machine cost 15x in CPU time

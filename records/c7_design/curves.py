@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-from qin2025.batched import Run
-from qin2025.train import TrainConfig
+from qin2025.engine.batched import Run
+from qin2025.engine.train import TrainConfig
 from records.c7_design.common import Config, build, model_cfg, ntk_condition, train_from
 
 KX = (1.0, 3.0, 10.0, 30.0, 100.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from qin2025.model import forward, init_params
+from qin2025.engine.model import forward, init_params
 from records.c7_design.common import Config, build, model_cfg
 
 for beta in (1.0, 0.3):

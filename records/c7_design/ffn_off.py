@@ -6,6 +6,7 @@ Run: nice -n 10 python records/c7_design/ffn_off.py   (seeds 0-9, T = 200)
 from dataclasses import replace
 
 from claimcheck.stats import t_interval
+
 from records.c7_design.common import run_grid
 from records.c7_design.decide import governs
 from records.c7_design.unit import configs, table

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-
 from claimcheck.stats import t_interval
-from qin2025.model import forward
+
+from qin2025.engine.model import forward
 from records.c7_design.common import build, model_cfg
 from records.c7_design.decide import Table, association, governs, steady_rate
 from records.c7_design.unit import configs

@@ -9,8 +9,8 @@ import argparse
 import json
 
 import numpy as np
-
 from claimcheck.stats import t_interval
+
 from records.c7_design.analyse import MIDDLE, plus, tables
 from records.c7_design.decide import association, governs
 

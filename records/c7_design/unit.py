@@ -16,8 +16,8 @@ import math
 import time
 
 import numpy as np
-
 from claimcheck.stats import clopper_pearson, t_interval
+
 from records.c7_design.common import Config, Measured, run_grid
 from records.c7_design.decide import GOVERNS_BAR, Table, association, governs, naive_sigma_min
 

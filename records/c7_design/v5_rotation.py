@@ -17,10 +17,10 @@ import sys
 import numpy as np
 import torch
 
-from qin2025.batched import Run, train_batch_from
 from qin2025.conditioning import LR_FRACTION, MODEL, Setting, build, steady_rate
-from qin2025.model import forward
-from qin2025.train import TrainConfig
+from qin2025.engine.batched import Run, train_batch_from
+from qin2025.engine.model import forward
+from qin2025.engine.train import TrainConfig
 
 T = (0.0, 0.25, 0.5, 0.75, 1.0)
 torch.set_num_threads(1)

@@ -15,10 +15,10 @@ import sys
 import numpy as np
 import torch
 
-from qin2025.batched import Run, train_batch_from
 from qin2025.conditioning import LR_FRACTION, MODEL, ROTATION, build, window_kinv
-from qin2025.model import forward, loss_fn
-from qin2025.train import TrainConfig
+from qin2025.engine.batched import Run, train_batch_from
+from qin2025.engine.model import forward, loss_fn
+from qin2025.engine.train import TrainConfig
 
 torch.set_num_threads(1)
 

@@ -18,7 +18,7 @@ import time
 import torch
 
 from qin2025.conditioning import MODEL, Setting, build
-from qin2025.model import Params, forward
+from qin2025.engine.model import Params, forward
 from qin2025.rotation import log_kinv, rotate, worst_rotation
 
 torch.set_num_threads(1)

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-
 from claimcheck.stats import clopper_pearson, t_interval
+
 from records.c7_design.decide import GOVERNS_BAR, Table, association, elasticity, governs
 
 SETTINGS = {"kx": (1.0, 3.0, 10.0, 30.0, 100.0), "vc": (1.0, 0.3, 0.1, 0.03, 0.01)}

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from qin2025.batched import Run, _initial, top_eigenvalues, train_batch
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig, step_size
+from qin2025.engine.batched import Run, _initial, top_eigenvalues, train_batch
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig, step_size
 
 MARKS = (0, 5, 10, 20, 35, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1000, 1500, 2000, 3000, 4000, 5000, 6000, 8000)
 

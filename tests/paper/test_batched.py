@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from claimcheck.errors import ConfigError
-from qin2025.batched import Run, check_batchable, train_batch, train_batch_from
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
-from qin2025.model import ModelConfig, init_params
-from qin2025.train import TrainConfig, Trajectory, train
+from qin2025.engine.batched import Run, check_batchable, train_batch, train_batch_from
+from qin2025.engine.model import ModelConfig, init_params
+from qin2025.engine.train import TrainConfig, Trajectory, train
 
 RTOL = 1e-10  # the contract: every recorded number agrees to 1e-10, relative, in float64
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import claimcheck
-from qin2025.codeid import NOT_RESULTS, code_identity, engine_modules, identity_of, import_closure
+from qin2025.engine.codeid import NOT_RESULTS, code_identity, engine_modules, identity_of, import_closure
 
 ROOT = Path(claimcheck.__file__).resolve().parent.parent  # the folder above the packages
 
@@ -20,12 +20,12 @@ PROBE = """
 import json, sys
 from pathlib import Path
 import qin2025
-from qin2025.trainer import Trainer, train_key
-from qin2025.train import train as train_fn
+from qin2025.engine.trainer import Trainer, train_key
+from qin2025.engine.train import train as train_fn
 from claimcheck.store.cache import ResultCache
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
 
 model, train = ModelConfig(d=4, d_qk=2), TrainConfig(steps=3, power_iters=5)
 data = make_synthetic(2, 3, 4, 1, seed=0)
@@ -62,7 +62,7 @@ def _probe(package_root: Path, cache: Path) -> dict[str, object]:
 def test_editing_the_model_changes_every_cache_key_so_the_result_is_recomputed(tmp_path: Path) -> None:
     original = _copy_package(tmp_path / "original")
     edited = _copy_package(tmp_path / "edited")
-    model_py = edited / "qin2025" / "model.py"
+    model_py = edited / "qin2025" / "engine" / "model.py"
     source = model_py.read_text()
     assert "        h = f + gamma * z\n" in source
     model_py.write_text(source.replace("        h = f + gamma * z\n", "        h = 3.0 * f + gamma * z\n"))
@@ -81,7 +81,7 @@ def test_editing_the_model_changes_every_cache_key_so_the_result_is_recomputed(t
 def test_the_identity_covers_the_engine_and_not_the_report(tmp_path: Path) -> None:
     files = set(code_identity().files)
     engine = ("model", "train", "batched", "matrixwise", "spectral", "encoder", "finetune", "usermodel", "trainer")
-    assert {f"qin2025/{name}.py" for name in engine} <= files
+    assert {f"qin2025/engine/{name}.py" for name in engine} <= files
     assert {"qin2025/data/jena.py", "qin2025/data/sst2.py", "qin2025/data/synthetic.py"} <= files
     assert not any(f.startswith("claimcheck/") for f in files) and "qin2025/plugin.py" not in files
 
@@ -100,7 +100,8 @@ def test_every_module_the_engine_loads_is_covered_or_decides_no_result() -> None
     The engine's own modules must all be covered; of the core's, it may load only those that decide
     no number (where and how a result is stored, errors, settings and what they import).
     """
-    code = "import json, sys; import qin2025.trainer, qin2025.finetune, qin2025.spectral, qin2025.data;"
+    code = "import json, sys; import qin2025.engine.trainer, qin2025.engine.finetune, qin2025.engine.spectral, "
+    code += "qin2025.data;"
     code += "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('claimcheck', 'qin2025'))))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code, ""], env=env, capture_output=True, text=True, check=True)
@@ -129,8 +130,8 @@ def test_every_module_the_engine_loads_is_covered_or_decides_no_result() -> None
 def test_the_report_says_what_the_code_identity_covers() -> None:
     from types import SimpleNamespace
 
+    from qin2025.engine.usermodel import PAPER
     from qin2025.plugin import MODEL_KEY, pytest_claimcheck_environment
-    from qin2025.usermodel import PAPER
 
     config = SimpleNamespace(stash={MODEL_KEY: PAPER})
     line = pytest_claimcheck_environment(config)["code identity"]  # type: ignore[arg-type]

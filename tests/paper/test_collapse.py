@@ -31,9 +31,9 @@ from qin2025.collapse import (
     stops_decision,
     sweep,
 )
-from qin2025.model import ModelConfig, init_params
-from qin2025.trainer import Trainer
-from qin2025.usermodel import PAPER
+from qin2025.engine.model import ModelConfig, init_params
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import PAPER
 
 HALF_PER_4X = math.log10(0.5) / math.log10(4)  # -0.5: halves with every 4x of d_QK
 

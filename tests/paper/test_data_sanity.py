@@ -18,7 +18,7 @@ from qin2025.data.jena_sanity import JenaSanityError, check_jena
 from qin2025.data.known import PUBLISHED, Published, folder_provenance, provenance
 from qin2025.data.sst2 import Sst2Split, load_sst2
 from qin2025.data.sst2_sanity import MIN_ACCURACY, Sst2SanityError, check_sst2, check_sst2_data, ridge_predict
-from qin2025.encoder import Pretrained, load_pretrained
+from qin2025.engine.encoder import Pretrained, load_pretrained
 
 SHARED = Path(os.environ.get("CLAIMCHECK_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")
 JENA_2024 = SHARED / "jena" / "jena_climate_2024-01-01_to_2024-05-15.csv.gz"

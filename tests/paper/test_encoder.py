@@ -15,8 +15,8 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordPiece
 
 from claimcheck.errors import ConfigError, DataError, DataUnavailable
-from qin2025 import encoder
-from qin2025.encoder import (
+from qin2025.engine import encoder
+from qin2025.engine.encoder import (
     EncoderConfig,
     ModelFileError,
     ModelUnavailable,

@@ -10,11 +10,11 @@ from claimcheck.errors import ConfigError
 from claimcheck.pytest.executor import INSTALL, LOCAL, Executor, split
 from claimcheck.pytest.options import parse_executor, resolve_ray_address
 from claimcheck.store.cache import ResultCache
-from qin2025.batched import Run
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 
 CLAIM = """
 import pytest

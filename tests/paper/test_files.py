@@ -14,8 +14,8 @@ from claimcheck.files import write_atomic
 CLAIM = """
 import pytest
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
 
 @pytest.mark.claim("T1", "a toy value stays below one", "toy")
 def test_value(claim_record, claim_seed, claim_train):

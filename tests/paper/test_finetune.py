@@ -15,10 +15,10 @@ from tokenizers.pre_tokenizers import Whitespace
 
 from claimcheck.errors import ConfigError
 from claimcheck.store.cache import ResultCache
-from qin2025 import encoder
 from qin2025.data.sst2 import Sst2Sample
-from qin2025.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained
-from qin2025.finetune import (
+from qin2025.engine import encoder
+from qin2025.engine.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained
+from qin2025.engine.finetune import (
     FinetuneConfig,
     cached_finetune,
     check_reference,
@@ -28,7 +28,7 @@ from qin2025.finetune import (
     objective,
     prepare,
 )
-from qin2025.trainer import Trainer
+from qin2025.engine.trainer import Trainer
 
 WORDS = ["[PAD]", "[UNK]", "good", "bad", "film", "plot", "dull", "fine"]
 
@@ -150,7 +150,7 @@ def test_fine_tuning_runs_on_the_trainer_s_device_with_the_same_numbers(tiny: Pr
 def test_the_encoder_reference_check_runs_once_per_weights_and_fixture(
     tiny: Pretrained, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qin2025 import finetune as finetune_module
+    from qin2025.engine import finetune as finetune_module
 
     batch = encoder.tokenize(tiny, ["good film", "bad plot dull"], 8)
     pooled = {1: encoder.sentence_embeddings(tiny, batch, EncoderConfig.uniform(1))}

@@ -10,6 +10,10 @@ import torch
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.store.cache import ResultCache
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.spectral import attention_of, floor_ratio, rank_deficit
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import PAPER
 from qin2025.full_rank import (
     COLLAPSED,
     EPS,
@@ -24,10 +28,6 @@ from qin2025.full_rank import (
     note_grid,
     sweep,
 )
-from qin2025.model import ModelConfig
-from qin2025.spectral import attention_of, floor_ratio, rank_deficit
-from qin2025.trainer import Trainer
-from qin2025.usermodel import PAPER
 
 GRID = Grid(shapes=((4, 16),), d_qks=(1, 64), betas=(0.5, 1.0), samples=3)
 UNCACHED = Trainer(ResultCache(None))
@@ -80,7 +80,7 @@ def test_the_collapse_is_the_draw_with_w_q_zero_whatever_d_qk_and_init() -> None
 
 
 def _w_seed(d_qk: int, init: str) -> int:
-    from qin2025.spectral import derive_seed
+    from qin2025.engine.spectral import derive_seed
 
     return derive_seed(7, 4, 16, d_qk, INITS.index(init))  # as sweep seeds a draw
 

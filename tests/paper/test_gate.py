@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.spectral import distance_from_uniform, sample_attention
-from qin2025.train import TrainConfig
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.spectral import distance_from_uniform, sample_attention
+from qin2025.engine.train import TrainConfig
 
 S_FAR = "median ||S - 11^T/n||_F at init"
 STATS = (Stat("log10 L_T/L_0", "<=", -0.5), Stat("worst step ratio", "<", 1.0), Stat(S_FAR, "<=", 3.0))
@@ -91,6 +91,18 @@ def test_a_model_whose_weights_get_no_gradient_is_refused_naming_them(pytester: 
     result = pytester.runpytest(f"--claim-model={EXAMPLE / 'mutants.py'}:hard_argmax")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*get no gradient*: net.blocks.0.query.weight, net.blocks.0.key.weight*"])
+
+
+def test_a_refused_model_still_writes_a_report_that_says_why(pytester: pytest.Pytester) -> None:
+    """Issue 49: a CI step that posts the report has one to post when the probe refuses the model."""
+    _claim(pytester)
+    old = pytester.path / "reports" / "claim-report.md"
+    result = pytester.runpytest(f"--claim-model={EXAMPLE / 'mutants.py'}:hard_argmax", "--claim-report")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*get no gradient*", f"*the claim report {old} says so*"])
+    text = old.read_text()
+    assert "INCOMPLETE RUN" in text and "the run did not start" in text and "get no gradient" in text
+    assert json.loads(old.with_suffix(".json").read_text())["incomplete"][0].startswith("the run did not start")
 
 
 def test_a_benign_edit_passes_the_gate_against_the_baseline(pytester: pytest.Pytester) -> None:
@@ -191,7 +203,7 @@ def test_the_first_screen_names_the_model_and_the_premises_it_breaks_in_the_clai
     row = next(line for line in screen.splitlines() if line.startswith("| [C9]"))
     assert "**Model outside the claim's premises:** " in row and premise in row
     assert f"**Model under test**: `{EXAMPLE / 'mutants.py'}:{mutant}`: heads: " in screen
-    assert "was earned on the paper's model (qin2025.model); it says nothing yet about this model" in screen
+    assert "was earned on the paper's model (qin2025.engine.model); it says nothing yet about this model" in screen
 
 
 @pytest.mark.slow

@@ -25,13 +25,14 @@ import torch
 import claimcheck
 from claimcheck.store.cache import Memo, ResultCache
 from claimcheck.store.keys import Key
-from qin2025 import collapse, conditioning, finetune, full_rank, linear_rate
-from qin2025.batched import Run
-from qin2025.codeid import code_identity, engine_modules, identity_of, module_identity
+from qin2025 import collapse, conditioning, full_rank, linear_rate
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer, engine_identity
+from qin2025.engine import finetune
+from qin2025.engine.batched import Run
+from qin2025.engine.codeid import code_identity, engine_modules, identity_of, module_identity
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer, engine_identity
 
 ROOT = Path(claimcheck.__file__).resolve().parent.parent
 PROJECT = ("claimcheck", "qin2025", "claims", "examples", "benchmarks")
@@ -39,21 +40,21 @@ PROJECT = ("claimcheck", "qin2025", "claims", "examples", "benchmarks")
 # Every place that builds a key or hands one to the cache, with the claims whose results it keys.
 SITES = {
     "claimcheck/store/cache.py::Memo.__call__": "the claim_cache fixture of any suite",
-    "qin2025/trainer.py::Trainer.__call__": "every training run (C1, C2, C4, C5, C8)",
-    "qin2025/trainer.py::Trainer.lambda_max": "step sizes (C1, C2, C4, C5, C8)",
-    "qin2025/trainer.py::Trainer.call": "C3, C4's collapse",
-    "qin2025/trainer.py::Trainer.key": "the suite's one key builder",
-    "qin2025/trainer.py::Trainer.memo": "every suite measurement",
-    "qin2025/trainer.py::Trainer.batch": "batched training (C1, C2, C4, C5, C7, C8)",
-    "qin2025/trainer.py::Trainer.lambda_maxes": "batched step sizes",
+    "qin2025/engine/trainer.py::Trainer.__call__": "every training run (C1, C2, C4, C5, C8)",
+    "qin2025/engine/trainer.py::Trainer.lambda_max": "step sizes (C1, C2, C4, C5, C8)",
+    "qin2025/engine/trainer.py::Trainer.call": "C3, C4's collapse",
+    "qin2025/engine/trainer.py::Trainer.key": "the suite's one key builder",
+    "qin2025/engine/trainer.py::Trainer.memo": "every suite measurement",
+    "qin2025/engine/trainer.py::Trainer.batch": "batched training (C1, C2, C4, C5, C7, C8)",
+    "qin2025/engine/trainer.py::Trainer.lambda_maxes": "batched step sizes",
     "qin2025/linear_rate.py::sharpness_along": "C1, C8 (a user model's sharpness)",
     "qin2025/linear_rate.py::sharpness_at": "C1, C8",
     "qin2025/collapse.py::cached_sweep": "C4's collapse",
     "qin2025/full_rank.py::sweep": "C3",
     "qin2025/conditioning.py::measure": "C7",
     "qin2025/conditioning.py::readout_units": "C7's read-out controls",
-    "qin2025/finetune.py::check_reference": "C6's encoder check",
-    "qin2025/finetune.py::cached_finetune": "C6",
+    "qin2025/engine/finetune.py::check_reference": "C6's encoder check",
+    "qin2025/engine/finetune.py::cached_finetune": "C6",
     "qin2025/data/sst2_sanity.py::check_sst2_data": "C6's SST-2 probe",
 }
 CACHE_METHODS = {"memo", "memo_many", "call"}
@@ -166,10 +167,10 @@ def _drivers(tmp: Path) -> dict[str, Callable[[Trainer], object]]:
     enc = finetune.EncoderConfig(1, (1.0,), (1.0,))
     sentences = finetune.SentenceData(torch.zeros(2, 3, 4), torch.ones(2, 3), torch.zeros(2), "toy")
     return {
-        "qin2025/trainer.py::Trainer.__call__": lambda t: t(MODEL, TRAIN, DATA, 0),
-        "qin2025/trainer.py::Trainer.lambda_max": lambda t: t.lambda_max(MODEL, DATA, 0),
-        "qin2025/trainer.py::Trainer.batch": lambda t: t.batch([RUN]),
-        "qin2025/trainer.py::Trainer.lambda_maxes": lambda t: t.lambda_maxes([RUN]),
+        "qin2025/engine/trainer.py::Trainer.__call__": lambda t: t(MODEL, TRAIN, DATA, 0),
+        "qin2025/engine/trainer.py::Trainer.lambda_max": lambda t: t.lambda_max(MODEL, DATA, 0),
+        "qin2025/engine/trainer.py::Trainer.batch": lambda t: t.batch([RUN]),
+        "qin2025/engine/trainer.py::Trainer.lambda_maxes": lambda t: t.lambda_maxes([RUN]),
         "qin2025/linear_rate.py::sharpness_along": lambda t: linear_rate.sharpness_along(t, traj, MODEL, DATA, [2]),  # type: ignore[arg-type]
         "qin2025/linear_rate.py::sharpness_at": lambda t: linear_rate.sharpness_at(t, [RUN], [traj], [[2]]),  # type: ignore[list-item]
         "qin2025/collapse.py::cached_sweep": lambda t: collapse.cached_sweep(t, collapse.QK("xavier"), 4, 4, 0),
@@ -178,8 +179,8 @@ def _drivers(tmp: Path) -> dict[str, Callable[[Trainer], object]]:
         ),
         "qin2025/conditioning.py::measure": lambda t: conditioning.measure(t, [0]),
         "qin2025/conditioning.py::readout_units": lambda t: conditioning.readout_units(t, [0], "z"),
-        "qin2025/finetune.py::check_reference": lambda t: finetune.check_reference(t, _pre(tmp), ref, 1),
-        "qin2025/finetune.py::cached_finetune": lambda t: finetune.cached_finetune(
+        "qin2025/engine/finetune.py::check_reference": lambda t: finetune.check_reference(t, _pre(tmp), ref, 1),
+        "qin2025/engine/finetune.py::cached_finetune": lambda t: finetune.cached_finetune(
             t, _pre(tmp), enc, finetune.FinetuneConfig(), sentences, 0
         ),
     }
@@ -205,19 +206,19 @@ def _module_of(key: Key) -> str:
 
 def test_every_trainer_site_is_driven(keys: dict[str, Key]) -> None:
     trainer_sites = {s for s in SITES if s.startswith("qin2025/") and "sst2_sanity" not in s}
-    builders = {f"qin2025/trainer.py::Trainer.{m}" for m in ("key", "memo", "call")}  # driven through the others
+    builders = {f"qin2025/engine/trainer.py::Trainer.{m}" for m in ("key", "memo", "call")}  # driven through the others
     assert trainer_sites - builders == set(keys)
 
 
 def test_every_key_carries_the_engine_and_the_code_that_measures(keys: dict[str, Key]) -> None:
     for site, key in keys.items():
         assert key.engine == engine_identity(), site
-        assert key.model == "qin2025.model", site
+        assert key.model == "qin2025.engine.model", site
         module = _module_of(key)
         file = ROOT.joinpath(*module.split(".")).with_suffix(".py")
         assert key.function["code"] == module_identity(module, str(file)), site
         site_module = site.split("::")[0].removesuffix(".py").replace("/", ".")
-        if site_module != "qin2025.trainer":  # a claim's own measurement: its module's code is in its key
+        if site_module != "qin2025.engine.trainer":  # a claim's own measurement: its module's code is in its key
             assert module == site_module, (site, module)
 
 

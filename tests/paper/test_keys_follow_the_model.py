@@ -1,7 +1,7 @@
 """After an edit of the model, every claim recomputes on a cache warmed before the edit (one test per claim).
 
 This is the regression use case end to end: run the suite at ci (the cache warms), edit
-``qin2025/model.py`` in a copy of the checkout, rerun each claim in the copy on the same cache,
+``qin2025/engine/model.py`` in a copy of the checkout, rerun each claim in the copy on the same cache,
 and read its JSON: nothing may be read from the cache, and a claim that computes through the model
 must give other numbers. Before the key builder, C3, C4's collapse part and C7 came back from the
 cache bit-identical to the run before the edit. Marked slow: two ci runs of the suite, one each side
@@ -79,7 +79,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     original = _checkout(base / "original")
     before = _by_claim(_run(original, cache, ["claims"], base / "before" / "r.md"))
     edited = _checkout(base / "edited")
-    model = edited / "qin2025" / "model.py"
+    model = edited / "qin2025" / "engine" / "model.py"
     source = model.read_text()
     assert source.count(EDIT[0]) == 1
     model.write_text(source.replace(*EDIT))

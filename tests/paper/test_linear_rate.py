@@ -10,9 +10,12 @@ import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.store.cache import ResultCache
-from qin2025.batched import Run
 from qin2025.calibration.linear_rate import linear_rate_families, unresolved_settling, zone_generators
 from qin2025.data import make_synthetic
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig, Trajectory
+from qin2025.engine.trainer import Trainer
 from qin2025.linear_rate import (
     LATE_DEPTH,
     OCTAVE,
@@ -27,9 +30,6 @@ from qin2025.linear_rate import (
     sharpness_along,
     sharpness_at,
 )
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig, Trajectory
-from qin2025.trainer import Trainer
 
 
 def test_a_geometric_curve_has_its_ratio_an_octave_ratio_of_one_and_descends_half_its_depth_late() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qin2025 import matrixwise
-from qin2025.matrixwise import ALIGNMENT, matrixwise_mm
+from qin2025.engine import matrixwise
+from qin2025.engine.matrixwise import ALIGNMENT, matrixwise_mm
 
 
 def _stack(count: int, rows: int, cols: int, *, column_major: bool = False, offset: int = 0) -> torch.Tensor:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from claimcheck.errors import ConfigError
-from qin2025.model import ModelConfig, forward, init_params, loss_fn
+from qin2025.engine.model import ModelConfig, forward, init_params, loss_fn
 
 
 def _setup(cfg: ModelConfig, seed: int = 0) -> tuple[dict[str, torch.Tensor], torch.Tensor]:

@@ -22,11 +22,11 @@ import pytest
 from claimcheck.errors import ConfigError
 from claimcheck.pytest.executor import ClusterError, RayExecutor
 from claimcheck.store.cache import ResultCache
-from qin2025.batched import Run, train_batch
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig, train
-from qin2025.trainer import Trainer, engine_identity, trajectory_to_entry
+from qin2025.engine.batched import Run, train_batch
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig, train
+from qin2025.engine.trainer import Trainer, engine_identity, trajectory_to_entry
 
 pytestmark = pytest.mark.ray
 

@@ -15,8 +15,8 @@ import pytest
 from qin2025.monotone import regime_of
 from qin2025.curves import contraction, log_linear_fit
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig, train
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig, train
 
 CLAIM = pytest.mark.claim("T1", "a tiny model trains linearly", "toy")
 

@@ -10,7 +10,7 @@ import torch
 
 from claims.test_c6_depth_residual import DELTA, ONE_LABEL, PROTOCOL
 from qin2025.calibration.depth import World, simulate_claim
-from qin2025.finetune import FinetuneRun, SentenceData
+from qin2025.engine.finetune import FinetuneRun, SentenceData
 from qin2025.residual_depth import (
     TREND,
     advantage_decision,

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, init_params
-from qin2025.spectral import (
+from qin2025.engine.model import ModelConfig, init_params
+from qin2025.engine.spectral import (
     attention_of,
     derive_seed,
     distance_from_uniform,

@@ -11,7 +11,7 @@ import pytest
 
 from claimcheck.errors import ConfigError
 from claimcheck.pytest.options import MAX_SEED, check_cache_dir, parse_cache_dir, parse_seed
-from qin2025.usermodel import load_model
+from qin2025.engine.usermodel import load_model
 
 CLAIM = """
 import pytest

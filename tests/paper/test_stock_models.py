@@ -12,10 +12,10 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.spectral import sample_attention
-from qin2025.train import TrainConfig, train
-from qin2025.usermodel import ModelSpec, ModuleModel, load_model
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.spectral import sample_attention
+from qin2025.engine.train import TrainConfig, train
+from qin2025.engine.usermodel import ModelSpec, ModuleModel, load_model
 
 STOCK = Path(__file__).parents[2] / "examples" / "stock"
 CFG = ModelConfig(d=8, d_qk=4, d_out=1)

@@ -15,11 +15,11 @@ from claimcheck.errors import ConfigError
 from claimcheck.pytest.deadline import UnitTimeout
 from claimcheck.store.cache import ResultCache
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import load_model
 from qin2025.plugin import USER_MODEL_KEY, pytest_claimcheck_rerun_options
-from qin2025.train import TrainConfig
-from qin2025.trainer import Trainer
-from qin2025.usermodel import load_model
 
 NAN_MODEL = """
 import torch

@@ -8,8 +8,8 @@ import torch
 
 from claimcheck.errors import ConfigError
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig, init_params, loss_fn
-from qin2025.train import Lanczos, TrainConfig, hessian_top_eigenvalue, train
+from qin2025.engine.model import ModelConfig, init_params, loss_fn
+from qin2025.engine.train import Lanczos, TrainConfig, hessian_top_eigenvalue, train
 
 CFG = ModelConfig(d=4, d_qk=2, d_out=1)
 

@@ -16,11 +16,11 @@ from toys import K
 
 from claimcheck.errors import ConfigError
 from claimcheck.store.cache import ResultCache, decode, encode
-from qin2025.batched import Run
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig, Trajectory, train
-from qin2025.trainer import Trainer, train_key
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig, Trajectory, train
+from qin2025.engine.trainer import Trainer, train_key
 
 MODEL = ModelConfig(d=8, d_qk=2)
 TRAIN = TrainConfig(steps=5, power_iters=20)
@@ -244,8 +244,8 @@ def test_concurrent_overlapping_batches_compute_each_result_once(tmp_path: Path)
 CLAIM = """
 import pytest
 from qin2025.data import make_synthetic
-from qin2025.model import ModelConfig
-from qin2025.train import TrainConfig
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
 
 
 @pytest.mark.claim("T1", "toy", "toy")
@@ -312,7 +312,7 @@ def test_a_call_is_computed_once_per_code_and_inputs(tmp_path: Path, monkeypatch
 def test_editing_one_claim_module_recomputes_only_its_own_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qin2025.codeid import module_identity
+    from qin2025.engine.codeid import module_identity
 
     a, b = _claim_modules(tmp_path, monkeypatch)
     Trainer(ResultCache(tmp_path / "cache")).call(a.measure, size=3)
@@ -327,7 +327,7 @@ def test_editing_one_claim_module_recomputes_only_its_own_calls(
 
 
 def test_a_call_is_keyed_by_the_engine_and_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from qin2025 import trainer as trainer_module
+    from qin2025.engine import trainer as trainer_module
 
     a, _ = _claim_modules(tmp_path, monkeypatch)
     Trainer(ResultCache(tmp_path / "cache")).call(a.measure, size=2)

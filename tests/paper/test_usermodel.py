@@ -11,14 +11,14 @@ import torch
 
 from claimcheck.errors import ConfigError
 from claimcheck.store.cache import ResultCache
-from qin2025.batched import Run
 from qin2025.data import make_synthetic
-from qin2025.facts import FACTS, OWN
-from qin2025.model import ModelConfig
-from qin2025.spectral import sample_attention
-from qin2025.train import TrainConfig, train
-from qin2025.trainer import Trainer, train_key
-from qin2025.usermodel import PAPER, ModuleModel, load_model, missing
+from qin2025.engine.batched import Run
+from qin2025.engine.facts import FACTS, OWN
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.spectral import sample_attention
+from qin2025.engine.train import TrainConfig, train
+from qin2025.engine.trainer import Trainer, train_key
+from qin2025.engine.usermodel import PAPER, ModuleModel, load_model, missing
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "tinyformer"
 ADAPTER = f"{EXAMPLE / 'claim_adapter.py'}:build"
@@ -74,7 +74,7 @@ def test_a_model_returning_only_its_output_has_no_attention(tmp_path: Path) -> N
     [
         ("no_colon", "expected package.module:factory or path/to/file.py:factory"),
         ("no_such_package_xyz:build", "cannot import 'no_such_package_xyz'"),
-        ("qin2025.model:no_such_factory", "has no callable 'no_such_factory'"),
+        ("qin2025.engine.model:no_such_factory", "has no callable 'no_such_factory'"),
         ("missing/file.py:build", "does not exist"),
     ],
 )
@@ -239,14 +239,14 @@ def test_the_probe_names_the_weights_a_mutant_cuts_off(mutant: str, dead: str) -
 
 
 def test_the_papers_engine_names_a_weight_cut_off_from_the_output(monkeypatch: pytest.MonkeyPatch) -> None:
-    import qin2025.model as paper
+    import qin2025.engine.model as paper
 
     def detached(x, w_q, w_k, w_v, scale, project=torch.matmul):  # type: ignore[no-untyped-def]
         return real(x, w_q.detach(), w_k.detach(), w_v, scale, project)
 
     real = paper.attention
     monkeypatch.setattr(paper, "attention", detached)
-    with pytest.raises(ConfigError, match=r"qin2025.model .*get no gradient.*: 0.W_Q, 0.W_K, 1.W_Q, 1.W_K\."):
+    with pytest.raises(ConfigError, match=r"qin2025.engine.model .*get no gradient.*: 0.W_Q, 0.W_K, 1.W_Q, 1.W_K\."):
         load_model("")
 
 

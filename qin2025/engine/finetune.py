@@ -30,7 +30,7 @@ import torch
 from claimcheck.errors import ConfigError
 from qin2025.data.sst2 import Sst2Sample
 from qin2025.data.synthetic import fingerprint_tensors
-from qin2025.encoder import (
+from qin2025.engine.encoder import (
     EncoderConfig,
     Params,
     Pretrained,
@@ -43,7 +43,7 @@ from qin2025.encoder import (
     sha256_file,
     tokenize,
 )
-from qin2025.trainer import Trainer
+from qin2025.engine.trainer import Trainer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 

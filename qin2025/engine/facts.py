@@ -1,6 +1,6 @@
 """Describe a model for the report: the facts a regime label prints, and the paper's premises it breaks.
 
-Every key of ``FACTS`` names one modelling choice. The paper's model (``qin2025.model``) has one
+Every key of ``FACTS`` names one modelling choice. The paper's model (``qin2025.engine.model``) has one
 value for each (``paper_regime``). A user's module may state its own with a class attribute
 
     claim_facts = {"layernorm": "post", "logit_scale": "1/sqrt(d)", "biases": True, "d_qk": "tied to d"}
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import torch
 
 from claimcheck.errors import ConfigError
-from qin2025.model import ModelConfig
+from qin2025.engine.model import ModelConfig
 
 FACTS: dict[str, str] = {  # key: what the value says
     "layernorm": "where LayerNorm (or another normalisation layer) sits: none, pre or post",
@@ -128,7 +128,7 @@ def paper_regime(cfg: ModelConfig | None = None) -> dict[str, str]:
             "output_projection": "none",
             "residual": "Z = S X W_V + beta X, beta = ModelConfig.beta",
             "ffn": "relu(Z W_1) W_2 + gamma Z",
-            "attention_kernel": "explicit softmax (qin2025.model)",
+            "attention_kernel": "explicit softmax (qin2025.engine.model)",
         }
     qk = "xavier N(0, 2/(d + d_qk))" if cfg.qk_init == "xavier" else "normal N(0, 1/d)"
     if cfg.qk_gain != 1.0:
@@ -151,7 +151,7 @@ def paper_regime(cfg: ModelConfig | None = None) -> dict[str, str]:
         "output_projection": "none",
         "residual": f"Z = S X W_V + beta X, beta = {cfg.beta:g}",
         "ffn": f"{ffn} + gamma Z, gamma = {cfg.ffn_residual:g}",
-        "attention_kernel": "explicit softmax (qin2025.model)",
+        "attention_kernel": "explicit softmax (qin2025.engine.model)",
     }
 
 

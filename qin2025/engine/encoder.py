@@ -182,7 +182,7 @@ def _read_shape(path: Path) -> BertShape:
         if raw.get("hidden_act", "gelu") != "gelu":
             raise ModelFileError(
                 f"{path}: hidden_act {raw['hidden_act']!r} is not supported (only exact gelu); use a BERT "
-                "checkpoint with gelu or extend qin2025.encoder"
+                "checkpoint with gelu or extend qin2025.engine.encoder"
             )
         shape = BertShape(
             hidden=int(raw["hidden_size"]),

@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING
 import torch
 
 from claimcheck.errors import ConfigError
-from qin2025.model import Forward, ModelConfig, Params
+from qin2025.engine.model import Forward, ModelConfig, Params
 
 if TYPE_CHECKING:
-    from qin2025.usermodel import ModelSpec, ModuleModel
+    from qin2025.engine.usermodel import ModelSpec, ModuleModel
 
 PROBE = ModelConfig(d=6, d_qk=3, d_out=2, n_layers=2, beta=0.5)  # small config for the load-time probe
 KNOBS = {  # the probe's config with a second value of each knob
@@ -333,7 +333,7 @@ def probe(
 def check_learns(model: ModelSpec) -> None:
     """Refuse ``model`` (the paper's, or any ``ModelSpec``) if a parameter gets no gradient on the probe batch.
 
-    The paper's engine runs this at start, so a weight cut off from the output in ``qin2025.model``
+    The paper's engine runs this at start, so a weight cut off from the output in ``qin2025.engine.model``
     is named there, not left to an autograd error deep in a training run.
     """
     cfg = PROBE

@@ -1,7 +1,7 @@
 """Say what a model must offer to be checked, and adapt a user's ``torch.nn.Module`` to it.
 
 The engine trains a model through two functions: ``init_params(cfg, generator, dtype) -> Params``
-and ``forward(params, x, cfg) -> Forward``. ``PAPER`` is the paper's model (``qin2025.model``);
+and ``forward(params, x, cfg) -> Forward``. ``PAPER`` is the paper's model (``qin2025.engine.model``);
 ``ModuleModel`` wraps a factory ``build(cfg: ModelConfig) -> torch.nn.Module`` that a user names
 with ``--claim-model package.module:factory``; ``load_model`` loads and probes it.
 
@@ -10,7 +10,7 @@ What a user's module must do (the protocol):
 - ``module(x)`` maps a float (N, n, cfg.d) batch to the output (N, n, cfg.d_out): either a tensor,
   or an object with ``out`` and, to expose its attention, ``attn`` (a list with the row-stochastic
   S of each block, (N, n, n)) and ``z`` (a list with Z = Attn(X) + beta X of each block, (N, n, d)),
-  such as ``qin2025.model.Forward``. A model with h heads returns, per block, either S averaged over
+  such as ``qin2025.engine.model.Forward``. A model with h heads returns, per block, either S averaged over
   its heads (N, n, n), as ``nn.MultiheadAttention`` does by default, or one S per head (N, h, n, n),
   which claimcheck averages over the heads: the claims measure the head average. Either way a
   multi-head model is outside Theorem 1 (one head); its head count is found (per-head S,
@@ -19,7 +19,7 @@ What a user's module must do (the protocol):
   (d, d_qk, d_out) that the factory honours, from ``HONOURABLE``. ``beta`` is the residual knob.
   The probe builds the model with a second value of each and refuses one whose output does not move.
 - ``claim_facts`` (an attribute, optional): what the model is where it is not the paper's, keyed
-  from ``qin2025.facts.FACTS``, e.g. ``{"layernorm": "post", "heads": "2", "causal_mask": True,
+  from ``qin2025.engine.facts.FACTS``, e.g. ``{"layernorm": "post", "heads": "2", "causal_mask": True,
   "biases": True, "d_qk": "tied to d"}``. Declaring ``d_qk`` (or ``qk_init``) declines that field.
   The probe finds normalisation layers, head counts, a causal mask and hard attention by itself; a
   declared fact wins over a found one.
@@ -28,7 +28,7 @@ What a user's module must do (the protocol):
   the names of those that do not; frozen ones are shown as a broken premise of the theorem.
 - Its output and gradients have second derivatives (the step size comes from Hessian-vector
   products). A module on PyTorch's fused CPU attention kernel, which has none, is run on the SDPA
-  math backend (``sdpa_kernel(SDPBackend.MATH)``) for every forward; ``qin2025.probe`` says how.
+  math backend (``sdpa_kernel(SDPBackend.MATH)``) for every forward; ``qin2025.engine.probe`` says how.
 
 Each claim names what it needs (``@pytest.mark.claim_needs(...)``); a claim whose needs the model
 does not meet is SKIPPED with a message naming what is missing. The capabilities are:
@@ -39,7 +39,7 @@ does not meet is SKIPPED with a message naming what is missing. The capabilities
 
 What a claim asks of any ``ModelSpec`` to label its regime:
 
-- ``model.regime(cfg) -> dict[str, str]``: one value per key of ``qin2025.facts.FACTS``
+- ``model.regime(cfg) -> dict[str, str]``: one value per key of ``qin2025.engine.facts.FACTS``
   (layernorm, heads, d_qk, qk_init, logit_scale, init, biases, output_projection, residual, ffn,
   attention_kernel). ``PAPER`` gives the paper's under ``cfg``; a user model gives its declared
   facts, the fields it honours as ``cfg`` sets them, and "the model's own" for the rest.
@@ -68,10 +68,10 @@ from torch.func import functional_call
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from claimcheck.errors import ConfigError
-from qin2025.facts import found_facts, paper_regime, premises_broken, read_facts, user_regime
-from qin2025.model import Forward, ModelConfig, Params, forward, init_params
-from qin2025.modelcode import source_digest
-from qin2025.probe import PROBE, check_learns, probe
+from qin2025.engine.facts import found_facts, paper_regime, premises_broken, read_facts, user_regime
+from qin2025.engine.model import Forward, ModelConfig, Params, forward, init_params
+from qin2025.engine.modelcode import source_digest
+from qin2025.engine.probe import PROBE, check_learns, probe
 
 HONOURABLE = ("beta", "n_layers", "qk_init")
 CAPABILITIES = ("attention", *HONOURABLE, "paper-model")
@@ -109,7 +109,7 @@ class ModelSpec(Protocol):
         ...
 
     def regime(self, cfg: ModelConfig | None = None) -> dict[str, str]:
-        """Return what the model is under ``cfg``, one value per key of ``qin2025.facts.FACTS``."""
+        """Return what the model is under ``cfg``, one value per key of ``qin2025.engine.facts.FACTS``."""
         ...
 
     def premises_broken(self) -> list[str]:
@@ -124,10 +124,10 @@ def missing(model: ModelSpec, needs: Iterable[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class PaperModel:
-    """The paper's model, ``qin2025.model``: every capability."""
+    """The paper's model, ``qin2025.engine.model``: every capability."""
 
-    name: str = "qin2025.model (the paper's Transformer)"
-    identity: str = "qin2025.model"
+    name: str = "qin2025.engine.model (the paper's Transformer)"
+    identity: str = "qin2025.engine.model"
     capabilities: frozenset[str] = frozenset(CAPABILITIES)
 
     def init_params(self, cfg: ModelConfig, generator: torch.Generator, dtype: torch.dtype) -> Params:
@@ -143,7 +143,7 @@ class PaperModel:
         return knob in _CONFIG_FIELDS
 
     def regime(self, cfg: ModelConfig | None = None) -> dict[str, str]:
-        """Return the paper's facts under ``cfg`` (``qin2025.facts.paper_regime``)."""
+        """Return the paper's facts under ``cfg`` (``qin2025.engine.facts.paper_regime``)."""
         return paper_regime(cfg)
 
     def premises_broken(self) -> list[str]:
@@ -242,7 +242,7 @@ def as_forward(result: object, name: str) -> Forward:
     if not isinstance(out, torch.Tensor):
         raise ConfigError(
             f"--claim-model {name}: forward returned {type(result).__name__}; return the output tensor, "
-            "or an object with .out (and .attn, .z lists per block), e.g. qin2025.model.Forward"
+            "or an object with .out (and .attn, .z lists per block), e.g. qin2025.engine.model.Forward"
         )
     attn = [s.mean(dim=1) if s.dim() == 4 else s for s in getattr(result, "attn", []) or []]  # heads averaged
     return Forward(out=out, attn=attn, z=list(getattr(result, "z", []) or []))
@@ -312,13 +312,13 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
 
     ``spec`` is ``package.module:factory`` or ``path/to/file.py:factory`` (relative to ``root``).
     The model is built and run on a small input to check the protocol and fingerprint it
-    (``qin2025.probe``); its identity also covers the source of the model's own modules
-    (``qin2025.modelcode``). The paper's model gets the probe's gradient check. A factory that
+    (``qin2025.engine.probe``); its identity also covers the source of the model's own modules
+    (``qin2025.engine.modelcode``). The paper's model gets the probe's gradient check. A factory that
     raises, returns something other than a module, or builds a model whose output depends on hidden
     state, that has no second derivatives even on the SDPA math backend, with a parameter that gets
     no gradient, whose S is not row-stochastic, or for which a knob it claims to honour changes
     nothing raises ConfigError naming ``option`` (with the factory's own message). Its
-    ``claim_facts`` and ``claim_frozen`` are read and checked (``qin2025.facts.read_facts``).
+    ``claim_facts`` and ``claim_frozen`` are read and checked (``qin2025.engine.facts.read_facts``).
     """
     spec = spec.strip()
     if not spec:
@@ -341,7 +341,7 @@ def load_model(spec: str, option: str = "--claim-model", root: Path | None = Non
         raise ConfigError(
             f"{option}: {spec}: calling the factory with a ModelConfig (d={PROBE.d}, d_out={PROBE.d_out}) raised "
             f"{type(e).__name__}: {e}; name a function "
-            "that takes a qin2025.model.ModelConfig and returns a torch.nn.Module"
+            "that takes a qin2025.engine.model.ModelConfig and returns a torch.nn.Module"
         ) from None
     unknown = sorted(honours - set(HONOURABLE))
     if unknown:

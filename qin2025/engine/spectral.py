@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from qin2025.model import ModelConfig, Params
-from qin2025.usermodel import PAPER, ModelSpec
+from qin2025.engine.model import ModelConfig, Params
+from qin2025.engine.usermodel import PAPER, ModelSpec
 
 
 def singular_values(a: ArrayLike) -> np.ndarray:

@@ -28,7 +28,7 @@ from claimcheck.files import files_digest, module_file
 from claimcheck.files import import_closure as walk_imports
 
 PACKAGE = "qin2025"
-ENGINE_ROOTS = ("qin2025.trainer", "qin2025.finetune", "qin2025.spectral", "qin2025.data")
+ENGINE_ROOTS = ("qin2025.engine.trainer", "qin2025.engine.finetune", "qin2025.engine.spectral", "qin2025.data")
 NOT_RESULTS = {
     "qin2025.data.known": "compares a file's sha256 with the published one; it changes no data",
     "qin2025.data.jena_sanity": "accepts or refuses a record; it changes no data",
@@ -37,10 +37,10 @@ NOT_RESULTS = {
 # Statistics that decide verdicts but sit in an engine module (beside the measures they read); a
 # claim's fingerprint covers them, and whatever of their own module they use.
 DECIDES = (
-    "qin2025.spectral.mean_rate",
-    "qin2025.spectral.loglog_slope",
-    "qin2025.spectral.partial_rank_correlation",
-    "qin2025.spectral.rank_deficit",
+    "qin2025.engine.spectral.mean_rate",
+    "qin2025.engine.spectral.loglog_slope",
+    "qin2025.engine.spectral.partial_rank_correlation",
+    "qin2025.engine.spectral.rank_deficit",
 )
 CALIBRATION = (f"{PACKAGE}.calibration",)  # labelled cases for calibrating decisions: in no claim's fingerprint
 
@@ -99,17 +99,17 @@ def module_identity(module: str, file: str, root: Path | None = None) -> str:
     reaches, changes the key; editing a module it does not reach does not. Read once per process.
     ``root`` is the folder above the package (default: this one's).
     """
-    root = root or Path(__file__).resolve().parent.parent
+    root = root or Path(__file__).resolve().parents[2]
     return files_digest(walk_imports({module: Path(file).resolve()}, _ours(root), frozenset(NOT_RESULTS)), root)
 
 
 @cache
 def code_identity() -> CodeIdentity:
     """Return the identity of the engine this process imported (read once: the source of a running process is fixed)."""
-    return identity_of(Path(__file__).resolve().parent.parent)
+    return identity_of(Path(__file__).resolve().parents[2])
 
 
 @cache
 def engine_module_names() -> tuple[str, ...]:
     """Return the engine's module names for a claim's fingerprint to stop at (the package itself holds no engine)."""
-    return tuple(m for m in engine_modules(Path(__file__).resolve().parent.parent) if m != PACKAGE)
+    return tuple(m for m in engine_modules(Path(__file__).resolve().parents[2]) if m != PACKAGE)

@@ -15,8 +15,8 @@ import torch
 
 from claimcheck.errors import ConfigError
 from qin2025.data.synthetic import TensorData
-from qin2025.model import ModelConfig, Params, squared_loss
-from qin2025.usermodel import PAPER, ModelSpec
+from qin2025.engine.model import ModelConfig, Params, squared_loss
+from qin2025.engine.usermodel import PAPER, ModelSpec
 
 ENGINE_VERSION = "3"  # 3: lambda_max by Lanczos (2: no per-step gradient norm; 1: the first engine)
 

@@ -2,7 +2,7 @@
 
 Every result's key (``claimcheck.store.keys.Key``, built here by ``Trainer.key`` alone) holds, each in
 its own namespace: the engine's identity (``ENGINE_VERSION``, the sha256 of the engine's source
-files from ``qin2025.codeid``, numpy's version); the model's identity; the computation's own
+files from ``qin2025.engine.codeid``, numpy's version); the model's identity; the computation's own
 identity (its name and the sha256 of its module with every ``qin2025`` module that module imports);
 and its inputs (configs, data fingerprint, seed, device type and dtype). An edit to any engine
 file, to the model, or to the module that measures gives new keys, so a run never reads a result
@@ -26,12 +26,12 @@ from claimcheck.pytest.deadline import deadline
 from claimcheck.pytest.executor import LOCAL, Executor, split
 from claimcheck.store.cache import Arrays, Counts, Meta, ResultCache
 from claimcheck.store.keys import Key
-from qin2025.batched import Run, check_batchable, initial_lambdas, train_batch
-from qin2025.codeid import code_identity, module_identity
 from qin2025.data.synthetic import TensorData
-from qin2025.model import ModelConfig
-from qin2025.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
-from qin2025.usermodel import PAPER, ModelSpec
+from qin2025.engine.batched import Run, check_batchable, initial_lambdas, train_batch
+from qin2025.engine.codeid import code_identity, module_identity
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import ENGINE_VERSION, TrainConfig, Trajectory, hessian_top_eigenvalue, train
+from qin2025.engine.usermodel import PAPER, ModelSpec
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ factory's module and follows its ``import`` statements (absolute and relative) t
 whose file lies in that tree, transitively; a module outside it (torch, numpy, qin2025 installed
 elsewhere) is not followed. The digest covers each file's path relative to the tree and its bytes.
 The walk and the digest are the core's (``claimcheck.files.import_closure``,
-``claimcheck.files.files_digest``), the ones the engine's identity uses (``qin2025.codeid``).
+``claimcheck.files.files_digest``), the ones the engine's identity uses (``qin2025.engine.codeid``).
 """
 
 from __future__ import annotations

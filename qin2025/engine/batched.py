@@ -22,9 +22,9 @@ import torch
 
 from claimcheck.errors import ConfigError
 from qin2025.data.synthetic import TensorData
-from qin2025.matrixwise import project, project_once
-from qin2025.model import ModelConfig, Params, forward, init_params
-from qin2025.train import Lanczos, TrainConfig, Trajectory, TrajectoryLog, sigma_extremes, step_size
+from qin2025.engine.matrixwise import project, project_once
+from qin2025.engine.model import ModelConfig, Params, forward, init_params
+from qin2025.engine.train import Lanczos, TrainConfig, Trajectory, TrajectoryLog, sigma_extremes, step_size
 
 # What every run of a batch must share; everything else (seed, beta, ffn_residual, init gains,
 # data values, steps, step size, Lanczos steps, floor, sigma schedule) may differ per run.
