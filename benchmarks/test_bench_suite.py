@@ -11,8 +11,9 @@ of seconds, since the floor itself moves between hosts. ``extra_info`` holds the
 the warm median, the floor's median, their difference, cold over warm, the load average at the
 start and the end, and whether the targets were met; then one more warm rerun under cProfile
 says where its seconds go (``warm_profile.stages``: imports, the ledger's git checks,
-fingerprints, cache reads, figures, the report), kept as ``profile``. The child's environment is this one less PYTHONDONTWRITEBYTECODE
-(``suite_times.run_suite``): a user's installation keeps its bytecode. Real-data claims use
+fingerprints, cache reads, figures, the report), kept as ``profile``. The child's environment is
+this one less PYTHONDONTWRITEBYTECODE (``suite_times.run_suite``): a user's installation keeps its
+bytecode. Real-data claims use
 ``$CLAIMCHECK_DATA_DIR``; without it the benchmark is skipped.
 """
 

