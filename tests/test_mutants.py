@@ -181,3 +181,17 @@ def test_the_repositorys_catalogue_reads_and_its_edits_apply_to_this_checkout() 
     for e in catalogue.entries:
         for edit in e.edits:
             assert (root / edit.file).read_text().count(edit.old) == 1, (e.name, edit.file)
+
+
+def test_a_run_refused_at_start_reads_as_its_refusal_though_it_wrote_a_report(tmp_path: Path) -> None:
+    """A refused model writes a report that says why (issue 49); the mutants' runner still sees a refusal."""
+    from claimcheck.cli.suite_runs import reused
+    from claimcheck.report.rundata import NOT_STARTED, RunData, dumps
+
+    report = tmp_path / "m.md"
+    refused = RunData("t", {}, incomplete=[NOT_STARTED + "--claim-model refused: W_Q gets no gradient"])
+    report.with_suffix(".json").write_text(dumps(refused))
+    got = reused(report)
+    assert isinstance(got, RunRefused) and "W_Q gets no gradient" in str(got)
+    report.with_suffix(".json").write_text(dumps(RunData("t", {}, incomplete=["C1 was interrupted"])))
+    assert isinstance(reused(report), RunData)  # an interrupted run is a run

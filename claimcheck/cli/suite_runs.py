@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
-from claimcheck.report.rundata import RunData, load
+from claimcheck.report.rundata import NOT_STARTED, RunData, load
 
 Job = tuple[Path, Sequence[str]]  # (report path, extra pytest arguments)
 
@@ -49,14 +49,23 @@ def run_suite(
 
 
 def reused(report: Path) -> RunData | RunRefused | None:
-    """Return what a finished ``run_suite`` left at ``report``: its run, its refusal (the log's last ERROR), or None."""
+    """Return what a finished ``run_suite`` left at ``report``: its run, its refusal (the log's last ERROR), or None.
+
+    A run refused at start writes a report too (no test ran; it says the run did not start and why):
+    that is a refusal, not a run.
+    """
     if report.with_suffix(".json").is_file():
-        return load(report.with_suffix(".json"))
+        run = load(report.with_suffix(".json"))
+        if run.tests or not any(i.startswith(NOT_STARTED) for i in run.incomplete):
+            return run
+        refusal = next(i for i in run.incomplete if i.startswith(NOT_STARTED)).removeprefix(NOT_STARTED)
+    else:
+        refusal = ""
     log = report.with_suffix(".log")
     if not log.is_file():
-        return None
+        return RunRefused(refusal) if refusal else None
     lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("ERROR")]
-    return RunRefused(lines[-1]) if lines else None
+    return RunRefused(lines[-1]) if lines else RunRefused(refusal) if refusal else None
 
 
 def run_many(jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1) -> list[RunData]:

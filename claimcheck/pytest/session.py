@@ -41,7 +41,7 @@ from claimcheck.pytest.options import Settings
 from claimcheck.pytest.reaper import killed_note
 from claimcheck.report.markdown import RERUN_KEY, terminal_lines
 from claimcheck.report.paths import Places
-from claimcheck.report.rundata import GateUnits, RunData, dumps, record_json
+from claimcheck.report.rundata import NOT_STARTED, GateUnits, RunData, dumps, record_json
 from claimcheck.report.write import ReportWriteError, Written, mark_superseded, write_report
 from claimcheck.store.cache import default_cache_dir
 
@@ -629,7 +629,7 @@ def write_refusal(config: pytest.Config, settings: Settings, reason: str) -> str
     if settings.report is None or config.option.collectonly:
         return "no claim report was asked for"
     env = {"run": f"did not start: {reason}", RERUN_KEY: settings.rerun_options}
-    run = RunData(title=str(config.getini("claim_title")), env=env, incomplete=[f"the run did not start: {reason}"])
+    run = RunData(title=str(config.getini("claim_title")), env=env, incomplete=[NOT_STARTED + reason])
     try:
         write_report(run, settings.report, figures=False)
     except ReportWriteError as e:

@@ -32,6 +32,9 @@ class RunFileError(DataError):
     """A run JSON file cannot be read or is not of this schema."""
 
 
+NOT_STARTED = "the run did not start: "  # how a run refused at start names itself in ``incomplete``
+
+
 @dataclass
 class GateUnits:
     """What a claim test ran for the baseline gate only (``claimcheck.gate.reserve``): its looks, its reserve, its stop.

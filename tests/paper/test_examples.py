@@ -17,7 +17,7 @@ import pytest
 
 from claimcheck.cli.main import main as cli_main
 from claimcheck.decide.verdicts import Verdict
-from claimcheck.report.rundata import load
+from claimcheck.report.rundata import NOT_STARTED, load
 
 ROOT = Path(__file__).parents[2]
 CATALOGUE = ROOT / "examples" / "tinyformer" / "catalogue.toml"
@@ -58,7 +58,8 @@ def test_each_mutant_is_judged_or_refused_at_start_and_the_table_names_it(catalo
         row = _row(table, name)
         sidecar = catalogue_run / f"{name}.json"
         if name in REFUSED:
-            assert not sidecar.exists(), f"{name}: the probe should refuse it before any claim runs"
+            refused = load(sidecar)  # the refused run's report: no claim ran, and it says why (issue 49)
+            assert not refused.tests and refused.incomplete[0].startswith(NOT_STARTED), f"{name}: ran claims"
             assert "**probe**: " in row and "get no gradient" in row and "| killed |" in row, row
             continue
         verdicts = {r.claim_id: r.verdict for r in load(sidecar).results()}
