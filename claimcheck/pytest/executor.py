@@ -177,7 +177,7 @@ class RayExecutor(Executor):
             options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
             if address:
                 if ship_code:
-                    shipped = [Path(__file__).resolve().parent, *packages]  # the core and the suite's packages
+                    shipped = [Path(__file__).resolve().parents[1], *packages]  # claimcheck/ and the suite's packages
                     options["runtime_env"] = {"py_modules": [str(p) for p in shipped]}
                 try:
                     _check_reachable(address)
