@@ -640,6 +640,9 @@ def _descends(commit: str, ancestor: str, parents: Mapping[str, Sequence[str]]) 
 def check_history(ledger: Ledger) -> list[str]:
     """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
 
+    This is the ledger's anchor in git (with ``check_git`` for confirmations): the hash chain alone
+    shows an edited entry; this shows a chain rewritten from the start.
+
     A ledger is append-only against its git history: an entry removed, reordered, edited or
     re-hashed after it was committed raises LedgerError naming the file and the commit where the
     history diverges. The whole history is walked (``git log --full-history -m``: every parent of a
