@@ -49,23 +49,21 @@ def run_suite(
 
 
 def reused(report: Path) -> RunData | RunRefused | None:
-    """Return what a finished ``run_suite`` left at ``report``: its run, its refusal (the log's last ERROR), or None.
+    """Return what a finished ``run_suite`` left at ``report``: its run, its refusal, or None.
 
-    A run refused at start writes a report too (no test ran; it says the run did not start and why):
-    that is a refusal, not a run.
+    A run refused at start by the suite (a model the probe refused) writes a report that says why and
+    ran no test: its refusal is read there. One refused before the core could write (a bad option)
+    leaves only the log: its last ERROR line.
     """
     if report.with_suffix(".json").is_file():
         run = load(report.with_suffix(".json"))
-        if run.tests or not any(i.startswith(NOT_STARTED) for i in run.incomplete):
-            return run
-        refusal = next(i for i in run.incomplete if i.startswith(NOT_STARTED)).removeprefix(NOT_STARTED)
-    else:
-        refusal = ""
+        why = [i.removeprefix(NOT_STARTED) for i in run.incomplete if i.startswith(NOT_STARTED)]
+        return RunRefused(why[0]) if why and not run.tests else run
     log = report.with_suffix(".log")
     if not log.is_file():
-        return RunRefused(refusal) if refusal else None
+        return None
     lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("ERROR")]
-    return RunRefused(lines[-1]) if lines else RunRefused(refusal) if refusal else None
+    return RunRefused(lines[-1]) if lines else None
 
 
 def run_many(jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1) -> list[RunData]:
