@@ -210,3 +210,17 @@ def test_the_fingerprint_follows_what_decides_a_verdict_not_the_prose() -> None:
     assert reworded.fingerprint() == base.fingerprint()
     assert moved.fingerprint() != base.fingerprint()
     assert replace(base, seeds=Seeds("C9-v1", 2000, {"ci": 10})).fingerprint() != base.fingerprint()
+
+
+def test_a_claim_whose_parts_differ_names_the_split_everywhere_its_word_is_given(pytester: pytest.Pytester) -> None:
+    # part a holds 20/20, part b fails 20/20: the claim's word is NOT REPRODUCED, and every headline
+    # says part a held (a reader of one line must not take b's failure for the whole claim's)
+    _protocol_claims(pytester, units=20, fail_b=set(range(20)))
+    result = pytester.runpytest("--claim-report")
+    want = "NOT REPRODUCED at b; REPRODUCED at a"
+    result.stdout.fnmatch_lines([f"C9: NOT REPRODUCED ({want}) *"])
+    text = (pytester.path / "reports" / "claim-report.md").read_text()
+    assert f"**0 REPRODUCED, 1 NOT REPRODUCED, 0 INCONCLUSIVE, 0 ERROR, 0 SKIPPED (C9 {want})**" in text
+    assert f"**NOT REPRODUCED** ({want}) |" in text
+    _protocol_claims(pytester, units=20)  # parts that agree: no split named
+    pytester.runpytest("--claim-report").stdout.no_fnmatch_line("*REPRODUCED at*")

@@ -124,9 +124,29 @@ def _files_of(nodeids: Sequence[str]) -> list[str]:
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
-    """Return the headline: how many claims got each verdict value, every value named."""
+    """Return the headline: how many claims got each verdict value, every value named, and each split claim's parts."""
     c = Counter(r.verdict for r in results)
-    return ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
+    text = ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
+    splits = [f"{r.claim_id} {split(r)}" for r in results if split(r)]
+    return text + (f" ({'; '.join(splits)})" if splits else "")
+
+
+def split(r: ClaimResult) -> str:
+    """Return which parts of a claim held and which did not, where its parts' verdicts differ, else "".
+
+    The claim's own verdict comes first: ``NOT REPRODUCED at L=1; REPRODUCED at L=6, trend``. A claim's
+    word is its weakest part's; this says what the other parts showed, so a headline never reads
+    one part's failure as the whole claim's.
+    """
+    if len(r.parts) <= 1 or r.verdict is Verdict.SKIPPED:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for p in r.parts:
+        groups.setdefault(p.verdict.value, []).append(p.name or "claim")
+    if len(groups) == 1:
+        return ""
+    order = sorted(groups, key=lambda v: v != r.verdict.value)  # the claim's own verdict first (a stable sort)
+    return "; ".join(f"{v} at {', '.join(groups[v])}" for v in order)
 
 
 def _short_status(status: str) -> str:
@@ -219,8 +239,9 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
                 f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
             )
             continue
+        parts = f" ({md(split(r))})" if split(r) else ""
         rows.append(
-            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
+            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)}{parts} | "
             f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {version} | |"
         )
         for p in r.parts:
@@ -725,7 +746,8 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
         tag = _known(r, run.expected)
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
         version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
-        line = f"{r.claim_id}: {r.verdict.value}{tag} [{version}]: {r.title}"
+        parts = f" ({split(r)})" if split(r) else ""
+        line = f"{r.claim_id}: {r.verdict.value}{tag}{parts} [{version}]: {r.title}"
         if r.verdict is Verdict.SKIPPED:
             line = f"{r.claim_id}: SKIPPED: {r.reason}"
         out.append((line, r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)))
