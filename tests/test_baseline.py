@@ -349,3 +349,52 @@ def test_a_claim_that_turned_error_is_a_verdict_that_fell_and_fails_the_gate_as_
     gate = judge(compare(errored, _base(), "base.json"))
     assert gate.status is Status.FAIL and gate.exit_code("worse") == EXIT_WORSE
     assert any("-> ERROR" in f for f in gate.failing)
+
+
+RESEED = [0.2 + SPREAD[(5 * s + 3) % len(SEEDS)] for s in SEEDS]  # the same values, other units: new draws, same law
+
+
+def test_new_draws_of_the_same_law_are_named_draws_changed_and_the_units_to_decide() -> None:
+    comp = compare(_run(RESEED), _base(), "base.json")
+    (stat, control) = comp.stats
+    assert stat.pairing < 0.5 and stat.pairing_lost and math.isnan(control.pairing)  # the control has no spread
+    assert comp.draws_changed() == {"C1": (1, 1)}
+    gate = judge(comp)
+    assert gate.kind == "draws changed" and gate.line().endswith("; draws changed in C1")
+    (drawn,) = gate.drawn
+    assert drawn.startswith("C1: pairing lost in 1 of 1 statistics")
+    if stat.movement is Movement.UNDECIDED:
+        assert f"about {stat.units_to_decide} units would decide the widest" in drawn and "--claim-gate-cap" in drawn
+    assert f"draws changed: {drawn}" in gate.details()
+
+
+def test_the_same_draws_keep_their_pairing_even_when_the_maths_moves_them() -> None:
+    comp = compare(_base(shift=0.5), _base(), "base.json")
+    assert comp.stats[0].pairing == pytest.approx(1.0) and comp.draws_changed() == {}
+    assert judge(comp).kind == "maths changed"
+    assert judge(compare(_base(), _base(), "base.json")).kind == "nothing beyond margins"
+    assert judge(compare(_run([0.2 + v for v in SPREAD], cpu="cpu B"), _base(), "b.json")).kind == "numerics changed"
+
+
+def test_a_verdict_that_falls_to_inconclusive_under_new_draws_is_undecided_not_failed() -> None:
+    proto = _protocol()
+    near = [0.6 + 1.2 * v for v in SPREAD]  # every unit passes (<= 1.0), the largest at 0.96: near the edge
+    base = _run(near, protocol=proto)
+    drawn = [1.02 + 0.01 * (s % 3) if s in (2, 9, 14) else near[(5 * s + 3) % 20] for s in SEEDS]  # 17/20
+    comp = compare(_run(drawn, protocol=proto), base, "base.json")
+    assert [(v.before, v.after) for v in comp.verdicts] == [("REPRODUCED", "INCONCLUSIVE")]
+    assert "C1" in comp.draws_changed()
+    gate = judge(comp)
+    assert gate.status is Status.UNDECIDED and gate.exit_code("all") == EXIT_UNDECIDED and gate.exit_code("worse") == 0
+    assert gate.redrawn and gate.redrawn[0].startswith("C1: REPRODUCED -> INCONCLUSIVE under new draws: not failed")
+    # the same fall on the same draws is a change of maths: it fails
+    paired = [1.02 + 0.01 * (s % 3) if s in (2, 9, 14) else v for s, v in enumerate(near)]
+    comp = compare(_run(paired, protocol=proto), base, "base.json")
+    assert comp.draws_changed() == {} and judge(comp).status is Status.FAIL
+    # so does an edit that breaks a few units, whatever it does to the pairing (it widens the spread)
+    broken = [1.5 if s in (2, 9, 14) else v for s, v in enumerate(drawn)]
+    comp = compare(_run(broken, protocol=proto), base, "base.json")
+    assert comp.draws_changed() == {} and judge(comp).status is Status.FAIL
+    # and a fall to NOT REPRODUCED fails whatever the draws
+    comp = compare(_run([1.5] * 20, protocol=proto), base, "base.json")
+    assert judge(comp).status is Status.FAIL

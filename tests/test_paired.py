@@ -156,3 +156,19 @@ def test_an_undecided_statistic_says_how_many_units_would_decide_it() -> None:
     assert beyond.movement() is Movement.UNDECIDED and beyond.mean == pytest.approx(0.5)
     n_change = units_to_decide(beyond, 0.005)  # the change at the family-wise share, 0.3 beyond the margin
     assert n_change == units_to_show(0.3, beyond.sd, 0.005) and n_change is not None and 120 < n_change < 160
+
+
+def test_the_pair_correlation_tells_the_same_draws_from_new_ones() -> None:
+    from claimcheck.gate.paired import drawn_anew, pair_correlation
+
+    rng = np.random.default_rng(0)
+    before = rng.normal(size=200)
+    assert pair_correlation(before, before + 0.3) == pytest.approx((1.0, 1.0))  # the same draws, an edit
+    anew = pair_correlation(before, rng.normal(size=200))  # drawn anew from the same law
+    assert abs(anew[0]) < 0.2 and drawn_anew(*anew)
+    broken = before.copy()
+    broken[:10] += 20.0  # an edit that breaks a few units: uncorrelated too, but the spread is not kept
+    assert pair_correlation(before, broken)[0] < 0.5 and not drawn_anew(*pair_correlation(before, broken))
+    assert all(math.isnan(x) for x in pair_correlation([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))  # too few pairs
+    assert all(math.isnan(x) for x in pair_correlation([1.0] * 5, [1.0, 2.0, 3.0, 4.0, 5.0]))  # no spread
+    assert pair_correlation([1.0, 2.0, math.nan, 3.0, 4.0], [1.0, 2.0, 5.0, 3.0, 4.0]) == pytest.approx((1.0, 1.0))

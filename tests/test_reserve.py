@@ -93,9 +93,12 @@ def test_a_baseline_with_a_reserve_lets_a_reseeded_edit_be_decided_equivalent_wi
     without.write_text(json.dumps({**raw, "gate_units": {}}))
     result = _run(pytester, f"--claim-baseline={without}", "--claim-baseline-fail", "--claim-report=old.md")
     assert result.ret == 14, "at the budget's 12 units the comparison is undecided"
+    result.stdout.fnmatch_lines(["claim baseline: UNDECIDED — *; draws changed in G2", "*--claim-gate-cap *"])
     result = _run(pytester, "--claim-baseline=base.json", "--claim-baseline-fail", "--claim-report=now.md")
     assert result.ret == 0, (pytester.path / "now.md").read_text()
-    result.stdout.fnmatch_lines(["claim baseline: PASS — 2 equivalent, 0 changed (worse 0, better 0), 0 undecided"])
+    result.stdout.fnmatch_lines(
+        ["claim baseline: PASS — 2 equivalent, 0 changed (worse 0, better 0), 0 undecided; draws changed in G2"]
+    )
     gate = json.loads((pytester.path / "now.json").read_text())["gate"]
     assert all(s["units"] > 12 and s["looks"] == 5 for s in gate["statistics"]), gate["statistics"]
     stopped = {r["stopped"] for r in _gate_units(pytester, "now.json").values()}

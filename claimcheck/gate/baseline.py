@@ -48,7 +48,9 @@ from claimcheck.gate.paired import (
     Movement,
     PairedTest,
     detectable,
+    drawn_anew,
     holm,
+    pair_correlation,
     paired_test,
     spread_sd,
     units_to_decide,
@@ -136,6 +138,13 @@ class StatChange:
     detectable: float = math.nan  # the true mean change shown beyond the margin with probability POWER, these units
     units_to_decide: int | None = None  # undecided: the units that would decide it at the measured change and SD
     looks: int = 1  # K, the looks the gate may take at it (a baseline with a reserve): each at ALPHA / K
+    pairing: float = math.nan  # the values' correlation over the units: ~1 the same draws, ~0 drawn anew
+    spread_ratio: float = math.nan  # the values' SD after / before over the same units
+
+    @property
+    def pairing_lost(self) -> bool:
+        """Return True when the values look drawn anew from the same law (``paired.drawn_anew``)."""
+        return drawn_anew(self.pairing, self.spread_ratio)
 
     @property
     def worse(self) -> bool:
@@ -159,10 +168,11 @@ class StatChange:
             return f"{self.claim_id} {self.name}: median {self.before:.4g} -> {self.after:.4g} (not paired)"
         interval = f" [{t.low:+.3g}, {t.high:+.3g}]" if math.isfinite(t.low) else ""
         what = self.movement.value if self.movement else "not paired"
+        lost = f"; pairing lost: correlation {self.pairing:.2f} over the units" if self.pairing_lost else ""
         return (
             f"{self.claim_id} {self.name}: median {self.before:.4g} -> {self.after:.4g}, mean paired change "
             f"{'of log10 ' if self.log else ''}"
-            f"{t.mean:+.3g}{interval} over {t.n} units, margin {t.margin:.3g} ({what})"
+            f"{t.mean:+.3g}{interval} over {t.n} units, margin {t.margin:.3g} ({what}){lost}"
         )
 
 
@@ -201,6 +211,19 @@ class Comparison:
             for s in self.stats
             if s.differ
         ]
+
+    def draws_changed(self) -> dict[str, tuple[int, int]]:
+        """Return {claim: (statistics whose pairing is lost, statistics where it could be told)} where most lost it.
+
+        Such a claim drew other numbers from the same seeds (a reseed, another draw order): each unit's
+        two values are as far apart as two units', so its paired tests are as wide as unpaired ones
+        and a verdict near its edge can move with the draws alone.
+        """
+        told: dict[str, list[bool]] = defaultdict(list)
+        for s in self.stats:
+            if not math.isnan(s.pairing):
+                told[s.claim_id].append(s.pairing_lost)
+        return {c: (sum(v), len(v)) for c, v in told.items() if 2 * sum(v) > len(v)}
 
     def counts(self) -> dict[str, int]:
         """Return how many statistics came out each way (and how many were not paired)."""
@@ -357,6 +380,7 @@ def compare_stat(
     shared = [k for k in b if k in a]
     med_b, med_a = spread([v for v, _, _ in b.values()]).median, spread([v for v, _, _ in a.values()]).median
     test = None
+    pairing = ratio = math.nan
     source = ""
     differ = sum(relative(b[k][0], a[k][0]) > tol for k in shared)
     rels = [relative(b[k][0], a[k][0]) for k in shared] or [relative(med_b, med_a)]
@@ -369,6 +393,7 @@ def compare_stat(
         base, cur = ({k: _log10(p) for k, p in d.items()} if log else d for d in (b, a))
         margin, source = _margin(declared, base if looks > 1 else {k: base[k] for k in shared}, by)
         halves = _halfwidths(base[shared[0]], cur[shared[0]]) if len(shared) == 1 else None
+        pairing, ratio = pair_correlation([base[k][0] for k in shared], [cur[k][0] for k in shared])
         test = paired_test(
             [base[k][0] for k in shared],
             [cur[k][0] for k in shared],
@@ -381,7 +406,7 @@ def compare_stat(
         differ = int(relative(med_b, med_a) > tol)
     change = StatChange(
         cid, key[2], key[0], key[1], direction, med_b, med_a, test, source, None,
-        differ, len(shared) or 1, max(rels), log,
+        differ, len(shared) or 1, max(rels), log, pairing=pairing, spread_ratio=ratio,
     )  # fmt: skip
     return change, test
 

@@ -38,6 +38,7 @@ FAIL_MODES = ("all", "worse")  # all: worse and undecided fail; worse: only wors
 NAMED = 3  # statistics named on the gate's line
 LISTED = 12  # undecided statistics listed one per line before "and N more"
 _RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}
+_DRAW_LEVEL = {"REPRODUCED", "INCONCLUSIVE"}  # a move between these two is what new draws alone can make
 
 
 class Status(StrEnum):
@@ -71,6 +72,9 @@ class Gate:
     pinned: int = 0  # deviations from the baseline's pinned verdicts (parts, controls) that are not improvements
     rose: tuple[str, ...] = ()  # verdicts that got better: reported, never failed
     not_compared: tuple[str, ...] = ()  # statistics one side lacks, claims under another protocol version
+    kind: str = ""  # what changed: "maths changed", "draws changed", "numerics changed" or "nothing beyond margins"
+    drawn: tuple[str, ...] = ()  # one sentence per claim whose draws changed (pairing lost), with the units to decide
+    redrawn: tuple[str, ...] = ()  # verdicts that moved between REPRODUCED and INCONCLUSIVE where the draws changed
 
     @property
     def blind(self) -> bool:
@@ -88,7 +92,10 @@ class Gate:
         return 0
 
     def line(self) -> str:
-        """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``."""
+        """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``.
+
+        It ends with ``; draws changed in C1, C2`` or ``; numerics changed`` when that is what the gate saw.
+        """
         changed = self.worse + self.better
         text = (
             f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {changed} changed "
@@ -96,6 +103,10 @@ class Gate:
         )
         if self.named:
             text += f"; {'worst' if self.worse else 'nearest to worse'}: {', '.join(self.named)}"
+        if self.kind in ("draws changed", "numerics changed"):  # what the other outcomes say already
+            text += f"; {self.kind}" + (
+                f" in {', '.join(d.split(':', 1)[0] for d in self.drawn)}" if self.drawn else ""
+            )
         return text
 
     def details(self) -> list[str]:
@@ -108,6 +119,8 @@ class Gate:
                 "undecided: 0 statistics compared: the baseline shares no recorded statistic with this run "
                 "(a baseline of another claim set?)"
             )
+        out += [f"draws changed: {d}" for d in self.drawn]
+        out += [f"undecided: {v}" for v in self.redrawn]
         out += [f"missing: {c} is in the baseline but not in this run (or SKIPPED)" for c in self.missing_claims]
         out += [f"missing: not compared: {c}" for c in self.not_compared[:LISTED]]
         if len(self.not_compared) > LISTED:
@@ -138,6 +151,8 @@ class Gate:
         """Return the gate and every statistic's outcome, margin and power as plain data (the JSON sidecar's)."""
         return {
             "status": self.status.value,
+            "kind": self.kind,
+            "draws_changed": {c: {"pairing_lost": n, "told": m} for c, (n, m) in comp.draws_changed().items()},
             "line": self.line(),
             "details": self.details(),
             "mode": mode,
@@ -192,6 +207,7 @@ def _stat_dict(s: StatChange) -> dict[str, Any]:
         "detectable": _number(s.detectable),
         "units_to_decide": s.units_to_decide,
         "looks": s.looks,
+        "pairing": _number(s.pairing),
     }
 
 
@@ -209,17 +225,59 @@ def _open(s: StatChange) -> str:
     return f"{s.describe()}; {need} at this change and spread"
 
 
+def _drawn(comp: Comparison, claim: str, lost: int, told: int) -> str:
+    """Return the sentence for a claim whose draws changed: how many statistics lost their pairing, what decides it."""
+    open_ = [s for s in comp.stats if s.claim_id == claim and s.movement in (Movement.UNDECIDED, None)]
+    need = max((s.units_to_decide for s in open_ if s.units_to_decide), default=None)
+    shared = max((s.test.n for s in open_ if s.test is not None), default=0)
+    if not open_:
+        what = "every statistic is decided as it stands"
+    elif need is None or not shared:
+        what = f"{len(open_)} statistics undecided; no number of units decides the widest at this change and spread"
+    else:
+        cap = math.ceil(need / shared)
+        what = (
+            f"{len(open_)} statistics undecided; about {need} units would decide the widest at this change and spread "
+            f"(a baseline and a run with --claim-gate-cap {cap} record {cap}x the {shared} units compared)"
+        )
+    return (
+        f"{claim}: pairing lost in {lost} of {told} statistics (each unit's two values differ as much as two "
+        f"units' do: the edit drew other numbers from the same seeds, so the paired tests are as wide as unpaired "
+        f"ones); {what}"
+    )
+
+
+def _kind(failing: bool, drawn: Mapping[str, Any], same_hardware: bool) -> str:
+    if failing:
+        return "maths changed"
+    if drawn:
+        return "draws changed"
+    return "nothing beyond margins" if same_hardware else "numerics changed"
+
+
 def judge(comp: Comparison, pinned: int = 0) -> Gate:
-    """Return the gate's outcome of ``comp``; ``pinned`` counts deviations from the baseline's pinned verdicts."""
+    """Return the gate's outcome of ``comp``; ``pinned`` counts deviations from the baseline's pinned verdicts.
+
+    A claim whose draws changed (``Comparison.draws_changed``) and whose verdict moved between
+    REPRODUCED and INCONCLUSIVE is undecided, not failed: another block of seeds can move a verdict
+    near its edge that way, and the gate cannot tell that from a change of maths on these units.
+    """
     worse = sorted((s for s in comp.stats if s.movement is Movement.WORSE), key=_p_worse)
     better = [s for s in comp.stats if s.movement is Movement.BETTER]
     equivalent = [s for s in comp.stats if s.movement is Movement.EQUIVALENT]
     undecided = sorted((s for s in comp.stats if s.movement in (Movement.UNDECIDED, None)), key=_p_worse)
-    fell = [f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.worse]
+    drawn = comp.draws_changed()
+    moved = [v for v in comp.verdicts if v.worse and v.claim_id in drawn and {v.before, v.after} <= _DRAW_LEVEL]
+    fell = [f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.worse and v not in moved]
+    redrawn = tuple(
+        f"{v.claim_id}: {v.before} -> {v.after} under new draws: not failed (a verdict near its edge moves so with "
+        f"another block of seeds; `claimcheck stability` counts how often across blocks); more units decide it"
+        for v in moved
+    )
     failing = (*fell, *(s.describe() for s in worse))
     if failing or pinned:
         status = Status.FAIL
-    elif undecided or comp.missing_claims or comp.not_compared or not comp.stats:
+    elif undecided or redrawn or comp.missing_claims or comp.not_compared or not comp.stats:
         status = Status.UNDECIDED
     else:
         status = Status.PASS
@@ -229,7 +287,8 @@ def judge(comp: Comparison, pinned: int = 0) -> Gate:
         failing, tuple(_open(s) for s in undecided), tuple(named),
         tuple(comp.missing_claims), tuple(comp.extra_claims), pinned,
         tuple(f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.better),
-        tuple(comp.not_compared),
+        tuple(comp.not_compared), _kind(bool(failing or pinned), drawn, comp.same_hardware),
+        tuple(_drawn(comp, c, *n) for c, n in drawn.items()), redrawn,
     )  # fmt: skip
 
 

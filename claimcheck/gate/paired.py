@@ -52,6 +52,31 @@ LEVEL = 0.90  # two-sided interval of the mean difference: each end a one-sided 
 ALPHA = 0.05  # each one-sided test; TOST at this alpha is the LEVEL interval inside the margins
 POWER = 0.90  # the probability at which the gate states what it can see ("detectable", "units to decide")
 MAX_UNITS = 1_000_000  # units_to_show says None beyond this: no budget decides it
+PAIRING_LOST = 0.5  # a pair correlation below this: each unit's two values hardly move together
+MIN_PAIRS = 4  # pair_correlation needs this many finite pairs
+SAME_SPREAD = 2.0  # new draws of the same law keep a statistic's spread within this factor
+
+
+def pair_correlation(before: Sequence[float], after: Sequence[float]) -> tuple[float, float]:
+    """Return a statistic's correlation over the units between before and after, and its spread's ratio after/before.
+
+    The correlation is near 1 when each unit keeps its value up to the edit (the same draws: a paired
+    test sees the edit alone) and near 0 when the values were drawn anew from the same seeds (a reseed,
+    another draw order: the pairs carry no more than two unpaired samples, and the paired test is as
+    wide as an unpaired one). An edit that breaks a few units lowers the correlation too, but widens
+    the spread: new draws of the same law keep it (``SAME_SPREAD``). Finite pairs only; (NaN, NaN) with
+    fewer than ``MIN_PAIRS`` or no spread on a side. Descriptive numbers: the paired test is valid either
+    way; these say why it is as wide as it is.
+    """
+    pairs = np.array([(b, a) for b, a in zip(before, after, strict=True) if math.isfinite(b) and math.isfinite(a)])
+    if len(pairs) < MIN_PAIRS or pairs[:, 0].std() == 0.0 or pairs[:, 1].std() == 0.0:
+        return math.nan, math.nan
+    return float(np.corrcoef(pairs[:, 0], pairs[:, 1])[0, 1]), float(pairs[:, 1].std() / pairs[:, 0].std())
+
+
+def drawn_anew(correlation: float, spread_ratio: float) -> bool:
+    """Return True when a statistic looks drawn anew from the same law: uncorrelated pairs, the spread kept."""
+    return correlation < PAIRING_LOST and 1 / SAME_SPREAD <= spread_ratio <= SAME_SPREAD
 
 
 class Movement(StrEnum):

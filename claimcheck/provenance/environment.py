@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 # The fingerprint keys that decide whether two runs count as the same hardware and software.
-HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device")
+HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device", "numerics")  # numerics: kernels and threads round
 
 
 def _git(root: Path, *args: str) -> str | None:
