@@ -61,7 +61,7 @@ def test_the_layer_contracts_hold() -> None:
         ),
         (
             "qin2025/monotone.py",
-            "from claimcheck.pytest.plugin import SETTINGS_KEY  # noqa",
+            "from claimcheck.pytest.core import CORE  # noqa",
             "not the plugin's internals",
         ),
         ("claimcheck/report/markdown.py", "import pytest  # noqa", "only claimcheck.pytest imports pytest"),

@@ -39,11 +39,11 @@ class _Collector:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from claimcheck.pytest.core import core_of
         from claimcheck.pytest.markers import claim_protocol_of
-        from claimcheck.pytest.plugin import ENGINE_KEY, SETTINGS_KEY
 
-        engine = session.config.stash[ENGINE_KEY]
-        self.ledger = session.config.stash[SETTINGS_KEY].ledger
+        core = core_of(session.config)
+        engine, self.ledger = core.engine, core.settings.ledger
         for item in session.items:
             proto = claim_protocol_of(item)
             module = getattr(item, "module", None)

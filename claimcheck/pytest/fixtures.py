@@ -14,17 +14,10 @@ import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.budget import Budget
+from claimcheck.pytest.core import core_of
 from claimcheck.pytest.markers import claim_protocol_of, record_for, unit_seeds
 from claimcheck.pytest.options import Settings
-from claimcheck.pytest.plugin import (
-    BASELINE_KEY,
-    EXECUTOR_KEY,
-    RECORD_KEY,
-    SETTINGS_KEY,
-    STORE_KEY,
-    UNITS_KEY,
-    start_core,
-)
+from claimcheck.pytest.plugin import RECORD_KEY, UNITS_KEY, start_core
 
 if TYPE_CHECKING:
     from claimcheck.decide.schedule import ClaimUnits
@@ -35,7 +28,7 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="session")
 def claim_settings(request: pytest.FixtureRequest) -> Settings:
     """The validated claim options of this session."""
-    return request.config.stash[SETTINGS_KEY]
+    return core_of(request.config).settings
 
 
 @pytest.fixture(scope="session")
@@ -48,14 +41,14 @@ def claim_budget(claim_settings: Settings) -> Budget:
 def claim_store(request: pytest.FixtureRequest) -> ResultCache:
     """The session's content-addressed result store (a suite's engine caches its results in it)."""
     start_core(request.config)
-    return request.config.stash[STORE_KEY]
+    return core_of(request.config).store
 
 
 @pytest.fixture(scope="session")
 def claim_executor(request: pytest.FixtureRequest) -> Executor:
     """Where computations the store lacks run: this process, or Ray tasks (``--claim-executor``)."""
     start_core(request.config)
-    return request.config.stash[EXECUTOR_KEY]
+    return core_of(request.config).executor
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +62,7 @@ def claim_cache(claim_store: ResultCache) -> Memo:
 @pytest.fixture
 def claim_seeds(request: pytest.FixtureRequest) -> list[int]:
     """The seeds of every unit of this claim (for a test that runs all of its units itself)."""
-    return unit_seeds(request.config.stash[SETTINGS_KEY], claim_protocol_of(request.node))
+    return unit_seeds(core_of(request.config).settings, claim_protocol_of(request.node))
 
 
 @pytest.fixture
@@ -86,7 +79,7 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
     from claimcheck.gate.reserve import gate_seeds, reserve_for
 
     start_core(request.config)
-    s = request.config.stash[SETTINGS_KEY]
+    s = core_of(request.config).settings
     seeds = unit_seeds(s, claim_record.protocol)
     proto = claim_record.protocol
     reserve = None
@@ -96,7 +89,7 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
             assert proto is not None
             return gate_seeds(proto, s.seed, s.budget_index, s.pool, first, upto)
 
-        baseline = request.config.stash[BASELINE_KEY]
+        baseline = core_of(request.config).baseline
         looks = claim_looks(claim_record, seeds, s.budget)
         margins, tol = dict(s.baseline_margins), s.tolerance.same
         reserve = reserve_for(claim_record, request.node.nodeid, looks, s.gate_cap, baseline, after, margins, tol)

@@ -72,9 +72,6 @@ def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
     return str(values["id"]), str(values["title"]), str(values["source"])
 
 
-CODE_KEY = pytest.StashKey[dict[tuple[str, str], dict[str, str]]]()
-
-
 def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
     """Return the fingerprint of the code that decides the item's claim and the engine's identity (once per module).
 
@@ -87,7 +84,9 @@ def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
     path = getattr(module, "__file__", None)
     if module is None or path is None:
         return None
-    memo = item.config.stash.setdefault(CODE_KEY, {})
+    from claimcheck.pytest.core import core_of
+
+    memo = core_of(item.config).code
     key = (path, module.__name__)
     if key not in memo:
         fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)

@@ -15,18 +15,17 @@ Ray cluster and the reapers' folder before they start.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Generator
 from contextlib import nullcontext
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.errors import ConfigError
+from claimcheck.pytest.core import CORE, Core, core_of
 from claimcheck.pytest.markers import (
     MARKER_HELP,
     NEEDS_HELP,
@@ -45,34 +44,14 @@ from claimcheck.pytest.options import (
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
-    import claimcheck.pytest.session as ctl
     from claimcheck.decide.schedule import ClaimUnits
-    from claimcheck.provenance.fingerprint import Engine
-    from claimcheck.pytest.executor import Executor
-    from claimcheck.pytest.reaper import Reaper
-    from claimcheck.report.rundata import RunData
-    from claimcheck.store.cache import Counts, ResultCache
+    from claimcheck.store.cache import Counts
 
-SETTINGS_KEY = pytest.StashKey[Settings]()
-CORE_KEY = pytest.StashKey[bool]()  # set once start_core has run in this process
-CONTROLLER_KEY: pytest.StashKey[ctl.Controller | ctl.WorkerClaims] = pytest.StashKey()
-RECORD_KEY = pytest.StashKey[ClaimRecorder]()
-UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()
-STORE_KEY: pytest.StashKey[ResultCache] = pytest.StashKey()
-COUNTS_KEY: pytest.StashKey[Counts] = (
-    pytest.StashKey()
-)  # what the store counted before the test's call: its own counts are the rest
-ENGINE_KEY: pytest.StashKey[Engine] = pytest.StashKey()
-EXECUTOR_KEY: pytest.StashKey[Executor] = pytest.StashKey()
-SIGTERM_KEY = pytest.StashKey[tuple[bool, Any]]()  # whether SIGTERM was made an interrupt, and the old handler
-BASELINE_KEY: pytest.StashKey[RunData | None] = (
-    pytest.StashKey()
-)  # the --claim-baseline run, in every process (its reserve)
+RECORD_KEY = pytest.StashKey[ClaimRecorder]()  # a test's own state, on its item: its recorder,
+UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()  # its units,
+COUNTS_KEY: pytest.StashKey[Counts] = pytest.StashKey()  # what the store counted before its call
 GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
-# a pytest-xdist worker's outside --claim-timeout (claimcheck.pytest.reaper)
-REAPER_KEY: pytest.StashKey[Reaper] = pytest.StashKey()
-REAPER_DIR_KEY = pytest.StashKey[Path]()  # the controller's folder for the reapers' notes
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -101,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = Settings.from_config(config)
     except ConfigError as e:
         raise pytest.UsageError(str(e)) from None
-    config.stash[SETTINGS_KEY] = settings
+    config.stash[CORE] = Core(settings)
     refused = config.hook.pytest_claimcheck_refusal(config=config)
     if refused:  # the suite cannot run at all: a report that says why, then a usage error
         from claimcheck.pytest.session import write_refusal
@@ -132,9 +111,10 @@ def start_core(config: pytest.Config) -> None:
 
     Raise pytest.UsageError naming the option or file when one of them cannot be set up.
     """
-    if config.stash.get(CORE_KEY, False):
+    core = core_of(config)
+    if core.started:
         return
-    config.stash[CORE_KEY] = True
+    core.started = True
     from claimcheck.pytest.start import start
 
     start(config)
@@ -143,41 +123,21 @@ def start_core(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """Hand a pytest-xdist worker the controller's Ray cluster (started once) and the reapers' folder."""
-    executor = node.config.stash.get(EXECUTOR_KEY, None)
-    if executor is not None and executor.address:
-        node.workerinput[RAY_ADDRESS_INPUT] = executor.address
-    folder = node.config.stash.get(REAPER_DIR_KEY, None)
-    if folder is not None:  # the worker's reaper enforces --claim-timeout from outside it
-        node.workerinput[REAPER_DIR_INPUT] = str(folder)
+    core = core_of(node.config)
+    if core.started and core.executor.address:
+        node.workerinput[RAY_ADDRESS_INPUT] = core.executor.address
+    if core.reaper_dir is not None:  # the worker's reaper enforces --claim-timeout from outside it
+        node.workerinput[REAPER_DIR_INPUT] = str(core.reaper_dir)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    handler = config.stash.get(SIGTERM_KEY, None)
-    if handler is not None:
-        del config.stash[SIGTERM_KEY]
-        from claimcheck.pytest.termination import restore
-
-        restore(*handler)
-    executor = config.stash.get(EXECUTOR_KEY, None)
-    if executor is not None:
-        del config.stash[EXECUTOR_KEY]
-        executor.close()
-    reaper = config.stash.get(REAPER_KEY, None)
-    if reaper is not None:
-        del config.stash[REAPER_KEY]
-        reaper.close()
-    folder = config.stash.get(REAPER_DIR_KEY, None)
-    if folder is not None:  # made by this session with mkdtemp: only the reapers' notes are in it
-        del config.stash[REAPER_DIR_KEY]
-        shutil.rmtree(folder, ignore_errors=True)
-    controller = config.stash.get(CONTROLLER_KEY, None)
-    if controller is not None:
-        del config.stash[CONTROLLER_KEY]
-        config.pluginmanager.unregister(controller)
+    core = config.stash.get(CORE, None)
+    if core is not None:
+        core.close(config.pluginmanager)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    s = config.stash[SETTINGS_KEY]
+    s = core_of(config).settings
     return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
 
 
@@ -187,13 +147,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     check_needs(items, known)
     if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
         start_core(config)
-    if config.stash.get(CORE_KEY, False) and not config.option.collectonly:
-        fingerprint_claims(items, config.stash[ENGINE_KEY])  # before any test runs: the code as imported
+    if core_of(config).started and not config.option.collectonly:
+        fingerprint_claims(items, core_of(config).engine)  # before any test runs: the code as imported
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "claim_seed" in metafunc.fixturenames:
-        seeds = unit_seeds(metafunc.config.stash[SETTINGS_KEY], claim_protocol_of(metafunc.definition))
+        seeds = unit_seeds(core_of(metafunc.config).settings, claim_protocol_of(metafunc.definition))
         metafunc.parametrize("claim_seed", seeds, ids=[f"seed{x}" for x in seeds])
 
 
@@ -210,14 +170,14 @@ def say_uncaptured(config: pytest.Config, line: str) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     """Count what the test computed and read through the store, under ``--claim-timeout``; let the suite finish."""
-    if not item.config.stash.get(CORE_KEY, False):  # no claim in this session: nothing to count or limit
+    core = core_of(item.config)
+    if not core.started:  # no claim in this session: nothing to count or limit
         return (yield)
     from claimcheck.pytest.deadline import deadline
 
-    store = item.config.stash[STORE_KEY]
-    item.stash[COUNTS_KEY] = replace(store.counts)
-    limit = item.config.stash[SETTINGS_KEY].timeout if claim_meta(item) else 0
-    reaper = item.config.stash.get(REAPER_KEY, None)
+    item.stash[COUNTS_KEY] = replace(core.store.counts)
+    limit = core.settings.timeout if claim_meta(item) else 0
+    reaper = core.reaper
     try:
         with deadline(limit, item.nodeid), reaper.watch(limit, item.nodeid) if reaper else nullcontext():
             return (yield)
@@ -230,7 +190,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    meta = claim_meta(item) if item.config.stash.get(CORE_KEY, False) else None
+    meta = claim_meta(item) if core_of(item.config).started else None
     if meta is None:
         return report
     from claimcheck.pytest.session import carry_results

@@ -586,7 +586,8 @@ def carry_results(item: pytest.Item, report: pytest.TestReport, call: pytest.Cal
 
     The same under pytest-xdist: the report travels to the controller, the item does not.
     """
-    from claimcheck.pytest.plugin import ENGINE_KEY, GATE_KEY, RECORD_KEY, UNITS_KEY
+    from claimcheck.pytest.core import core_of
+    from claimcheck.pytest.plugin import GATE_KEY, RECORD_KEY, UNITS_KEY
 
     outcome = outcome_of(report)
     if outcome is not None:
@@ -603,7 +604,7 @@ def carry_results(item: pytest.Item, report: pytest.TestReport, call: pytest.Cal
         proto = claim_protocol_of(item)
         if proto is not None:
             payload["protocol"] = proto.to_dict()
-            payload["code"] = claim_code(item, item.config.stash[ENGINE_KEY]) if proto.declared else None
+            payload["code"] = claim_code(item, core_of(item.config).engine) if proto.declared else None
         if report.when == "call":
             payload["counts"] = _counts(item)
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
@@ -614,12 +615,13 @@ def carry_results(item: pytest.Item, report: pytest.TestReport, call: pytest.Cal
 
 
 def _counts(item: pytest.Item) -> dict[str, int]:
-    from claimcheck.pytest.plugin import COUNTS_KEY, STORE_KEY
+    from claimcheck.pytest.core import core_of
+    from claimcheck.pytest.plugin import COUNTS_KEY
 
     before = item.stash.get(COUNTS_KEY, None)
     if before is None:
         return {}
-    now = replace(item.config.stash[STORE_KEY].counts)
+    now = replace(core_of(item.config).store.counts)
     now.add(before, sign=-1)
     return {k: v for k, v in asdict(now).items() if v}
 

@@ -18,21 +18,10 @@ from pathlib import Path
 import pytest
 
 from claimcheck.errors import ConfigError
+from claimcheck.pytest.core import core_of
 from claimcheck.pytest.markers import claim_meta
 from claimcheck.pytest.options import shown_path, spread_device
-from claimcheck.pytest.plugin import (
-    BASELINE_KEY,
-    CONTROLLER_KEY,
-    ENGINE_KEY,
-    EXECUTOR_KEY,
-    RAY_ADDRESS_INPUT,
-    REAPER_DIR_KEY,
-    REAPER_KEY,
-    SETTINGS_KEY,
-    SIGTERM_KEY,
-    STORE_KEY,
-    say_uncaptured,
-)
+from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT, say_uncaptured
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 
@@ -55,7 +44,8 @@ def start(config: pytest.Config) -> None:
     from claimcheck.store.cache import ResultCache, default_cache_dir
 
     worker = getattr(config, "workerinput", {})
-    settings = config.stash[SETTINGS_KEY]
+    core = core_of(config)
+    settings = core.settings
     try:
         baseline = load(settings.baseline) if settings.baseline else None
         if baseline is not None:
@@ -68,7 +58,7 @@ def start(config: pytest.Config) -> None:
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
         torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
-        config.stash[EXECUTOR_KEY] = executor_for(
+        executor = executor_for(
             settings.executor,
             settings.ray_address,
             settings.ray_address_source,
@@ -78,9 +68,8 @@ def start(config: pytest.Config) -> None:
         )
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
-    config.stash[SETTINGS_KEY] = settings
-    config.stash[BASELINE_KEY] = baseline
-    config.stash[ENGINE_KEY] = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
+    core.settings, core.baseline = settings, baseline
+    engine = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     # What is alive now (torch, numpy, scipy, the core: about 240,000 objects) lives as long as the
     # process; frozen, no later collection walks it again (pytest's collection at exit took 0.4 s).
     # Collected first, so no garbage is frozen with it (a process that runs pytest in-process again).
@@ -98,20 +87,19 @@ def start(config: pytest.Config) -> None:
         store.clear()
         assert store.root is not None
         clear_figure_cache(store.root / ctl.FIGURE_CACHE)
-    config.stash[STORE_KEY] = store
+    core.set_up(store, engine, executor)
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
-        config.stash[CONTROLLER_KEY] = ctl.WorkerClaims(claim_meta)
+        core.controller = ctl.WorkerClaims(claim_meta)
         config.pluginmanager.register(plan_sender(config, settings), "claimcheck-plan")
         if settings.timeout and worker.get(REAPER_DIR_INPUT):
-            config.stash[REAPER_KEY] = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
+            core.reaper = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
     else:
-        run = ctl.start_run(config, settings, config.stash[EXECUTOR_KEY])
+        run = ctl.start_run(config, settings, executor)
         places = ctl.places_of(config, settings)
-        engine = config.stash[ENGINE_KEY]
         controller = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
         if settings.timeout:  # where pytest-xdist workers' reapers leave a note before they kill one
-            controller.reaper_dir = config.stash[REAPER_DIR_KEY] = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
-        config.stash[CONTROLLER_KEY] = controller
+            controller.reaper_dir = core.reaper_dir = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
+        core.controller = controller
         config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
-        config.stash[SIGTERM_KEY] = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
-    config.pluginmanager.register(config.stash[CONTROLLER_KEY], "claimcheck-controller")
+        core.sigterm = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
+    config.pluginmanager.register(core.controller, "claimcheck-controller")

@@ -1,0 +1,93 @@
+"""The claim core of one pytest process, held in one object under one StashKey (``CORE``).
+
+``plugin.pytest_configure`` puts a ``Core`` holding the settings in the config's stash;
+``start.start`` fills the rest once, when the core starts; ``plugin.pytest_unconfigure`` tears it
+down. A test's own state (its recorder, units and the store's counts before its call) stays on the
+item's stash: it belongs to the test, not to the session.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from claimcheck.pytest.options import Settings
+
+if TYPE_CHECKING:
+    from claimcheck.provenance.fingerprint import Engine
+    from claimcheck.pytest.executor import Executor
+    from claimcheck.pytest.reaper import Reaper
+    from claimcheck.pytest.session import Controller, WorkerClaims
+    from claimcheck.report.rundata import RunData
+    from claimcheck.store.cache import ResultCache
+
+
+@dataclass
+class Core:
+    """What the claim core holds for the session: its settings, then (``started``) what ``start`` set up."""
+
+    settings: Settings
+    started: bool = False
+    controller: Controller | WorkerClaims | None = None  # the controller's, or a pytest-xdist worker's plan
+    _store: ResultCache | None = None
+    _engine: Engine | None = None
+    _executor: Executor | None = None
+    baseline: RunData | None = None  # the --claim-baseline run, in every process (its reserve)
+    reaper: Reaper | None = None  # a pytest-xdist worker's outside --claim-timeout
+    reaper_dir: Path | None = None  # the controller's folder for the reapers' notes
+    sigterm: tuple[bool, Any] | None = None  # whether SIGTERM was made an interrupt, and the old handler
+    code: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # claim code per module, computed once
+
+    @property
+    def store(self) -> ResultCache:
+        """Return the session's result store (the core has started)."""
+        assert self._store is not None, "the claim core has not started"
+        return self._store
+
+    @property
+    def engine(self) -> Engine:
+        """Return what the suite declared about its code (the core has started)."""
+        assert self._engine is not None, "the claim core has not started"
+        return self._engine
+
+    @property
+    def executor(self) -> Executor:
+        """Return where computations the store lacks run (the core has started)."""
+        assert self._executor is not None, "the claim core has not started"
+        return self._executor
+
+    def set_up(self, store: ResultCache, engine: Engine, executor: Executor) -> None:
+        """Hold what every process's core needs (``start``)."""
+        self._store, self._engine, self._executor = store, engine, executor
+
+    def close(self, plugins: pytest.PytestPluginManager) -> None:
+        """Tear down what the core started, each once: SIGTERM's handler, the executor, the reaper and its folder."""
+        if self.sigterm is not None:
+            from claimcheck.pytest.termination import restore
+
+            restore(*self.sigterm)
+            self.sigterm = None
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
+        if self.reaper is not None:
+            self.reaper.close()
+            self.reaper = None
+        if self.reaper_dir is not None:  # made by this session with mkdtemp: only the reapers' notes are in it
+            shutil.rmtree(self.reaper_dir, ignore_errors=True)
+            self.reaper_dir = None
+        if self.controller is not None:
+            plugins.unregister(self.controller)
+            self.controller = None
+
+
+CORE = pytest.StashKey[Core]()
+
+
+def core_of(config: pytest.Config) -> Core:
+    """Return the session's claim core (set at configure)."""
+    return config.stash[CORE]
