@@ -3,7 +3,7 @@
 ``python benchmarks/c6_power.py [--reps 2000] [--units 4,5,6,8,12] FILE...`` reads exploratory C6
 units and prints, per number of units, how often each part, the control and the claim come out
 REPRODUCED / NOT REPRODUCED / INCONCLUSIVE under the claim module's protocol (Holm over its
-family, one look: ``qin2025.calibration.depth.simulate_claim``, which decides with the
+family, one look: ``qin2025.c6.calibration.simulate_claim``, which decides with the
 controller's own function). A FILE is ``benchmarks/c6_unit.py --out`` output (one seed's runs),
 or an E2 or E3 file of records/c6_design/results (several seeds' runs).
 
@@ -37,8 +37,8 @@ from scipy import stats
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.verdicts import TestOutcome, decide
 from claimcheck.protocol.spec import ClaimProtocol
-from qin2025.calibration.depth import World, simulate_claim
-from qin2025.residual_depth import depth_change, window_error
+from qin2025.c6.calibration import World, simulate_claim
+from qin2025.c6.residual_depth import depth_change, window_error
 
 ROOT = Path(__file__).resolve().parents[1]
 Runs = Mapping[str, Sequence[float]]  # run label ("with1", "without6", "flipped1") -> error curve

@@ -6,7 +6,7 @@ attention output, under a suitable initialisation and a small enough mu. Read as
 contracts the loss by a margin, and the rate does not keep falling towards 0. A finite run shows the
 second as a rate that falls less than 10% from one octave of its steps to the next (a stretched
 exponential's falls by 1 - 2^(k-1) whatever the horizon, a power law's by more until tau is large
-against it); a fall of 10-20% is a declared zone the horizon cannot resolve: ``qin2025.linear_rate``.
+against it); a fall of 10-20% is a declared zone the horizon cannot resolve: ``qin2025.c1.linear_rate``.
 mu = 0.5 x 2/lambda_max(0) is a proxy for the theorem's bound, which cannot be computed.
 """
 
@@ -18,14 +18,8 @@ from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.calibration.linear_rate import linear_rate_families
-from qin2025.challenge import families as challenge
-from qin2025.data import make_synthetic
-from qin2025.engine.batched import Run
-from qin2025.engine.model import ModelConfig
-from qin2025.engine.train import TrainConfig
-from qin2025.engine.trainer import Trainer
-from qin2025.linear_rate import (
+from qin2025.c1.calibration import linear_rate_families
+from qin2025.c1.linear_rate import (
     DEPTH_BAR,
     LATE_DEPTH,
     OCTAVE,
@@ -36,6 +30,12 @@ from qin2025.linear_rate import (
     margin_ratio,
     record_unit,
 )
+from qin2025.challenge import families as challenge
+from qin2025.data import make_synthetic
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 
 PAST_THE_BOUND = "mu = 1.5 x 2/lambda_max(0)"
 STEPS = 1000  # a cap: runs stop at 1e-24 L_0, the scoring floor (explored: in 355-932 steps)

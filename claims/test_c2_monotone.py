@@ -16,14 +16,14 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.calibration.monotone import monotone_families
+from qin2025.c2.calibration import monotone_families
+from qin2025.c2.monotone import FINAL_RATIO, ROSE, monotone_decision, record_monotone
 from qin2025.challenge import families as challenge
 from qin2025.data import make_synthetic
 from qin2025.engine.batched import Run
 from qin2025.engine.model import ModelConfig
 from qin2025.engine.train import TrainConfig
 from qin2025.engine.trainer import Trainer
-from qin2025.monotone import FINAL_RATIO, ROSE, monotone_decision, record_monotone
 
 PAST_THE_BOUND = "mu = 1.5 x 2/lambda_max(0)"
 NO_RESIDUAL = "beta = 0 through 3 blocks"

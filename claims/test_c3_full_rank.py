@@ -24,10 +24,8 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.calibration.full_rank import floor_families
-from qin2025.challenge import families as challenge
-from qin2025.engine.trainer import Trainer
-from qin2025.full_rank import (
+from qin2025.c3.calibration import floor_families
+from qin2025.c3.full_rank import (
     COLLAPSED,
     FLOOR,
     Grid,
@@ -41,6 +39,8 @@ from qin2025.full_rank import (
     sweep,
     weights,
 )
+from qin2025.challenge import families as challenge
+from qin2025.engine.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 over the grid"
 ADVERSARIAL_W_V = "adversarial W_V"
@@ -151,7 +151,9 @@ def test_c3_control_no_residual(claim_record: ClaimRecorder, claim_units: ClaimU
 
 @CLAIM
 def test_c3_control_adversarial_value_weights(claim_record: ClaimRecorder, claim_units: ClaimUnits) -> None:
-    claim_record.set_regime("S = 11^T/n, W_V = -beta I", model="qin2025.model, weights set by hand", W_V="-beta I")
+    claim_record.set_regime(
+        "S = 11^T/n, W_V = -beta I", model="qin2025.engine.model, weights set by hand", W_V="-beta I"
+    )
     for seeds in claim_units.batches():
         for seed in seeds:
             points = [adversarial(seed, n, d, b, GRID.samples).point() for n, d in GRID.shapes for b in GRID.betas]

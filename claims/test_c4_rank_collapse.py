@@ -26,9 +26,8 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.calibration.collapse import collapse_families, slows_families, stops_families
-from qin2025.challenge import families as challenge
-from qin2025.collapse import (
+from qin2025.c4.calibration import collapse_families, slows_families, stops_families
+from qin2025.c4.collapse import (
     BOUNDS,
     COLLAPSE_LEVEL,
     FAR,
@@ -48,6 +47,7 @@ from qin2025.collapse import (
     slows_decision,
     stops_decision,
 )
+from qin2025.challenge import families as challenge
 from qin2025.engine.trainer import Trainer
 from qin2025.engine.usermodel import ModelSpec
 

@@ -7,7 +7,7 @@ initialisation seed with every beta of the grid, at one step size (half the smal
 bound 2/lambda_max over the grid: a proxy for the theorem's bound, which we cannot compute).
 
 "Converges faster" is read as the paper's curves are read: once the fast initial phase is over, the
-faster run is lower at equal steps (``qin2025.level_speed``: the loss at T/2 and at T). beta moves the
+faster run is lower at equal steps (``qin2025.c5.level_speed``: the loss at T/2 and at T). beta moves the
 starting loss through the output's scale, which the first few steps fit away, so the level is blind
 to it; a larger step is the same gradient flow run faster, whose loss is lower at every step, so the
 level sees it (the positive control). A floor reached within T would make the level the floor, not
@@ -28,12 +28,8 @@ from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
 from claimcheck.pytest.options import Settings
-from qin2025.calibration.residual_speed import faster_families, order_families
-from qin2025.challenge import families as challenge
-from qin2025.data.jena import JenaNotFound
-from qin2025.engine.model import ModelConfig
-from qin2025.engine.trainer import Trainer
-from qin2025.level_speed import (
+from qin2025.c5.calibration import faster_families, order_families
+from qin2025.c5.level_speed import (
     END_RHO,
     FLAT,
     HALF_RHO,
@@ -42,7 +38,7 @@ from qin2025.level_speed import (
     in_zone,
     order_decision,
 )
-from qin2025.residual_speed import (
+from qin2025.c5.residual_speed import (
     BLOCKS,
     LR_FRACTION,
     Prepared,
@@ -55,6 +51,10 @@ from qin2025.residual_speed import (
     train_step_sweeps,
     train_sweeps,
 )
+from qin2025.challenge import families as challenge
+from qin2025.data.jena import JenaNotFound
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.trainer import Trainer
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the residual coefficients compared (the grid)
 PREMISE = (

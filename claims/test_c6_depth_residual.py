@@ -8,7 +8,7 @@ the claim counts; and that advantage does not fall as L grows. The comparison is
 means something: on a sample neither variant has memorised, once training is under way (the second
 half of the run). The encoder is all-MiniLM-L6-v2 (6-layer post-LN BERT), proven equal to the
 reference implementation; residual off is beta = gamma = 0 in every kept layer, the LayerNorms stay.
-Machinery: ``qin2025.residual_depth``; families: ``qin2025.calibration.depth``; design: records/claims/c6.md.
+Machinery: ``qin2025.c6.residual_depth``; families: ``qin2025.c6.calibration``; design: records/claims/c6.md.
 """
 
 from __future__ import annotations
@@ -24,15 +24,9 @@ from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol, Control, Family, Part, Seeds, Stat
 from claimcheck.pytest.options import Settings
 from claimcheck.store.cache import ResultCache
-from qin2025.calibration.depth import Grid as Families
-from qin2025.calibration.depth import advantage_families, trend_families
-from qin2025.challenge import families as challenge
-from qin2025.data.sst2 import find_sst2
-from qin2025.data.sst2_sanity import check_sst2_data
-from qin2025.engine.encoder import Pretrained, load_pretrained
-from qin2025.engine.finetune import check_reference
-from qin2025.engine.trainer import Trainer
-from qin2025.residual_depth import (
+from qin2025.c6.calibration import Grid as Families
+from qin2025.c6.calibration import advantage_families, trend_families
+from qin2025.c6.residual_depth import (
     TREND,
     Grid,
     SeedRuns,
@@ -50,6 +44,12 @@ from qin2025.residual_depth import (
     window_error,
     window_loss,
 )
+from qin2025.challenge import families as challenge
+from qin2025.data.sst2 import find_sst2
+from qin2025.data.sst2_sanity import check_sst2_data
+from qin2025.engine.encoder import Pretrained, load_pretrained
+from qin2025.engine.finetune import check_reference
+from qin2025.engine.trainer import Trainer
 
 DEPTHS = (1, 6)  # the shallowest and the deepest truncation of the 6-layer encoder, at every budget
 DELTA = 0.01  # the smallest advantage the claim counts: one point of training error (2.6 sentences of 256)

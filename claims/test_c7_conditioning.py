@@ -6,7 +6,7 @@ Read (docs/claims-reading.md): with beta held fixed, move the conditioning of Z,
 sigma_min(Z)/sigma_max(Z), read over the steps the rate is fitted on, along a lever that holds what
 Theorem 1's alpha reads off X and the weights, and set it against the explanations that compete
 with it (X alone, W_V alone, lambda_max, beta, the scale of Z). The deciding lever is the
-*rotation lever* (``qin2025.conditioning``, ``qin2025.rotation``): W_V's singular vectors rotated
+*rotation lever* (``qin2025.c7.conditioning``, ``qin2025.c7.rotation``): W_V's singular vectors rotated
 towards the orientation that worsens Z most, X and W_V's singular values the Gaussian draw's. Its
 parts: an *association* (along it the better-conditioned runs are faster) and *governs* (the
 rate's elasticity b in kinv(Z), lambda_max and W_V's own sigma_min over the fitted steps held, is at
@@ -30,9 +30,8 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.calibration.conditioning import conditioning_families
-from qin2025.challenge import families as challenge
-from qin2025.conditioning import (
+from qin2025.c7.calibration import conditioning_families
+from qin2025.c7.conditioning import (
     ASSOCIATION,
     GOVERNS,
     INPUT,
@@ -49,6 +48,7 @@ from qin2025.conditioning import (
     record_lever,
     regime,
 )
+from qin2025.challenge import families as challenge
 from qin2025.engine.trainer import Trainer
 
 PREMISE = (

@@ -3,7 +3,7 @@
 The v1 abstract extends Theorem 1's linear rate to stacked layers, under the same premises: mu below
 the local stability bound along the run (docs/claims-reading.md). A run that leaves the premise is excluded and
 reported, not counted against the claim; a slow but linear run is not a counterexample. Read as C1
-reads one block (``qin2025.linear_rate``): every step contracts by a margin and the rate does not keep
+reads one block (``qin2025.c1.linear_rate``): every step contracts by a margin and the rate does not keep
 falling (its octave ratio), within a horizon long enough for the runs of each depth to settle (the
 deeper, the slower); a unit whose rate falls 10-20% an octave is in the declared zone, undecided.
 """
@@ -15,14 +15,8 @@ import pytest
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import ClaimUnits
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-from qin2025.calibration.linear_rate import linear_rate_families
-from qin2025.challenge import families as challenge
-from qin2025.data import make_synthetic
-from qin2025.engine.batched import Run
-from qin2025.engine.model import ModelConfig
-from qin2025.engine.train import TrainConfig
-from qin2025.engine.trainer import Trainer
-from qin2025.linear_rate import (
+from qin2025.c1.calibration import linear_rate_families
+from qin2025.c1.linear_rate import (
     DEPTH_BAR,
     LATE_DEPTH,
     OCTAVE,
@@ -34,6 +28,12 @@ from qin2025.linear_rate import (
     margin_ratio,
     record_unit,
 )
+from qin2025.challenge import families as challenge
+from qin2025.data import make_synthetic
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig
+from qin2025.engine.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 at L = 3"
 # Depth -> (horizon in steps, per-step rate of the slowest calibration positive); explored settled rates

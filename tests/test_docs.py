@@ -529,7 +529,7 @@ def test_rate(claim_record, claim_seed, claim_train):
 def test_an_example_that_names_what_does_not_exist_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(NameError, match="ClaimProtocol"):
         run_python(Block("README.md", 392, "python", OLD_README_EXAMPLE), tmp_path, monkeypatch)
-    imports = "from qin2025.monotone import worst_ratio\n"
+    imports = "from qin2025.c2.monotone import worst_ratio\n"
     with pytest.raises(ImportError, match="worst_ratio"):
         run_python(Block("README.md", 392, "python", imports), tmp_path, monkeypatch)
 
@@ -641,7 +641,7 @@ def resolves(name: str) -> bool:
 
 
 def test_every_dotted_name_in_backticks_exists() -> None:
-    assert resolves("qin2025.engine.model.Forward") and not resolves("qin2025.monotone.worst_ratio")
+    assert resolves("qin2025.engine.model.Forward") and not resolves("qin2025.c2.monotone.worst_ratio")
     missing = [
         f"{d.path}:{line}: `{text}` names nothing"
         for d in READ

@@ -39,7 +39,7 @@ from claimcheck.store import cachefile
 from claimcheck.store.cache import CacheReadWarning, ResultCache
 
 REG = {
-    "claim": "C1", "version": 1, "fingerprint": "f" * 64, "scheme": "claimcheck-code/1", "block": "C1-v1",
+    "claim": "C1", "version": 1, "fingerprint": "f" * 64, "scheme": "claimcheck-code/2", "block": "C1-v1",
     "change": "first", "motivated_by": "the paper", "date": "2026-12-01",
 }  # fmt: skip
 

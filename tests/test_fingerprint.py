@@ -278,3 +278,25 @@ def test_a_definition_made_under_a_condition_is_followed(toy: Path) -> None:
     before = _fingerprint(toy)
     _edit(checks, "max(loss[-1], FLOOR)", "min(loss[-1], FLOOR)")
     assert _fingerprint(toy) != before
+
+
+def test_a_parts_decision_moved_or_renamed_keeps_the_claims_fingerprint_and_its_code_does_not(toy: Path) -> None:
+    # the protocol names its decision (Part(decision=...)): scheme 2 hashes the decision's code, not where it lives
+    claim = toy / "claims" / "test_toy.py"
+    _edit(
+        claim,
+        '(Stat("rate", "<=", 0.9, why="a reason"),))',
+        '(Stat("rate", "<=", 0.9, why="a reason"),), decision=rate)',
+    )
+    before = _fingerprint(toy, namespace=True)
+    moved = toy / "toydecide" / "rates.py"
+    moved.write_text(CHECKS.replace("def rate(", "def rate_of("))
+    (toy / "toydecide" / "checks.py").write_text('"""Nothing left here."""\n')
+    _edit(claim, "from toydecide.checks import rate\n", "from toydecide.rates import rate_of as rate\n")
+    for name in [m for m in sys.modules if m.split(".")[0] == "toydecide"]:
+        del sys.modules[name]
+    assert _fingerprint(toy, namespace=True) == before
+    _edit(moved, "FLOOR = 1e-12", "FLOOR = 1e-6")
+    for name in [m for m in sys.modules if m.split(".")[0] == "toydecide"]:
+        del sys.modules[name]
+    assert _fingerprint(toy, namespace=True) != before

@@ -60,7 +60,7 @@ def test_the_layer_contracts_hold() -> None:
             "claimcheck never imports qin2025",
         ),
         (
-            "qin2025/monotone.py",
+            "qin2025/c2/monotone.py",
             "from claimcheck.pytest.core import CORE  # noqa",
             "not the plugin's internals",
         ),

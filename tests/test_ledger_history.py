@@ -21,7 +21,7 @@ from claimcheck.provenance.ledger import (
 )
 
 REG = {
-    "claim": "C1", "version": 1, "fingerprint": "f" * 64, "scheme": "claimcheck-code/1", "block": "C1-v1",
+    "claim": "C1", "version": 1, "fingerprint": "f" * 64, "scheme": "claimcheck-code/2", "block": "C1-v1",
     "change": "first", "motivated_by": "the paper", "date": "2026-12-01",
 }  # fmt: skip
 

@@ -53,7 +53,8 @@ from claimcheck.errors import ConfigError
 from claimcheck.files import import_base, module_file
 from claimcheck.protocol.spec import LATER, ClaimProtocol, Control, Part, Seeds, Stat
 
-SCHEME = "claimcheck-code/1"  # names the hashing scheme; a ledger entry of another scheme never matches
+SCHEME = "claimcheck-code/2"  # names the hashing scheme; a ledger entry of another scheme never matches
+# /2: protocol values name no callable by its module path (a moved or renamed decision keeps its fingerprint)
 CORE = "claimcheck"
 CORE_ENTRIES = (
     "claimcheck.decide.verdicts.decide",
@@ -93,7 +94,7 @@ class CodeFingerprint:
     """The hash over what decides a claim, and the definitions it covers (by module path, for people)."""
 
     digest: str
-    covers: tuple[str, ...]  # the project definitions hashed, e.g. qin2025.linear_rate.rate_profile
+    covers: tuple[str, ...]  # the project definitions hashed, e.g. qin2025.c1.linear_rate.rate_profile
     stops: tuple[str, ...] = field(default=())  # engine and stop-listed names the walk met and did not enter
 
     @property
@@ -106,20 +107,28 @@ def decides(value: Any) -> Any:
     """Return ``value`` (a protocol, or a part of one) as plain data without its prose.
 
     Statements, reasons, regime, horizon and the list of exploratory seeds are left out; a premise
-    counts only by whether there is one (it allows exclusions). A callable is named by its
-    qualified name. Every other field is kept, so a field added to the protocol decides by default;
-    one added later whose metadata says ``LATER`` enters only when it differs from its default (a
-    calibration family's ``origin``), so values written before it keep their fingerprints.
+    counts only by whether there is one (it allows exclusions). A callable counts as "callable":
+    its name and module decide nothing, so moving or renaming it changes no fingerprint; a part's
+    decision counts by the digest of its code and statistics (``decision_id``'s, without the name
+    that says where it lives), and the code of anything else the claim calls by the walk. Every
+    other field is kept, so a field added to the protocol decides by default; one added later
+    whose metadata says ``LATER`` enters only when it differs from its default (a calibration
+    family's ``origin``), so values written before it keep their fingerprints.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {}
+        out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
             if f.name in PROSE:
                 continue
             v = getattr(value, f.name)
             if f.metadata.get(LATER) and v == f.default:
                 continue
-            out[f.name] = bool(v) if f.name == "premise" else decides(v)
+            if f.name == "premise":
+                out[f.name] = bool(v)
+            elif f.name == "decision_id":
+                out[f.name] = str(v).rsplit(" ", 1)[-1]  # its digest: the name before it says where the code lives
+            else:
+                out[f.name] = decides(v)
         return out
     if isinstance(value, Mapping):
         return {str(k): decides(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
@@ -129,7 +138,7 @@ def decides(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if callable(value):
-        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', type(value).__name__)}"
+        return "callable"  # not by name or module: a move or a rename decides nothing (its code counts elsewhere)
     return repr(value)
 
 

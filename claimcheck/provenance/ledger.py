@@ -47,7 +47,7 @@ from claimcheck.decide.calibration import PartCalibration, decision_digest, ledg
 from claimcheck.errors import ConfigError
 
 SCHEMA = "claimcheck-ledger/1"
-CODE_SCHEME = "claimcheck-code/1"  # fingerprint.SCHEME: a registration of another scheme never matches
+CODE_SCHEME = "claimcheck-code/2"  # fingerprint.SCHEME: a registration of another scheme never matches
 _STR, _INT = str, int
 REQUIRED: dict[str, dict[str, type]] = {
     "register": {

@@ -18,7 +18,14 @@ from collections.abc import Callable
 
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import Family
-from qin2025.challenge import c1, c2, c3, c4, c5, c6, c7, c8
+from qin2025.c1 import challenge as c1
+from qin2025.c2 import challenge as c2
+from qin2025.c3 import challenge as c3
+from qin2025.c4 import challenge as c4
+from qin2025.c5 import challenge as c5
+from qin2025.c6 import challenge as c6
+from qin2025.c7 import challenge as c7
+from qin2025.c8 import challenge as c8
 
 # (claim id, role) -> (the protocol part it challenges, its families)
 ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {

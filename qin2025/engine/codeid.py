@@ -42,7 +42,10 @@ DECIDES = (
     "qin2025.engine.spectral.partial_rank_correlation",
     "qin2025.engine.spectral.rank_deficit",
 )
-CALIBRATION = (f"{PACKAGE}.calibration",)  # labelled cases for calibrating decisions: in no claim's fingerprint
+CALIBRATION = (  # labelled cases for calibrating decisions: in no claim's fingerprint
+    f"{PACKAGE}.calibration",
+    *(f"{PACKAGE}.c{k}.calibration" for k in range(1, 8)),
+)
 
 
 @dataclass(frozen=True)

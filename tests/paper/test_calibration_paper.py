@@ -13,7 +13,7 @@ import pytest
 from claimcheck.cli.calibrate import load_protocols
 from claimcheck.cli.main import main
 from claimcheck.decide.calibration import calibrate_suite
-from qin2025.monotone import monotone_decision
+from qin2025.c2.monotone import monotone_decision
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = ROOT / "claims"

@@ -11,15 +11,16 @@ import pytest
 
 from claimcheck.decide.calibration import UNITS, case_rng
 from claimcheck.errors import ConfigError
-from qin2025.challenge import ROLES, c7, families
-from qin2025.challenge import c1 as world
-from qin2025.collapse import collapse_decision, slows_decision, stops_decision
-from qin2025.conditioning import association_decision, governs_decision
-from qin2025.full_rank import floor_decision
-from qin2025.level_speed import faster_decision, order_decision
-from qin2025.linear_rate import linear_rate_decision
-from qin2025.monotone import monotone_decision
-from qin2025.residual_depth import advantage_decision, trend_decision
+from qin2025.c1 import challenge as world
+from qin2025.c1.linear_rate import linear_rate_decision
+from qin2025.c2.monotone import monotone_decision
+from qin2025.c3.full_rank import floor_decision
+from qin2025.c4.collapse import collapse_decision, slows_decision, stops_decision
+from qin2025.c5.level_speed import faster_decision, order_decision
+from qin2025.c6.residual_depth import advantage_decision, trend_decision
+from qin2025.c7 import challenge as c7
+from qin2025.c7.conditioning import association_decision, governs_decision
+from qin2025.challenge import ROLES, families
 
 DECISIONS = {
     ("C1", "rate"): (linear_rate_decision, False),
@@ -92,7 +93,7 @@ def test_every_run_of_the_linear_rate_world_contracts_at_every_step_and_stops_at
 
 
 def test_the_far_end_of_the_grid_tells_a_fast_decay_from_a_floor_and_not_a_slow_one() -> None:
-    from qin2025.challenge import c4
+    from qin2025.c4 import challenge as c4
 
     q, eta = c4.Q[c4.STOPS], c4.precision(0.1, 14)
     assert eta == pytest.approx(1.22 * math.sqrt(2) * 0.1 / math.sqrt(14), rel=0.01)
@@ -103,7 +104,7 @@ def test_the_far_end_of_the_grid_tells_a_fast_decay_from_a_floor_and_not_a_slow_
 
 
 def test_a_faster_c5_seed_is_lower_at_every_late_step_and_an_l0_only_seed_is_not_faster_on_average() -> None:
-    from qin2025.challenge import c5
+    from qin2025.c5 import challenge as c5
 
     rng = np.random.default_rng(7)
     fast = [c5.seed(rng, c5.FASTER) for _ in range(50)]
@@ -138,7 +139,7 @@ def test_a_noiseless_c7_z_world_has_rho_one_and_b_its_exponent() -> None:
 
 
 def c7_rho() -> str:
-    from qin2025.conditioning import ASSOCIATION
+    from qin2025.c7.conditioning import ASSOCIATION
 
     return ASSOCIATION
 
@@ -146,7 +147,7 @@ def c7_rho() -> str:
 def test_a_c7_w_v_or_lambda_only_world_has_b_zero_once_held_but_a_naive_elasticity_above_the_bar() -> None:
     from dataclasses import replace
 
-    from qin2025.conditioning import WV_HELD, elasticity
+    from qin2025.c7.conditioning import WV_HELD, elasticity
 
     for s in _c7_seeds(replace(c7.W_V_ONLY, scatter=(0.0, 0.0), g=(0.0, 0.0)), 10):
         unit = c7.adapt(s)
@@ -176,7 +177,7 @@ def test_the_c7_x_only_world_is_flat_on_the_rotation_lever_and_follows_kinv_on_t
 
 
 def test_every_c7_case_sits_on_its_side_of_the_declared_zone() -> None:
-    from qin2025.conditioning import MIN_SPAN, WV_HELD, in_zone
+    from qin2025.c7.conditioning import MIN_SPAN, WV_HELD, in_zone
 
     for role in ("association-input", "association-rotation", "governs"):
         for fam in families("C7", role):

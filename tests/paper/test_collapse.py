@@ -11,7 +11,7 @@ import torch
 
 from claimcheck.errors import ConfigError
 from claimcheck.store.cache import ResultCache
-from qin2025.collapse import (
+from qin2025.c4.collapse import (
     FAR,
     FLOOR_LEVEL,
     FLOOR_TREND,

@@ -13,8 +13,8 @@ from claimcheck.decide.calibration import calibrate_part
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.spec import ClaimProtocol, Part, Seeds, Stat
 from claimcheck.store.cache import ResultCache
-from qin2025.calibration.conditioning import conditioning_families, skeleton
-from qin2025.conditioning import (
+from qin2025.c7.calibration import conditioning_families, skeleton
+from qin2025.c7.conditioning import (
     ASSOCIATION,
     GOVERNS,
     INPUT,
@@ -38,9 +38,9 @@ from qin2025.conditioning import (
     steady_rate,
     window_kinv,
 )
+from qin2025.c7.rotation import rotate, worst_rotation
 from qin2025.engine.model import forward
 from qin2025.engine.trainer import Trainer
-from qin2025.rotation import rotate, worst_rotation
 
 REFERENCE = [True] * 5 + [False] * 4  # a lever's 5 settings, then its 4 lambda runs
 KINV = [0.5, 0.3, 0.1, 0.03, 0.01, 0.1, 0.1, 0.1, 0.1]  # spans 50x over the settings
@@ -100,9 +100,9 @@ def test_governs_holds_w_vs_own_sigma_min_over_the_window_when_it_is_given() -> 
 
 
 def test_the_replayed_descent_is_the_engines_and_reads_w_v_over_it() -> None:
+    from qin2025.c7.rotation import descend_reading_w_v
     from qin2025.engine.batched import Run, train_batch_from
     from qin2025.engine.train import TrainConfig
-    from qin2025.rotation import descend_reading_w_v
 
     train = TrainConfig(steps=30, lr_fraction=0.5, sigma_every=10)
     built = [build(s, 0) for s in ROTATION.settings()[:2]]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from qin2025.full_rank import COLLAPSED, FLOOR, floor_decision
-from qin2025.monotone import FINAL_RATIO, ROSE, monotone_decision
+from qin2025.c2.monotone import FINAL_RATIO, ROSE, monotone_decision
+from qin2025.c3.full_rank import COLLAPSED, FLOOR, floor_decision
 
 
 def test_a_geometric_descent_to_the_engines_stop_never_rises_and_reaches_the_float_floor() -> None:

@@ -10,11 +10,7 @@ import torch
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.store.cache import ResultCache
-from qin2025.engine.model import ModelConfig
-from qin2025.engine.spectral import attention_of, floor_ratio, rank_deficit
-from qin2025.engine.trainer import Trainer
-from qin2025.engine.usermodel import PAPER
-from qin2025.full_rank import (
+from qin2025.c3.full_rank import (
     COLLAPSED,
     EPS,
     FLOOR,
@@ -28,6 +24,10 @@ from qin2025.full_rank import (
     note_grid,
     sweep,
 )
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.spectral import attention_of, floor_ratio, rank_deficit
+from qin2025.engine.trainer import Trainer
+from qin2025.engine.usermodel import PAPER
 
 GRID = Grid(shapes=((4, 16),), d_qks=(1, 64), betas=(0.5, 1.0), samples=3)
 UNCACHED = Trainer(ResultCache(None))

@@ -9,9 +9,9 @@ import pytest
 from test_jena import csv_text
 
 from claimcheck.errors import quote_line
+from qin2025.c5.residual_speed import prepare_jena
 from qin2025.data.jena import FEATURES, KERAS_NAME, JenaHeaderError
 from qin2025.data.sst2 import Sst2FormatError, load_sst2
-from qin2025.residual_speed import prepare_jena
 
 
 def test_c5_refuses_a_jena_file_without_the_features_its_protocol_names(tmp_path: Path) -> None:

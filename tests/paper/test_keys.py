@@ -25,7 +25,10 @@ import torch
 import claimcheck
 from claimcheck.store.cache import Memo, ResultCache
 from claimcheck.store.keys import Key
-from qin2025 import collapse, conditioning, full_rank, linear_rate
+from qin2025.c1 import linear_rate
+from qin2025.c3 import full_rank
+from qin2025.c4 import collapse
+from qin2025.c7 import conditioning
 from qin2025.data import make_synthetic
 from qin2025.engine import finetune
 from qin2025.engine.batched import Run
@@ -47,12 +50,12 @@ SITES = {
     "qin2025/engine/trainer.py::Trainer.memo": "every suite measurement",
     "qin2025/engine/trainer.py::Trainer.batch": "batched training (C1, C2, C4, C5, C7, C8)",
     "qin2025/engine/trainer.py::Trainer.lambda_maxes": "batched step sizes",
-    "qin2025/linear_rate.py::sharpness_along": "C1, C8 (a user model's sharpness)",
-    "qin2025/linear_rate.py::sharpness_at": "C1, C8",
-    "qin2025/collapse.py::cached_sweep": "C4's collapse",
-    "qin2025/full_rank.py::sweep": "C3",
-    "qin2025/conditioning.py::measure": "C7",
-    "qin2025/conditioning.py::readout_units": "C7's read-out controls",
+    "qin2025/c1/linear_rate.py::sharpness_along": "C1, C8 (a user model's sharpness)",
+    "qin2025/c1/linear_rate.py::sharpness_at": "C1, C8",
+    "qin2025/c4/collapse.py::cached_sweep": "C4's collapse",
+    "qin2025/c3/full_rank.py::sweep": "C3",
+    "qin2025/c7/conditioning.py::measure": "C7",
+    "qin2025/c7/conditioning.py::readout_units": "C7's read-out controls",
     "qin2025/engine/finetune.py::check_reference": "C6's encoder check",
     "qin2025/engine/finetune.py::cached_finetune": "C6",
     "qin2025/data/sst2_sanity.py::check_sst2_data": "C6's SST-2 probe",
@@ -171,14 +174,14 @@ def _drivers(tmp: Path) -> dict[str, Callable[[Trainer], object]]:
         "qin2025/engine/trainer.py::Trainer.lambda_max": lambda t: t.lambda_max(MODEL, DATA, 0),
         "qin2025/engine/trainer.py::Trainer.batch": lambda t: t.batch([RUN]),
         "qin2025/engine/trainer.py::Trainer.lambda_maxes": lambda t: t.lambda_maxes([RUN]),
-        "qin2025/linear_rate.py::sharpness_along": lambda t: linear_rate.sharpness_along(t, traj, MODEL, DATA, [2]),  # type: ignore[arg-type]
-        "qin2025/linear_rate.py::sharpness_at": lambda t: linear_rate.sharpness_at(t, [RUN], [traj], [[2]]),  # type: ignore[list-item]
-        "qin2025/collapse.py::cached_sweep": lambda t: collapse.cached_sweep(t, collapse.QK("xavier"), 4, 4, 0),
-        "qin2025/full_rank.py::sweep": lambda t: full_rank.sweep(
+        "qin2025/c1/linear_rate.py::sharpness_along": lambda t: linear_rate.sharpness_along(t, traj, MODEL, DATA, [2]),  # type: ignore[arg-type]
+        "qin2025/c1/linear_rate.py::sharpness_at": lambda t: linear_rate.sharpness_at(t, [RUN], [traj], [[2]]),  # type: ignore[list-item]
+        "qin2025/c4/collapse.py::cached_sweep": lambda t: collapse.cached_sweep(t, collapse.QK("xavier"), 4, 4, 0),
+        "qin2025/c3/full_rank.py::sweep": lambda t: full_rank.sweep(
             t, 0, full_rank.Grid(((4, 4),), (2,), (1.0,), 1), ("xavier",)
         ),
-        "qin2025/conditioning.py::measure": lambda t: conditioning.measure(t, [0]),
-        "qin2025/conditioning.py::readout_units": lambda t: conditioning.readout_units(t, [0], "z"),
+        "qin2025/c7/conditioning.py::measure": lambda t: conditioning.measure(t, [0]),
+        "qin2025/c7/conditioning.py::readout_units": lambda t: conditioning.readout_units(t, [0], "z"),
         "qin2025/engine/finetune.py::check_reference": lambda t: finetune.check_reference(t, _pre(tmp), ref, 1),
         "qin2025/engine/finetune.py::cached_finetune": lambda t: finetune.cached_finetune(
             t, _pre(tmp), enc, finetune.FinetuneConfig(), sentences, 0
@@ -255,11 +258,14 @@ def test_editing_any_engine_file_changes_every_key(copy: Path, rel: str, keys: d
 
 
 CLAIM_MODULES = {
-    "qin2025/full_rank.py": {"qin2025/full_rank.py::sweep"},
-    "qin2025/collapse.py": {"qin2025/collapse.py::cached_sweep"},
-    "qin2025/conditioning.py": {"qin2025/conditioning.py::measure", "qin2025/conditioning.py::readout_units"},
-    "qin2025/linear_rate.py": {"qin2025/linear_rate.py::sharpness_along", "qin2025/linear_rate.py::sharpness_at"},
-    "qin2025/rotation.py": {"qin2025/conditioning.py::measure", "qin2025/conditioning.py::readout_units"},
+    "qin2025/c3/full_rank.py": {"qin2025/c3/full_rank.py::sweep"},
+    "qin2025/c4/collapse.py": {"qin2025/c4/collapse.py::cached_sweep"},
+    "qin2025/c7/conditioning.py": {"qin2025/c7/conditioning.py::measure", "qin2025/c7/conditioning.py::readout_units"},
+    "qin2025/c1/linear_rate.py": {
+        "qin2025/c1/linear_rate.py::sharpness_along",
+        "qin2025/c1/linear_rate.py::sharpness_at",
+    },
+    "qin2025/c7/rotation.py": {"qin2025/c7/conditioning.py::measure", "qin2025/c7/conditioning.py::readout_units"},
 }
 
 

@@ -1,4 +1,4 @@
-"""The linear-rate decision of C1 and C8 (``qin2025.linear_rate``) against values worked out by hand."""
+"""The linear-rate decision of C1 and C8 (``qin2025.c1.linear_rate``) against values worked out by hand."""
 
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.store.cache import ResultCache
-from qin2025.calibration.linear_rate import linear_rate_families, unresolved_settling, zone_generators
-from qin2025.data import make_synthetic
-from qin2025.engine.batched import Run
-from qin2025.engine.model import ModelConfig
-from qin2025.engine.train import TrainConfig, Trajectory
-from qin2025.engine.trainer import Trainer
-from qin2025.linear_rate import (
+from qin2025.c1.calibration import linear_rate_families, unresolved_settling, zone_generators
+from qin2025.c1.linear_rate import (
     LATE_DEPTH,
     OCTAVE,
     WORST_RATIO,
@@ -30,6 +25,11 @@ from qin2025.linear_rate import (
     sharpness_along,
     sharpness_at,
 )
+from qin2025.data import make_synthetic
+from qin2025.engine.batched import Run
+from qin2025.engine.model import ModelConfig
+from qin2025.engine.train import TrainConfig, Trajectory
+from qin2025.engine.trainer import Trainer
 
 
 def test_a_geometric_curve_has_its_ratio_an_octave_ratio_of_one_and_descends_half_its_depth_late() -> None:
@@ -158,6 +158,21 @@ def test_the_batched_replay_measures_what_the_one_run_replay_measures(tmp_path: 
     for g, w in zip(got, want, strict=True):
         assert g == pytest.approx(w, rel=1e-6)
     assert sharpness_at(trainer, runs, trajs, marks) == got  # read back from the cache
+
+
+def test_a_diverged_run_replays_as_the_same_run_not_a_different_one(tmp_path: Path) -> None:
+    # issue 51: the replay of a run whose loss went NaN compared nan with nan and called the run "not the same run"
+    from qin2025.c1.linear_rate import same_loss
+
+    assert same_loss(float("nan"), float("nan")) and same_loss(math.inf, math.inf)
+    assert not same_loss(float("nan"), 1.0) and not same_loss(math.inf, -math.inf) and not same_loss(1.0, 1.01)
+    cfg = ModelConfig(d=8, d_qk=4, d_out=1, n_layers=1)
+    run = Run(cfg, TrainConfig(steps=60, lr_fraction=40.0), make_synthetic(2, 3, 8, 1, 3), 3)
+    trainer = Trainer(ResultCache(tmp_path))
+    traj = trainer.batch([run])[0]
+    gone = [t for t in range(traj.loss.size) if not math.isfinite(float(traj.loss[t]))]
+    assert gone, "the run must diverge for this test"
+    sharpness_along(trainer, traj, run.model, run.data, [gone[0]])  # raised RuntimeError before the fix
 
 
 def _recorder() -> ClaimRecorder:

@@ -12,7 +12,7 @@ from claimcheck.gate.decision import EXIT_UNDECIDED, EXIT_WORSE
 
 TRAINING_CLAIM = """
 import pytest
-from qin2025.monotone import regime_of
+from qin2025.c2.monotone import regime_of
 from qin2025.curves import contraction, log_linear_fit
 from qin2025.data import make_synthetic
 from qin2025.engine.model import ModelConfig

@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from claims.test_c6_depth_residual import DELTA, ONE_LABEL, PROTOCOL
-from qin2025.calibration.depth import World, simulate_claim
-from qin2025.engine.finetune import FinetuneRun, SentenceData
-from qin2025.residual_depth import (
+from qin2025.c6.calibration import World, simulate_claim
+from qin2025.c6.residual_depth import (
     TREND,
     advantage_decision,
     advantage_name,
@@ -24,6 +23,7 @@ from qin2025.residual_depth import (
     window,
     window_error,
 )
+from qin2025.engine.finetune import FinetuneRun, SentenceData
 
 
 def _run(error: list[float], diverged_at: int | None = None) -> FinetuneRun:

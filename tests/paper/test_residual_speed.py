@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from claimcheck.decide.calibration import case_rng
-from qin2025.calibration.residual_speed import faster_families, order_families
-from qin2025.level_speed import (
+from qin2025.c5.calibration import faster_families, order_families
+from qin2025.c5.level_speed import (
     END_RHO,
     HALF_RHO,
     ZONE,
@@ -22,7 +22,7 @@ from qin2025.level_speed import (
     levels,
     order_decision,
 )
-from qin2025.residual_speed import Sweep, descends, naive_order, steady_rate
+from qin2025.c5.residual_speed import Sweep, descends, naive_order, steady_rate
 
 T = np.arange(401, dtype=np.float64)
 BETAS = [0.0, 0.25, 0.5, 0.75, 1.0]

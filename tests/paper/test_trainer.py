@@ -359,7 +359,7 @@ def moves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_every_entry_point_of_the_engine_moves_its_tensors_to_the_configured_device(moves: list[str]) -> None:
-    from qin2025.linear_rate import sharpness_along
+    from qin2025.c1.linear_rate import sharpness_along
 
     runs = _runs()
     on, plain = Trainer(ResultCache(None), device=DEVICE), Trainer(ResultCache(None))

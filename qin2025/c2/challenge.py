@@ -2,7 +2,7 @@
 
 Written from the claim's words ("with mu below the bound the loss never rises, and it reaches the
 global minimum (0 here) to float precision within the horizon"), not from the decision. The world
-is C1's (``qin2025.challenge.c1``: a per-step rate from a theorem-consistent maker, a run's own
+is C1's (``qin2025.c1.challenge``: a per-step rate from a theorem-consistent maker, a run's own
 rate jitter, a stop at 1e-24 L_0) at C2's horizon of 1,500 steps, with the settled rate set so
 that every run reaches the stop (60-120 nats over the horizon); the failures are edits of such a run.
 
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from claimcheck.protocol.spec import Case, Expect, Family
-from qin2025.challenge import c1
+from qin2025.c1 import challenge as c1
 from qin2025.challenge.draw import log_uniform, uniform, until
 
 STEPS = 1500  # C2's horizon; runs stop at 1e-24 L_0

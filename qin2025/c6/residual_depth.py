@@ -13,7 +13,7 @@ move. The first half is the start-up, where a comparison says which run started 
 trains to a lower error. The loss is reported beside it, never decided on.
 
 Decisions (plain functions of one unit's curves; ``claimcheck calibrate`` runs them on
-``qin2025.calibration.depth``):
+``qin2025.c6.calibration``):
 
 - ``advantage_decision(depth, better, worse)``: window error of ``worse`` minus that of ``better``;
 - ``trend_decision(better, worse)``: the change of that advantage from the grid's shallowest depth

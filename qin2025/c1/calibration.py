@@ -1,4 +1,4 @@
-"""Calibration families of the linear-rate decision (C1, C8; ``qin2025.linear_rate``): curves whose answer is known.
+"""Calibration families of the linear-rate decision (C1, C8; ``qin2025.c1.linear_rate``): curves whose answer is known.
 
 Each family is drawn at a claim's own horizon (``steps``) and down to the slowest settled per-step
 rate of its real runs (``slowest``). The decision scores a curve up to 1e-24 L_0 or its last step
@@ -19,7 +19,7 @@ misses it is drawn again); the ones that miss it are a curve whose rate still fa
 horizon, which a sublinear curve also is (``unresolved_settling``: not a family with one answer,
 measured in the design record). A warm-up (E < 0, rising rate) gives a ratio >= 1 whatever its length.
 
-Must fail, each where the horizon resolves it (the arithmetic is in ``qin2025.linear_rate``): offset
+Must fail, each where the horizon resolves it (the arithmetic is in ``qin2025.c1.linear_rate``): offset
 power laws (1 + t/tau)^-p with p < 3.6 at any tau up to 3 S (their octave ratio is below 0.8 for
 tau < 1.097 S, their last half descends under 1 nat beyond), and with p up to 16 at tau < 0.9 S;
 stretched exponentials with k 0.2..0.67; plateaus contracting 25x or more slower than ``slowest``

@@ -30,7 +30,7 @@ statistic of the scored window tells them from a settled rate (float64 gives no 
 ``linear_rate_decision(loss)`` takes the curve L_0..L_T as a 1-D array and returns a dict of the
 three statistics (plus ``"zone"`` in the zone). The thresholds are the claims'
 (``claims/test_c1_linear_rate.py``, ``claims/test_c8_multilayer.py``); their calibration families
-are in ``qin2025.calibration.linear_rate``. This module also holds C8's premise measurement:
+are in ``qin2025.c1.calibration``. This module also holds C8's premise measurement:
 lambda_max along a run, by a batched replay of the runs' GD (``sharpness_at``).
 """
 
@@ -47,13 +47,13 @@ from numpy.typing import ArrayLike
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.spec import Estimate, Stat
+from qin2025.c2.monotone import regime_of
 from qin2025.data.synthetic import TensorData
 from qin2025.engine.batched import Run, _initial, top_eigenvalues
 from qin2025.engine.model import ModelConfig, squared_loss
 from qin2025.engine.train import TrainConfig, Trajectory, gd_update, hessian_top_eigenvalue
 from qin2025.engine.trainer import Trainer, train_key
 from qin2025.engine.usermodel import PAPER
-from qin2025.monotone import regime_of
 
 # Scored up to the first step at or below 1e-24 L_0, where the engine stops (TrainConfig.rel_floor).
 # Measured on C1's runs (design record): per-step rates there deviate from their 9-step mean by
@@ -204,6 +204,17 @@ def premise_marks(traj: Trajectory, checkpoints: Sequence[int]) -> list[int]:
     return sorted(k for k in marks if 0 < k < traj.loss.size)
 
 
+def same_loss(replayed: float, recorded: float) -> bool:
+    """Return whether a replayed loss is the one the run recorded: within 1e-9 of it, or non-finite alike.
+
+    A diverged run's loss is NaN (or an infinity) in the replay as in the run: that is the same run,
+    not a different one (NaN compares unequal to itself, so it is matched here by kind).
+    """
+    if math.isfinite(replayed) and math.isfinite(recorded):
+        return abs(replayed - recorded) <= 1e-9 * abs(recorded)
+    return replayed == recorded or (math.isnan(replayed) and math.isnan(recorded))
+
+
 def sharpness_along(
     train: Trainer, traj: Trajectory, model_cfg: ModelConfig, data: TensorData, checkpoints: Sequence[int]
 ) -> dict[int, float]:
@@ -235,7 +246,7 @@ def sharpness_along(
             loss = squared_loss(out, on.y, model_cfg)
             if step in steps:
                 want = float(traj.loss[step])
-                if not abs(loss.item() - want) <= 1e-9 * abs(want):
+                if not same_loss(loss.item(), want):
                     raise RuntimeError(
                         f"sharpness replay of seed {traj.seed} gives loss {loss.item()!r} at step {step}, "
                         f"the run recorded {want!r}: the replay is not the same run"
@@ -293,7 +304,7 @@ def _replay(runs: Sequence[Run], trajs: Sequence[Trajectory], marks: Sequence[Se
         values = losses.detach().tolist()
         for i in here:
             recorded = float(trajs[i].loss[step])
-            if not abs(values[i] - recorded) <= 1e-9 * abs(recorded):
+            if not same_loss(values[i], recorded):
                 raise RuntimeError(
                     f"sharpness replay of seed {runs[i].seed} gives loss {values[i]!r} at step {step}, "
                     f"the run recorded {recorded!r}: the replay is not the same run"

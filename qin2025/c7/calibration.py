@@ -1,6 +1,6 @@
 """Calibration families of C7's decisions: one lever's rate table in worlds whose answer is known.
 
-A case is one unit of one lever, as the claim measures it (``qin2025.conditioning``, v6): its 5
+A case is one unit of one lever, as the claim measures it (``qin2025.c7.conditioning``, v6): its 5
 settings and 4 lambda runs, with kinv(Z) read over the fitted window, lambda_max, sigma_min(Z) and
 the step size mu. ``skeleton`` draws them from the structure measured on exploratory seeds 0-15 at
 T = 200 (records/claims/c7.md, v5 design, V3): per lever the profile of log kinv(Z) over its 5
@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from claimcheck.protocol.spec import Case, Expect, Family
-from qin2025.conditioning import INPUT, LEVERS, Lever, in_zone
+from qin2025.c7.conditioning import INPUT, LEVERS, Lever, in_zone
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Calibration families of C3's floor decision: per-draw sigma_min ratios whose floor, as drawn and collapsed, is known.
 
-The decision (``qin2025.full_rank.floor_decision``) takes a unit's grid, the ratios
+The decision (``qin2025.c3.full_rank.floor_decision``) takes a unit's grid, the ratios
 sigma_min(Z)/sigma_min(X) of every weight draw at d_QK = 1..4096 for both W_Q, W_K inits, three
 betas and two shapes, once as drawn and once with the attention collapsed to S = 11^T/n, and asks
 both minima to reach 0.1. In the synthetic cases the ratio of a point is r (one input per point:

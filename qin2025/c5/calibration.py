@@ -1,4 +1,4 @@
-"""Calibration families of C5's level decisions (``qin2025.level_speed``): worlds where a larger beta is faster, or not.
+"""Calibration families of C5's level decisions (``qin2025.c5.level_speed``): a larger beta faster, or not.
 
 A run's curve has the shape of the real Jena runs (exploratory seeds 0-23 at ci, 0-7 at 4,000
 steps): a fast phase that fits the output's scale in a few steps, then a slow, decelerating descent
@@ -21,7 +21,7 @@ on the real runs), with the floor falling 1.5..3x, with noise (1e-6..1e-4 relati
 Must fail: L_0 rises or falls 10..1,000x with beta through the fast phase while the speed does not
 move (the start is not the speed); the speed falls with beta (g = factor^-beta); a stall (the speed
 grows but towards a floor 2..10x higher: a faster approach to a worse level); no beta effect
-(sanity). Zone (a floor reached within T, ``qin2025.level_speed.FLAT``): the floor falls 1.5..3x
+(sanity). Zone (a floor reached within T, ``qin2025.c5.level_speed.FLAT``): the floor falls 1.5..3x
 with the speed flat, exponential tails fast enough that a run has flattened by T; the decision must
 answer "zone" (NaN). Until the core's ``expect="zone"`` lands, that family is declared "fail": a NaN
 statistic is a statistic not met.
@@ -50,9 +50,9 @@ from typing import Any
 import numpy as np
 
 from claimcheck.protocol.spec import Case, Expect, Family
+from qin2025.c5.level_speed import in_zone
+from qin2025.c5.residual_speed import descends
 from qin2025.calibration.draw import jitter, log_uniform
-from qin2025.level_speed import in_zone
-from qin2025.residual_speed import descends
 
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 STEPS = 400

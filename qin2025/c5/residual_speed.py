@@ -1,6 +1,6 @@
 """C5's experiment: the Jena windows, one sweep of betas per seed at one step size, and its notes.
 
-The instrument that decides C5 (v4) is ``qin2025.level_speed`` (the loss at equal steps after the
+The instrument that decides C5 (v4) is ``qin2025.c5.level_speed`` (the loss at equal steps after the
 fast phase). This module trains the runs it reads and keeps the descriptive rate the notes and the
 premise use:
 
@@ -11,7 +11,7 @@ L(t) = F + A e^(-r t) it is exactly r; for an offset power law F + A (1 + t/tau)
 (p + 1)/(t + tau). A block that does not lower the loss leaves it undefined (NaN): the run is not
 descending there, which is outside C5's premise (``descends``). C5 v3 decided on this rate; on the
 Jena runs it does not see a 2x step-size speed-up (records/claims/c5.md), so v4 reads levels.
-``qin2025.calibration.residual_speed`` holds the cases the decisions were calibrated on.
+``qin2025.c5.calibration`` holds the cases the decisions were calibrated on.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.schedule import look_result
 from claimcheck.decide.stats import spearman
 from claimcheck.decide.verdicts import Verdict
+from qin2025.c5.level_speed import late_fall, levels
 from qin2025.data.jena import FEATURES, WindowSpec, load_jena, locate_jena, require_features, window_jena
 from qin2025.data.jena_sanity import check_jena
 from qin2025.data.synthetic import TensorData
@@ -35,7 +36,6 @@ from qin2025.engine.batched import Run
 from qin2025.engine.model import ModelConfig
 from qin2025.engine.train import TrainConfig
 from qin2025.engine.trainer import Trainer
-from qin2025.level_speed import late_fall, levels
 
 BLOCKS = 8  # blocks of the steady part [T/2, T]; BLOCKS - 1 decrements enter the fit
 STEADY_FROM = 0.5  # the steady part starts at this fraction of the horizon

@@ -1,6 +1,6 @@
 """Calibration families of C4's decisions: sweeps and rate tables over d_QK that do, or do not, tend to zero.
 
-The grid is C4's: q = d_QK/d in SPAN = 1, 4, 16, 64, 256 (``qin2025.collapse``); the far 16x is
+The grid is C4's: q = d_QK/d in SPAN = 1, 4, 16, 64, 256 (``qin2025.c4.collapse``); the far 16x is
 q = 16 .. 256. A family is the hardest plausible case of one side that we could build; where a
 grid is narrower than issue 24's, the family says why.
 
@@ -44,8 +44,8 @@ from functools import partial
 import numpy as np
 
 from claimcheck.protocol.spec import Case, Expect, Family
+from qin2025.c4.collapse import FAR, NEAR, SPAN
 from qin2025.calibration.draw import log_uniform
-from qin2025.collapse import FAR, NEAR, SPAN
 
 Shape = Callable[[np.ndarray], np.ndarray]
 D = 32  # d of the collapse sweeps' cases (the decisions read ratios of d_QK only)

@@ -82,8 +82,8 @@ import numpy as np
 
 from claimcheck.decide.calibration import case_rng, outcome, rule_verdict
 from claimcheck.protocol.spec import Case, Expect, Family, Part
+from qin2025.c7.conditioning import MIN_SPAN, WV_HELD
 from qin2025.challenge.draw import log_uniform, uniform, until
-from qin2025.conditioning import MIN_SPAN, WV_HELD
 
 KX = (1.0, 3.0, 10.0, 30.0, 100.0)  # the input lever's X condition numbers; the lambda runs sit at the middle
 LAMBDA = (0.25, 4.0, 0.25, 4.0)  # lambda_max of the lambda runs over the middle setting's: s^2 and u^2, s, u 1/2, 2

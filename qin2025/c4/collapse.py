@@ -12,7 +12,7 @@ Two instruments over one grid of d_QK = d x ``SPAN`` (d, 4 d, 16 d, 64 d, 256 d)
 
 The unit decisions (``collapse_decision``, ``slows_decision``, ``stops_decision``) are plain
 functions of one unit's measurements; the claim scores real units with them and ``claimcheck
-calibrate`` runs them on the families of ``qin2025.calibration.collapse``. The collapse statistics
+calibrate`` runs them on the families of ``qin2025.c4.calibration``. The collapse statistics
 are read twice: the far end of the grid against the lowest saturation level the reading names
 (``LOWEST_LEVEL``), and the trend over the grid's last 16x of d_QK against ``TREND``. The relative
 rate's far end is read by its trend alone (``stops_decision``, protocol v5): whether it is still

@@ -10,7 +10,7 @@ does not explain, along a lever that holds what Theorem 1's alpha reads off X an
   with singular values geometric from 1 to 1/kx at Frobenius norm sqrt(n d); kx in 1 .. 100.
   Z's conditioning moves with X's here, so this lever shows an association, not which of the two
   sets the rate;
-- the **rotation lever** (``rt``): W_V(rt) = expm(rt A) W_V expm(rt B) (``qin2025.rotation``),
+- the **rotation lever** (``rt``): W_V(rt) = expm(rt A) W_V expm(rt B) (``qin2025.c7.rotation``),
   rt in 0 .. 1, X and every other weight untouched: W_V's singular values are the Gaussian draw's
   at every rt, and X's spectrum is the draw's, so along it only the relative orientation of W_V and
   X moves; (A, B) are the rotation that worsens kinv(Z) at init most (a rotation selected from the
@@ -40,7 +40,7 @@ setting that move lambda_max about 25-fold (``s``: X -> s X with W_Q, W_K -> W/s
 kinv(Z) at init are unchanged; ``ug``: W_U -> ug W_U, Z unchanged). Every run steps at
 mu = 0.5 * 2/lambda_max of its own initialisation for ``STEPS`` steps; its rate is the steady
 rate (``steady_rate``). The decisions (``association_decision``, ``governs_decision``) are plain
-functions of one lever's table; ``qin2025.calibration.conditioning`` feeds them cases whose answer
+functions of one lever's table; ``qin2025.c7.calibration`` feeds them cases whose answer
 is known. The read-outs (``readout_units``) train W_U alone on fixed features, Z or X: a rate that
 follows Z by construction (the positive controls) or one that follows X alone.
 
@@ -64,6 +64,7 @@ from numpy.typing import ArrayLike
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.decide.stats import spearman, t_interval
+from qin2025.c7.rotation import descend_reading_w_v, rotate, worst_rotation
 from qin2025.data import make_synthetic
 from qin2025.data.synthetic import TensorData
 from qin2025.engine.batched import Run, train_batch_from
@@ -71,7 +72,6 @@ from qin2025.engine.model import ModelConfig, Params, forward, init_params
 from qin2025.engine.spectral import derive_seed
 from qin2025.engine.train import TrainConfig, Trajectory
 from qin2025.engine.trainer import Trainer
-from qin2025.rotation import descend_reading_w_v, rotate, worst_rotation
 
 SIZE = (2, 8, 32)  # N samples, n tokens, d (N n <= d)
 MODEL = ModelConfig(d=SIZE[2], d_qk=16, beta=1.0)  # W_Q, W_K ~ N(0, 1/d), logits 1/sqrt(d_QK), FFN of 2 matrices
@@ -239,8 +239,10 @@ class Table:
         """Return why this table is outside the step-size premise, or "" when every run is inside it."""
         bad = [s.label for s, ok in zip(self.settings, self.ok, strict=True) if not ok]
         if bad:
-            return f"{self.lever.name} lever: left the step-size premise at {', '.join(bad)} (loss non-finite, ended "
-            "above its start, or rose over the steady window)"
+            return (
+                f"{self.lever.name} lever: left the step-size premise at {', '.join(bad)} (loss non-finite, ended "
+                "above its start, or rose over the steady window)"
+            )
         return ""
 
     def zone(self) -> str:
@@ -580,7 +582,8 @@ def record_lever(
 def regime(device: str) -> dict[str, object]:
     """Return the regime the claim records: the model, the levers, the step-size rule, the horizon."""
     return {
-        "model": "qin2025.model, 1 layer, d=32, d_qk=16, W ~ N(0, 1/d), logits 1/sqrt(d_qk), FFN 2 matrices, beta=1",
+        "model": "qin2025.engine.model, 1 layer, d=32, d_qk=16, W ~ N(0, 1/d), logits 1/sqrt(d_qk), FFN 2 matrices, "
+        "beta=1",
         "data": "synthetic N={} n={} d={} (Gaussian X and Y)".format(*SIZE),
         "input lever": f"X_i given condition number kx in {list(INPUT.values)}, same singular vectors",
         "rotation lever": f"W_V -> expm(rt A) W_V expm(rt B), rt in {list(ROTATION.values)}, (A, B) the rotation that "

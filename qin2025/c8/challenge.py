@@ -1,4 +1,4 @@
-"""Challenge families for C8: C1's linear-rate world (``qin2025.challenge.c1``) at each depth's horizon.
+"""Challenge families for C8: C1's linear-rate world (``qin2025.c1.challenge``) at each depth's horizon.
 
 C8 reads each depth as C1 reads one block ("every step contracts and the rate settles at a positive
 value"), over a horizon that grows with depth: 1,500 steps at L = 2, 2,000 at L = 3, 4,000 at L = 4,
@@ -11,7 +11,7 @@ capped by the scoring floor (55.3 nats) at any depth.
 from __future__ import annotations
 
 from claimcheck.protocol.spec import Family
-from qin2025.challenge.c1 import families
+from qin2025.c1.challenge import families
 
 HORIZONS = {2: 1500, 3: 2000, 4: 4000}  # depth -> GD steps (the claim's horizon)
 
