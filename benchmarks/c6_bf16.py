@@ -26,10 +26,10 @@ from pathlib import Path
 import torch
 
 from claimcheck.protocol.spec import block_seed
+from qin2025.c6.residual_depth import seed_data, window_error
 from qin2025.data.sst2 import find_sst2
 from qin2025.engine.encoder import EncoderConfig, Pretrained, layer_params, load_pretrained
 from qin2025.engine.finetune import SentenceData, finetune, init_head, objective
-from qin2025.c6.residual_depth import seed_data, window_error
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,10 +29,10 @@ from typing import Any
 import torch
 
 from claimcheck.protocol.spec import block_seed
+from qin2025.c6.residual_depth import seed_data
 from qin2025.data.sst2 import find_sst2
 from qin2025.engine.encoder import EncoderConfig, layer_params, load_pretrained
 from qin2025.engine.finetune import init_head, objective
-from qin2025.c6.residual_depth import seed_data
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -38,10 +38,10 @@ from torch.utils.flop_counter import FlopCounterMode
 import qin2025.engine.finetune as ft
 from claimcheck.protocol.spec import block_seed
 from claimcheck.store.cache import ResultCache
+from qin2025.c6.residual_depth import flip_one, seed_data, window_error
 from qin2025.data.sst2 import find_sst2
 from qin2025.engine.encoder import EncoderConfig, load_pretrained
 from qin2025.engine.trainer import Trainer
-from qin2025.c6.residual_depth import flip_one, seed_data, window_error
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = {"ci": (0, 0), "standard": (1, 1), "paper": (2, 2)}  # name -> (position in the suite's list, grid scale)

@@ -14,38 +14,42 @@ is "undecided".
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import Family
-from qin2025.c1 import challenge as c1
-from qin2025.c2 import challenge as c2
-from qin2025.c3 import challenge as c3
-from qin2025.c4 import challenge as c4
-from qin2025.c5 import challenge as c5
-from qin2025.c6 import challenge as c6
-from qin2025.c7 import challenge as c7
-from qin2025.c8 import challenge as c8
+
+
+def _of(claim: int, name: str, *args: int) -> Callable[[], tuple[Family, ...]]:
+    """Return a maker of claim ``claim``'s families ``name(*args)``, imported when called (its module imports ours)."""
+
+    def make() -> tuple[Family, ...]:
+        made: tuple[Family, ...] = getattr(importlib.import_module(f"qin2025.c{claim}.challenge"), name)(*args)
+        return made
+
+    return make
+
 
 # (claim id, role) -> (the protocol part it challenges, its families)
 ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
-    ("C1", "rate"): ("", c1.c1_families),
-    ("C8", "L2"): ("L2", lambda: c8.c8_families(2)),
-    ("C8", "L3"): ("L3", lambda: c8.c8_families(3)),
-    ("C8", "L4"): ("L4", lambda: c8.c8_families(4)),
-    ("C4", "stops"): ("stops", c4.stops_families),
-    ("C4", "slows"): ("slows", c4.slows_families),
-    ("C4", "collapse"): ("collapse", c4.collapse_families),
-    ("C5", "order"): ("order", c5.order_families),
-    ("C5", "faster"): ("beta>0 vs beta=0", c5.faster_families),
-    ("C2", "monotone"): ("", c2.monotone_families),
-    ("C3", "floor"): ("floor", c3.floor_families),
-    ("C6", "L=1"): ("L=1", lambda: c6.advantage_families(1)),
-    ("C6", "L=6"): ("L=6", lambda: c6.advantage_families(6)),
-    ("C6", "trend"): ("trend", c6.trend_families),
-    ("C7", "association-input"): ("association (input)", c7.association_input_families),
-    ("C7", "association-rotation"): ("association (rotation)", c7.association_rotation_families),
-    ("C7", "governs"): ("governs (rotation)", c7.governs_families),
+    ("C1", "rate"): ("", _of(1, "c1_families")),
+    ("C8", "L2"): ("L2", _of(8, "c8_families", 2)),
+    ("C8", "L3"): ("L3", _of(8, "c8_families", 3)),
+    ("C8", "L4"): ("L4", _of(8, "c8_families", 4)),
+    ("C4", "stops"): ("stops", _of(4, "stops_families")),
+    ("C4", "slows"): ("slows", _of(4, "slows_families")),
+    ("C4", "collapse"): ("collapse", _of(4, "collapse_families")),
+    ("C5", "order"): ("order", _of(5, "order_families")),
+    ("C5", "faster"): ("beta>0 vs beta=0", _of(5, "faster_families")),
+    ("C2", "monotone"): ("", _of(2, "monotone_families")),
+    ("C3", "floor"): ("floor", _of(3, "floor_families")),
+    ("C6", "L=1"): ("L=1", _of(6, "advantage_families", 1)),
+    ("C6", "L=6"): ("L=6", _of(6, "advantage_families", 6)),
+    ("C6", "trend"): ("trend", _of(6, "trend_families")),
+    ("C7", "association-input"): ("association (input)", _of(7, "association_input_families")),
+    ("C7", "association-rotation"): ("association (rotation)", _of(7, "association_rotation_families")),
+    ("C7", "governs"): ("governs (rotation)", _of(7, "governs_families")),
 }
 
 

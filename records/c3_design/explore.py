@@ -14,9 +14,9 @@ import time
 import numpy as np
 import torch
 
+from qin2025.c3.full_rank import Grid, inputs, sweep
 from qin2025.engine.spectral import derive_seed, floor_ratio, rank_deficit
 from qin2025.engine.usermodel import PAPER
-from qin2025.full_rank import Grid, inputs, sweep
 
 GRID = Grid(shapes=((8, 32), (16, 64)), d_qks=tuple(4**k for k in range(9)), betas=(0.0, 0.5, 1.0, 2.0), samples=8)
 

@@ -15,7 +15,7 @@ from claimcheck.stats import spearman
 from rates import mean, slope
 from scipy import stats as st
 
-from qin2025.collapse import QK, SHAPES, sweep
+from qin2025.c4.collapse import QK, SHAPES, sweep
 from qin2025.engine.usermodel import PAPER
 
 

@@ -2,7 +2,7 @@
 
 python records/c4_design/stops_v5.py [CASES]
 
-Samples of 30 and 14 seeds (the v5 and v4 ci units), drawn as ``qin2025.calibration.collapse``
+Samples of 30 and 14 seeds (the v5 and v4 ci units), drawn as ``qin2025.c4.calibration``
 draws them: falls that level off at 0.02..0.09 (knee anywhere from q = 2 to past the grid), and
 slow decays to 0, a q^-s with s 0.2..0.6. Prints the shares REPRODUCED / NOT REPRODUCED /
 undecided (the mean shown below TREND, above it, neither).
@@ -20,9 +20,9 @@ import numpy as np
 from claimcheck.calibration import decide_case
 from claimcheck.commands.calibrate import load_protocols
 
-from qin2025.calibration.collapse import _sample, _start
+from qin2025.c4.calibration import _sample, _start
+from qin2025.c4.collapse import FAR, STOPS_TREND
 from qin2025.calibration.draw import log_uniform
-from qin2025.collapse import FAR, STOPS_TREND
 
 
 def levels_off(rng: np.random.Generator, units: int) -> Any:

@@ -4,7 +4,7 @@
 
 Each candidate orders one seed's five runs (Spearman rho(beta, speed) >= 0.9) and, where marked,
 adds v3's end guard (rho(beta, L_T) <= 0.8); ``calibrate_part`` runs it on the families of
-``qin2025.calibration.residual_speed`` (T = 400). Prints each candidate's sensitivity and
+``qin2025.c5.calibration`` (T = 400). Prints each candidate's sensitivity and
 specificity, then the table of records/claims/c5.md.
 """
 
@@ -19,8 +19,8 @@ from claimcheck.calibration import calibrate_part
 from claimcheck.stats import spearman
 
 from claimcheck.protocol import Part, Stat
-from qin2025.calibration.residual_speed import order_families
-from qin2025.residual_speed import steady_rate
+from qin2025.c5.calibration import order_families
+from qin2025.c5.residual_speed import steady_rate
 
 Speed = Callable[[np.ndarray], float]
 NO_GUARD = -1.0  # a guard value every case meets

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 from claimcheck.stats import spearman
 
-from qin2025.residual_speed import steady_rate
+from qin2025.c5.residual_speed import steady_rate
 
 Measure = Callable[[np.ndarray], float]
 

@@ -12,7 +12,7 @@ import json
 import sys
 
 from claims.test_c6_depth_residual import DELTA, ONE_LABEL, PROTOCOL
-from qin2025.calibration.depth import World, simulate_claim
+from qin2025.c6.calibration import World, simulate_claim
 from records.c6_design.common import OUT
 
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 300

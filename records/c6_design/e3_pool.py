@@ -16,11 +16,11 @@ from pathlib import Path
 from claimcheck.protocol import block_seed
 from claimcheck.store import ResultCache
 from claims.test_c6_depth_residual import GRIDS, SETTING
+from qin2025.c6.residual_depth import run_one_label, run_seed, seed_data
 from qin2025.data.sst2 import find_sst2
 from qin2025.engine.encoder import EncoderConfig
 from qin2025.engine.finetune import cached_finetune
 from qin2025.engine.trainer import Trainer
-from qin2025.residual_depth import run_one_label, run_seed, seed_data
 from records.c6_design.common import DATA, PRE, save
 
 cache, first, last = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

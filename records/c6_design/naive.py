@@ -12,8 +12,8 @@ from collections.abc import Callable
 import numpy as np
 from claimcheck.calibration import case_rng
 
-from qin2025.calibration.depth import Grid, advantage_families
-from qin2025.residual_depth import window
+from qin2025.c6.calibration import Grid, advantage_families
+from qin2025.c6.residual_depth import window
 
 Stat = Callable[[np.ndarray, np.ndarray], float]
 NAIVE: dict[str, tuple[Stat, float]] = {

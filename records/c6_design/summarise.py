@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from qin2025.residual_depth import memorised, window, window_error
+from qin2025.c6.residual_depth import memorised, window, window_error
 from records.c6_design.common import OUT
 
 N = 256

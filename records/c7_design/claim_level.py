@@ -4,7 +4,7 @@ Run: nice -n 10 python records/c7_design/claim_level.py [--experiments 200] [--s
 
 ``claimcheck calibrate`` simulates the claim rule of pass-rate parts only; C7's governs parts are
 mean-rule parts. Here each simulated experiment draws, per unit, one table per lever from the
-calibration worlds of ``qin2025.calibration.conditioning`` (the same skeletons and worlds the unit
+calibration worlds of ``qin2025.c7.calibration`` (the same skeletons and worlds the unit
 decisions are calibrated on), scores them with the protocol's own decisions through a
 ``ClaimRecorder``, and decides the claim with ``claimcheck.verdicts.decide`` (Holm, Student-t, the
 controller's function) at each budget's unit count. The controls get the values the exploratory
@@ -23,7 +23,7 @@ from claimcheck.record import ClaimRecorder
 from claimcheck.verdicts import TestOutcome, decide
 
 from claimcheck.protocol import ClaimProtocol
-from qin2025.calibration.conditioning import (
+from qin2025.c7.calibration import (
     World,
     beta_alone,
     bound_form,
@@ -34,7 +34,7 @@ from qin2025.calibration.conditioning import (
     scale_alone,
     unit_case,
 )
-from qin2025.conditioning import INPUT, W_V
+from qin2025.c7.conditioning import INPUT, W_V
 
 CLAIM = Path(__file__).resolve().parents[2] / "claims" / "test_c7_conditioning.py"
 WORLDS: dict[str, tuple[World, str]] = {

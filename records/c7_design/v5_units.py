@@ -2,10 +2,10 @@
 
 Run: nice -n 10 python records/c7_design/v5_units.py FIRST LAST OUT.npz   (the design used 0 16)
 
-Trains every seed's 18 runs with ``qin2025.conditioning.train_units`` (the claim's own code) and
+Trains every seed's 18 runs with ``qin2025.c7.conditioning.train_units`` (the claim's own code) and
 prints per seed and lever: the span of kinv(Z) over the 5 settings read over steps [50, 200] and
 at step 0, b (governs_decision's elasticity, lambda_max held), rho, the 5 rates and lambda_max.
-The calibration skeleton's structure (qin2025/calibration/conditioning.py) was fitted on OUT.npz.
+The calibration skeleton's structure (qin2025/c7/calibration.py) was fitted on OUT.npz.
 """
 
 from __future__ import annotations

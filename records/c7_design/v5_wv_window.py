@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import torch
 
-from qin2025.conditioning import LR_FRACTION, MODEL, ROTATION, build, window_kinv
+from qin2025.c7.conditioning import LR_FRACTION, MODEL, ROTATION, build, window_kinv
 from qin2025.engine.batched import Run, train_batch_from
 from qin2025.engine.model import forward, loss_fn
 from qin2025.engine.train import TrainConfig

@@ -7,7 +7,7 @@ spectrum and its left singular vectors (the token orientation), so with the spec
 lever left keeps every weight the seed's exact draw and rotates each X_i in token space,
 X_i -> expm(C_i) X_i (C_i skew, n x n). This searches the C_i that minimise kinv(Z) at init (Adam
 from zero, 300 steps, best iterate kept) and prints the reduction beside the v5 rotation lever's
-(W_V's singular vectors rotated, ``qin2025.rotation.worst_rotation``), at init.
+(W_V's singular vectors rotated, ``qin2025.c7.rotation.worst_rotation``), at init.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import time
 
 import torch
 
-from qin2025.conditioning import MODEL, Setting, build
+from qin2025.c7.conditioning import MODEL, Setting, build
+from qin2025.c7.rotation import log_kinv, rotate, worst_rotation
 from qin2025.engine.model import Params, forward
-from qin2025.rotation import log_kinv, rotate, worst_rotation
 
 torch.set_num_threads(1)
 

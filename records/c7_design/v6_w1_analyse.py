@@ -5,7 +5,7 @@ Run: python records/c7_design/v6_w1_analyse.py [results/v6_w1_wv_window_seeds0-3
 Reads the output of ``v5_wv_window.py`` (one row per seed and setting: sigma_min(W_V) at init and
 its geometric mean over steps 50-200, the same for W_V's sigma_min/sigma_max, kinv(Z) at init and
 over the window, and the loss's largest relative difference from the engine's) and prints what the
-calibration skeleton draws from (``qin2025.calibration.conditioning``: ``WV_SLOPES``,
+calibration skeleton draws from (``qin2025.c7.calibration``: ``WV_SLOPES``,
 ``WV_WANDER``, ``LOG_SMIN_WV``): per seed the slope of log sigma_min(W_V, window) on log kinv(Z,
 window) over the 5 settings, the wander about that line, and W_V's span over the settings.
 """

@@ -1,4 +1,4 @@
-"""Score the design runs with the v4 decision (``qin2025.linear_rate``) at several horizons and scoring floors.
+"""Score the design runs with the v4 decision (``qin2025.c1.linear_rate``) at several horizons and scoring floors.
 
 python records/linrate_design/look.py c1 FILE.npz            # statistics at the floors 1e-12..1e-24
 python records/linrate_design/look.py c8 FILE.npz 1000,2000  # pass counts and lambda_max(t) per horizon
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from qin2025.linear_rate import LATE_DEPTH, PLATEAU, STEADINESS, WORST_RATIO, linear_rate_decision, rate_profile
+from qin2025.c1.linear_rate import LATE_DEPTH, PLATEAU, STEADINESS, WORST_RATIO, linear_rate_decision, rate_profile
 
 MET: dict[str, Callable[[float], bool]] = {
     WORST_RATIO: lambda v: v < 1,

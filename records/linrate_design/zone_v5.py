@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from qin2025.c1.calibration import FLOAT_FLOOR, unresolved_settling
+from qin2025.c1.linear_rate import LATE_DEPTH, OCTAVE, WORST_RATIO, ZONE, linear_rate_decision, margin_ratio
 from qin2025.calibration.draw import log_uniform, mixture, modes
-from qin2025.calibration.linear_rate import FLOAT_FLOOR, unresolved_settling
-from qin2025.linear_rate import LATE_DEPTH, OCTAVE, WORST_RATIO, ZONE, linear_rate_decision, margin_ratio
 
 Curve = Callable[[np.random.Generator, int, float], np.ndarray]
 
