@@ -124,10 +124,10 @@ def _files_of(nodeids: Sequence[str]) -> list[str]:
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
-    """Return the headline: how many claims got each verdict value, every value named, and each split claim's parts."""
+    """Return the headline (markdown): how many claims got each verdict value, every value named, and each split claim."""
     c = Counter(r.verdict for r in results)
     text = ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
-    splits = [f"{r.claim_id} {split(r)}" for r in results if split(r)]
+    splits = [f"{md(r.claim_id)} {md(split(r))}" for r in results if split(r)]
     return text + (f" ({'; '.join(splits)})" if splits else "")
 
 
