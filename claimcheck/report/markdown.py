@@ -124,7 +124,7 @@ def _files_of(nodeids: Sequence[str]) -> list[str]:
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
-    """Return the headline (markdown): how many claims got each verdict value, every value named, and each split claim."""
+    """Return the headline (markdown): the count of each verdict value, every value named, and each split claim."""
     c = Counter(r.verdict for r in results)
     text = ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
     splits = [f"{md(r.claim_id)} {md(split(r))}" for r in results if split(r)]

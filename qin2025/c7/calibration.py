@@ -16,20 +16,22 @@ is excluded, not scored. A world then sets each run's log rate, with Gaussian no
 (0.13-0.14 without), the sd the real rotation units show (0.16, W_V held, 23 admitted of seeds 0-39).
 
 Grid, by what each part's statement says (association: along the lever the better-conditioned
-runs are faster; governs: the elasticity b of the rate in kinv(Z), lambda_max and W_V's sigma_min
-over the window held, is >= 0.5):
+runs are faster; governs, v8: with lambda_max and W_V's sigma_min over the window held, the rate
+moves with kinv(Z) in the claimed direction, its elasticity b above the floor 0.1 that stands for
+"none"; v7 asked b >= 0.5, a bar the paper does not give):
 
 - must pass, every part: the rate follows kinv(Z), log rate = b log kinv + c log lambda_max,
   b 0.75..2, c -0.3..0; the bound form rate = mu sigma_min(Z)^2 (Theorem 1's shape at a fixed
   fraction of the curvature bound); Theorem 1's alpha, kinv(Z) x sigma_min(W_V), with W_V's
   sigma_min over the fitted window as GD moves it (drift and wander as measured);
-- must pass, governs: just above the bar, a sample whose mean elasticity is 0.6..0.75 with a
-  per-seed scatter of sd 0.1 on top of the run noise (a seed-to-seed sd of b of 0.19, more than
-  the real units' 0.16);
-- must pass, association only: on the bar, b = 0.5; association (input) also where the rate
-  follows X's conditioning alone (along the input lever it does follow kinv(Z));
-- must fail, governs (the rotation lever): a weak effect, b = 0.25; just below the bar, mean
-  elasticity 0.25..0.4 with the same per-seed scatter; lambda_max alone,
+- must pass, governs: samples whose mean elasticity is 0.6..0.75, or 0.25..0.4 (v7's "just below
+  the bar": the claimed direction, a weaker strength), with a per-seed scatter of sd 0.1 on top of
+  the run noise (a seed-to-seed sd of b of 0.19, more than the real units' 0.16); b = 0.5 and a
+  weak b = 0.25 (each the claimed direction);
+- must pass, association only: association (input) also where the rate follows X's conditioning
+  alone (along the input lever it does follow kinv(Z));
+- must fail, governs (the rotation lever): no effect, mean elasticity -0.02..0.02, and the wrong
+  direction, mean -0.4..-0.2, each with the same per-seed scatter; lambda_max alone,
   log rate = -g log lambda_max, g 0.3..3; a curved function of lambda_max alone; beta alone
   (fixed within a unit); the scale alone (X -> s X); X's conditioning alone (fixed along the
   rotation lever); W_V's own sigma_min alone (fixed along it at init; over the fitted steps it
@@ -44,10 +46,11 @@ the W_V-alone world (not a competitor there: the input lever is not the one that
 Z). No governs part on the input lever: there the X-alone world follows kinv(Z) too, so no
 decision on that lever can tell X from Z (v4's governs (input) accepted it 1000/1000).
 
-Between the two near-bar families lies the zone the horizon cannot resolve: a true mean elasticity
-within (t_0.95 + z_0.95) x sd / sqrt(n) of 0.5, about 0.10 with the real sd 0.16 and the 23-26
-seeds a ci run admits (0.07 at standard), may leave the mean rule's interval straddling the bar:
-the part is INCONCLUSIVE there, and no family sits in it.
+Between the no-effect family and the weakest must-pass one lies the zone the horizon cannot
+resolve: a true mean elasticity within (t_0.95 + z_0.95) x sd / sqrt(n) of the floor 0.1, about
+0.12 with the real sd 0.16 and the 19-26 seeds a ci run admits (0.08 at standard; 0.09 with these
+families' 40 units and seed sd 0.19), may leave the mean rule's interval straddling it: the part is
+INCONCLUSIVE there, and no family sits in it (no effect, 0 +- 0.02, is 0.08-0.12 below it).
 """
 
 from __future__ import annotations
@@ -303,16 +306,21 @@ def _rows(lever: Lever) -> list[Row]:
          "window drift and wander as measured", "alpha reads both; the lever holds W_V's singular values at init and "
          "GD moves them little, so Z's conditioning sets the rate along it",
          {"association": "pass", "governs": "pass"}),
-        ("on the bar, b = 0.5", elasticity_world(0.5), "b = 0.5", "an association of the claimed size",
-         {"association": "pass", "governs": None}),
-        ("weak, b = 0.25", elasticity_world(0.25), "b = 0.25", "an elasticity half the bar: not governed",
-         {"association": None, "governs": "fail"}),
-        ("just above the bar", NearBar(0.6, 0.75), f"mean b 0.6..0.75 per sample, per-seed sd {SEED_SD:g}",
-         "the claimed elasticity, with more seed-to-seed scatter than the real units", {"association": None,
+        ("b = 0.5", elasticity_world(0.5), "b = 0.5", "an association in the claimed direction",
+         {"association": "pass", "governs": "pass"}),
+        ("weak, b = 0.25", elasticity_world(0.25), "b = 0.25", "the claimed direction, a quarter of the bound's "
+         "strength: kinv(Z) still sets the rate beyond lambda_max", {"association": None, "governs": "pass"}),
+        ("mean b 0.6..0.75", NearBar(0.6, 0.75), f"mean b 0.6..0.75 per sample, per-seed sd {SEED_SD:g}",
+         "the claimed direction, with more seed-to-seed scatter than the real units", {"association": None,
          "governs": "pass"}),
-        ("just below the bar", NearBar(0.25, 0.4), f"mean b 0.25..0.4 per sample, per-seed sd {SEED_SD:g}",
-         "an elasticity under the bar, outside the zone the horizon cannot resolve", {"association": None,
+        ("mean b 0.25..0.4", NearBar(0.25, 0.4), f"mean b 0.25..0.4 per sample, per-seed sd {SEED_SD:g}",
+         "the claimed direction, weaker (v7's 'just below the bar'), outside the zone the horizon cannot resolve",
+         {"association": None, "governs": "pass"}),
+        ("no effect", NearBar(-0.02, 0.02), f"mean b -0.02..0.02 per sample, per-seed sd {SEED_SD:g}",
+         "kinv(Z) does not move the rate once lambda_max and W_V are held", {"association": None,
          "governs": "fail"}),
+        ("wrong direction", NearBar(-0.4, -0.2), f"mean b -0.4..-0.2 per sample, per-seed sd {SEED_SD:g}",
+         "a better-conditioned Z goes with a slower rate", {"association": None, "governs": "fail"}),
         ("lambda_max alone", lambda_alone, "-g log lambda_max, g 0.3..3", "the step size sets the rate",
          {"association": None, "governs": "fail"}),
         ("curved lambda_max alone", curved_lambda, "-g (log lambda - 6.2)^2 - log lambda, g 0.1..0.5",
