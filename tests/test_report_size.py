@@ -54,10 +54,8 @@ def test_a_protocols_confirmation_reads_as_the_papers_when_a_users_model_is_chec
     run.env[CONFIRMED_ON_KEY] = "the paper's model (qin2025.engine.model)"
     text = render(run)
     assert f"| v{version}, confirmed on the paper's model (qin2025.engine.model) |" in text
-    assert (
-        "**Model under test**: `qin2025.model (the paper's Transformer)`: heads: 2; causal mask: none."  # as recorded
-        in text
-    )
+    recorded = "**Model under test**: `qin2025.engine.model (the paper's Transformer)`: heads: 2; causal mask: none."
+    assert recorded in text
 
 
 def test_a_sessions_report_set_carries_its_details_file_and_drops_it_when_the_next_report_fits(tmp_path: Path) -> None:
