@@ -6,7 +6,7 @@ nearly fixed). The unit decision is qin2025.c7.conditioning.governs_decision; th
 (written here from the brief) is: mean of the finite b over admitted units, one-sided 95% Student-t
 bounds, REPRODUCED if lower >= 0.1, NOT REPRODUCED if upper < 0.1, else INCONCLUSIVE.
 
-Run from /tmp/w8:  PYTHONPATH=/tmp/w8 /work/main/.venv/bin/python records/outside_c7/worlds.py
+Run from the repository root:  python records/outside_c7/worlds.py
 numpy for everything but the t quantile (scipy.stats.t.ppf). Every sample is seeded.
 """
 
