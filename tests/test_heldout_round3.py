@@ -13,34 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_faults_io import _hold_in_child
-from test_faults_trust import REG, _commit, _confirm, _git, _verified
+from test_faults_outputs import _run, _run_json
+from test_faults_trust import REG, _commit, _confirm, _git, _key, _verified
 from toys import K, toy
 
 import claimcheck.store.filelock as filelock
 from claimcheck.cli.main import main
-from claimcheck.decide.record import ClaimRecorder
-from claimcheck.decide.verdicts import TestOutcome
 from claimcheck.provenance.ledger import LedgerError, append, load_ledger
 from claimcheck.report.fileset import DETAILS_MARK
-from claimcheck.report.rundata import RunData
 from claimcheck.report.write import ReportWriteError, write_report
 from claimcheck.store import cachefile
 from claimcheck.store.cache import CacheWriteWarning, ResultCache
 from claimcheck.store.filelock import LockTimeout
-
-
-def _run(run_id: str = "r1", claims: int = 1) -> RunData:
-    tests = []
-    for i in range(claims):
-        rec = ClaimRecorder(claim_id=f"C{i + 1}", seed=0)
-        rec.check("toy statistic", 0.5, "<=", 1.0)
-        tests.append(TestOutcome(f"test_toy.py::test_c{i + 1}", f"C{i + 1}", "toy", "Sec. 9", "passed", record=rec))
-    return RunData(title="toy", env={"run id": run_id, "date": "today", "budget": "ci: toy"}, tests=tests)
-
-
-def _run_json(where: Path, run_id: str = "r1") -> Path:
-    write_report(_run(run_id), where / "claim-report.md", figures=False)
-    return where / "claim-report.json"
 
 
 def _sha(path: Path) -> str:
@@ -134,11 +118,6 @@ def test_a_details_file_copied_from_another_sets_folder_is_not_removed(
 
 
 # --- fault 3: the cache key ----------------------------------------------------------------------------------------
-
-
-def _key(tmp_path: Path) -> Path:
-    cachefile.cache_secret(tmp_path / "cache")
-    return tmp_path / "cache" / cachefile.KEY_FILE
 
 
 @pytest.mark.parametrize("mode", [0o660, 0o644, 0o610, 0o601])
