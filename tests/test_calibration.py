@@ -443,10 +443,31 @@ def test_the_markdown_shows_challenge_columns_zones_and_each_family_below_the_fl
         decision=zoned,
     )
     text = render_calibration(SuiteCalibration((calibrate_part("T1", part),), (), (), 0.0, 0))
-    assert "| challenge sensitivity | challenge specificity | zone (d: design, c: challenge) |" in text
+    assert "| challenge sensitivity | challenge specificity | outside sensitivity | outside specificity | zone" in text
     row = next(line for line in text.splitlines() if line.startswith("| T1/p |"))
     assert "| 200/200 = 1.000 [0.985] | - |" in row and "c 200/200 = 1.000 [0.985]" in row
     assert "**Families below 0.9**" in text
     assert "T1/p (challenge) straddles:" in text and "answer known because straddles: known by construction" in text
     assert "#### design families" in text and "#### challenge families" in text
     assert "- in zone: **near one**: 200/200 left undecided" in text
+
+
+def test_outside_families_get_their_own_columns_summary_and_section() -> None:
+    from claimcheck.cli.calibrate import render_calibration
+    from claimcheck.decide.calibration import SuiteCalibration
+
+    part = toy_part(
+        _family("small", "pass", 0.0, 0.8),
+        _family("large", "fail", 1.2, 2.0),
+        _family("referee's miss", "fail", 0.5, 1.5, "outside"),
+        decision=zoned,
+    )
+    result = calibrate_part("T1", part)
+    assert result.origins == ("design", "outside") and "; outside: " in result.summary()
+    assert result.status == "failing calibration"  # the outside family's rate counts like the others
+    assert result.to_entry()["outside"]["specificity"]["n"] == 200
+    text = render_calibration(SuiteCalibration((result,), (), (), 0.0, 0))
+    row = next(line for line in text.splitlines() if line.startswith("| T1/p |"))
+    cells = row.split(" | ")
+    assert cells[4:7] == ["-", "-", "-"] and cells[7].startswith("200/200")  # no challenge cases; outside: must fail
+    assert "#### outside families" in text and "T1/p (outside) referee's miss:" in text

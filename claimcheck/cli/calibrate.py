@@ -157,17 +157,20 @@ def render_calibration(suite: SuiteCalibration) -> str:
         f"{len(parts)} parts; seed {suite.seed}; {suite.seconds:.1f} s. Sensitivity: must-pass cases accepted; "
         f"specificity: must-fail cases rejected; zone: cases in a zone the part declares unresolvable left "
         f"undecided; [one-sided 95% lower bound, Clopper-Pearson]. Design families are the part's designer's; "
-        f"challenge families were written from the claim's words by someone who never saw the decision. A part "
+        f"challenge families were written from the claim's words by someone who never saw the decision; outside "
+        f"families by a later referee, from the claim's words, before the version they calibrate was designed. A part "
         f"is calibrated when every bound with cases reaches {FLOOR:g}.",
         "",
         "| part | status | design sensitivity | design specificity | challenge sensitivity | "
-        "challenge specificity | zone (d: design, c: challenge) | families short of all right |",
-        "|---|---|---|---|---|---|---|---|",
+        "challenge specificity | outside sensitivity | outside specificity | zone (d: design, c: challenge, "
+        "o: outside) | families short of all right |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in parts:
         lines.append(
             f"| {_name(p)} | {p.status} | {_bound(p, 'pass')} | {_bound(p, 'fail')} | "
-            f"{_bound(p, 'pass', 'challenge')} | {_bound(p, 'fail', 'challenge')} | {_zone(p)} | "
+            f"{_bound(p, 'pass', 'challenge')} | {_bound(p, 'fail', 'challenge')} | "
+            f"{_bound(p, 'pass', 'outside')} | {_bound(p, 'fail', 'outside')} | {_zone(p)} | "
             f"{_worst(p) if p.decision else 'no decision declared'} |"
         )
     failing = suite.failing

@@ -189,7 +189,7 @@ class FamilyResult:
     wrong: tuple[WrongCase, ...] = ()  # up to KEEP, worst first
     wrong_ranges: dict[str, list[float]] = field(default_factory=dict)  # numeric parameter -> [min, max] over wrong
     errors: int = 0  # cases where the decision raised (counted wrong)
-    origin: str = "design"  # who wrote the family: "design" or "challenge"
+    origin: str = "design"  # who wrote the family: "design", "challenge" or "outside"
     zone: int = 0  # cases the decision left undecided (right only when expect is "zone")
 
     @property
@@ -266,7 +266,7 @@ class PartCalibration:
     def _rates(self) -> list[Proportion]:
         """Return every rate the status reads: each origin's sensitivity, specificity and zone rate with cases."""
         rates = [self.sensitivity, self.specificity, self.rate("zone")]
-        rates += [self.rate(e, "challenge") for e in ("pass", "fail", "zone")]
+        rates += [self.rate(e, o) for o in ORIGINS[1:] for e in ("pass", "fail", "zone")]
         return [r for r in rates if r.n]
 
     @property
@@ -298,8 +298,8 @@ class PartCalibration:
         if sens.n == 0 or spec.n == 0:
             return f"uncalibrated: no must-{'pass' if sens.n == 0 else 'fail'} cases"
         text = self._counts("design")
-        if "challenge" in self.origins:
-            text += f"; challenge: {self._counts('challenge')}"
+        for origin in self.origins[1:] if "design" in self.origins else self.origins:
+            text += f"; {origin}: {self._counts(origin)}"
         if self.status == "calibrated":
             return f"calibrated: {text}"
         short = [f for f in self.families if f.right < f.cases]
@@ -337,8 +337,8 @@ class PartCalibration:
         }
         if self.rate("zone").n:
             out["zone"] = _bounded(self.rate("zone"))
-        if "challenge" in self.origins:
-            out["challenge"] = self.origin_rates("challenge", _bounded)
+        for origin in (o for o in self.origins if o != "design"):
+            out[origin] = self.origin_rates(origin, _bounded)
         return out
 
 
@@ -669,8 +669,8 @@ def ledger_results(pc: PartCalibration) -> dict[str, Any]:
     }
     if pc.rate("zone").n:
         out["zone"] = _counted(pc.rate("zone"))
-    if "challenge" in pc.origins:
-        out["challenge"] = pc.origin_rates("challenge", _counted)
+    for origin in (o for o in pc.origins if o != "design"):
+        out[origin] = pc.origin_rates(origin, _counted)
     return out
 
 

@@ -26,9 +26,9 @@ Direction = Literal["<=", ">=", "<", ">"]
 Rule = Literal["pass-rate", "estimate", "mean"]
 Multiplicity = Literal["holm", "bonferroni"]
 Expect = Literal["pass", "fail", "zone"]
-Origin = Literal["design", "challenge"]
+Origin = Literal["design", "challenge", "outside"]
 EXPECTS: tuple[str, ...] = ("pass", "fail", "zone")
-ORIGINS: tuple[str, ...] = ("design", "challenge")
+ORIGINS: tuple[str, ...] = ("design", "challenge", "outside")
 ControlKind = Literal["discriminating", "sanity", "positive"]
 CONTROL_KINDS: tuple[str, ...] = ("discriminating", "sanity", "positive")
 DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
@@ -144,8 +144,9 @@ class Family:
     horizon or range too short to resolve them), so the right answer is "undecided": the decision
     returns its statistics as NaN and ``ZONE``: 1.0. A zone answer is right in a zone family only
     and wrong in every other. ``origin`` says who wrote the family: "design" (the part's designer,
-    who tuned the decision with it in view) or "challenge" (written from the claim's words alone,
-    by someone who never saw the decision); calibration reports the two apart.
+    who tuned the decision with it in view) "challenge" (written from the claim's words alone,
+    by someone who never saw the decision) or "outside" (a later referee's, written from the claim's words
+    before the version it calibrates was designed, and kept apart); calibration reports each apart.
     """
 
     name: str  # e.g. "offset power law (1 + t/tau)^-p"
