@@ -224,3 +224,79 @@ def test_a_claim_whose_parts_differ_names_the_split_everywhere_its_word_is_given
     assert f"**NOT REPRODUCED** ({want}) |" in text
     _protocol_claims(pytester, units=20)  # parts that agree: no split named
     pytester.runpytest("--claim-report").stdout.no_fnmatch_line("*REPRODUCED at*")
+
+
+ZONE_PART_MODULE = """
+import pytest
+from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
+
+STOPS = Part(
+    "stops",
+    "toy: the rate falls to a stall",
+    (Stat("trend", "<=", -0.1), Stat("far end", "<=", -3.0, resolves=True)),
+    rule="mean",
+    unresolved="stopping not resolved up to 256 d",
+)
+PROTOCOL = ClaimProtocol(
+    "C9",
+    1,
+    parts=(Part("slows", "toy: it slows", (Stat("s", "<=", 1.0),)), STOPS),
+    controls=(Control("level-off", "stops", "levels off: the trend is flat", max_pass_rate=0.3),),
+    seeds=Seeds("C9-v1", 1000, {{"ci": 20}}),
+)
+CLAIM = pytest.mark.claim("C9", "toy", "Sec. 9", protocol=PROTOCOL)
+
+
+@CLAIM
+def test_claim(claim_record, claim_seed):
+    wobble = (claim_seed % 5) * 0.01
+    claim_record.check("s", 0.5, part="slows")
+    claim_record.check("trend", {trend} + wobble, part="stops")
+    claim_record.check("far end", {far} + wobble, part="stops")
+
+
+@CLAIM
+def test_control(claim_record, claim_seed):
+    claim_record.check("trend", 0.0 + (claim_seed % 5) * 0.01, control="level-off")
+    claim_record.check("far end", -9.0, control="level-off")  # at a stall: would pass if it counted
+"""
+
+
+@pytest.mark.parametrize(
+    ("trend", "far", "verdict", "unresolved"),
+    [
+        (-0.8, -1.3, "INCONCLUSIVE", "stopping not resolved up to 256 d"),  # still falling, far from a stall
+        (-0.8, -6.0, "REPRODUCED", None),  # at a stall: resolved
+        (0.0, -1.3, "NOT REPRODUCED", None),  # levelled off: the bound fails
+    ],
+)
+def test_a_zone_part_is_undecided_while_only_its_bounds_hold_and_its_control_is_judged_by_them(
+    pytester: pytest.Pytester, trend: float, far: float, verdict: str, unresolved: str | None
+) -> None:
+    pytester.makepyfile(test_toy=ZONE_PART_MODULE.format(trend=trend, far=far))
+    result = pytester.runpytest("--claim-report")
+    data = _run_json(pytester)
+    stops = _part(data, "stops")
+    assert stops["verdict"] == verdict and stops.get("unresolved") == unresolved
+    claim = data["claims"][0]  # type: ignore[index]
+    assert claim["controls"][0]["status"] == "fails as required"  # the stall statistic does not let it pass
+    if unresolved:
+        assert "not resolved: stopping not resolved up to 256 d" in str(stops["reason"])
+        want = "stopping not resolved up to 256 d (stops); REPRODUCED at slows"
+        result.stdout.fnmatch_lines([f"C9: INCONCLUSIVE ({want}) *"])
+        assert f"(C9 {want})" in (pytester.path / "reports" / "claim-report.md").read_text()
+
+
+def test_a_zone_part_must_say_what_it_cannot_resolve_and_what_resolves_it() -> None:
+    from claimcheck.errors import ConfigError
+    from claimcheck.protocol.spec import Part, Stat
+
+    bound, resolving = Stat("trend", "<=", -0.1), Stat("far end", "<=", -3.0, resolves=True)
+    with pytest.raises(ConfigError, match="states what it cannot resolve"):
+        Part("stops", "toy", (bound, resolving), rule="mean")
+    with pytest.raises(ConfigError, match="states what it cannot resolve"):
+        Part("stops", "toy", (bound,), rule="mean", unresolved="not resolvable")
+    with pytest.raises(ConfigError, match="rule 'mean' or 'estimate'"):
+        Part("stops", "toy", (bound, resolving), unresolved="not resolvable")
+    with pytest.raises(ConfigError, match="does not resolve it too"):
+        Part("stops", "toy", (resolving,), rule="mean", unresolved="not resolvable")

@@ -88,8 +88,19 @@ def in_zone(values: Values) -> bool:
 
 
 def outcome(part: Part, values: Values) -> str:
-    """Return "zone" for a case the decision left undecided, else "pass" or "fail" as ``accepts`` says."""
-    return "zone" if in_zone(values) else "pass" if accepts(part, values) else "fail"
+    """Return "zone" for a case the decision left undecided, else "pass" or "fail" as ``accepts`` says.
+
+    A zone part's case whose bounding statistics are met and a resolving one is not is "zone" too:
+    the verdict would read "not resolved" (``Part.unresolved``).
+    """
+    if in_zone(values):
+        return "zone"
+    if accepts(part, values):
+        return "pass"
+    bounding = {s.name for s in part.bounding}
+    if part.unresolved and accepts(part, {k: v for k, v in values.items() if k in bounding}):
+        return "zone"
+    return "fail"
 
 
 def accepts(part: Part, values: Values) -> bool:

@@ -125,11 +125,16 @@ def pass_rate_tests(passes: Sequence[bool], null: float, design: Design, nodeids
     return StatTests(ev.p_above, ev.p_below, ev)
 
 
-def mean_tests(part: Part, mine: Sequence[tuple[str, Check]], design: Design, units: Sequence[str]) -> list[StatTests]:
-    """Return one pair of tests per statistic of a part under the mean rule, over ``units`` in that order."""
+def mean_tests(
+    part: Part, mine: Sequence[tuple[str, Check]], design: Design, units: Sequence[str], bounding: bool = False
+) -> list[StatTests]:
+    """Return one pair of tests per statistic of a part under the mean rule, over ``units`` in that order.
+
+    ``bounding``: only the statistics that do not resolve a zone part (what a control is judged by).
+    """
     out = []
     looks, cap = design.plan(n for n, _ in mine)
-    for stat in part.stats:
+    for stat in part.bounding if bounding else part.stats:
         by_unit = {c.unit: c.value for _, c in mine if c.statistic == stat.name}
         values = [by_unit[u] for u in units if u in by_unit]
         up = stat.direction in (">=", ">")
@@ -202,6 +207,7 @@ def control_tests(
     intersection-union test) and fails as required when one of them is shown not to (the smallest
     p-value times their number: Bonferroni within the control). A control on an estimate part is
     decided by its intervals, as before the family-wise rule: it passes too often when they all meet.
+    A control on a zone part is judged by its statistics that do not resolve it (``Part.bounding``).
     """
     mine = [(n, c) for n, c in checks if c.control == ctl.name]
     if not mine:
@@ -210,13 +216,14 @@ def control_tests(
     if ctl.kind == "positive":
         return positive_tests(part, design, mine, left)
     if part.rule == "estimate":
-        per = estimate_tests([c for _, c in mine], design.alpha)
-        leaks = all(interval_meets(c)[0] for _, c in mine)
+        judged = [c for _, c in mine if c.statistic in {s.name for s in part.bounding}]
+        per = estimate_tests(judged, design.alpha)
+        leaks = all(interval_meets(c)[0] for c in judged)
         return StatTests(1.0 if leaks else 0.0, 0.0 if leaks else 1.0, in_family=False), (), per
     if part.rule == "mean":
         units = score_units(mine, left, design)
         kept = _admitted(units)
-        per = mean_tests(part, [(n, c) for n, c in mine if c.unit in set(kept)], design, kept)
+        per = mean_tests(part, [(n, c) for n, c in mine if c.unit in set(kept)], design, kept, bounding=True)
         p_leak = max(t.p_hold for t in per)
         p_fails = min(1.0, len(per) * min(t.p_fail for t in per))
         return StatTests(p_fails, p_leak), units, per
@@ -241,10 +248,12 @@ def positive_tests(
     hold"; over several statistics the largest, an intersection-union test) and ``p_fail`` of "it
     does not fail too often" (the part's "does not fail"; the smallest times their number, Bonferroni
     within the control), the member of the claim's Holm family that, rejected, says the instrument
-    is blind. A NaN counts as it does in a part: not met.
+    is blind. A NaN counts as it does in a part: not met. A zone part's resolving statistics do not count.
     """
     as_part = [(n, replace(c, control=None, part=part.name)) for n, c in mine]
     found, units = part_tests(part, design, as_part, [replace(e, control=None, part=part.name) for e in left])
+    bounding = {s.name for s in part.bounding}
+    found = [t for t in found if t.check is None or t.check.statistic in bounding]  # a zone part's bounds
     p_works = max(t.p_hold for t in found)
     p_blind = min(1.0, len(found) * min(t.p_fail for t in found))
     evidence = found[0].evidence if part.rule == "pass-rate" else None

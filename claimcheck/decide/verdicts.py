@@ -93,6 +93,7 @@ class PartResult:
     unit_name: str = "seed"  # what one unit is
     p_hold: float = math.nan  # p-value of "the part does not hold" (the largest over its statistics)
     p_fail: tuple[float, ...] = ()  # p-value of "it holds", per statistic: the claim's Holm family members
+    unresolved: str = ""  # a zone part whose bounds held and that nothing resolved: what the range cannot tell
 
 
 @dataclass(frozen=True)
@@ -190,9 +191,17 @@ def _reject(p_values: Sequence[float], alpha: float, multiplicity: str) -> list[
 def _part_result(
     part: Part, tests: Sequence[StatTests], units: tuple[UnitScore, ...], fails: Sequence[bool], alpha: float
 ) -> PartResult:
-    """Return the part's verdict: REPRODUCED when every statistic holds at alpha, NOT REPRODUCED when one fails."""
-    holds = all(t.p_hold <= alpha for t in tests)
-    failed = any(fails)
+    """Return the part's verdict: REPRODUCED when every statistic holds at alpha, NOT REPRODUCED when one fails.
+
+    A zone part (``Part.unresolved``) is judged by its other statistics, and its resolving ones then
+    say whether the range resolved it: INCONCLUSIVE, "not resolved", where they are not shown to hold.
+    """
+    resolving = {s.name for s in part.stats if s.resolves}
+    marks = [t.check is not None and t.check.statistic in resolving for t in tests]
+    resolved = all(t.p_hold <= alpha for t, r in zip(tests, marks, strict=True) if r)
+    bounds = [(t, f) for t, f, r in zip(tests, fails, marks, strict=True) if not r]
+    holds = all(t.p_hold <= alpha for t, _ in bounds)
+    failed = any(f for _, f in bounds)
     verdict = (
         Verdict.INCONCLUSIVE
         if holds and failed
@@ -203,7 +212,7 @@ def _part_result(
         else Verdict.INCONCLUSIVE
     )
     if part.rule == "estimate":  # interval only, as before the family-wise rule
-        verdict = _combine([decide_estimate(t.check) for t in tests if t.check is not None])
+        verdict = _combine([decide_estimate(t.check) for t, _ in bounds if t.check is not None])
     p_hold = max(t.p_hold for t in tests)
     p_fail = tuple(t.p_fail for t in tests)
     excluded = sum(bool(u.excluded) for u in units)
@@ -237,8 +246,23 @@ def _part_result(
             reason += f"; {_stat_word(tests[0], fails[0], alpha)}"
     if holds and failed:
         reason += "; the evidence points both ways (a confidence sequence crossed the bar after excluding it)"
+    unresolved = part.unresolved if verdict is Verdict.REPRODUCED and not resolved else ""
+    if unresolved:
+        verdict, reason = Verdict.INCONCLUSIVE, f"{reason}; not resolved: {unresolved}"
     return PartResult(
-        part.name, part.statement, part.rule, part.bar, verdict, reason, rate, units, shown, part.unit, p_hold, p_fail
+        part.name,
+        part.statement,
+        part.rule,
+        part.bar,
+        verdict,
+        reason,
+        rate,
+        units,
+        shown,
+        part.unit,
+        p_hold,
+        p_fail,
+        unresolved,
     )
 
 

@@ -39,6 +39,7 @@ MULTIPLICITY: tuple[str, ...] = ("holm", "bonferroni")
 # (base * N_BUDGETS + budget index) * SPAN onwards, so two base seeds, or two budgets, never share
 # a seed. Within a block the exploratory pool takes offsets 0 .. EXPLORATORY_CAP - 1 and each
 # protocol's confirmatory units take offsets start, start + 1, ... with start >= EXPLORATORY_CAP.
+LATER = "added later"  # a field's metadata key: it enters a fingerprint only when it differs from its default
 SPAN = 2**24
 N_BUDGETS = 8  # budget positions a suite may declare (its list of budgets, in order)
 EXPLORATORY_CAP = 1000  # offsets below this are the exploratory pool; a confirmatory start is at least this
@@ -77,6 +78,8 @@ class Stat:
     tol: float = 0.0
     why: str = ""  # where the threshold comes from, in one line
     margin: float | None = None  # the gate's equivalence margin, in the statistic's units; None: derived
+    # resolves: it settles what the part's other statistics only bound within the tested range (``Part.unresolved``)
+    resolves: bool = field(default=False, metadata={LATER: True})
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -127,7 +130,6 @@ class Case:
     measurements: Mapping[str, Any]  # the decision's keyword arguments
 
 
-LATER = "added later"  # a field's metadata key: it enters a fingerprint only when it differs from its default
 ZONE = "zone"  # the key a decision returns (value 1.0, its statistics NaN) for a case in its declared zone
 
 
@@ -186,6 +188,12 @@ class Part:
     the betting one when ``bounds`` states where every value lies, else the normal mixture under
     the variance bound ``sigma``^2 (its coverage holds only when the bound does).
 
+    ``unresolved`` makes it a *zone part*: what its tested range cannot resolve, in words. Its
+    statistics marked ``resolves`` settle that (e.g. "the rate is at a stall", against "still
+    falling"): when every other statistic holds and a resolving one is not shown to, the part is
+    INCONCLUSIVE, "not resolved", not REPRODUCED; when another statistic fails, NOT REPRODUCED. A
+    control on the part is judged by its other statistics. Rule "mean" or "estimate" only.
+
     ``decision`` is the part's unit decision: a plain function of one unit's raw measurements (for
     an estimate-rule part, of the whole sample) returning each statistic's value (an ``Estimate``
     under the estimate rule); the unit passes when every statistic it returns is met.
@@ -207,12 +215,22 @@ class Part:
     decision: Decision | None = field(default=None, compare=False, repr=False)  # not serialised
     calibration: tuple[Family, ...] = field(default=(), compare=False, repr=False)  # not serialised
     decision_id: str = ""  # filled from ``decision``: "module:name sha256"; kept when read back from JSON
+    unresolved: str = field(default="", metadata={LATER: True})  # a zone part: what the range cannot resolve
 
     def __post_init__(self) -> None:
         if not 0 < self.bar <= 1:
             raise ConfigError(f"part {self.name!r}: bar must be in (0, 1], got {self.bar}")
         if not self.stats:
             raise ConfigError(f"part {self.name!r}: needs at least one statistic")
+        resolving = [s.name for s in self.stats if s.resolves]
+        if bool(resolving) != bool(self.unresolved) or (resolving and self.rule == "pass-rate"):
+            raise ConfigError(
+                f"part {self.name!r}: a zone part states what it cannot resolve (unresolved) and has statistics that "
+                f"resolve it (Stat(resolves=True)), under the rule 'mean' or 'estimate'; got unresolved="
+                f"{self.unresolved!r}, resolving {resolving}, rule {self.rule!r}"
+            )
+        if len(resolving) == len(self.stats):
+            raise ConfigError(f"part {self.name!r}: a zone part needs a statistic that does not resolve it too")
         if self.bounds is not None and not (len(self.bounds) == 2 and self.bounds[0] < self.bounds[1]):
             raise ConfigError(f"part {self.name!r}: bounds must be (lo, hi) with lo < hi, got {self.bounds}")
         if self.sigma is not None and not self.sigma > 0:
@@ -230,6 +248,11 @@ class Part:
     def stat(self, name: str) -> Stat | None:
         """Return the statistic called ``name``, or None."""
         return next((s for s in self.stats if s.name == name), None)
+
+    @property
+    def bounding(self) -> tuple[Stat, ...]:
+        """Return the statistics that do not resolve a zone part (all of them for any other part)."""
+        return tuple(s for s in self.stats if not s.resolves)
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,7 @@ def claim_dict(
                 "units": [plain(u) for u in p.units],
                 "estimates": [plain(c) for c in p.estimates],
                 "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
+                **({"unresolved": p.unresolved} if p.unresolved else {}),
             }
             for p in r.parts
         ],
