@@ -21,11 +21,11 @@ from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import Family
 
 
-def _of(claim: int, name: str, *args: int) -> Callable[[], tuple[Family, ...]]:
+def _of(claim: int, name: str, *args: int, module: str = "challenge") -> Callable[[], tuple[Family, ...]]:
     """Return a maker of claim ``claim``'s families ``name(*args)``, imported when called (its module imports ours)."""
 
     def make() -> tuple[Family, ...]:
-        made: tuple[Family, ...] = getattr(importlib.import_module(f"qin2025.c{claim}.challenge"), name)(*args)
+        made: tuple[Family, ...] = getattr(importlib.import_module(f"qin2025.c{claim}.{module}"), name)(*args)
         return made
 
     return make
@@ -51,6 +51,26 @@ ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
     ("C7", "association-rotation"): ("association (rotation)", _of(7, "association_rotation_families")),
     ("C7", "governs"): ("governs (rotation)", _of(7, "governs_families")),
 }
+
+
+# Outside families (``origin="outside"``): a later referee's, written from the claims' words while C1 v6, C4 v6
+# and C8 v6 were designed, by someone who read none of the designs (records/outside_c1_c4/README.md).
+OUTSIDE: dict[tuple[str, str], Callable[[], tuple[Family, ...]]] = {
+    ("C1", "rate"): _of(1, "linear_rate_outside", 1000, module="outside"),
+    ("C8", "L2"): _of(1, "linear_rate_outside", 3500, module="outside"),
+    ("C8", "L3"): _of(1, "linear_rate_outside", 4500, module="outside"),
+    ("C8", "L4"): _of(1, "linear_rate_outside", 12000, module="outside"),
+    ("C4", "stops"): _of(4, "stops_outside", 30, module="outside"),
+}
+
+
+def outside(claim_id: str, role: str) -> tuple[Family, ...]:
+    """Return the outside families of ``role`` of ``claim_id``; ConfigError naming the known roles otherwise."""
+    try:
+        return OUTSIDE[(claim_id, role)]()
+    except KeyError:
+        known = ", ".join(f"{c}:{r}" for c, r in OUTSIDE)
+        raise ConfigError(f"no outside families for {claim_id}:{role}; known: {known}") from None
 
 
 def families(claim_id: str, role: str) -> tuple[Family, ...]:
