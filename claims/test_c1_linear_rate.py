@@ -31,6 +31,7 @@ from qin2025.c1.linear_rate import (
     record_unit,
 )
 from qin2025.challenge import families as challenge
+from qin2025.challenge import outside
 from qin2025.data import make_synthetic
 from qin2025.engine.batched import Run
 from qin2025.engine.model import ModelConfig
@@ -42,7 +43,7 @@ STEPS = 1000  # a cap: runs stop at 1e-24 L_0, the scoring floor (explored: in 3
 SLOWEST = 0.01  # per-step rate of the slowest calibration positive (explored: settled rates 0.055-0.14)
 PROTOCOL = ClaimProtocol(
     claim_id="C1",
-    version=5,
+    version=6,
     parts=(
         Part(
             name="",
@@ -75,7 +76,11 @@ PROTOCOL = ClaimProtocol(
             bar=0.8,
             premise=ZONE_TEXT,
             decision=linear_rate_decision,
-            calibration=(*linear_rate_families(steps=STEPS, slowest=SLOWEST), *challenge("C1", "rate")),
+            calibration=(
+                *linear_rate_families(steps=STEPS, slowest=SLOWEST),
+                *challenge("C1", "rate"),
+                *outside("C1", "rate"),
+            ),
         ),
     ),
     controls=(
@@ -91,11 +96,14 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C1-v5",
-        start=414000,
+        block="C1-v6",
+        start=503000,
         units={"ci": 60, "standard": 380, "paper": 380},  # ci 60, one look: 0.95 decided in 94% with 15% zoned
         batch={"standard": 10, "paper": 10},  # standard's cap: a rate 0.1 off the bar is decided with chance 0.9
-        exploratory="v5: the ci runs at exploratory base seed 0 (seeds 0-28, both sizes) scored by v5, and the "
+        exploratory="v6 (7 December): v5's decision with one more zone (octave ratio below 0.8 and the last "
+        "quarter's rate at least 0.95 of the third: settled late), designed on calibration families only (a referee's "
+        "'rate settling from above', accepted 16/200 by v5, failed instead of zoned); no run looked at; "
+        "v5: the ci runs at exploratory base seed 0 (seeds 0-28, both sizes) scored by v5, and the "
         "referee's block (base seed 65537, v4's block C1-v4, ci); v4's seeds 0-29 at three sizes before that",
     ),
     regime="one block, beta = 1, Gaussian init (Q/K var 1/d), logits 1/sqrt(d_QK), float64, CPU; "

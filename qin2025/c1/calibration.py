@@ -139,6 +139,23 @@ def unresolved_settling(rng: np.random.Generator, steps: int, slowest: float) ->
     return _case(rng, _floor(rng, np.exp(log_curve)), rate=r, excess=a, theta=theta)
 
 
+def settled_late(rng: np.random.Generator, steps: int, slowest: float) -> Case:
+    """GD on a two-mode quadratic whose slow mode takes over after S/4 (octave ratio < 0.8), settled by 5S/8 (v6)."""
+    t = np.arange(steps + 1, dtype=np.float64)
+    for _ in range(DRAWS * 5):
+        low, ratio, w = log_uniform(rng, slowest, 0.1), log_uniform(rng, 3.0, 50.0), log_uniform(rng, 1e-12, 1e-2)
+        fast, slow = (1 - w) * np.exp(-ratio * low * t), w * np.exp(-low * t)
+        s = _scored(np.log(fast + slow))
+        if s < 16 or fast[round(5 * s / 8)] > 1e-3 * slow[round(5 * s / 8)]:
+            continue
+        depth = -np.log((fast + slow)[: s + 1])
+        q, h = round(s / 4), round(s / 2)
+        if (depth[s] - depth[h]) / (s - h) < 0.8 * (depth[h] - depth[q]) / (h - q):
+            break
+    curve = _floor(rng, jitter(rng, fast + slow, 1e-3 * low))
+    return _case(rng, curve, slow_rate=low, fast_over_slow=ratio, slow_weight=w, scored=s)
+
+
 def slow_start(rng: np.random.Generator, steps: int, slowest: float) -> Case:
     """A slow early stretch at 0.1-0.2 of the later rate r for up to 0.6 of the steps, then r (the referee's case)."""
     t = np.arange(steps + 1, dtype=np.float64)
@@ -360,6 +377,15 @@ def linear_rate_families(steps: int, slowest: float, cases: int = 200) -> tuple[
             "1-5 rises of 1e-6..1x in the first quarter (before the loss nears 1e-24 L_0); then rate max(slowest, "
             "0.01)..0.3",
             "a step that raises the loss breaks L_{t+1} <= (1 - mu alpha) L_t",
+        ),
+        fam(
+            "GD on a two-mode quadratic, settled late (v6)",
+            "zone",
+            settled_late,
+            "slow rate slowest..0.1, fast 3..50x it, slow weight 1e-12..1e-2; kept where the octave ratio is below "
+            "0.8 and the fast mode is under 1e-3 of the slow at 5S/8",
+            "linear (the rate settles at the slow mode), but its rate fell more than 20% an octave, as a staircase "
+            "whose rate halves an octave at a time does: the scored window cannot tell them apart, so undecided",
         ),
         *(
             Family(

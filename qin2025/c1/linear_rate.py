@@ -1,4 +1,4 @@
-"""Decide whether a loss curve descends at a linear (geometric) rate: the decision of C1 and C8 (protocol v5).
+"""Decide whether a loss curve descends at a linear (geometric) rate: the decision of C1 and C8 (C1 v6, C8 v6).
 
 Theorem 1 says L_{t+1} <= (1 - mu alpha) L_t at every step with alpha > 0: every step contracts by
 at least a fixed factor, for ever. It allows any curve that does so (GD on a quadratic with several
@@ -23,7 +23,14 @@ descends p ln(3.965/3.465) = p / 7.42 nat over the last half (at tau = 1.097 S: 
 and a sublinear curve (a stretched exponential with k 0.678-0.848, a power law with tau 1.1-3.0 S and
 p >= 3.67) both do at this horizon: such a curve, when it contracts at every step (c < 1) and its
 last half descends ``DEPTH_BAR``, is in the declared zone: its statistics are NaN and ``"zone": 1.0``
-is added, and the claim counts the unit as undecided. Above 0.9 with the depth, a stretched
+is added, and the claim counts the unit as undecided. Below 0.8, a curve whose rate no longer
+falls over its last half (the last quarter's rate at least ``SETTLED_BAR`` = 0.95 of the third
+quarter's) is in the zone too (v6): a rate that settled from above onto its limit after S/4, or a
+slow mode that surfaced before 3S/4, is linear, and a staircase whose rate halves an octave at a
+time is not, and the scored window cannot tell them apart; a power law with octave ratio below
+0.8 (tau < 1.097 S) has a last-quarter ratio below 0.873 (at tau = 1.097 S: ln(2.097/1.847) /
+ln(1.847/1.597)), a stretched exponential below 0.8 (k < 0.678) one below 0.895 ((1 - 0.75^k) /
+(0.75^k - 0.5^k)), so neither reaches the zone without noise. Above 0.9 with the depth, a stretched
 exponential with k >= 0.848 and a power law with tau >= 2.965 S and p >= 7.42 are accepted: no
 statistic of the scored window tells them from a settled rate (float64 gives no deeper floor).
 
@@ -64,6 +71,7 @@ MIN_STEPS = 8  # the first octave [S/4, S/2] holds at least two steps
 OCTAVE_BAR = 0.9  # 2^(k - 1) at k = 0.848
 OCTAVE_ZONE = 0.8  # 2^(k - 1) at k = 0.678; [0.8, 0.9) is the declared zone
 DEPTH_BAR = 1.0  # nats over the last half
+SETTLED_BAR = 0.95  # r(3S/4..S)/r(S/2..3S/4) of a rate that fell > 20% an octave but no longer falls: settled late
 ZONE = "zone"  # the key a decision adds for a curve in the declared zone (its statistics are NaN)
 
 WORST_RATIO = "worst step ratio c = max L_{t+1}/L_t"
@@ -73,7 +81,9 @@ ZONE_TEXT = (
     "a unit whose octave ratio lies in [0.8, 0.9) while every step contracts and its last half descends 1 nat is "
     "undecided (the declared zone: a rate falling 10-20% an octave is a run still settling or a stretched "
     "exponential with k 0.68-0.85, a power law with tau 1.1-3.0 S; a horizon S >= 0.91 tau resolves a power law, "
-    "no horizon resolves k)"
+    "no horizon resolves k); so is one whose octave ratio is below 0.8 but whose rate no longer falls over its "
+    "last half (last quarter >= 0.95 of the third: settled late, or a staircase; power laws and stretched "
+    "exponentials below 0.8 give at most 0.873 and 0.895)"
 )
 
 
@@ -87,8 +97,9 @@ class RateProfile:
     """How a loss curve contracts, up to the scoring floor: its worst step, its late depth, its octave rates.
 
     ``early`` and ``late`` are the mean per-step rates -ln(L_b/L_a)/(b - a) over [S/4, S/2] and
-    [S/2, S] of the ``steps`` (S) scored steps (S/4 and S/2 rounded). ``floor_step`` is the first
-    step at or below the floor, None when the curve never got there (then every step is scored).
+    [S/2, S] of the ``steps`` (S) scored steps (S/4 and S/2 rounded); ``last_quarter`` is
+    r(3S/4..S)/r(S/2..3S/4). ``floor_step`` is the first step at or below the floor, None when the
+    curve never got there (then every step is scored).
     """
 
     worst_ratio: float
@@ -97,6 +108,7 @@ class RateProfile:
     late_depth: float  # nats descended over the last half of the scored steps
     steps: int
     floor_step: int | None
+    last_quarter: float = math.nan
 
     @property
     def octave(self) -> float:
@@ -127,19 +139,26 @@ def rate_profile(loss: ArrayLike, floor: float = SCORING_FLOOR) -> RateProfile:
     early = float((depth[half] - depth[quarter]) / (half - quarter))
     late_depth = float(depth[steps] - depth[half])
     late = late_depth / (steps - half)
-    return RateProfile(float((kept[1:] / kept[:-1]).max()), early, late, late_depth, steps, floor_step)
+    three = round(3 * steps / 4)
+    third, fourth = (depth[three] - depth[half]) / (three - half), (depth[steps] - depth[three]) / (steps - three)
+    last_quarter = float(fourth / third) if third > 0 else -math.inf
+    worst = float((kept[1:] / kept[:-1]).max())
+    return RateProfile(worst, early, late, late_depth, steps, floor_step, last_quarter)
 
 
 def linear_rate_decision(loss: ArrayLike) -> dict[str, float]:
-    """Return the linear-rate statistics of one run's loss curve L_0..L_T (C1 and C8, protocol v5).
+    """Return the linear-rate statistics of one run's loss curve L_0..L_T (C1 v6, C8 v6).
 
     The worst step ratio c, the late depth (nats over the last half) and the octave ratio
     r(S/2..S)/r(S/4..S/2), of the curve scored up to ``SCORING_FLOOR`` L_0 (``rate_profile``). A
     curve in the declared zone (octave ratio in [``OCTAVE_ZONE``, ``OCTAVE_BAR``), c < 1, late depth
-    >= ``DEPTH_BAR``) gets NaN statistics and ``"zone": 1.0``.
+    >= ``DEPTH_BAR``), or below it with a last quarter at least ``SETTLED_BAR`` of the third (settled
+    late), gets NaN statistics and ``"zone": 1.0``.
     """
     p = rate_profile(loss)
-    if p.worst_ratio < 1 and p.late_depth >= DEPTH_BAR and OCTAVE_ZONE <= p.octave < OCTAVE_BAR:
+    contracts = p.worst_ratio < 1 and p.late_depth >= DEPTH_BAR
+    settled_late = p.octave < OCTAVE_ZONE and p.last_quarter >= SETTLED_BAR
+    if contracts and (OCTAVE_ZONE <= p.octave < OCTAVE_BAR or settled_late):
         return {WORST_RATIO: math.nan, LATE_DEPTH: math.nan, OCTAVE: math.nan, ZONE: 1.0}
     return {WORST_RATIO: p.worst_ratio, LATE_DEPTH: p.late_depth, OCTAVE: p.octave}
 
@@ -177,7 +196,7 @@ def record_unit(
         failed = failed or not all(_met(stat, values[stat.name]) for stat in p.stats)
     if zoned and not failed:
         rec.exclude(
-            f"in the declared zone (octave ratio in [0.8, 0.9)): {', '.join(zoned)}",
+            f"in the declared zone (octave ratio in [0.8, 0.9), or below 0.8 and settled late): {', '.join(zoned)}",
             unit=unit,
             part=part,
             control=control,
