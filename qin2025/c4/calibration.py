@@ -25,14 +25,14 @@ q = 64 .. 256, seeds 0-13). rate(beta=1) is 0.005 .. 0.05 orders per step.
 - slows (q = 1 .. 64): must pass: q^-s, s 0.25 .. 1; a fall that levels off (l + (1 - l) q^-s,
   l 0.1 .. 0.3, s 0.5 .. 1.5: "slows" holds where "stops" does not). Must fail: a fall by less than
   half (l 0.6 .. 0.95); no slowdown (sanity).
-- stops, read in v5 as "still falling" (q = 16 .. 256; the trend alone): must pass: a q^-s,
-  s 0.5..1.5, including falls that level off at l beyond the grid (l + (a - l) q^-s with l under
-  a twentieth of the value at q = 256: the grid sees them still falling, and cannot see l, the
-  declared zone); a knee then a fall, a/(1 + (q/q0)^s), q0 1..16, s 1..2. Must fail: a fall that
-  levels off inside the grid, by q = 2..4, at any level l 0.005..0.5 (issue 38's 0.02..0.09 among
-  them): flat over the far 16x; no slowdown (sanity). Slow decays to 0 (q^-s, s under about 0.4)
-  lie within the power limit of a 16x grid: their slope is too near TREND to be shown below it at
-  these sample sizes (records/claims/c4.md).
+- stops (v6, a zone part; q = 16 .. 256): must pass, resolved: a q^-s at a stall by 256 d (a 256^-s
+  at most 0.0033, a third of the stall level 1/100), and a literal stall (no progress from q0 = 16, 64
+  or 256 d on). In the zone ("not resolved"): a q^-s still 0.03 or more at 256 d, and a fall that
+  levels off beyond the grid (l + a q^-s, l under a twentieth of its 256 d value): the three points
+  cannot tell a decay to 0 from a level-off below the 256 d value. Must fail: a fall that levels off
+  inside the grid, by q = 2..4, at l 0.03..0.5 (3x the stall and up): flat over the far 16x; no
+  slowdown (sanity). Levels under the stall (0.01) read as stops: at this horizon a beta = 0 run
+  there makes at most one step of the beta = 1 run's progress.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from functools import partial
 import numpy as np
 
 from claimcheck.protocol.spec import Case, Expect, Family
-from qin2025.c4.collapse import FAR, NEAR, SPAN
+from qin2025.c4.collapse import FAR, NEAR, SPAN, STALL
 from qin2025.calibration.draw import log_uniform
 
 Shape = Callable[[np.ndarray], np.ndarray]
@@ -157,30 +157,48 @@ def no_slowdown(rng: np.random.Generator, units: int, span: tuple[int, ...]) -> 
     return _sample(rng, units, span, lambda q: a * np.ones_like(q), start=a)
 
 
+def _stall_power(rng: np.random.Generator) -> tuple[float, float]:
+    """Return (a, s) of a q^-s at a stall by 256 d: a 256^-s <= 0.3 x 10^STALL (0.0033), s up to 2.5."""
+    a = _start(rng)
+    low = math.log(a / (0.3 * 10**STALL)) / math.log(256.0)
+    return a, float(rng.uniform(low, max(low, 2.5)))
+
+
 def stops_power(rng: np.random.Generator, units: int) -> Case:
-    """It falls towards 0 as a q^-s, s 0.5..1.5."""
-    a, s = _start(rng), float(rng.uniform(0.5, 1.5))
+    """It falls towards 0 as a q^-s and is at a stall by 256 d (a 256^-s <= 0.0033)."""
+    a, s = _stall_power(rng)
     return _sample(rng, units, FAR, lambda q: a * q**-s, start=a, exponent=s)
 
 
-def stops_knee(rng: np.random.Generator, units: int) -> Case:
-    """It stays near a, then falls: a / (1 + (q/q0)^s), q0 1..16, s 1..2."""
-    a, q0, s = _start(rng), log_uniform(rng, 1.0, 16.0), float(rng.uniform(1.0, 2.0))
-    return _sample(rng, units, FAR, lambda q: a / (1 + (q / q0) ** s), start=a, knee=q0, exponent=s)
+def stops_stall(rng: np.random.Generator, units: int) -> Case:
+    """A literal stall: beta = 0 falls as a q^-s (s 0.25..1) and makes no progress from q0 = 16, 64 or 256 on."""
+    a, s, q0 = _start(rng), float(rng.uniform(0.25, 1.0)), float(rng.choice(FAR))
+    shape: Shape = lambda q: np.where(q < q0, a * q**-s, 0.0)  # noqa: E731
+    return _sample(rng, units, FAR, shape, start=a, exponent=s, stall_from=q0)
+
+
+def stops_still_falling(rng: np.random.Generator, units: int) -> Case:
+    """A fall a q^-s still above the stall at 256 d (a 256^-s >= 0.03, s >= 0.3): tends to 0, not resolved."""
+    a = _start(rng)
+    high = math.log(a / 0.03) / math.log(256.0)
+    s = float(rng.uniform(0.3, max(0.3, high)))
+    return _sample(rng, units, FAR, lambda q: a * q**-s, start=a, exponent=s)
 
 
 def stops_levels_beyond(rng: np.random.Generator, units: int) -> Case:
-    """A fall a q^-s (s 0.6..1.5) that levels off at l beyond the grid: l = 1e-3..0.05 of its value at q = 256."""
-    a, s, frac = _start(rng), float(rng.uniform(0.6, 1.5)), log_uniform(rng, 1e-3, 0.05)
+    """A fall a q^-s (s 0.3..) that levels off beyond the grid at 1e-3..0.05 of its 256 d value, itself >= 0.03."""
+    a = _start(rng)
+    high = math.log(a / 0.03) / math.log(256.0)
+    s, frac = float(rng.uniform(0.3, max(0.3, high))), log_uniform(rng, 1e-3, 0.05)
     level = frac * a * 256.0**-s
     shape: Shape = lambda q: level + a * q**-s  # noqa: E731
     return _sample(rng, units, FAR, shape, start=a, exponent=s, level=level)
 
 
 def stops_levels_inside(rng: np.random.Generator, units: int) -> Case:
-    """It levels off by q = 2..4 at an absolute level l 0.005..0.5: flat over the far 16x."""
+    """It levels off by q = 2..4 at an absolute level l 0.03..0.5 (3x the stall and up): flat over the far 16x."""
     a = _start(rng)
-    level, knee = log_uniform(rng, 0.005, min(0.5, 0.8 * a)), float(rng.uniform(2.0, 4.0))
+    level, knee = log_uniform(rng, 0.03, min(0.5, 0.8 * a)), float(rng.uniform(2.0, 4.0))
     s = math.log((a - level) / level) / math.log(knee)
     shape: Shape = lambda q: level + (a - level) * q**-s  # noqa: E731
     return _sample(rng, units, FAR, shape, start=a, level=level, knee=knee)
@@ -280,26 +298,44 @@ def slows_families(units: int, cases: int = 200) -> tuple[Family, ...]:
 
 
 def stops_families(units: int, cases: int = 200) -> tuple[Family, ...]:
-    """Return the families of C4's "stops" part (v5: still falling); each case is a sample of ``units`` seeds."""
+    """Return the families of C4's "stops" part (v6: a zone part); each case is a sample of ``units`` seeds."""
     grid = f"{units} seeds, q = 16..256, start 0.3..1, seed effect 0.1..0.5, scatter 0.1..0.3 growing x3"
     return (
-        _fam("power law to zero", "pass", stops_power, cases, f"a q^-s, s 0.5..1.5; {grid}", "tends to 0", units=units),
         _fam(
-            "knee, then a fall to zero",
+            "power law to a stall by 256 d",
             "pass",
-            stops_knee,
+            stops_power,
             cases,
-            f"a / (1 + (q/q0)^s), q0 1..16, s 1..2; {grid}",
-            "tends to 0",
+            f"a q^-s, a 256^-s <= 0.0033; {grid}",
+            "tends to 0 and is at a stall (under 1/100 of the residual run's rate) within the grid: resolved",
+            units=units,
+        ),
+        _fam(
+            "a literal stall from 16, 64 or 256 d",
+            "pass",
+            stops_stall,
+            cases,
+            f"a q^-s (s 0.25..1) to q0, then no progress; {grid}",
+            "beta = 0 stops converging: 'convergence stops', seen",
+            units=units,
+        ),
+        _fam(
+            "power law still above the stall at 256 d",
+            "zone",
+            stops_still_falling,
+            cases,
+            f"a q^-s, s >= 0.3, a 256^-s >= 0.03; {grid}",
+            "tends to 0, but at 256 d it is still 3x or more above a stall, and a level-off below its 256 d value "
+            "gives the same three points: not resolvable up to 256 d",
             units=units,
         ),
         _fam(
             "falls, levels off beyond the grid",
-            "pass",
+            "zone",
             stops_levels_beyond,
             cases,
-            f"l + a q^-s, s 0.6..1.5, l 1e-3..0.05 of a 256^-s; {grid}",
-            "still falling over the far 16x: what this part reads (the level itself is the declared zone)",
+            f"l + a q^-s, s >= 0.3, a 256^-s >= 0.03, l 1e-3..0.05 of it; {grid}",
+            "levels off (does not stop), but beyond 256 d: the grid shows the same fall as a decay to 0",
             units=units,
         ),
         _fam(
@@ -307,8 +343,8 @@ def stops_families(units: int, cases: int = 200) -> tuple[Family, ...]:
             "fail",
             stops_levels_inside,
             cases,
-            f"levels off by q = 2..4 at l 0.005..0.5; {grid}",
-            "tends to l > 0 and is flat over the far 16x, at any level (issue 38's 0.02..0.09 among them)",
+            f"levels off by q = 2..4 at l 0.03..0.5; {grid}",
+            "tends to l > 0 (3x the stall and up) and is flat over the far 16x: it slows, does not stop",
             units=units,
         ),
         _flat(units, cases, grid, FAR),

@@ -15,9 +15,11 @@ functions of one unit's measurements; the claim scores real units with them and 
 calibrate`` runs them on the families of ``qin2025.c4.calibration``. The collapse statistics
 are read twice: the far end of the grid against the lowest saturation level the reading names
 (``LOWEST_LEVEL``), and the trend over the grid's last 16x of d_QK against ``TREND``. The relative
-rate's far end is read by its trend alone (``stops_decision``, protocol v5): whether it is still
-falling over 16 d .. 256 d. A level it might level off at below its 256 d value is not resolvable
-on this grid (``STOPS_ZONE``).
+rate's far end is read by its trend and its level (``stops_decision``, protocol v6): the trend
+bounds the part (still falling over 16 d .. 256 d, or at a stall, against levelled off), the level
+resolves it (at a stall by 256 d, ``STALL``). A fall still going at 256 d above the stall may
+tend to 0 or level off below its 256 d value, which is not resolvable on this grid (``STOPS_ZONE``):
+the part is then undecided, "not resolved".
 
 How W_Q, W_K are drawn is a ``QK``: the paper model's ``qk_init`` and an optional *logit floor*
 c (Xavier's variance 2/(d + d_QK) plus c/d, so the logit standard deviation 2d/(d + d_QK) + c
@@ -65,6 +67,7 @@ FLOOR_LEVEL = "sigma_min(Attn(X))/sigma_min(X) at 256 d over its value at d"
 FLOOR_TREND = "log-log slope of sigma_min(Attn(X))/sigma_min(X) over d_QK = 16 d .. 256 d"
 SLOWS = "log-log slope of rate(beta=0)/rate(beta=1) over d_QK = d .. 64 d"
 STOPS_TREND = "log-log slope of rate(beta=0)/rate(beta=1) over d_QK = 16 d .. 256 d"
+STOPS_FAR = "log10 rate(beta=0)/rate(beta=1) at 256 d"
 
 STOPS_ZONE = (
     "a fall still going over 16-256 d may tend to 0 or level off later (inside the last 4x, 64-256 d, or beyond "
@@ -77,6 +80,9 @@ WEIGHT_DRAWS = 2  # weight draws per d_QK and shape
 SAMPLES = 8  # inputs X per weight draw
 TRAIN_SIZE = (2, 8, 16)  # N samples, n tokens, d of the training runs: N n <= d
 STEPS = 100  # GD steps per run, at every budget: the relative rate is read at one horizon
+# A relative rate at or below 1/STEPS is a stall within the horizon: over its STEPS steps the beta = 0 run makes
+# at most one step of the beta = 1 run's progress (the resolution of "stops" at this horizon, not a magnitude).
+STALL = math.log10(1 / STEPS)
 LR_FRACTION = 0.5  # mu = LR_FRACTION * the smaller of the pair's two bounds 2/lambda_max at init
 
 
@@ -162,14 +168,21 @@ def slows_decision(d_qk: Sequence[float], rates: Sequence[tuple[float, float]]) 
 
 
 def stops_decision(d_qk: Sequence[float], rates: Sequence[tuple[float, float]]) -> dict[str, float]:
-    """Return one seed's "still falling" statistic over ``d_qk`` (16 d .. 256 d, ascending; protocol v5).
+    """Return one seed's "stops" statistics over ``d_qk`` (16 d .. 256 d, ascending; protocol v6).
 
-    The log-log slope of the relative rate over every point, clipped to ``BOUNDS``: a fall that has
-    levelled off inside the grid gives about 0, one still falling at its far end a slope below
-    ``TREND``. (v4 also read log10 of the relative rate at 256 d against log10 0.1, which accepted
-    levels under 0.1 and rejected slow decays to 0 alike.)
+    ``STOPS_TREND``, what bounds the part: the log-log slope of the relative rate over every point,
+    clipped to ``BOUNDS``: a fall that has levelled off inside the grid gives about 0, one still
+    falling at its far end a slope below ``TREND``; a seed at a stall at 256 d (relative rate at or
+    below ``STALL``) has fallen as far as the horizon shows, and gets the bounds' steepest slope
+    (a stall from 16 d on is flat at the floor, and is "stops", not a level-off). ``STOPS_FAR``,
+    what resolves it: log10 of the relative rate at 256 d, clipped to ``BOUNDS``, against ``STALL``.
+    (v5 read the trend alone and called "still falling" REPRODUCED; v4 read the far end against
+    log10 0.1, which accepted levels under 0.1 and rejected slow decays to 0 alike.)
     """
-    return {STOPS_TREND: _clip(loglog_slope(d_qk, relative(rates)))}
+    rel = relative(rates)
+    far = _clip(math.log10(rel[-1])) if rel[-1] > 0 else math.nan
+    trend = BOUNDS[0] if far <= STALL else _clip(loglog_slope(d_qk, rel))
+    return {STOPS_TREND: trend, STOPS_FAR: far}
 
 
 # --- the collapse sweep -----------------------------------------------------------------------------
