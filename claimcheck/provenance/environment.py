@@ -13,16 +13,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from claimcheck.provenance import git
+
 # The fingerprint keys that decide whether two runs count as the same hardware and software.
 HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device", "numerics")  # numerics: kernels and threads round
 
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True)
+        out = git.run(root, *args, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip()
+    return out.stdout.decode(errors="replace").strip() if out.returncode == 0 else None
 
 
 @functools.cache

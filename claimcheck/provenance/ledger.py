@@ -32,8 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-import subprocess
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +43,8 @@ import tomli_w
 
 from claimcheck.decide.calibration import PartCalibration, decision_digest, ledger_results
 from claimcheck.errors import ConfigError
+from claimcheck.provenance import git
+from claimcheck.provenance.git import git_root as git_root  # the CLI reads it here
 
 SCHEMA = "claimcheck-ledger/1"
 CODE_SCHEME = "claimcheck-code/2"  # fingerprint.SCHEME: a registration of another scheme never matches
@@ -238,32 +238,18 @@ def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
     """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
 
     Raise LedgerError naming the file and the entry when an entry was edited, removed, inserted or
-    reordered, and ConfigError naming the first bad field of an entry.
+    reordered, and ConfigError naming the first bad field of an entry (or the path, when it does not
+    exist and is not a ``.toml`` file to be made).
     """
-    return ledger_of(path, read_ledger_files(path, option), option)
-
-
-def ledger_of(path: Path, files: Iterable[tuple[Path, Mapping[str, Any]]], option: str = "claim_ledger") -> Ledger:
-    """Return the ledger ``path`` made of ``files`` (each file with its parsed TOML), every chain verified."""
-    ledger = Ledger(path)
-    for f, raw in files:
-        ledger.entries += entries_of(raw, f, option)
-    return ledger
-
-
-def read_ledger_files(path: Path, option: str = "claim_ledger") -> list[tuple[Path, dict[str, Any]]]:
-    """Return each file of the ledger ``path`` with its parsed TOML (none for a ``.toml`` not made yet).
-
-    Raise ConfigError naming the path when it does not exist and is not a ``.toml`` file to be made.
-    """
-    if path.is_dir() or path.is_file():
-        files = ledger_files(path)
-        for f in files:
-            _inside_repository(f, option)
-        return [(f, read_raw(f, option)) for f in files]
-    if path.suffix != ".toml":
-        raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
-    return []
+    if not (path.is_dir() or path.is_file()):
+        if path.suffix != ".toml":
+            raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
+        return Ledger(path)
+    files = ledger_files(path)
+    for f in files:
+        _inside_repository(f, option)
+    raws = [(f, read_raw(f, option)) for f in files]
+    return Ledger(path, [e for f, raw in raws for e in entries_of(raw, f, option)])
 
 
 def _inside_repository(file: Path, option: str) -> None:
@@ -462,38 +448,10 @@ def migrate(path: Path, date: str = "") -> Entry:
 # --- git -----------------------------------------------------------------------------------------------
 
 
-def _git_bytes(cwd: Path, args: Sequence[str], data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git args`` in ``cwd`` with ``data`` on its standard input: every git call of the ledger goes here."""
-    return subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, timeout=60, check=False)
-
-
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    out = _git_bytes(cwd, args)
-    text = (out.stdout.decode(errors="replace"), out.stderr.decode(errors="replace"))
-    return subprocess.CompletedProcess(out.args, out.returncode, *text)
-
-
-def is_shallow(root: Path) -> bool:
-    """Return whether the repository at ``root`` is a shallow clone (its history cut at some depth)."""
-    return _git(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
-
-
-def git_root(path: Path) -> Path | None:
-    """Return the top of the git work tree holding ``path``, or None (no git, or not a repository)."""
-    if shutil.which("git") is None:
-        return None
-    folder = path if path.is_dir() else path.parent
-    if not folder.exists():
-        return None
-    out = _git(folder, "rev-parse", "--show-toplevel")
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
-
-
 def committed_in(root: Path, file: Path, digest: str) -> str | None:
     """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
     rel = _relative(root, file)
-    out = _git(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel)
-    commits = out.stdout.split() if out.returncode == 0 else []
+    commits = (git.output(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel) or "").split()
     return commits[0] if commits else None
 
 
@@ -521,14 +479,14 @@ def check_git(ledger: Ledger) -> list[str]:
             raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
         pairs.append((c, reg))
     top = root.resolve()
-    shallow = is_shallow(root)
+    shallow = git.is_shallow(root)
     rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
     versions = _oldest_first(root, sorted(set(rel.values())))
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
-    found = _cat_objects(root, [*objects, *runs])
+    found = git.cat_objects(root, [*objects, *runs])
     full = {r: found[r][1].decode() for r in runs if r in found and found[r][0] == "commit"}  # the run's full id
-    parents = _ancestry(root, sorted(set(full.values())))
+    parents = git.ancestry(root, sorted(set(full.values())))
     notes = []
     for c, reg in pairs:
         first, row = _first_holding(versions[rel[reg.file]], rel[reg.file], reg.hash, found)
@@ -543,7 +501,7 @@ def check_git(ledger: Ledger) -> list[str]:
             )
             ledger.unproven[c.hash] = why
             notes.append(f"{why}: it confirms nothing here")
-        elif not _descends(full[run], first, parents):
+        elif not git.descends(full[run], first, parents):
             raise LedgerError(
                 f"ledger {c.describe()}: its run used commit {run}, which does not descend from {first[:12]}, "
                 f"the commit that registered {reg.describe()}: the run is not shown to come after the registration"
@@ -554,13 +512,9 @@ def check_git(ledger: Ledger) -> list[str]:
 def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
     """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
     out: dict[str, list[str]] = {f: [] for f in files}
-    log = _git(root, "log", "--full-history", "--reverse", "--format=%H", "--name-only", "--", *files)
-    commit = ""
-    for line in log.stdout.splitlines() if log.returncode == 0 else ():
-        if re.fullmatch(r"[0-9a-f]{40}", line):
-            commit = line
-        elif line.strip() in out:
-            out[line.strip()].append(commit)
+    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *files)[0]:
+        if name in out:
+            out[name].append(commit)
     return out
 
 
@@ -589,54 +543,6 @@ def _first_holding(
     return None, None
 
 
-def _cat_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
-    """Return the type and content of each object git has (one ``git cat-file --batch``); missing ones are left out.
-
-    A commit's content is given as its full id instead (what a short id names).
-    """
-    if not names:
-        return {}
-    out = _git_bytes(root, ["cat-file", "--batch"], ("\n".join(names) + "\n").encode())
-    data, found, at = out.stdout, {}, 0
-    for name in names:
-        end = data.find(b"\n", at)
-        if end < 0:
-            break
-        header = data[at:end].decode(errors="replace").split()
-        at = end + 1
-        if len(header) == 3 and header[2].isdigit():
-            size = int(header[2])
-            body = header[0].encode() if header[1] == "commit" else data[at : at + size]
-            found[name] = (header[1], body)
-            at += size + 1
-    return found
-
-
-def _ancestry(root: Path, commits: Sequence[str]) -> dict[str, list[str]]:
-    """Return each ancestor of ``commits`` (themselves included) with its parents (one ``git rev-list --parents``)."""
-    if not commits:
-        return {}
-    out = _git(root, "rev-list", "--parents", *commits)
-    graph: dict[str, list[str]] = {}
-    for line in out.stdout.splitlines() if out.returncode == 0 else ():
-        head, *parents = line.split()
-        graph[head] = parents
-    return graph
-
-
-def _descends(commit: str, ancestor: str, parents: Mapping[str, Sequence[str]]) -> bool:
-    """Return whether ``ancestor`` is ``commit`` or one of its ancestors in ``parents``."""
-    seen, todo = set(), [commit]
-    while todo:
-        c = todo.pop()
-        if c == ancestor:
-            return True
-        if c not in seen:
-            seen.add(c)
-            todo.extend(parents.get(c, ()))
-    return False
-
-
 def check_history(ledger: Ledger) -> list[str]:
     """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
 
@@ -660,27 +566,23 @@ def check_history(ledger: Ledger) -> list[str]:
         return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
     files = {_relative(root, f): f for f in ledger_files(ledger.path)}
     spec = _relative(root, ledger.path) if ledger.path.exists() else sorted(files)[0]
-    log = _git(root, "log", "--full-history", "-m", "--no-renames", "--format=%H %s", "--name-only", "--", spec)
-    if log.returncode != 0:
-        return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]
+    log, error = git.log_files(root, "--full-history", "-m", "--no-renames", "--", spec)
+    if error is not None:
+        return [f"git history not checked for {ledger.path}: git log failed ({error.strip()[:200]})"]
     folder = spec if ledger.path.is_dir() else None
     versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
-    commit = subject = ""
-    for line in log.stdout.splitlines():
-        name = line.strip()
-        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
-            commit, _, subject = line.partition(" ")
-        elif name in versions or (folder is not None and _in_folder(name, folder)):
+    for commit, subject, name in log:
+        if name in versions or (folder is not None and _in_folder(name, folder)):
             if (commit, subject) not in versions.setdefault(name, []):
                 versions[name].append((commit, subject))
     same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
     commits = sorted({c for vs in versions.values() for c, _ in vs})
     at_head = [f"HEAD:{rel}" for rel in files]
-    found = _cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
+    found = git.cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
     blobs = {k: v.decode("utf-8", errors="replace") for k, (kind, v) in found.items() if kind == "blob"}
     committed: set[str] = set()
     notes = []
-    shallow = is_shallow(root)
+    shallow = git.is_shallow(root)
     if shallow:
         notes.append(
             f"git history not checked for {ledger.path}: this is a shallow clone, so the versions before its "
@@ -734,14 +636,9 @@ def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str
     Return each older name mapped to ``name`` (one ``git log --follow``): its versions are the file's own,
     so they too must be prefixes of the file now.
     """
-    log = _git(root, "log", "--follow", "--format=%H %s", "--name-only", "--", name)
     same: dict[str, str] = {}
-    commit = subject = ""
-    for line in log.stdout.splitlines() if log.returncode == 0 else ():
-        old = line.strip()
-        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
-            commit, _, subject = line.partition(" ")
-        elif old and old != name:
+    for commit, subject, old in git.log_files(root, "--follow", "--", name)[0]:
+        if old != name:
             same[old] = name
             if (commit, subject) not in versions.setdefault(old, []):
                 versions[old].append((commit, subject))
