@@ -38,6 +38,8 @@ from claimcheck.errors import ConfigError
 
 _VERDICTS = {v.value for v in Verdict}
 DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
+ABS_FLOOR = 1e-12  # relative differences are relative to max(|before|, ABS_FLOOR)
+RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # verdicts by rank; SKIPPED: none
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,7 @@ def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResu
         for key, sp in pin.stats.items():
             values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
             mets, ns, medians = ([v[i] for v in values] for i in range(3))
-            moved = [_relative(sp.median, m) for m in medians]
+            moved = [relative(sp.median, m) for m in medians]
             chaotic = ""
             if len(set(zip(mets, ns, strict=True))) > 1:
                 chaotic = (
@@ -300,12 +302,13 @@ def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: boo
     return rows
 
 
-def _relative(before: float, after: float) -> float:
+def relative(before: float, after: float) -> float:
+    """Return |after - before| / max(|before|, ABS_FLOOR): 0 when equal (NaN and NaN too), inf if one is not finite."""
     if before == after or (math.isnan(before) and math.isnan(after)):
         return 0.0
     if not (math.isfinite(before) and math.isfinite(after)):
         return math.inf
-    return abs(after - before) / max(abs(before), 1e-12)
+    return abs(after - before) / max(abs(before), ABS_FLOOR)
 
 
 def _span(values: Sequence[float], fmt: str = "g") -> str:
@@ -321,7 +324,7 @@ def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
         return False
     if not (math.isfinite(before) and math.isfinite(after)):
         return True
-    return abs(after - before) > max(rtol * max(abs(before), 1e-12), atol)
+    return abs(after - before) > max(rtol * max(abs(before), ABS_FLOOR), atol)
 
 
 def deviations(
@@ -369,7 +372,7 @@ def deviations(
 
 def median_chaotic(sp: StatPin) -> bool:
     """Return whether rounding alone moved the pinned median past its tolerance (a value at rounding level, say)."""
-    return sp.rounding * max(abs(sp.median), 1e-12) > max(sp.rtol * max(abs(sp.median), 1e-12), sp.atol)
+    return sp.rounding * max(abs(sp.median), ABS_FLOOR) > max(sp.rtol * max(abs(sp.median), ABS_FLOOR), sp.atol)
 
 
 def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: Collection[str] = ()) -> list[str]:
@@ -450,9 +453,9 @@ def judge_stat(
         return "moved beyond", problems
     if not median_held:
         return "chaotic median: count held", []
-    if _relative(sp.median, s.values.median) == 0:
+    if relative(sp.median, s.values.median) == 0:
         return "identical", []
-    return ("within rounding" if _relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
+    return ("within rounding" if relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
 
 
 def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
