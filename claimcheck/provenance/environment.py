@@ -66,14 +66,10 @@ def _gpu() -> tuple[str, str]:
     name = torch.cuda.get_device_name(0)
     driver = "unknown"
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        driver = (
+            subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout.strip().splitlines()[0]
         )
-        driver = out.stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         pass
     return f"{name} (x{torch.cuda.device_count()})", driver

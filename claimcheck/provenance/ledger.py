@@ -85,7 +85,6 @@ class Entry:
     index: int
 
     def get(self, name: str, default: Any = "") -> Any:
-        """Return a field of the entry (``default`` when it has none)."""
         return self.data.get(name, default)
 
     def describe(self) -> str:
@@ -126,11 +125,9 @@ class Ledger:
         return self.path if self.path.suffix == ".toml" else self.path / f"{claim}.toml"
 
     def of(self, claim: str, kind: str) -> list[Entry]:
-        """Return the claim's entries of ``kind``, oldest first."""
         return [e for e in self.entries if e.kind == kind and e.get("claim") == claim]
 
     def by_hash(self, digest: str) -> Entry | None:
-        """Return the entry with this hash, or None."""
         return next((e for e in self.entries if e.hash == digest), None)
 
     def registration(self, claim: str, fingerprint: str) -> Entry | None:
@@ -151,7 +148,6 @@ class Ledger:
         return [e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash]
 
     def confirmation(self, registration: Entry, budget: str | None = None) -> Entry | None:
-        """Return the first confirmation of ``registration`` (at ``budget``, when given), or None."""
         found = (e for e in self.confirmations(registration) if budget is None or e.get("budget") == budget)
         return next(found, None)
 
@@ -230,7 +226,6 @@ def content_hash(entry: Mapping[str, Any]) -> str:
 
 
 def ledger_files(path: Path) -> list[Path]:
-    """Return the files of the ledger ``path``: every ``*.toml`` of a folder, sorted, or the file itself."""
     return sorted(path.glob("*.toml")) if path.is_dir() else [path]
 
 
@@ -281,12 +276,10 @@ def _relative(root: Path, file: Path) -> str:
 
 
 def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
-    """Return the entries of one ledger file, its chain verified (see ``load_ledger``)."""
     return entries_of(read_raw(path, option), path, option)
 
 
 def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
-    """Return one ledger file as parsed TOML; raise ConfigError naming it when it cannot be read or parsed."""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -301,7 +294,6 @@ def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
 
 
 def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger") -> list[Entry]:
-    """Return the entries of ledger file ``path`` parsed as ``raw``, its chain verified (see ``load_ledger``)."""
     if "version" in raw and "entry" not in raw:
         raise ConfigError(
             f"{option}: {path} is a ledger of the older format ([[version]] tables, no hash chain); convert it, as a "
@@ -350,12 +342,10 @@ def _entry(row: Any, path: Path, i: int, option: str) -> Entry:
 
 
 def today() -> str:
-    """Return today's date (UTC) as YYYY-MM-DD, the date every entry carries."""
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
 def _normal(value: Any, where: str) -> Any:
-    """Return ``value`` as TOML can hold it: tuples as lists, keys as text, None-valued keys left out."""
     if isinstance(value, Mapping):
         return {str(k): _normal(v, f"{where}.{k}") for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
@@ -377,11 +367,7 @@ def render_entry(entry: Mapping[str, Any]) -> str:
 
 
 def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
-    """Append an entry of ``kind`` to the ledger file ``path`` (created if need be) and return it.
-
-    The file's chain is verified first; ``fields`` must hold the kind's required fields
-    (``REQUIRED``) and may hold more (plain data: text, numbers, booleans, lists, tables).
-    """
+    """Append an entry of ``kind`` (``fields``: its ``REQUIRED`` ones and any plain data) to ``path``; return it."""
     if kind not in REQUIRED:
         raise ConfigError(f"ledger entry kind must be one of {sorted(REQUIRED)}, got {kind!r}")
     missing = [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]
@@ -404,11 +390,9 @@ def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
 def append_calibration(
     ledger: Path, claim: str, part: str, fingerprint: str, results: Mapping[str, Any], date: str = ""
 ) -> Entry:
-    """Append a ``calibrate`` entry: the results of running ``part``'s decision on labelled cases.
+    """Append a ``calibrate`` entry: ``part``'s decision (named by ``fingerprint``) run on labelled cases.
 
-    ``ledger`` is the ledger file or folder (a folder gets ``<claim>.toml``); ``fingerprint`` names
-    the decision that was calibrated; ``results`` is plain data of the caller's design (counts per
-    family, sensitivity and specificity with their bounds, ...), kept as given under ``results``.
+    ``results`` is plain data of the caller's design (counts per family, sensitivity, ...), kept as given.
     """
     path = Ledger(ledger).file_for(claim)
     fields = {"claim": claim, "part": part, "fingerprint": fingerprint, "date": date or today(), "results": results}
@@ -418,8 +402,7 @@ def append_calibration(
 def migrate(path: Path, date: str = "") -> Entry:
     """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
 
-    The entry records the old file's sha256 and each old version, marked legacy, so the history
-    stays in the ledger; legacy fingerprints are of the older scheme and confirm nothing now.
+    The old versions stay, marked legacy: their fingerprints are of the older scheme and confirm nothing now.
     """
     data = path.read_bytes()
     raw = tomllib.loads(data.decode("utf-8"))
@@ -449,7 +432,6 @@ def migrate(path: Path, date: str = "") -> Entry:
 
 
 def committed_in(root: Path, file: Path, digest: str) -> str | None:
-    """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
     rel = _relative(root, file)
     commits = (git.output(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel) or "").split()
     return commits[0] if commits else None
@@ -460,11 +442,8 @@ def check_git(ledger: Ledger) -> list[str]:
 
     A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
     used. A confirmation whose run's commit git does not have confirms nothing (``ledger.unproven``
-    says why; the claim reads registered, unconfirmed). Returns notes on what could not be checked
-    (no git, not a repository, a commit missing from a shallow clone); those are said, never passed
-    silently. One ``git log`` names the commits of the ledger files, one ``git cat-file --batch``
-    reads those versions and the runs' commits, one ``git rev-list`` gives the runs' ancestors, one
-    ``git rev-parse`` says whether the clone is shallow, however many confirmations.
+    says why). Returns notes on what could not be checked (no git, a shallow clone): said, never
+    passed silently. Four git calls, however many confirmations.
     """
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
@@ -546,18 +525,12 @@ def _first_holding(
 def check_history(ledger: Ledger) -> list[str]:
     """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
 
-    This is the ledger's anchor in git (with ``check_git`` for confirmations): the hash chain alone
-    shows an edited entry; this shows a chain rewritten from the start.
-
-    A ledger is append-only against its git history: an entry removed, reordered, edited or
-    re-hashed after it was committed raises LedgerError naming the file and the commit where the
-    history diverges. The whole history is walked (``git log --full-history -m``: every parent of a
-    merge, so a branch that re-creates the file cannot hide main's versions), and a ledger file of the
-    folder that held entries and is gone now (deleted or renamed) raises too. Sets
-    ``ledger.committed`` to the hashes committed at HEAD, so a confirmation appended but not committed
-    is shown as pending, and ``ledger.history_checked`` unless the clone is shallow (then a note says
-    the history could not be checked). Versions of the older format (before a ``migrate`` entry) are
-    not compared. Returns notes on what could not be checked.
+    The hash chain alone shows an edited entry; this shows a chain rewritten from the start. An entry
+    removed, reordered, edited or re-hashed after it was committed, or a ledger file that held entries
+    and is gone, raises LedgerError naming the commit where the history diverges. Every parent of a
+    merge is walked (``-m``), so a branch that re-creates the file cannot hide main's versions. Sets
+    ``ledger.committed`` (the hashes at HEAD: a confirmation not committed is pending) and
+    ``ledger.history_checked`` (not in a shallow clone). Returns notes on what could not be checked.
     """
     if ledger.path is None or not ledger.entries:
         return []
@@ -631,10 +604,9 @@ def check_history(ledger: Ledger) -> list[str]:
 
 
 def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
-    """Add to ``versions`` the commits of the single-file ledger ``name`` under the names it had before a rename.
+    """Add to ``versions`` the commits of the single-file ledger ``name`` under its older names; map each to ``name``.
 
-    Return each older name mapped to ``name`` (one ``git log --follow``): its versions are the file's own,
-    so they too must be prefixes of the file now.
+    Those versions are the file's own, so they too must be prefixes of the file now.
     """
     same: dict[str, str] = {}
     for commit, subject, old in git.log_files(root, "--follow", "--", name)[0]:
@@ -646,7 +618,6 @@ def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str
 
 
 def _in_folder(name: str, folder: str) -> bool:
-    """Return whether the repository path ``name`` is a ``*.toml`` directly in ``folder`` (a ledger file of it)."""
     head, _, tail = name.rpartition("/")
     return head == ("" if folder in (".", "") else folder.rstrip("/")) and tail.endswith(".toml")
 
@@ -664,7 +635,6 @@ def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None
 
 
 def _committed_hashes(text: str) -> list[str] | None:
-    """Return the entry hashes of a committed ledger version, each checked against its content (None: older format)."""
     try:
         raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -678,7 +648,6 @@ def _committed_hashes(text: str) -> list[str] | None:
 
 
 def history(ledger: Ledger, claim: str) -> list[str]:
-    """Return one line per entry about ``claim`` (legacy versions included), oldest first."""
     out = []
     for e in ledger.entries:
         if e.kind == "migrate":
@@ -690,7 +659,6 @@ def history(ledger: Ledger, claim: str) -> list[str]:
 
 
 def describe_entry(e: Entry) -> str:
-    """Return one line saying what an entry records."""
     head = f"#{e.index} {e.kind}"
     if e.kind == "register":
         code = str(e.get("fingerprint"))[:12]
@@ -737,7 +705,6 @@ def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Ent
 
 
 def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
     out = []
     for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
         results = dict(e.get("results", {}))
