@@ -1,33 +1,17 @@
 """Compare a run with a baseline run on the same units: verdicts, pass counts, and every statistic seed by seed.
 
-The regression gate. For each statistic (a claim's, or a negative control's) the per-unit values of
-both runs are paired by test, configuration label and unit, and ``claimcheck.gate.paired`` tests the
-paired differences against an equivalence margin: each statistic comes out equivalent, worse
-beyond the margin, better beyond it, or undecided. The margin is the statistic's ``Stat.margin``
-when its protocol declares one, else ``MARGIN_SPREAD`` times the baseline's seed-to-seed standard
-deviation of the statistic (pooled within configurations; for a statistic measured once per run,
-the half-width of the baseline's own interval), never below ``FLOAT_FLOOR`` times its size, so
-float noise is never beyond it. A positive statistic whose baseline values span more than
-``LOG_SPAN`` (a loss ratio from 1e-25 to 1e-3) is compared on log10, margin and all, unless its
-protocol declares a margin (which is in the statistic's own units). "Worse beyond margin" is
-decided at a family-wise ``ALPHA`` over all statistics compared (Holm), so a benign edit trips the
-gate with probability at most 5% when no statistic truly moved by more than its margin.
-
-A session with ``--claim-baseline-fail`` fails on a verdict that got worse or a statistic worse
-beyond its margin (``Comparison.regressions``); pass counts (29/29 -> 28/29) are shown with the
-units that flipped but decide nothing alone. Bit identity is a separate check
-(``--claim-baseline-exact``, ``Comparison.differences``): every verdict and per-unit value equal to
-the baseline's, within the relative ``Tolerance`` (0 on the same hardware: bit for bit; ``cross``
-across hardware).
-
-A baseline without unit ids (older runs) or on other seeds is compared by verdicts and medians,
-and its statistics are "not paired".
-
-Units a run recorded for the gate only (its reserve, ``claimcheck.gate.reserve``: the run's ``gate_units``)
-are paired like the others. When the baseline holds a reserve for a test, the gate may look at its
-statistics at any of K pre-stated units (``reserve.gate_looks``), so each is tested at ALPHA / K
-(``paired_test(looks=K)``) against a margin fixed before any look: the baseline's spread over all its
-units of the statistic.
+The regression gate. Each statistic's per-unit values are paired by test, label and unit, and
+``claimcheck.gate.paired`` tests the differences against a margin: the protocol's (or
+``claim_baseline_margins``'), else ``MARGIN_SPREAD`` times the baseline's seed-to-seed SD (for a
+statistic measured once per run, the half-width of its interval), never below ``FLOAT_FLOOR`` times
+its size, so float noise is never beyond it. A positive statistic spanning more than ``LOG_SPAN``
+(a loss ratio from 1e-25 to 1e-3) is compared on log10 unless its protocol declares a margin.
+"Worse beyond margin" is decided at a family-wise ``ALPHA`` (Holm), so a benign edit trips the gate
+with probability at most 5%. Pass counts decide nothing alone; bit identity (``--claim-baseline-exact``)
+is a separate check within a relative ``Tolerance``. A baseline without unit ids, or on other
+seeds, is compared by verdicts and medians ("not paired"). Where the baseline holds a reserve
+(``claimcheck.gate.reserve``), the gate may look at K pre-stated units, so each statistic is tested at
+ALPHA / K against a margin fixed before any look: the baseline's spread over all its units.
 """
 
 from __future__ import annotations
@@ -58,15 +42,14 @@ from claimcheck.gate.paired import (
 from claimcheck.gate.tolerance import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.protocol.spec import ClaimProtocol
 from claimcheck.provenance.environment import hardware_key
+from claimcheck.provenance.expectations import RANK, relative
 from claimcheck.report.markdown import code, md
 from claimcheck.report.rundata import RunData
 
-ABS_FLOOR = 1e-12  # relative differences are relative to max(|baseline|, ABS_FLOOR)
 MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard deviation
 FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest |value| (float noise)
 LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
 MARGINS_INI = "claim_baseline_margins"  # the ini option that sets margins per statistic
-_RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # SKIPPED: not ranked (not seen)
 
 
 @dataclass(frozen=True)
@@ -78,19 +61,16 @@ class VerdictChange:
     after: str
 
     @property
-    def regression(self) -> bool:
-        """Return True when a claim that reproduced no longer does."""
+    def regression(self) -> bool:  # a claim that reproduced no longer does
         return self.before == Verdict.REPRODUCED.value and self.after != self.before
 
     @property
     def worse(self) -> bool:
-        """Return True when the verdict fell: ERROR < NOT REPRODUCED < INCONCLUSIVE < REPRODUCED."""
-        return self.before in _RANK and self.after in _RANK and _RANK[self.after] < _RANK[self.before]
+        return self.before in RANK and self.after in RANK and RANK[self.after] < RANK[self.before]
 
     @property
     def better(self) -> bool:
-        """Return True when the verdict rose on the same order (a better verdict is reported, never failed)."""
-        return self.before in _RANK and self.after in _RANK and _RANK[self.after] > _RANK[self.before]
+        return self.before in RANK and self.after in RANK and RANK[self.after] > RANK[self.before]
 
 
 @dataclass(frozen=True)
@@ -106,7 +86,6 @@ class PassChange:
 
     @property
     def changed(self) -> bool:
-        """Return True when the count or any unit changed."""
         return self.before != self.after or bool(self.lost or self.gained)
 
     def describe(self) -> str:
@@ -143,17 +122,14 @@ class StatChange:
 
     @property
     def pairing_lost(self) -> bool:
-        """Return True when the values look drawn anew from the same law (``paired.drawn_anew``)."""
         return drawn_anew(self.pairing, self.spread_ratio)
 
     @property
     def worse(self) -> bool:
-        """Return True when the statistic is worse beyond its margin."""
         return self.movement is Movement.WORSE
 
     @property
     def name(self) -> str:
-        """Return the statistic with its part or control, as the table names it."""
         return stat_name(self.part, self.control, self.statistic)
 
     @property
@@ -193,11 +169,7 @@ class Comparison:
 
     @property
     def regressions(self) -> list[str]:
-        """Return one sentence per change that fails ``--claim-baseline-fail``.
-
-        A verdict that got worse, or a statistic worse beyond its margin. Pass counts, undecided and
-        better statistics are not regressions; values that are not bit-identical are ``differences``.
-        """
+        """Return one sentence per verdict that fell from REPRODUCED or statistic worse beyond its margin."""
         out = [f"{v.claim_id}: {v.before} -> {v.after}" for v in self.verdicts if v.regression]
         return out + [s.describe() for s in self.stats if s.worse]
 
@@ -226,7 +198,6 @@ class Comparison:
         return {c: (sum(v), len(v)) for c, v in told.items() if 2 * sum(v) > len(v)}
 
     def counts(self) -> dict[str, int]:
-        """Return how many statistics came out each way (and how many were not paired)."""
         out = {m.value: 0 for m in Movement} | {"not paired": 0}
         for s in self.stats:
             out[s.movement.value if s.movement else "not paired"] += 1
@@ -238,7 +209,6 @@ def _ctl(control: str | None) -> str:
 
 
 def stat_name(part: str, control: str | None, statistic: str) -> str:
-    """Return a statistic with its part or control, as the comparison's table names it."""
     if control:
         return f"{statistic} (control: {control})"
     return f"{part}: {statistic}" if part else statistic
@@ -262,15 +232,6 @@ def check_margins(margins: Mapping[str, float], baseline: RunData, option: str =
             )
 
 
-def relative(before: float, after: float) -> float:
-    """Return |after - before| / max(|before|, ABS_FLOOR): 0 when equal (NaN and NaN too), inf if one is not finite."""
-    if before == after or (math.isnan(before) and math.isnan(after)):
-        return 0.0
-    if not (math.isfinite(before) and math.isfinite(after)):
-        return math.inf
-    return abs(after - before) / max(abs(before), ABS_FLOOR)
-
-
 StatKey = tuple[str, str | None, str]  # (part, control, statistic)
 Point = tuple[float, float | None, float | None]  # (value, low, high)
 
@@ -281,7 +242,6 @@ Values = dict[tuple[str, str, str, int], Point]  # (test, label, unit, occurrenc
 def record_values(
     test: str, checks: Sequence[Check], out: dict[StatKey, Values] | None = None
 ) -> dict[StatKey, Values]:
-    """Return each statistic's values in ``checks`` of the test ``test``, keyed by (test, label, unit, occurrence)."""
     out = defaultdict(dict) if out is None else out
     seen: dict[tuple[StatKey, str, str], int] = defaultdict(int)
     for c in checks:
@@ -293,7 +253,6 @@ def record_values(
 
 
 def _values(r: ClaimResult, reserve: Mapping[str, Sequence[Check]] | None = None) -> dict[StatKey, Values]:
-    """Return each statistic's values keyed by (test, label, unit, occurrence), in recording order, reserve too."""
     out: dict[StatKey, Values] = defaultdict(dict)
     for t in r.tests:
         checks = [*(t.record.checks if t.record else ()), *(reserve or {}).get(t.nodeid, ())]
@@ -328,7 +287,6 @@ def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | No
 def _margin(
     declared: float | None, base: dict[tuple[str, str, str, int], Point], declared_by: str = "protocol"
 ) -> tuple[float, str]:
-    """Return the margin and its source: the user's or protocol's, else the baseline's spread, above float noise."""
     values = [v for v, _, _ in base.values()]
     size = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
     floor = FLOAT_FLOOR * size
@@ -348,7 +306,6 @@ def _margin(
 
 
 def _sign(direction: str, control: str | None) -> int:
-    """Return +1 when a larger value goes against the claim (for a control: towards passing), else -1."""
     larger_worse = direction in ("<=", "<")
     if control is not None:
         larger_worse = not larger_worse
@@ -373,8 +330,7 @@ def compare_stat(
 ) -> tuple[StatChange, PairedTest | None]:
     """Compare one statistic: ``values`` are (now, baseline); the first of ``protocols`` to declare a margin gives it.
 
-    ``looks`` (K) is how many looks the gate may take at it (``claimcheck.gate.reserve``): the test is at
-    ALPHA / K, and the margin is the baseline's over all its values rather than the shared ones.
+    With K ``looks`` the margin is the baseline's over all its values, fixed before any look.
     """
     a, b = values
     shared = [k for k in b if k in a]
@@ -412,7 +368,6 @@ def compare_stat(
 
 
 def _log_scale(before: list[float], after: list[float]) -> bool:
-    """Return True when a statistic is compared on log10: positive on both sides, spanning over ``LOG_SPAN`` before."""
     finite = [v for v in before + after if math.isfinite(v)]
     base = [v for v in before if math.isfinite(v)]
     return bool(base) and all(v > 0 for v in finite) and max(base) > LOG_SPAN * min(base)
@@ -455,10 +410,8 @@ def compare(
 ) -> Comparison:
     """Compare every claim, pass count and statistic of ``current`` with ``baseline`` (see the module).
 
-    ``margins`` (``CLAIM.name`` -> margin, from ``claim_baseline_margins``) win over the protocol's. Each
-    paired statistic also gets the change it would show with probability ``POWER`` at its units
-    (``paired.detectable``, at ALPHA / the statistics compared: Holm's first step, so at least that
-    likely) and, when undecided, the units that would decide it (``paired.units_to_decide``).
+    ``margins`` (``CLAIM.name`` -> margin) win over the protocol's. Power is stated at Holm's first
+    step (ALPHA / the statistics compared), so each statistic is at least that likely to be shown.
     """
     margins = margins or {}
     same = hardware_key(current.env) == hardware_key(baseline.env)
@@ -527,10 +480,7 @@ def _looks(before: ClaimResult, baseline: RunData) -> dict[StatKey, int]:
 
 
 def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
-    """Return ``s`` with the change it detects with probability POWER and, when undecided, the units that decide it.
-
-    With K looks, both are at the last look's level: ALPHA / K for equivalence, ``share`` / K for a change.
-    """
+    """Return ``s`` with its detectable change and, when undecided, the units that decide it (at the last look)."""
     found = detectable(t.sd, t.n, t.margin, share / s.looks) if t.n >= 1 else math.nan
     need = (
         units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks)

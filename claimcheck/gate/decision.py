@@ -29,7 +29,7 @@ from typing import Any
 from claimcheck.decide.verdicts import ClaimResult
 from claimcheck.gate.baseline import Comparison, StatChange
 from claimcheck.gate.paired import POWER, Movement
-from claimcheck.provenance.expectations import ClaimPin
+from claimcheck.provenance.expectations import RANK, ClaimPin
 
 # pytest uses 0-5, pytest 9 adds 6 (--max-warnings), and 12 is claimcheck's "report not written": 13 and 14 are free
 EXIT_WORSE = 13  # --claim-baseline-fail: a statistic worse beyond its margin, or a verdict that fell
@@ -37,12 +37,9 @@ EXIT_UNDECIDED = 14  # --claim-baseline-fail: something the gate could not decid
 FAIL_MODES = ("all", "worse")  # all: worse and undecided fail; worse: only worse (and what the gate cannot see)
 NAMED = 3  # statistics named on the gate's line
 LISTED = 12  # undecided statistics listed one per line before "and N more"
-_RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}
 
 
 class Status(StrEnum):
-    """The gate's outcome for the whole run."""
-
     PASS = "PASS"
     FAIL = "FAIL"
     UNDECIDED = "UNDECIDED"
@@ -76,11 +73,9 @@ class Gate:
 
     @property
     def blind(self) -> bool:
-        """Return True when the gate saw nothing of some baseline claim or statistic, or nothing at all."""
         return bool(self.missing_claims) or bool(self.not_compared) or self.compared == 0
 
     def exit_code(self, mode: str) -> int:
-        """Return the exit status under ``--claim-baseline-fail`` mode ``mode`` ("" when the option is off)."""
         if mode not in FAIL_MODES:
             return 0
         if self.status is Status.FAIL:
@@ -90,10 +85,7 @@ class Gate:
         return 0
 
     def line(self) -> str:
-        """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``.
-
-        It ends with ``; draws changed in C1, C2`` or ``; numerics changed`` when that is what the gate saw.
-        """
+        """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``."""
         changed = self.worse + self.better
         text = (
             f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {changed} changed "
@@ -108,7 +100,6 @@ class Gate:
         return text
 
     def details(self) -> list[str]:
-        """Return what makes the outcome, one sentence each: worse first, then what is undecided or missing."""
         out = [f"worse: {f}" for f in self.failing]
         if self.pinned:
             out.append(f"worse: {self.pinned} part or control verdicts deviate from the baseline's (listed above)")
@@ -130,7 +121,6 @@ class Gate:
         return out
 
     def consequence(self, mode: str) -> str:
-        """Return what the outcome does to the session under ``mode``, with the exit status."""
         code = self.exit_code(mode)
         if mode not in FAIL_MODES:
             return "not held: add --claim-baseline-fail to fail the session on it"
@@ -145,7 +135,7 @@ class Gate:
         return "passes --claim-baseline-fail"
 
     def to_dict(self, comp: Comparison, mode: str) -> dict[str, Any]:
-        """Return the gate and every statistic's outcome, margin and power as plain data (the JSON sidecar's)."""
+        """Return the gate and every statistic's outcome, margin and power (the JSON sidecar's)."""
         return {
             "status": self.status.value,
             "kind": self.kind,
@@ -157,13 +147,7 @@ class Gate:
             "consequence": self.consequence(mode),
             "baseline": comp.baseline,
             "power": POWER,
-            "counts": {
-                "equivalent": self.equivalent,
-                "worse": self.worse,
-                "better": self.better,
-                "undecided": self.undecided,
-                "compared": self.compared,
-            },
+            "counts": {k: getattr(self, k) for k in ("equivalent", "worse", "better", "undecided", "compared")},
             "missing_claims": list(self.missing_claims),
             "not_compared": list(self.not_compared),
             "extra_claims": list(self.extra_claims),
@@ -223,7 +207,6 @@ def _open(s: StatChange) -> str:
 
 
 def _drawn(comp: Comparison, claim: str, lost: int, told: int) -> str:
-    """Return the sentence for a claim whose draws changed: how many statistics lost their pairing, what decides it."""
     open_ = [s for s in comp.stats if s.claim_id == claim and s.movement in (Movement.UNDECIDED, None)]
     need = max((s.units_to_decide for s in open_ if s.units_to_decide), default=None)
     shared = max((s.test.n for s in open_ if s.test is not None), default=0)
@@ -285,13 +268,10 @@ def judge(comp: Comparison, pinned: int = 0) -> Gate:
 
 
 def improved_only(result: ClaimResult, pin: ClaimPin) -> bool:
-    """Return True when a claim differs from its pinned baseline verdicts only by improving (claim and parts).
-
-    A control whose status differs is not an improvement here: the pins compare it as it is.
-    """
+    """Return True when a claim differs from its pinned verdicts only by improving (a changed control never does)."""
 
     def up(now: str, before: str) -> bool:
-        return now == before or (now in _RANK and before in _RANK and _RANK[now] > _RANK[before])
+        return now == before or (now in RANK and before in RANK and RANK[now] > RANK[before])
 
     if not up(result.verdict.value, pin.verdict):
         return False
@@ -302,7 +282,6 @@ def improved_only(result: ClaimResult, pin: ClaimPin) -> bool:
 
 
 def held_to_pins(results: Sequence[ClaimResult], pins: Mapping[str, ClaimPin]) -> list[ClaimResult]:
-    """Return the claims the baseline's pinned verdicts still hold: all but those that only improved."""
     return [r for r in results if r.claim_id not in pins or not improved_only(r, pins[r.claim_id])]
 
 

@@ -1,36 +1,20 @@
 """Decide whether a statistic moved between two runs on the same units: paired differences against a margin.
 
-Pure statistics for the regression gate (``claimcheck.gate.baseline``). A statistic measured on the same
-units (seeds) in a baseline run and a current run gives paired differences ``after - before``.
-Against an equivalence margin ``delta`` it comes out
+Against an equivalence margin ``delta``, the paired differences ``after - before`` come out equivalent
+(TOST: the 90% interval inside (-delta, delta)), worse or better beyond the margin (one-sided tests;
+the caller adjusts them for the statistics compared with Holm), or undecided. ``sign`` +1: a larger
+value goes against the claim. Student-t over n >= 2 pairs. A single pair (a statistic measured once
+per run) is tested with a normal approximation whose standard error comes from the two runs' own
+90% intervals, ``sqrt(h_a^2 + h_b^2) / z_0.95``: that ignores the (positive) correlation of two
+estimates on the same seeds, so it is conservative.
 
-- ``equivalent``: the 90% interval of the mean difference lies inside (-delta, delta) (two one-sided
-  tests at 5% each, TOST; ``statsmodels.stats.weightstats.ttost_paired``);
-- ``worse``: the mean difference lies beyond the margin on the side that goes against the claim
-  (one-sided test of H0 "worse-difference <= delta" rejected; the caller adjusts these p-values for
-  the number of statistics, ``holm``, the one in ``claimcheck.decide.stats``);
-- ``better``: beyond the margin on the claim's side, tested the same way;
-- ``undecided``: none of these.
+With ``looks`` pre-stated looks (``claimcheck.gate.reserve``) every p-value is multiplied by ``looks``
+(Bonferroni) and the interval widened to match: all looks together err with probability at most
+ALPHA, whichever look the gate stops at.
 
-"Worse" is a direction: ``sign`` is +1 when a larger value goes against the claim, -1 when a
-smaller one does. The interval and the tests are Student-t over the pairs (n >= 2). A single pair
-(a statistic measured once per run, e.g. a mean over seeds) is tested with a normal approximation
-whose standard error comes from the two runs' own intervals, ``se = sqrt(h_a^2 + h_b^2) / z_0.95``
-for 90% half-widths ``h``; that ignores the (positive) correlation of two estimates on the same
-seeds, so it is conservative. A single pair without intervals is ``equivalent`` when identical and
-``undecided`` otherwise.
-
-When the gate may look at a comparison ``looks`` times (it adds units while undecided, ``claimcheck.gate.reserve``),
-every one-sided p-value is multiplied by ``looks`` (Bonferroni over the pre-stated looks) and the interval is
-the 1 - (1 - LEVEL) / looks one: a look errs with probability at most ALPHA / looks, so all of them together
-with at most ALPHA, whichever look the gate stops at.
-
-Non-finite values. A pair that is not finite on both sides (NaN or an infinity before and after: a run
-that diverged in both, whatever its seed) agrees: it is left out of the test and counted in
-``unfinite``, and does not stop the statistic from being equivalent. Opposite infinities (-inf
-before, +inf after) disagree. A pair finite on one side only, or with opposite infinities, is a
-change: it is counted in ``left_out`` and a statistic with such a pair is never called equivalent.
-A statistic whose pairs all agree without a finite one is equivalent ("not finite on both sides").
+A pair not finite on both sides (a run that diverged in both) agrees: it is left out (``unfinite``)
+and does not stop equivalence. A pair finite on one side only, or with opposite infinities, is a
+change (``left_out``): a statistic with one is never equivalent.
 """
 
 from __future__ import annotations
@@ -147,9 +131,7 @@ def paired_test(
 ) -> PairedTest:
     """Compare ``after`` with ``before`` pair by pair against ``margin`` (>= 0); ``sign`` +1: larger is worse.
 
-    ``halfwidths`` are the 90% half-widths of the two values' own intervals (before, after), used
-    only for a single pair. ``looks`` is how many looks the gate may take at this comparison: the
-    p-values are Bonferroni-adjusted for them and the interval widened to match. See the module.
+    ``halfwidths``: the two values' own 90% half-widths, used for a single pair. See the module.
     """
     if looks < 1:
         raise ValueError(f"looks must be >= 1, got {looks}")
@@ -176,7 +158,6 @@ def _paired_test(
     halfwidths: tuple[float, float] | None,
     looks: int,
 ) -> PairedTest:
-    """Return ``paired_test``'s test with raw (one-look) p-values and the interval at the looks' level."""
     if len(before) != len(after):
         raise ValueError(f"paired_test needs as many values after as before, got {len(before)} and {len(after)}")
     if sign not in (1, -1):
@@ -246,7 +227,6 @@ def _single(
     identical: bool,
     looks: int = 1,
 ) -> PairedTest:
-    """Test one pair: with the two values' own intervals (normal approximation), else only identity."""
     nan = math.nan
     if halfwidths is None or not all(math.isfinite(h) and h >= 0 for h in halfwidths):
         p_eq = 0.0 if w == 0.0 else nan
@@ -266,11 +246,9 @@ def _single(
 
 
 def spread_sd(values_by_label: Sequence[Sequence[float]]) -> float:
-    """Return the seed-to-seed standard deviation of a statistic: pooled within labels, else over all values.
+    """Return a statistic's seed-to-seed SD: pooled within labels (configurations differ beyond the seed).
 
-    A statistic measured on several configurations (labels) varies between them for reasons other
-    than the seed; the pooled within-label SD leaves that out. When no label has two finite values,
-    the SD over all finite values is used. NaN when fewer than two finite values exist.
+    Over all finite values when no label has two; NaN when fewer than two exist.
     """
     groups = [np.array([v for v in vs if math.isfinite(v)], dtype=np.float64) for vs in values_by_label]
     within = [g for g in groups if g.size >= 2]
@@ -283,26 +261,17 @@ def spread_sd(values_by_label: Sequence[Sequence[float]]) -> float:
 
 
 def _power(gap: float, sd: float, n: int, alpha: float) -> float:
-    """Return the probability that the one-sided test at ``alpha`` shows a true effect ``gap`` beyond its null.
-
-    n >= 2: Student's t over n pairs, so the statistic is noncentral t with n - 1 degrees of freedom and
-    noncentrality gap sqrt(n) / sd. n = 1: the normal test of ``_single`` with standard error ``sd``.
-    """
+    """Return the power of the one-sided t-test at ``alpha`` over ``n`` >= 2 pairs for a true effect ``gap``."""
     if sd == 0.0:
         return 1.0 if gap > 0 else 0.0
-    if n == 1:
-        return float(sps.norm.sf(sps.norm.isf(alpha) - gap / sd))
     return float(sps.nct.sf(sps.t.isf(alpha, n - 1), n - 1, gap * math.sqrt(n) / sd))
 
 
 def detectable(sd: float, n: int, margin: float, alpha: float, power: float = POWER) -> float:
-    """Return the smallest true mean change the gate shows beyond ``margin`` with probability ``power``.
+    """Return the smallest true mean change ``paired_test``'s one-sided test at ``alpha`` shows with ``power``.
 
-    The test is ``paired_test``'s one-sided "worse" (or "better") test at level ``alpha`` over ``n``
-    pairs whose differences have SD ``sd`` (for one pair: ``sd`` is its standard error and the test is
-    normal). The change is ``margin + ncp sd / sqrt(n)``, where ncp is the noncentrality at which the
-    noncentral t with n - 1 degrees of freedom exceeds t_{1-alpha, n-1} with probability ``power``;
-    roughly margin + (z_{1-alpha} + z_{power}) sd / sqrt(n). NaN when ``sd`` is not a finite number.
+    ``margin + ncp sd / sqrt(n)``, ncp the noncentrality at which the noncentral t exceeds its critical
+    value with ``power`` (for one pair, ``sd`` is its standard error and the test is normal).
     """
     if not (math.isfinite(sd) and sd >= 0 and n >= 1):
         return math.nan
@@ -344,11 +313,8 @@ def units_to_decide(
 ) -> int | None:
     """Return how many pairs would decide an undecided statistic if its mean change and SD stayed as measured.
 
-    Inside the margin (|mean| < margin) that is the units at which TOST shows equivalence, at
-    ``alpha_equivalent`` (ALPHA, or ALPHA / looks) against the nearer margin; beyond it, the units at
-    which the one-sided change test at ``alpha_change`` (the family-wise share, e.g. ALPHA / statistics
-    compared) shows it. None when the mean sits on the margin, the SD is unknown, or more than
-    ``MAX_UNITS`` are needed.
+    Inside the margin: the units at which TOST shows equivalence (at ``alpha_equivalent``); beyond it,
+    those at which the change test at ``alpha_change`` shows it. None when no number does.
     """
     gap = test.margin - abs(test.mean)
     if gap > 0:

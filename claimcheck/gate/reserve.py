@@ -1,26 +1,17 @@
 """Let the baseline gate decide by adding units: its pre-stated looks, its reserve of units, and when it stops.
 
-A comparison with a baseline that is undecided at the budget's units (``claimcheck.gate.decision``) can be
-decided with more of them, as a claim is (``claimcheck.decide.schedule``), if the baseline has values on
-those units to pair with. So:
+A comparison undecided at the budget's units can be decided with more of them, if the baseline has
+values on those units to pair with. A run with ``--claim-gate-cap=MULTIPLE`` (a baseline run) records
+each claim test's units up to MULTIPLE times its cap, through the gate's looks (``gate_looks``): the
+*reserve* (``GateUnits``), recorded for the gate only, never read by a verdict. A run compared with
+such a baseline adds units the same way, but only while its paired comparison is undecided
+(``GateCheck``), and stops at the first look where it is decided, or at the cap. The gate may thus
+look at any of the K units of ``gate_looks``, whichever the data pick, so ``claimcheck.gate.paired``
+tests each look at ALPHA / K: the chance that any look errs is at most ALPHA.
 
-- a run with ``--claim-gate-cap=MULTIPLE`` (a baseline run) records each claim test's units up to
-  MULTIPLE times its cap at the budget: after the units the claim test runs for its verdict, it
-  goes on through the gate's looks (``gate_looks``) to that cap. These units are the *reserve*:
-  recorded for the gate only (``GateUnits``, in the run's ``gate_units``), never read by a verdict;
-- a run compared with such a baseline adds units the same way, but only while its paired
-  comparison against the baseline's same seeds is undecided (``GateCheck``: every statistic the
-  test records shown equivalent or changed) and stops at the first look where it is decided, or at
-  the cap;
-- the gate may thus look at each comparison at any of the ``K`` units of ``gate_looks`` (the claim's
-  own looks, where a sequential claim may stop, then doublings of its cap), whichever the data pick,
-  so ``claimcheck.gate.paired`` tests each look at ALPHA / K (Bonferroni over the pre-stated looks): the
-  chance that any look errs is at most ALPHA, however the stopping point is chosen.
-
-The worker decides "changed" at a look only when the one-sided test is beyond ALPHA / M, M the
-statistics the baseline holds (Bonferroni, at least as strict as the controller's Holm over the
-statistics compared, so whatever the worker calls decided the controller does too); "equivalent"
-as the controller does (TOST at ALPHA, the K looks included).
+The worker calls "changed" only beyond ALPHA / M, M the statistics the baseline holds (Bonferroni,
+at least as strict as the controller's Holm, so whatever the worker calls decided the controller
+does too); "equivalent" as the controller does.
 """
 
 from __future__ import annotations
@@ -59,7 +50,6 @@ def gate_looks(claim_looks: Sequence[int], multiple: int) -> list[int]:
 
 
 def gate_seeds(proto: ClaimProtocol, base: int, budget_index: int, pool: str, first: int, upto: int) -> list[int]:
-    """Return the seeds of the reserve: offsets ``first`` .. ``upto`` - 1 of the claim's block, after its own units."""
     start = 0 if pool == "exploratory" else proto.seeds.start
     return [block_seed(base, budget_index, start + i) for i in range(first, upto)]
 
@@ -82,7 +72,6 @@ class Look:
 
     @property
     def decided(self) -> bool:
-        """Return True when no statistic the added units could decide is undecided."""
         return all(v != "undecided" for v in self.outcomes.values())
 
 
@@ -115,11 +104,9 @@ class GateCheck:
 
     @property
     def usable(self) -> bool:
-        """Return True when the baseline holds a reserve for this test: added units have values to pair with."""
         return len(self.looks) > 1
 
     def look(self, checks: Sequence[Check], units: int) -> Look:
-        """Return each statistic's outcome after ``units`` units, from ``checks`` (the verdict's and the reserve's)."""
         now = record_values(self.name, checks)
         out: dict[str, str] = {}
         for key, b in self.before.items():
@@ -149,8 +136,6 @@ def outcome(test: PairedTest | None, share: float) -> str:
 
 @dataclass(frozen=True)
 class _Mark:
-    """How long a record's lists were when a reserve batch was handed out."""
-
     checks: int
     notes: int
     curves: int
@@ -173,7 +158,6 @@ class Reserve:
         self.last: Look | None = None
 
     def mark(self, record: ClaimRecorder) -> _Mark:
-        """Return where ``record``'s lists stand before a batch of reserve units is handed out."""
         return _Mark(len(record.checks), len(record.notes), len(record.curves), len(record.exclusions))
 
     def take(self, record: ClaimRecorder, mark: _Mark, batch: Sequence[int], upto: int) -> None:
@@ -202,7 +186,6 @@ class Reserve:
         return True
 
     def stopped_by_test(self, index: int, upto: int) -> None:
-        """Note that the test left its loop during look ``index``."""
         self.units.stopped = f"stopped by the test's own rule after look {index + 1} ({upto} units)" + self._state()
 
     def _state(self) -> str:
@@ -222,11 +205,9 @@ def reserve_for(
     margins: Mapping[str, float] | None = None,
     tol: float = 0.0,
 ) -> Reserve | None:
-    """Return a claim test's reserve, or None when it runs no unit for the gate.
+    """Return a claim test's reserve: the run records one (``multiple`` > 1), or the baseline holds one; else None.
 
-    It has one when the run records a reserve (``multiple`` > 1) or when the baseline holds one for
-    this test whose looks start with the claim's own. ``seeds_after(first, upto)`` gives the seeds
-    of offsets ``first`` .. ``upto`` - 1.
+    ``seeds_after(first, upto)`` gives the seeds of offsets ``first`` .. ``upto`` - 1.
     """
     claim_looks = [n for n in claim_looks if n > 0]
     if not claim_looks or record.protocol is None:

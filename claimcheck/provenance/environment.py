@@ -13,16 +13,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from claimcheck.provenance import git
+
 # The fingerprint keys that decide whether two runs count as the same hardware and software.
 HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device", "numerics")  # numerics: kernels and threads round
 
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True)
+        out = git.run(root, *args, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip()
+    return out.stdout.decode(errors="replace").strip() if out.returncode == 0 else None
 
 
 @functools.cache
@@ -64,14 +66,10 @@ def _gpu() -> tuple[str, str]:
     name = torch.cuda.get_device_name(0)
     driver = "unknown"
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        driver = (
+            subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout.strip().splitlines()[0]
         )
-        driver = out.stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         pass
     return f"{name} (x{torch.cuda.device_count()})", driver

@@ -2,25 +2,17 @@
 
 A claim that does not reproduce under faithful conditions is a result, not a bug. The expectations
 file pins, per budget and claim, the verdict, each part's verdict, each control's status and, for
-every statistic, how many checks met it and its median within a stated relative tolerance (and,
-where set, an absolute one: ``atol``, the statistic's resolution, which re-pinning keeps). A run
-that deviates anywhere (a known NOT REPRODUCED claim whose stall test starts passing, a moved
-statistic) fails the session; the reason shown is always the current evidence. A claim that is not
-listed must be REPRODUCED. ``claimcheck expectations run.json`` writes the file from a run.
+every statistic, how many checks met it and its median within a relative tolerance (and, where set,
+an absolute one, ``atol``: the statistic's resolution, which re-pinning keeps). A run that deviates
+anywhere fails the session; a claim not listed must be REPRODUCED. ``claimcheck expectations
+run.json`` writes the file from a run.
 
-Statistics are pinned on one block of seeds: each budget's table names the base seed and pool its
-pins came from (``base_seed``, ``pool``; base seed 0 of the confirmatory pool when absent). A run
-on another block draws other seeds, so there only the verdicts (claim and parts) are compared.
-
-They are also pinned under one set of numerics (``numerics``: kernels, CPU, math libraries,
-threads), and the same seeds round otherwise under others. A claim pinned with a measured
-rounding spread (``rounding``: the numerics its block was rerun under, written by ``claimcheck
-expectations REF.json --rounding OTHER.json ...``) is compared on other numerics statistic by
-statistic: a statistic whose count moved between those reruns is *chaotic* (its rounding spread is
-as wide as its sampling spread, such as a count of units at a premise's edge) and is held at the
-verdict level, its value and measured spread shown; every other statistic is held to its count and
-median as on the pinned numerics. A claim with no measured spread is compared on other numerics by
-its verdicts alone.
+Statistics are pinned on one block of seeds (``base_seed``, ``pool``) and under one set of numerics
+(``numerics``: kernels, CPU, math libraries, threads). A run on another block is compared by its
+verdicts alone. On other numerics the same seeds round otherwise: a claim pinned with a measured
+rounding spread (``rounding``: the numerics its block was rerun under) is compared statistic by
+statistic, a *chaotic* statistic (its count moved between those reruns: a count of units at a
+premise's edge) held at the verdict level; a claim without one, by its verdicts alone.
 """
 
 from __future__ import annotations
@@ -37,7 +29,10 @@ from claimcheck.decide.verdicts import ClaimResult, StatSummary, Verdict
 from claimcheck.errors import ConfigError
 
 _VERDICTS = {v.value for v in Verdict}
+_CONTROL_STATUSES = {"fails as required", "passes too often", "passes as required", "fails too often", "undecided"}
 DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
+ABS_FLOOR = 1e-12  # relative differences are relative to max(|before|, ABS_FLOOR)
+RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # verdicts by rank; SKIPPED: none
 
 
 @dataclass(frozen=True)
@@ -70,11 +65,9 @@ BLOCK_KEYS = ("base_seed", "pool", "numerics")  # a budget table's own keys: whe
 
 @dataclass(frozen=True)
 class PinnedAt:
-    """Where a budget's pins were measured: a base seed and a seed pool, and the kernels that rounded them.
+    """Where a budget's pins were measured: a base seed and a seed pool, and the numerics that rounded them.
 
-    ``numerics`` is the environment's line of that name (``cpu AVX512``): the same seeds give other
-    bits under other vector kernels, so a pinned count or median holds only where it is the same.
-    Empty: not recorded, and any host counts as the same.
+    ``numerics`` empty: not recorded, and any host counts as the same.
     """
 
     base_seed: int = 0
@@ -82,16 +75,13 @@ class PinnedAt:
     numerics: str = ""
 
     def describe(self) -> str:
-        """Return e.g. ``base seed 0 (confirmatory pool), cpu AVX512``."""
         kernels = f", {self.numerics}" if self.numerics else ""
         return f"base seed {self.base_seed} ({self.pool} pool){kernels}"
 
     def covers(self, base_seed: int, pool: str) -> bool:
-        """Return whether a run at ``base_seed`` from ``pool`` draws the seeds these pins were measured on."""
         return (self.base_seed, self.pool) == (base_seed, pool)
 
     def rounds_as(self, numerics: str) -> bool:
-        """Return whether a run whose environment says ``numerics`` rounds as the pinned run did (unknown: yes)."""
         return not self.numerics or not numerics or numerics == self.numerics
 
 
@@ -116,6 +106,10 @@ def stat_key(part: str, control: str | None, statistic: str) -> str:
     return f"{head} / {statistic}"
 
 
+def _recorded(r: ClaimResult) -> dict[str, StatSummary]:
+    return {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+
+
 def _fail(option: str, path: Path | str, where: str, what: str) -> ConfigError:
     return ConfigError(f"{option}: {path}: {where}: {what}")
 
@@ -136,13 +130,7 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
             if verdict not in _VERDICTS:
                 raise _fail(option, path, where, f"verdict must be one of {sorted(_VERDICTS)}, got {verdict!r}")
             parts = _strings(pin.get("parts", {}), option, path, f"{where} parts", _VERDICTS)
-            controls = _strings(
-                pin.get("controls", {}),
-                option,
-                path,
-                f"{where} controls",
-                {"fails as required", "passes too often", "passes as required", "fails too often", "undecided"},
-            )
+            controls = _strings(pin.get("controls", {}), option, path, f"{where} controls", _CONTROL_STATUSES)
             stats = {}
             for key, s in dict(pin.get("stats", {})).items():
                 if not isinstance(s, dict) or not {"met", "n", "median"} <= set(s):
@@ -197,10 +185,7 @@ def parse_blocks(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[
 
 
 def load_expectations(path: Path, option: str) -> tuple[dict[str, Expected], dict[str, PinnedAt]]:
-    """Read an expectations file: the pins per budget and the block each budget's pins came from.
-
-    Raise ConfigError naming ``option``, the file and the first bad field.
-    """
+    """Read an expectations file: the pins per budget and their blocks; ConfigError names the first bad field."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -211,15 +196,11 @@ def load_expectations(path: Path, option: str) -> tuple[dict[str, Expected], dic
 
 
 def pins_of(results: Sequence[ClaimResult]) -> Expected:
-    """Return the pins that describe ``results`` (skipped claims left out: they said nothing)."""
     out: Expected = {}
     for r in results:
         if r.verdict is Verdict.SKIPPED:
             continue
-        stats = {
-            stat_key(s.part, s.control, s.statistic): StatPin(s.met, s.values.n, s.values.median)
-            for s in r.claim_stats + r.control_stats
-        }
+        stats = {k: StatPin(s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()}
         out[r.claim_id] = ClaimPin(
             r.verdict.value,
             {p.name or "claim": p.verdict.value for p in r.parts},
@@ -230,13 +211,10 @@ def pins_of(results: Sequence[ClaimResult]) -> Expected:
 
 
 def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
-    """Return ``pins`` with each statistic's rounding spread measured over ``reruns`` of the same block.
+    """Return ``pins`` with each statistic's rounding spread measured over ``reruns`` (numerics, results) of the block.
 
-    ``reruns`` are (numerics, results) of the pinned run's seeds computed under other numerics
-    (``ATEN_CPU_CAPABILITY``, another CPU, another thread count). A statistic whose count (met or n)
-    differs in any of them is chaotic: its spread is recorded in words. Every statistic gets the
-    largest relative move of its median (``rounding``; inf where a median turned non-finite). A
-    claim absent from a rerun, or SKIPPED there, keeps no measurement from it.
+    A statistic whose count differs in any rerun is chaotic (its spread in words); each gets the
+    largest relative move of its median (``rounding``).
     """
     out: Expected = {}
     for cid, pin in pins.items():
@@ -244,16 +222,7 @@ def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResu
         for numerics, results in reruns:
             r = next((x for x in results if x.claim_id == cid and x.verdict is not Verdict.SKIPPED), None)
             if r is not None:
-                recorded = r.claim_stats + r.control_stats
-                seen.append(
-                    (
-                        numerics,
-                        {
-                            stat_key(s.part, s.control, s.statistic): (s.met, s.values.n, s.values.median)
-                            for s in recorded
-                        },
-                    )
-                )
+                seen.append((numerics, {k: (s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()}))
         if not seen:
             out[cid] = pin
             continue
@@ -261,7 +230,7 @@ def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResu
         for key, sp in pin.stats.items():
             values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
             mets, ns, medians = ([v[i] for v in values] for i in range(3))
-            moved = [_relative(sp.median, m) for m in medians]
+            moved = [relative(sp.median, m) for m in medians]
             chaotic = ""
             if len(set(zip(mets, ns, strict=True))) > 1:
                 chaotic = (
@@ -277,11 +246,7 @@ AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "out
 
 
 def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: bool) -> list[tuple[str, ...]]:
-    """Return one row per claim verdict and pinned statistic: how this run of the pinned block stands.
-
-    A claim's row says ``same verdict`` or ``verdict changed``; a statistic's, ``judge_stat``'s
-    outcome, the same judgement the session's deviations come from.
-    """
+    """Return one row per claim verdict and pinned statistic (``judge_stat``'s outcome, as the deviations)."""
     rows: list[tuple[str, ...]] = []
     for r in results:
         pin = expected.get(r.claim_id)
@@ -289,7 +254,7 @@ def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: boo
             continue
         same = "same verdict" if r.verdict.value == pin.verdict else "verdict changed"
         rows.append((r.claim_id, "verdict", pin.verdict, r.verdict.value, "", same))
-        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        now = _recorded(r)
         for key, sp in pin.stats.items():
             spread = sp.chaotic or (f"{sp.rounding:.2g} of the median" if pin.rounding else "not measured")
             pinned = f"{sp.met}/{sp.n}, {sp.median:.6g}"
@@ -300,12 +265,13 @@ def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: boo
     return rows
 
 
-def _relative(before: float, after: float) -> float:
+def relative(before: float, after: float) -> float:
+    """Return |after - before| / max(|before|, ABS_FLOOR): 0 when equal (NaN and NaN too), inf if one is not finite."""
     if before == after or (math.isnan(before) and math.isnan(after)):
         return 0.0
     if not (math.isfinite(before) and math.isfinite(after)):
         return math.inf
-    return abs(after - before) / max(abs(before), 1e-12)
+    return abs(after - before) / max(abs(before), ABS_FLOOR)
 
 
 def _span(values: Sequence[float], fmt: str = "g") -> str:
@@ -321,7 +287,7 @@ def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
         return False
     if not (math.isfinite(before) and math.isfinite(after)):
         return True
-    return abs(after - before) > max(rtol * max(abs(before), 1e-12), atol)
+    return abs(after - before) > max(rtol * max(abs(before), ABS_FLOOR), atol)
 
 
 def deviations(
@@ -332,17 +298,11 @@ def deviations(
     partial: Collection[str] = (),
     same_numerics: bool = True,
 ) -> list[str]:
-    """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim.
+    """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim (see the module).
 
-    A SKIPPED claim (its data or model is absent) is not a deviation. A claim not listed must be
-    REPRODUCED. When the run is not on the block the pins were measured on (``same_block`` False),
-    only verdicts are compared: the claim's and its parts'. On the block but under other numerics
-    (``same_numerics`` False), a claim pinned with a measured rounding spread has its controls and
-    its statistics compared but for the chaotic ones (``chaotic_notes`` says what they gave); a
-    claim without one, its verdicts alone. A claim in ``partial`` (some of its tests did not
-    finish: an interrupted run, whose banner names it) is not compared: its verdict is never
-    REPRODUCED, and its counts and medians stop where the interrupt cut them, so they say nothing
-    about the code.
+    A SKIPPED claim (its data or model is absent) is not a deviation. A claim in ``partial`` (an
+    interrupted run's) is not compared: its counts and medians stop where the interrupt cut them, so
+    they say nothing about the code.
     """
     out = []
     for r in results:
@@ -369,21 +329,17 @@ def deviations(
 
 def median_chaotic(sp: StatPin) -> bool:
     """Return whether rounding alone moved the pinned median past its tolerance (a value at rounding level, say)."""
-    return sp.rounding * max(abs(sp.median), 1e-12) > max(sp.rtol * max(abs(sp.median), 1e-12), sp.atol)
+    return sp.rounding * max(abs(sp.median), ABS_FLOOR) > max(sp.rtol * max(abs(sp.median), ABS_FLOOR), sp.atol)
 
 
 def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: Collection[str] = ()) -> list[str]:
-    """Return, for a run on the pins' block under other numerics, what each chaotic statistic gave.
-
-    Such a statistic is held at the verdict level (its claim's and parts' verdicts are compared);
-    the line gives this run's count and median beside the spread measured when it was pinned.
-    """
+    """Return, for a run on the pins' block under other numerics, what each chaotic statistic gave."""
     out = []
     for r in results:
         pin = expected.get(r.claim_id)
         if pin is None or r.verdict is Verdict.SKIPPED or r.claim_id in partial:
             continue
-        now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+        now = _recorded(r)
         for key, sp in pin.stats.items():
             s = now.get(key)
             outcome, _ = judge_stat(sp, s, bool(pin.rounding))
@@ -401,17 +357,13 @@ def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: C
 
 
 def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str, skip_chaotic: bool = False) -> list[str]:
-    """Return the deviations of the controls and statistics, which hold only on the block they were pinned on.
-
-    ``skip_chaotic`` (another numerics' run): leave out the statistics whose count moved under
-    rounding, and the medians that rounding moved past their tolerance (``median_chaotic``).
-    """
+    """Return the deviations of the controls and statistics (``skip_chaotic``: another numerics' run)."""
     out = []
     for c in r.controls:
         want = pin.controls.get(c.name)
         if want is not None and c.status != want:
             out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
-    now = {stat_key(s.part, s.control, s.statistic): s for s in r.claim_stats + r.control_stats}
+    now = _recorded(r)
     for key, sp in pin.stats.items():
         _, problems = judge_stat(sp, now.get(key), skip_chaotic, source, r)
         out += [f"{r.claim_id} {key}: {p}" for p in problems]
@@ -450,9 +402,9 @@ def judge_stat(
         return "moved beyond", problems
     if not median_held:
         return "chaotic median: count held", []
-    if _relative(sp.median, s.values.median) == 0:
+    if relative(sp.median, s.values.median) == 0:
         return "identical", []
-    return ("within rounding" if _relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
+    return ("within rounding" if relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
 
 
 def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
@@ -501,10 +453,7 @@ def _toml_float(x: float) -> str:
 
 
 def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | None = None) -> str:
-    """Return TOML text pinning ``pins`` under ``[budget]``, measured on the block ``at``; load_expectations reads it.
-
-    ``at`` defaults to base seed 0 of the confirmatory pool.
-    """
+    """Return TOML text pinning ``pins`` under ``[budget]``, measured on the block ``at`` (default: base seed 0)."""
     lines = [f"# {line}" for line in header.splitlines()] if header else []
     at = at or PinnedAt()
     lines += [
@@ -608,11 +557,7 @@ def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str
 
 
 def _with_tolerances(pins: Expected, old: Mapping[str, ClaimPin]) -> Expected:
-    """Return ``pins`` with the tolerances (rtol, atol) the file set for the same statistic of the same claim.
-
-    Re-pinning writes new medians and counts; a tolerance set by hand (say atol, a statistic's
-    resolution) stays, so pinning again does not undo it.
-    """
+    """Return ``pins`` with the tolerances the file set for the same statistics: pinning again keeps them."""
     out: Expected = {}
     for cid, pin in pins.items():
         before = old[cid].stats if cid in old else {}

@@ -1,35 +1,23 @@
 """Fingerprint the code that decides a claim's verdict, so that a changed decision is a changed version.
 
-A claim's verdict depends on its declared protocol and on code: the claim module (what it measures,
-which statistic it records, with which constants) and every project definition it uses (a decision
-function such as a linear-rate test, a threshold constant), followed through the project's imports,
-plus the core's decision rule (``CORE_ENTRIES``). ``code_fingerprint`` hashes exactly that:
+``code_fingerprint`` hashes the claim module and every project definition it uses, plus the core's
+decision rule (``CORE_ENTRIES``):
 
-- the walk is over definitions, not files: it starts at every top-level statement of the claim
-  module and at the core's entries, collects the names each definition references, resolves them
-  through the module's imports to the project definitions they name (functions, classes,
-  constants), and follows those, breadth first;
-- the project is the core (``claimcheck``), the suite's packages and the claim module's own
-  folder; anything else (numpy, torch, pytest) is named, not followed;
-- the walk stops at the suite's engine (``Engine.modules``: what trains and measures; it has an
-  identity of its own, shown beside the verdict) and at modules the suite lists in ``Engine.stop``
-  (calibration cases), except for the engine definitions the suite lists as deciding
-  (``Engine.decides``) and what they use from their own module; it does not enter this module
-  either (``CORE_STOPS``): it names code, it decides nothing;
-- each definition is hashed from its syntax tree with docstrings, comments, formatting and type
-  annotations left out, and with every reference to a project definition replaced by a
-  placeholder numbered in the order the walk first met it; so moving a definition to another
-  module (an import path change), or renaming it, changes nothing, while a changed constant,
-  threshold or line of a decision function does;
-- a module-level value of the claim module that is part of a protocol (a ``ClaimProtocol``,
-  ``Part``, ``Stat``, ``Control`` or ``Seeds``) is hashed as the values that decide (``decides``),
-  so rewording its prose (statements, reasons, regime) is not a new version; so is the claim
-  marker's title and source.
+- the walk is over definitions, not files: from every top-level statement of the claim module, the
+  names each definition references are resolved through its imports to the project definitions they
+  name, and followed breadth first. The project is the core, the suite's packages and the claim
+  module's folder; numpy, torch or pytest are named, not followed;
+- the walk stops at the suite's engine (``Engine.modules``: it has an identity of its own, shown
+  beside the verdict) and at ``Engine.stop`` (calibration cases), but follows ``Engine.decides``; it
+  does not enter this module (``CORE_STOPS``): it names code, it decides nothing;
+- each definition is hashed from its syntax tree without docstrings, comments, formatting and type
+  annotations, each reference to a project definition replaced by a number in the order the walk
+  met it: moving or renaming a definition changes nothing, a changed constant or line does;
+- a protocol value of the claim module (``ClaimProtocol``, ``Part``, ``Stat``, ``Control``, ``Seeds``)
+  is hashed as the values that decide (``decides``), so rewording its prose is not a new version;
+  nor is rewording the claim marker's title and source.
 
-The same walk names one decision apart from any claim (``definition_fingerprint``, and
-``decision_identity``: ``Part.decision_id``, which a calibration result is recorded against and
-which a protocol's value carries into its claim's fingerprint).
-
+The same walk names one decision apart from any claim (``definition_fingerprint``, ``decision_identity``).
 Pure: nothing here imports pytest or runs the code it reads. Parsed modules and hashed definitions
 are cached per process and dropped when any file read changes.
 """
@@ -70,20 +58,13 @@ _REF = re.compile("\u27e6([^\u27e7]*)\u27e7")
 
 @dataclass(frozen=True)
 class Engine:
-    """What a suite declares about its code (the ``pytest_claimcheck_engine`` hook).
+    """What a suite declares about its code (the ``pytest_claimcheck_engine`` hook)."""
 
-    ``packages``: the suite's own top-level packages (project code the walk follows). ``modules``:
-    the engine's modules (each named exactly), where the walk stops. ``stop``: other modules it
-    does not enter (say calibration cases; a name here covers its submodules). ``decides``: ``module.name`` definitions
-    inside engine modules that decide a verdict (a statistic computed next to the measurements)
-    and are followed anyway. ``identity``: the engine's identity, shown beside each verdict.
-    """
-
-    packages: tuple[str, ...] = ()
-    modules: tuple[str, ...] = ()
-    stop: tuple[str, ...] = ()
-    decides: tuple[str, ...] = ()
-    identity: str = ""
+    packages: tuple[str, ...] = ()  # the suite's own top-level packages: the walk follows them
+    modules: tuple[str, ...] = ()  # the engine's modules (each named exactly): the walk stops there
+    stop: tuple[str, ...] = ()  # other modules not entered (calibration cases), submodules included
+    decides: tuple[str, ...] = ()  # module.name definitions in engine modules that decide: followed anyway
+    identity: str = ""  # the engine's identity, shown beside each verdict
 
 
 NO_ENGINE = Engine()
@@ -99,7 +80,6 @@ class CodeFingerprint:
 
     @property
     def short(self) -> str:
-        """Return the first 12 hex digits (what the report shows)."""
         return self.digest[:12]
 
 
@@ -183,7 +163,6 @@ def _binds(stmt: ast.stmt) -> tuple[str, ...]:
 
 
 def _import_targets(stmt: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> dict[str, str]:
-    """Return {local name: qualified name} for one import statement (relative ones resolved)."""
     out = {}
     if isinstance(stmt, ast.Import):
         for a in stmt.names:
@@ -223,8 +202,8 @@ def _parse(name: str, path: Path, source: bytes) -> _Module:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             imports.update(_import_targets(stmt, name, path.name == "__init__.py"))
             continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
-            continue  # a docstring
+        if _is_doc(stmt):
+            continue
         statements.append(stmt)
         names = _binds(stmt)
         for n in names:
@@ -245,18 +224,13 @@ def _read(path: Path) -> bytes | None:
 
 
 def _forget_changed() -> None:
-    """Drop everything parsed and hashed when a file read before has changed (a text resolves through others).
-
-    Files are compared by content, not by modification time, so an edit within the clock's
-    resolution is seen too.
-    """
+    """Drop everything parsed and hashed when a file read before has changed (by content: mtimes can tie)."""
     if any(_read(path) != source for (_, path), (source, _) in _PARSED.items()):
         _PARSED.clear()
         _TEXTS.clear()
 
 
 def _module(name: str, path: Path) -> _Module:
-    """Return the parsed module (parsed once per content of its file)."""
     hit = _PARSED.get((name, path))
     if hit is None:
         source = path.read_bytes()
@@ -266,7 +240,6 @@ def _module(name: str, path: Path) -> _Module:
 
 
 def _package_root(top: str) -> Path | None:
-    """Return the folder holding the top-level package ``top`` (without importing it), or None."""
     try:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
@@ -298,7 +271,6 @@ class _Resolver:
         self.roots: dict[str, Path | None] = {}
 
     def file_of(self, module: str) -> Path | None:
-        """Return the source file of a project module, or None for a module outside the project."""
         if module == self.claim[0]:
             return self.claim[1]
         if module not in self.files:
@@ -361,7 +333,6 @@ class _Resolver:
         return None
 
     def parsed(self, module: str, path: Path) -> _Module:
-        """Return the parsed module (the claim's own source where it is no file)."""
         if self.unfiled is not None and module == self.claim[0]:
             return self.unfiled
         return _module(module, path)
@@ -540,7 +511,6 @@ class _Serialiser:
 
 
 def _normalise(stmt: ast.stmt, module: _Module, resolver: _Resolver) -> str:
-    """Return one top-level statement as text that ignores formatting, comments, docstrings and names."""
     return json.dumps(_Serialiser(module, resolver).top(stmt), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -569,14 +539,9 @@ def code_fingerprint(
 def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
     """Return the fingerprint of the top-level definition that holds ``fn`` and of what it uses.
 
-    This names one decision apart from any claim (a part's unit decision, which a calibration
-    result holds for): the same walk and normalisation as ``code_fingerprint``, from that one
-    definition, without a claim module or the core's rule. A function nested in another, or a
-    lambda, is covered by the top-level statement that holds it. The walk follows the core and the
-    modules found beside ``fn``'s own top-level package (or its module, when it is in none), so a
-    decision of the suite follows the suite's code. A function defined where there is no file (a
-    notebook cell) is read from the source Python keeps for it (``linecache``). Raise ConfigError
-    for a callable with no Python source (a builtin, a ``functools.partial``, code made by ``exec``).
+    ``code_fingerprint``'s walk from that one definition (a part's unit decision, which a calibration
+    result holds for), following the modules beside ``fn``'s top-level package. A notebook cell's
+    function is read from ``linecache``. Raise ConfigError for a callable with no Python source.
     """
     fn = inspect.unwrap(fn)
     module = getattr(fn, "__module__", None) or ""
@@ -610,10 +575,8 @@ def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
 def decision_identity(fn: Callable[..., Any], stats: Sequence[Sequence[Any]] = ()) -> str:
     """Return ``module:qualname sha256[:12]``: a part's decision, named, and a digest of what decides with it.
 
-    The digest covers ``stats`` (each statistic's name, direction, threshold and tolerance) and the
-    decision's code fingerprint (``definition_fingerprint``): a comment, a docstring, a reformatting
-    or a move to another module leaves it as it was; a changed number, operator or threshold changes
-    it. A calibration result recorded for another digest is shown as "changed since".
+    The digest covers ``stats`` (name, direction, threshold, tolerance) and ``definition_fingerprint``.
+    A calibration result recorded for another digest is shown as "changed since".
     """
     fn = inspect.unwrap(fn)
     name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"

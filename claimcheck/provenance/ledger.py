@@ -32,8 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-import subprocess
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +43,8 @@ import tomli_w
 
 from claimcheck.decide.calibration import PartCalibration, decision_digest, ledger_results
 from claimcheck.errors import ConfigError
+from claimcheck.provenance import git
+from claimcheck.provenance.git import git_root as git_root  # the CLI reads it here
 
 SCHEMA = "claimcheck-ledger/1"
 CODE_SCHEME = "claimcheck-code/2"  # fingerprint.SCHEME: a registration of another scheme never matches
@@ -85,7 +85,6 @@ class Entry:
     index: int
 
     def get(self, name: str, default: Any = "") -> Any:
-        """Return a field of the entry (``default`` when it has none)."""
         return self.data.get(name, default)
 
     def describe(self) -> str:
@@ -126,11 +125,9 @@ class Ledger:
         return self.path if self.path.suffix == ".toml" else self.path / f"{claim}.toml"
 
     def of(self, claim: str, kind: str) -> list[Entry]:
-        """Return the claim's entries of ``kind``, oldest first."""
         return [e for e in self.entries if e.kind == kind and e.get("claim") == claim]
 
     def by_hash(self, digest: str) -> Entry | None:
-        """Return the entry with this hash, or None."""
         return next((e for e in self.entries if e.hash == digest), None)
 
     def registration(self, claim: str, fingerprint: str) -> Entry | None:
@@ -151,7 +148,6 @@ class Ledger:
         return [e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash]
 
     def confirmation(self, registration: Entry, budget: str | None = None) -> Entry | None:
-        """Return the first confirmation of ``registration`` (at ``budget``, when given), or None."""
         found = (e for e in self.confirmations(registration) if budget is None or e.get("budget") == budget)
         return next(found, None)
 
@@ -230,7 +226,6 @@ def content_hash(entry: Mapping[str, Any]) -> str:
 
 
 def ledger_files(path: Path) -> list[Path]:
-    """Return the files of the ledger ``path``: every ``*.toml`` of a folder, sorted, or the file itself."""
     return sorted(path.glob("*.toml")) if path.is_dir() else [path]
 
 
@@ -238,32 +233,18 @@ def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
     """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
 
     Raise LedgerError naming the file and the entry when an entry was edited, removed, inserted or
-    reordered, and ConfigError naming the first bad field of an entry.
+    reordered, and ConfigError naming the first bad field of an entry (or the path, when it does not
+    exist and is not a ``.toml`` file to be made).
     """
-    return ledger_of(path, read_ledger_files(path, option), option)
-
-
-def ledger_of(path: Path, files: Iterable[tuple[Path, Mapping[str, Any]]], option: str = "claim_ledger") -> Ledger:
-    """Return the ledger ``path`` made of ``files`` (each file with its parsed TOML), every chain verified."""
-    ledger = Ledger(path)
-    for f, raw in files:
-        ledger.entries += entries_of(raw, f, option)
-    return ledger
-
-
-def read_ledger_files(path: Path, option: str = "claim_ledger") -> list[tuple[Path, dict[str, Any]]]:
-    """Return each file of the ledger ``path`` with its parsed TOML (none for a ``.toml`` not made yet).
-
-    Raise ConfigError naming the path when it does not exist and is not a ``.toml`` file to be made.
-    """
-    if path.is_dir() or path.is_file():
-        files = ledger_files(path)
-        for f in files:
-            _inside_repository(f, option)
-        return [(f, read_raw(f, option)) for f in files]
-    if path.suffix != ".toml":
-        raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
-    return []
+    if not (path.is_dir() or path.is_file()):
+        if path.suffix != ".toml":
+            raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
+        return Ledger(path)
+    files = ledger_files(path)
+    for f in files:
+        _inside_repository(f, option)
+    raws = [(f, read_raw(f, option)) for f in files]
+    return Ledger(path, [e for f, raw in raws for e in entries_of(raw, f, option)])
 
 
 def _inside_repository(file: Path, option: str) -> None:
@@ -295,12 +276,10 @@ def _relative(root: Path, file: Path) -> str:
 
 
 def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
-    """Return the entries of one ledger file, its chain verified (see ``load_ledger``)."""
     return entries_of(read_raw(path, option), path, option)
 
 
 def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
-    """Return one ledger file as parsed TOML; raise ConfigError naming it when it cannot be read or parsed."""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -315,7 +294,6 @@ def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
 
 
 def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger") -> list[Entry]:
-    """Return the entries of ledger file ``path`` parsed as ``raw``, its chain verified (see ``load_ledger``)."""
     if "version" in raw and "entry" not in raw:
         raise ConfigError(
             f"{option}: {path} is a ledger of the older format ([[version]] tables, no hash chain); convert it, as a "
@@ -364,12 +342,10 @@ def _entry(row: Any, path: Path, i: int, option: str) -> Entry:
 
 
 def today() -> str:
-    """Return today's date (UTC) as YYYY-MM-DD, the date every entry carries."""
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
 def _normal(value: Any, where: str) -> Any:
-    """Return ``value`` as TOML can hold it: tuples as lists, keys as text, None-valued keys left out."""
     if isinstance(value, Mapping):
         return {str(k): _normal(v, f"{where}.{k}") for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
@@ -391,11 +367,7 @@ def render_entry(entry: Mapping[str, Any]) -> str:
 
 
 def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
-    """Append an entry of ``kind`` to the ledger file ``path`` (created if need be) and return it.
-
-    The file's chain is verified first; ``fields`` must hold the kind's required fields
-    (``REQUIRED``) and may hold more (plain data: text, numbers, booleans, lists, tables).
-    """
+    """Append an entry of ``kind`` (``fields``: its ``REQUIRED`` ones and any plain data) to ``path``; return it."""
     if kind not in REQUIRED:
         raise ConfigError(f"ledger entry kind must be one of {sorted(REQUIRED)}, got {kind!r}")
     missing = [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]
@@ -418,11 +390,9 @@ def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
 def append_calibration(
     ledger: Path, claim: str, part: str, fingerprint: str, results: Mapping[str, Any], date: str = ""
 ) -> Entry:
-    """Append a ``calibrate`` entry: the results of running ``part``'s decision on labelled cases.
+    """Append a ``calibrate`` entry: ``part``'s decision (named by ``fingerprint``) run on labelled cases.
 
-    ``ledger`` is the ledger file or folder (a folder gets ``<claim>.toml``); ``fingerprint`` names
-    the decision that was calibrated; ``results`` is plain data of the caller's design (counts per
-    family, sensitivity and specificity with their bounds, ...), kept as given under ``results``.
+    ``results`` is plain data of the caller's design (counts per family, sensitivity, ...), kept as given.
     """
     path = Ledger(ledger).file_for(claim)
     fields = {"claim": claim, "part": part, "fingerprint": fingerprint, "date": date or today(), "results": results}
@@ -432,8 +402,7 @@ def append_calibration(
 def migrate(path: Path, date: str = "") -> Entry:
     """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
 
-    The entry records the old file's sha256 and each old version, marked legacy, so the history
-    stays in the ledger; legacy fingerprints are of the older scheme and confirm nothing now.
+    The old versions stay, marked legacy: their fingerprints are of the older scheme and confirm nothing now.
     """
     data = path.read_bytes()
     raw = tomllib.loads(data.decode("utf-8"))
@@ -462,38 +431,9 @@ def migrate(path: Path, date: str = "") -> Entry:
 # --- git -----------------------------------------------------------------------------------------------
 
 
-def _git_bytes(cwd: Path, args: Sequence[str], data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git args`` in ``cwd`` with ``data`` on its standard input: every git call of the ledger goes here."""
-    return subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, timeout=60, check=False)
-
-
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    out = _git_bytes(cwd, args)
-    text = (out.stdout.decode(errors="replace"), out.stderr.decode(errors="replace"))
-    return subprocess.CompletedProcess(out.args, out.returncode, *text)
-
-
-def is_shallow(root: Path) -> bool:
-    """Return whether the repository at ``root`` is a shallow clone (its history cut at some depth)."""
-    return _git(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
-
-
-def git_root(path: Path) -> Path | None:
-    """Return the top of the git work tree holding ``path``, or None (no git, or not a repository)."""
-    if shutil.which("git") is None:
-        return None
-    folder = path if path.is_dir() else path.parent
-    if not folder.exists():
-        return None
-    out = _git(folder, "rev-parse", "--show-toplevel")
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
-
-
 def committed_in(root: Path, file: Path, digest: str) -> str | None:
-    """Return the first commit whose version of ``file`` holds an entry with hash ``digest``, or None."""
     rel = _relative(root, file)
-    out = _git(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel)
-    commits = out.stdout.split() if out.returncode == 0 else []
+    commits = (git.output(root, "log", "--format=%H", "--reverse", f"-S{digest}", "--", rel) or "").split()
     return commits[0] if commits else None
 
 
@@ -502,11 +442,8 @@ def check_git(ledger: Ledger) -> list[str]:
 
     A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
     used. A confirmation whose run's commit git does not have confirms nothing (``ledger.unproven``
-    says why; the claim reads registered, unconfirmed). Returns notes on what could not be checked
-    (no git, not a repository, a commit missing from a shallow clone); those are said, never passed
-    silently. One ``git log`` names the commits of the ledger files, one ``git cat-file --batch``
-    reads those versions and the runs' commits, one ``git rev-list`` gives the runs' ancestors, one
-    ``git rev-parse`` says whether the clone is shallow, however many confirmations.
+    says why). Returns notes on what could not be checked (no git, a shallow clone): said, never
+    passed silently. Four git calls, however many confirmations.
     """
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
@@ -521,14 +458,14 @@ def check_git(ledger: Ledger) -> list[str]:
             raise LedgerError(f"ledger {c.describe()}: it confirms {str(c.get('registration'))[:12]}, no registration")
         pairs.append((c, reg))
     top = root.resolve()
-    shallow = is_shallow(root)
+    shallow = git.is_shallow(root)
     rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
     versions = _oldest_first(root, sorted(set(rel.values())))
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
-    found = _cat_objects(root, [*objects, *runs])
+    found = git.cat_objects(root, [*objects, *runs])
     full = {r: found[r][1].decode() for r in runs if r in found and found[r][0] == "commit"}  # the run's full id
-    parents = _ancestry(root, sorted(set(full.values())))
+    parents = git.ancestry(root, sorted(set(full.values())))
     notes = []
     for c, reg in pairs:
         first, row = _first_holding(versions[rel[reg.file]], rel[reg.file], reg.hash, found)
@@ -543,7 +480,7 @@ def check_git(ledger: Ledger) -> list[str]:
             )
             ledger.unproven[c.hash] = why
             notes.append(f"{why}: it confirms nothing here")
-        elif not _descends(full[run], first, parents):
+        elif not git.descends(full[run], first, parents):
             raise LedgerError(
                 f"ledger {c.describe()}: its run used commit {run}, which does not descend from {first[:12]}, "
                 f"the commit that registered {reg.describe()}: the run is not shown to come after the registration"
@@ -554,13 +491,9 @@ def check_git(ledger: Ledger) -> list[str]:
 def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
     """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
     out: dict[str, list[str]] = {f: [] for f in files}
-    log = _git(root, "log", "--full-history", "--reverse", "--format=%H", "--name-only", "--", *files)
-    commit = ""
-    for line in log.stdout.splitlines() if log.returncode == 0 else ():
-        if re.fullmatch(r"[0-9a-f]{40}", line):
-            commit = line
-        elif line.strip() in out:
-            out[line.strip()].append(commit)
+    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *files)[0]:
+        if name in out:
+            out[name].append(commit)
     return out
 
 
@@ -589,69 +522,15 @@ def _first_holding(
     return None, None
 
 
-def _cat_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
-    """Return the type and content of each object git has (one ``git cat-file --batch``); missing ones are left out.
-
-    A commit's content is given as its full id instead (what a short id names).
-    """
-    if not names:
-        return {}
-    out = _git_bytes(root, ["cat-file", "--batch"], ("\n".join(names) + "\n").encode())
-    data, found, at = out.stdout, {}, 0
-    for name in names:
-        end = data.find(b"\n", at)
-        if end < 0:
-            break
-        header = data[at:end].decode(errors="replace").split()
-        at = end + 1
-        if len(header) == 3 and header[2].isdigit():
-            size = int(header[2])
-            body = header[0].encode() if header[1] == "commit" else data[at : at + size]
-            found[name] = (header[1], body)
-            at += size + 1
-    return found
-
-
-def _ancestry(root: Path, commits: Sequence[str]) -> dict[str, list[str]]:
-    """Return each ancestor of ``commits`` (themselves included) with its parents (one ``git rev-list --parents``)."""
-    if not commits:
-        return {}
-    out = _git(root, "rev-list", "--parents", *commits)
-    graph: dict[str, list[str]] = {}
-    for line in out.stdout.splitlines() if out.returncode == 0 else ():
-        head, *parents = line.split()
-        graph[head] = parents
-    return graph
-
-
-def _descends(commit: str, ancestor: str, parents: Mapping[str, Sequence[str]]) -> bool:
-    """Return whether ``ancestor`` is ``commit`` or one of its ancestors in ``parents``."""
-    seen, todo = set(), [commit]
-    while todo:
-        c = todo.pop()
-        if c == ancestor:
-            return True
-        if c not in seen:
-            seen.add(c)
-            todo.extend(parents.get(c, ()))
-    return False
-
-
 def check_history(ledger: Ledger) -> list[str]:
     """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
 
-    This is the ledger's anchor in git (with ``check_git`` for confirmations): the hash chain alone
-    shows an edited entry; this shows a chain rewritten from the start.
-
-    A ledger is append-only against its git history: an entry removed, reordered, edited or
-    re-hashed after it was committed raises LedgerError naming the file and the commit where the
-    history diverges. The whole history is walked (``git log --full-history -m``: every parent of a
-    merge, so a branch that re-creates the file cannot hide main's versions), and a ledger file of the
-    folder that held entries and is gone now (deleted or renamed) raises too. Sets
-    ``ledger.committed`` to the hashes committed at HEAD, so a confirmation appended but not committed
-    is shown as pending, and ``ledger.history_checked`` unless the clone is shallow (then a note says
-    the history could not be checked). Versions of the older format (before a ``migrate`` entry) are
-    not compared. Returns notes on what could not be checked.
+    The hash chain alone shows an edited entry; this shows a chain rewritten from the start. An entry
+    removed, reordered, edited or re-hashed after it was committed, or a ledger file that held entries
+    and is gone, raises LedgerError naming the commit where the history diverges. Every parent of a
+    merge is walked (``-m``), so a branch that re-creates the file cannot hide main's versions. Sets
+    ``ledger.committed`` (the hashes at HEAD: a confirmation not committed is pending) and
+    ``ledger.history_checked`` (not in a shallow clone). Returns notes on what could not be checked.
     """
     if ledger.path is None or not ledger.entries:
         return []
@@ -660,27 +539,23 @@ def check_history(ledger: Ledger) -> list[str]:
         return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
     files = {_relative(root, f): f for f in ledger_files(ledger.path)}
     spec = _relative(root, ledger.path) if ledger.path.exists() else sorted(files)[0]
-    log = _git(root, "log", "--full-history", "-m", "--no-renames", "--format=%H %s", "--name-only", "--", spec)
-    if log.returncode != 0:
-        return [f"git history not checked for {ledger.path}: git log failed ({log.stderr.strip()[:200]})"]
+    log, error = git.log_files(root, "--full-history", "-m", "--no-renames", "--", spec)
+    if error is not None:
+        return [f"git history not checked for {ledger.path}: git log failed ({error.strip()[:200]})"]
     folder = spec if ledger.path.is_dir() else None
     versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
-    commit = subject = ""
-    for line in log.stdout.splitlines():
-        name = line.strip()
-        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
-            commit, _, subject = line.partition(" ")
-        elif name in versions or (folder is not None and _in_folder(name, folder)):
+    for commit, subject, name in log:
+        if name in versions or (folder is not None and _in_folder(name, folder)):
             if (commit, subject) not in versions.setdefault(name, []):
                 versions[name].append((commit, subject))
     same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
     commits = sorted({c for vs in versions.values() for c, _ in vs})
     at_head = [f"HEAD:{rel}" for rel in files]
-    found = _cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
+    found = git.cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
     blobs = {k: v.decode("utf-8", errors="replace") for k, (kind, v) in found.items() if kind == "blob"}
     committed: set[str] = set()
     notes = []
-    shallow = is_shallow(root)
+    shallow = git.is_shallow(root)
     if shallow:
         notes.append(
             f"git history not checked for {ledger.path}: this is a shallow clone, so the versions before its "
@@ -729,19 +604,13 @@ def check_history(ledger: Ledger) -> list[str]:
 
 
 def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
-    """Add to ``versions`` the commits of the single-file ledger ``name`` under the names it had before a rename.
+    """Add to ``versions`` the commits of the single-file ledger ``name`` under its older names; map each to ``name``.
 
-    Return each older name mapped to ``name`` (one ``git log --follow``): its versions are the file's own,
-    so they too must be prefixes of the file now.
+    Those versions are the file's own, so they too must be prefixes of the file now.
     """
-    log = _git(root, "log", "--follow", "--format=%H %s", "--name-only", "--", name)
     same: dict[str, str] = {}
-    commit = subject = ""
-    for line in log.stdout.splitlines() if log.returncode == 0 else ():
-        old = line.strip()
-        if re.fullmatch(r"[0-9a-f]{40} .*|[0-9a-f]{40}", line):
-            commit, _, subject = line.partition(" ")
-        elif old and old != name:
+    for commit, subject, old in git.log_files(root, "--follow", "--", name)[0]:
+        if old != name:
             same[old] = name
             if (commit, subject) not in versions.setdefault(old, []):
                 versions[old].append((commit, subject))
@@ -749,7 +618,6 @@ def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str
 
 
 def _in_folder(name: str, folder: str) -> bool:
-    """Return whether the repository path ``name`` is a ``*.toml`` directly in ``folder`` (a ledger file of it)."""
     head, _, tail = name.rpartition("/")
     return head == ("" if folder in (".", "") else folder.rstrip("/")) and tail.endswith(".toml")
 
@@ -767,7 +635,6 @@ def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None
 
 
 def _committed_hashes(text: str) -> list[str] | None:
-    """Return the entry hashes of a committed ledger version, each checked against its content (None: older format)."""
     try:
         raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -781,7 +648,6 @@ def _committed_hashes(text: str) -> list[str] | None:
 
 
 def history(ledger: Ledger, claim: str) -> list[str]:
-    """Return one line per entry about ``claim`` (legacy versions included), oldest first."""
     out = []
     for e in ledger.entries:
         if e.kind == "migrate":
@@ -793,7 +659,6 @@ def history(ledger: Ledger, claim: str) -> list[str]:
 
 
 def describe_entry(e: Entry) -> str:
-    """Return one line saying what an entry records."""
     head = f"#{e.index} {e.kind}"
     if e.kind == "register":
         code = str(e.get("fingerprint"))[:12]
@@ -840,7 +705,6 @@ def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Ent
 
 
 def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    """Return the ledger's calibration results as the report reads them (``RunData.calibration``), latest first."""
     out = []
     for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
         results = dict(e.get("results", {}))

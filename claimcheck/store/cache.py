@@ -1,24 +1,16 @@
 """Keep computed results in a content-addressed store on disk: no pickle, atomic, safe across processes.
 
-An entry is one ``.npz`` file (``allow_pickle=False``) named by the digest of its ``claimcheck.store.keys.Key``
-(everything that decides the result, in named namespaces, with the entry format and torch's version). The file holds the
-result's arrays, its JSON metadata, its own key, and a checksum over all three; an entry that fails
-the checksum, or that holds another key (a file copied or renamed over it), is recomputed and counted
-as corrupt. An entry that cannot be written (a full disk) costs nothing computed: the result is used,
-counted as unsaved, and a ``CacheWriteWarning`` names the path and the cause once per cache.
+An entry is one ``.npz`` file (``allow_pickle=False``) named by the digest of its ``claimcheck.store.keys.Key``,
+holding the result's arrays, its JSON metadata, its own key and a checksum over all three; it is
+sealed with the cache folder's secret key (``claimcheck.store.cachefile``), so an entry written by
+someone without the key, even with this module's own encoder, is not trusted. An entry damaged, of
+another key (a file copied over it) or not authenticated is recomputed, counted and named in a
+``CacheReadWarning``; one that cannot be written (a full disk) costs nothing computed: the result is
+used, counted as unsaved, and a ``CacheWriteWarning`` says why once per cache.
 
-Entries are sealed with the cache folder's secret key (``claimcheck.store.cachefile``: an HMAC over the
-whole file, the key made on first use, mode 0600): an entry written by someone without the key, even
-one re-encoded with this module's own encoder, fails authentication and is recomputed and counted
-(``unauthenticated``). Only regular files of at most ``cachefile.MAX_BYTES`` are read; the decoder
-never raises on damaged bytes, and every entry not used is named in a ``CacheReadWarning``.
-
-A per-entry ``fcntl`` lock makes concurrent pytest-xdist workers (or hosts sharing the folder over a
-POSIX file system) compute a result once: the first takes the lock and computes, the others wait
-and then read (``claimcheck.store.filelock``: a wait past a few seconds names the holder's pid and host, one
-past ``lock_timeout`` raises ``LockTimeout``; a lock file that is a link is not followed). A batch
-(``memo_many``) takes its entries' locks in key order, computes the missing results together, and
-stores one entry per result. Nothing here knows what is stored.
+A per-entry lock (``claimcheck.store.filelock``) makes concurrent pytest-xdist workers, or hosts
+sharing the folder, compute a result once; a batch (``memo_many``) takes its locks in key order, so
+overlapping batches cannot deadlock. Nothing here knows what is stored.
 """
 
 from __future__ import annotations
@@ -73,11 +65,7 @@ def _check_key(key: object) -> None:
 
 
 def producer() -> dict[str, Any]:
-    """Return who computes here: the host name, torch's thread count and the numerics (kernels, CPU, libraries).
-
-    The numerics are in the entry's key too, so a hit was always computed under this run's numerics;
-    a verify compares bits when the host is also the same.
-    """
+    """Return who computes here: the host, torch's threads and the numerics (a verify compares bits when the same)."""
     return {"host": platform.node(), "threads": torch.get_num_threads(), "numerics": key_numerics()}
 
 
@@ -103,7 +91,6 @@ def differs(hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta], rtol: float) -
 
 
 def _meta_differs(a: Any, b: Any, rtol: float, where: str) -> str | None:
-    """Return where two JSON values differ (floats within ``rtol``; NaN equals NaN), or None."""
     if isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b):
         found = (_meta_differs(a[k], b[k], rtol, f"{where}.{k}") for k in sorted(a))
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
@@ -136,7 +123,6 @@ def _checksum(arrays: Arrays, meta_json: str, key: str = "") -> str:
 
 
 def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
-    """Return the bytes of entry ``key``: the arrays, the metadata as JSON, the key, and their checksum."""
     meta_json = json.dumps(meta, sort_keys=True)
     buf = io.BytesIO()
     payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
@@ -156,7 +142,6 @@ _NPY_HEADER = re.compile(
 
 
 def _read_npy(raw: bytes) -> np.ndarray:
-    """Return the array in one ``.npy`` member; raise ValueError if it is not one (or holds objects)."""
     version = raw[6:8]
     if raw[:6] != _NPY_MAGIC or version not in (b"\x01\x00", b"\x02\x00"):
         return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
@@ -179,10 +164,9 @@ def _read_npy(raw: bytes) -> np.ndarray:
 
 
 def _members(data: bytes) -> dict[str, bytes]:
-    """Return each member of the stored (uncompressed) zip archive ``data`` by name, its CRC checked.
+    """Return each member of the stored zip ``data`` by name, its CRC checked; ValueError if np.savez did not write it.
 
-    Raise ValueError on anything ``np.savez`` would not have written: a compressed or encrypted
-    member, a local header that disagrees with the directory, data past the archive's end.
+    (A compressed or encrypted member, a local header that disagrees with the directory, data past the end.)
     """
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         infos = zf.infolist()
@@ -205,9 +189,7 @@ def _members(data: bytes) -> dict[str, bytes]:
 def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
     """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format.
 
-    Never raises on damaged bytes: whatever numpy, zipfile or json raise on them means None. Only an
-    archive ``np.savez`` could have written is parsed (stored members, each inside the data and its
-    CRC checked), and each array is read as ``np.load`` would (``allow_pickle=False``).
+    Never raises on damaged bytes: whatever numpy, zipfile or json raise on them means None.
     """
     try:
         members = {name.removesuffix(".npy"): _read_npy(raw) for name, raw in _members(data).items()}
@@ -222,11 +204,7 @@ def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
 
 
 def open_entry(data: bytes, key: str, secret: bytes) -> tuple[tuple[Arrays, Meta] | None, str]:
-    """Return (the result, "ok") from the bytes of sealed entry ``key``, or (None, why it is not used).
-
-    Why is "corrupt" (damaged, or of another key) or "unauthenticated" (intact, but not sealed with
-    ``secret``: written by someone without the cache's key, or before entries were sealed).
-    """
+    """Return (the result, "ok") from sealed entry ``key``, or (None, "corrupt" or "unauthenticated")."""
     payload, sealed = unseal(SEAL, data, secret)
     hit = decode(payload, key)
     if hit is None:
@@ -247,12 +225,8 @@ class Counts:
 
     def add(self, other: Counts, sign: int = 1) -> None:
         """Add ``other`` (times ``sign``) into these counts."""
-        self.computed += sign * other.computed
-        self.cached += sign * other.cached
-        self.corrupt += sign * other.corrupt
-        self.unsaved += sign * other.unsaved
-        self.verified += sign * other.verified
-        self.unauthenticated += sign * other.unauthenticated
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + sign * value)
 
 
 @dataclass
@@ -270,7 +244,6 @@ class ResultCache:
     _secret: bytes | None = field(default=None, repr=False)
 
     def path(self, key: str) -> Path:
-        """Return the file of entry ``key``."""
         assert self.root is not None
         return self.root / key[:2] / f"{key}.npz"
 
@@ -290,19 +263,16 @@ class ResultCache:
             yield usable
 
     def _note(self, line: str) -> None:
-        """Say (once per wait) that a lock is being waited for: live on standard error, and as a warning."""
         warnings.warn(CacheLockWarning(line.removeprefix("claimcheck: ")), stacklevel=5)
         (self.note or filelock.to_stderr)(line)
 
     def secret(self) -> bytes:
-        """Return the cache folder's secret key (made on first use); raise OSError when it cannot be had."""
         if self._secret is None:
             assert self.root is not None
             self._secret = cache_secret(self.root)
         return self._secret
 
     def _store(self, key: str, arrays: Arrays, meta: Meta) -> None:
-        """Write entry ``key``, sealed; a failure (a full disk, no key) is counted and warned of; the result is kept."""
         try:
             write_atomic(self.path(key), seal(SEAL, encode(arrays, meta, key), self.secret()))
         except OSError as e:
@@ -350,11 +320,8 @@ class ResultCache:
         """Return ``memo``'s result for every ``keys[i]``, computing all missing ones in one call.
 
         ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
-        repeated keys) and returns their results in that order. The entries' locks are taken one at
-        a time in digest order, so processes whose batches overlap cannot deadlock; an entry found is
-        released at once, a missing one is held until its result is stored: as with ``memo``, each
-        result is computed once across processes. A repeated key counts as read after its first.
-        The hits ``verify`` selects are recomputed in one more call of ``compute`` and compared.
+        repeated keys) and returns their results in that order. Locks are taken in digest order, so
+        overlapping batches cannot deadlock; a missing entry's lock is held until its result is stored.
         """
         for key in keys:
             _check_key(key)
@@ -392,7 +359,6 @@ class ResultCache:
     # --- verifying hits against a recompute (``--claim-cache-verify``) ---
 
     def _chosen(self, digest: str) -> bool:
-        """Return whether this hit is one of the seeded fraction ``verify`` recomputes."""
         if self.verify <= 0:
             return False
         if self.verify >= 1:
@@ -401,11 +367,9 @@ class ResultCache:
         return draw / 2**64 < self.verify
 
     def _stamped(self, meta: Meta) -> Meta:
-        """Return ``meta`` with who computed it (host, torch threads): a verify compares bits when they match."""
         return {**meta, PRODUCER: producer()}
 
     def _hit(self, digest: str) -> tuple[Arrays, Meta] | None:
-        """Return entry ``digest`` as its computation returned it (the producer stamp kept aside in ``_producers``)."""
         hit = self._read(digest)
         if hit is None:
             return None
@@ -415,7 +379,6 @@ class ResultCache:
         return arrays, meta
 
     def _verify(self, key: Key, hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta]) -> None:
-        """Compare a hit with its recompute; count it, or drop the entry and raise CacheMismatch naming it."""
         same_producer = self._producers.get(key.digest) == producer()
         rtol = 0.0 if same_producer else VERIFY_RTOL
         problem = differs(hit, again, rtol)
@@ -437,9 +400,8 @@ class ResultCache:
         )
 
     def _read(self, key: str) -> tuple[Arrays, Meta] | None:
-        """Return entry ``key`` if it is stored, intact, of this key and sealed with the cache's key.
+        """Return entry ``key`` if stored, intact and sealed with the cache's key; else None (counted, warned of).
 
-        Else None: absent, or counted (corrupt or unauthenticated) and named in a CacheReadWarning.
         A cache whose key cannot be read is not read at all (the write of the result says why).
         """
         path = self.path(key)
@@ -465,7 +427,6 @@ class ResultCache:
         return hit
 
     def _not_used(self, path: Path, status: str, why: str) -> tuple[Arrays, Meta] | None:
-        """Count entry ``path`` as not used for ``status`` and name it in a CacheReadWarning; return None."""
         if status == "unauthenticated":
             self.counts.unauthenticated += 1
         else:
@@ -518,7 +479,6 @@ def _is_entry(path: Path) -> bool:
 
 
 def default_cache_dir() -> Path:
-    """Return the user cache folder for training results."""
     return user_cache_dir("results")
 
 
@@ -557,5 +517,4 @@ class Memo:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Return how many results were computed and how many read from the cache."""
         return {"computed": self.cache.counts.computed, "cached": self.cache.counts.cached}

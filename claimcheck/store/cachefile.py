@@ -45,7 +45,6 @@ def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
 
 
 def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None:
-    """Return ``read_regular``'s bytes with the status of the file they were read from (None: no file)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -67,15 +66,14 @@ def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None
 
 
 def _uid() -> int:
-    """Return the user this process acts as (the owner a cache key must have)."""
     return os.geteuid()
 
 
 def _check_key_file(path: Path, st: os.stat_result) -> None:
-    """Raise OSError naming ``path`` and the fix when the key is another user's, or others may read or write it.
+    """Raise OSError naming ``path`` and the fix unless the key is the user's own, mode 0600.
 
     Whoever can read the key can seal entries the cache trusts; whoever owns it (or may write it) can
-    have chosen it. A key of the user's own, mode 0600, is the only one used.
+    have chosen it.
     """
     fixes = "use a cache folder of your own (--claim-cache-dir), or run without the cache (--claim-cache off)"
     if st.st_uid != _uid():
@@ -91,19 +89,16 @@ def _check_key_file(path: Path, st: os.stat_result) -> None:
 
 
 def _sealed_entries(folder: Path) -> int:
-    """Return how many files of ``folder`` (and its sub-folders one deep) are named as sealed entries are."""
     names = re.compile(r"[0-9a-f]{64}\.(npz|png|json)")
     return sum(1 for f in [*folder.glob("*"), *folder.glob("*/*")] if names.fullmatch(f.name))
 
 
 def cache_secret(folder: Path) -> bytes:
-    """Return the secret key of the cache ``folder``, making it (mode 0600) on first use.
+    """Return the secret key of the cache ``folder``, making it (mode 0600) on first use; OSError when it cannot be had.
 
     Two processes that start at once agree on one key: the file is written whole under a temporary
-    name, then linked into place, and a process that loses the race reads the winner's. Raise
-    OSError naming the file and the fix when the key can neither be read nor made, is owned by another
-    user, or others may read or write it (``_check_key_file``). A key made where entries sealed with an
-    earlier one lie is warned of (``KeyReplacedWarning``): those entries are not read.
+    name, then linked into place, and a process that loses the race reads the winner's. A key made
+    where entries sealed with an earlier one lie is warned of (``KeyReplacedWarning``).
     """
     path = folder / KEY_FILE
     for attempt in range(3):
@@ -150,10 +145,7 @@ def seal(header: bytes, payload: bytes, secret: bytes) -> bytes:
 
 
 def unseal(header: bytes, data: bytes, secret: bytes) -> tuple[bytes, bool]:
-    """Return (the payload of sealed ``data``, whether its seal checks under ``secret``).
-
-    Data that does not start with ``header`` and a seal line is returned whole, unchecked (False).
-    """
+    """Return (the payload of sealed ``data``, whether its seal checks); unsealed data is returned whole (False)."""
     head = len(header) + _MAC_HEX + 1
     if not data.startswith(header) or data[head - 1 : head] != b"\n":
         return data, False
@@ -163,10 +155,9 @@ def unseal(header: bytes, data: bytes, secret: bytes) -> tuple[bytes, bool]:
 
 
 def remove_sealed(folder: Path, suffix: str, header: bytes) -> int:
-    """Delete each file of ``folder`` named ``<64 hex digits><suffix>`` whose first bytes are ``header``.
+    """Delete each regular file of ``folder`` named ``<64 hex digits><suffix>`` starting with ``header``; count them.
 
-    Return how many. Only what claimcheck wrote goes: a file of another name or other contents, a
-    symbolic link, or the folder itself when it is a link, is left as it is.
+    A symbolic link, or the folder itself when it is a link, is left as it is.
     """
     n = 0
     if not folder.is_dir() or folder.is_symlink():

@@ -43,7 +43,6 @@ def to_stderr(line: str) -> None:
 
 
 def holder(fd: int) -> str:
-    """Return who holds the lock on ``fd`` as its holder wrote it ("pid N on host H"), or "an unknown process"."""
     try:
         text = os.pread(fd, _HOLDER_BYTES, 0).decode("utf-8", "replace").split()
     except OSError:
@@ -54,7 +53,6 @@ def holder(fd: int) -> str:
 
 
 def open_lock(path: Path) -> int:
-    """Open (or create) lock file ``path`` without following a link; raise ``NotALockFile`` or OSError."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
     except OSError as e:
@@ -77,12 +75,7 @@ def hold(
     note: Callable[[str], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[None]:
-    """Hold an exclusive lock on file ``path`` (created if absent) for the ``with`` block.
-
-    Waits at most ``timeout`` seconds (``TIMEOUT_S`` when None), then raises ``LockTimeout``; a wait
-    past ``NOTE_AFTER_S`` is told once to ``note``. Raises ``NotALockFile`` for a link or non-regular
-    file at ``path`` and OSError when it cannot be opened.
-    """
+    """Hold an exclusive lock on file ``path`` (created if absent, never a link) for the ``with`` block."""
     limit = TIMEOUT_S if timeout is None else timeout
     fd = open_lock(path)
     try:

@@ -1,19 +1,11 @@
 """Build every cache key in one place: a typed value with named fields that cannot overwrite each other.
 
-A result's key says what computed it and from what, in four namespaces:
-
-- ``engine``: the code and libraries every result of a suite depends on (a suite's engine version,
-  the sha256 of its engine files, numpy's version);
-- ``model``: the model under test (the paper's, or a ``--claim-model`` with the sha256 of its code);
-- ``function``: the computation itself (its qualified name and the sha256 of the code that defines
-  it, with whatever of its package it imports);
-- ``inputs``: what it is computed from (configs, data fingerprints, seeds, device type and dtype).
-
-Each namespace is its own field, so an engine digest and a function digest that are both called
-``code`` stay two fields; a merge such as ``{**engine, **parts}`` has no place to happen. The digest
-(``Key.digest``, the entry's file name) is the sha256 of the four as canonical JSON together with
-the entry format and torch's version. ``store_key`` is the one function that makes a digest, and
-``ResultCache`` takes only ``Key`` values.
+A result's key says what computed it and from what, in four namespaces: ``engine`` (the code and
+libraries every result of a suite depends on), ``model`` (the model under test), ``function`` (the
+computation: its name and the sha256 of its code) and ``inputs`` (configs, data fingerprints, seeds,
+device type and dtype). Each is its own field, so an engine digest and a function digest both called
+``code`` stay two fields: a merge such as ``{**engine, **parts}`` has no place to happen. The digest
+(``Key.digest``, the entry's file name) is ``store_key``'s, the one function that makes one.
 """
 
 from __future__ import annotations
