@@ -35,12 +35,7 @@ from claimcheck.pytest.markers import (
     fingerprint_claims,
     unit_seeds,
 )
-from claimcheck.pytest.options import (
-    Settings,
-    add_options,
-    baseline_fail_value_as_test_path,
-    report_value_as_test_path,
-)
+from claimcheck.pytest.options import Settings, add_options, bare_values_as_test_paths
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
@@ -66,8 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    report = report_value_as_test_path(args, early_config.invocation_params.dir)  # before pytest reads the test paths
-    if baseline_fail_value_as_test_path(args) or report:
+    if bare_values_as_test_paths(args, early_config.invocation_params.dir):  # before pytest reads the test paths
         fresh = vars(parser.parse_known_args(args))
         keys = ("file_or_dir", "claim_report", "claim_baseline_fail")
         vars(early_config.known_args_namespace).update({k: fresh[k] for k in keys})
