@@ -6,11 +6,9 @@ end of the session in ``session``). Measurements travel on the test reports (``u
 so the controller writes the report under pytest-xdist too.
 
 Loading this module costs a session that collects no claim almost nothing: it imports the
-options and the marker readers, never torch, numpy or the controller. The claim core (store,
-executor, ledger, controller) starts in ``start_core`` when a claim is collected, a claim fixture
-is used, or an option needs it at once (``core_needed_at_configure``): a baseline to check, a cache
-to clear, or a pytest-xdist controller, which collects nothing itself and must hand its workers the
-Ray cluster and the reapers' folder before they start.
+options and the marker readers, never torch, numpy or the controller. The claim core starts in
+``start_core`` when a claim is collected, a claim fixture is used, or an option needs it at once
+(``core_needed_at_configure``).
 """
 
 from __future__ import annotations
@@ -101,10 +99,7 @@ def core_needed_at_configure(config: pytest.Config, settings: Settings) -> bool:
 
 
 def start_core(config: pytest.Config) -> None:
-    """Start the claim core in this process, once: the ledger, executor, store, controller and reporters.
-
-    Raise pytest.UsageError naming the option or file when one of them cannot be set up.
-    """
+    """Start the claim core in this process, once (``start.start``)."""
     core = core_of(config)
     if core.started:
         return
