@@ -149,7 +149,7 @@ class Settings:
     data_dir_source: str  # which setting chose data_dir
     model_dir: Path | None  # a local pretrained model directory, if given
     baseline: Path | None = None  # an earlier run's JSON to compare with
-    baseline_fail: bool = False  # make regressions against the baseline fail the session
+    baseline_fail: str = ""  # the gate's mode: "" off, "all" (worse and undecided fail the session) or "worse"
     baseline_exact: bool = False  # with baseline_fail: a value that is not the baseline's is a regression too
     tolerance: Tolerance = DEFAULT_TOLERANCE
     cache: str = "on"  # on, off, or clear (empty the cache, then use it)
@@ -173,7 +173,6 @@ class Settings:
     timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
     report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
     gate_cap: int = 1  # record each claim test's units up to this multiple of its budget's, for the gate only
-    baseline_fail_mode: str = "all"  # with baseline_fail: "all" fails worse and undecided, "worse" only worse
     baseline_update: bool = False  # write this run's JSON over the baseline, keeping the old one beside it
     baseline_margins: tuple[tuple[str, float], ...] = ()  # (CLAIM.statistic, margin) from claim_baseline_margins
 
@@ -200,7 +199,6 @@ class Settings:
         report = parse_report(*values["claim_report"], root)
         baseline_fix = "give the .json written next to an earlier claim report"
         baseline = _existing(*values["claim_baseline"], root, "baseline", baseline_fix)
-        fail_mode = parse_fail_mode(*values["claim_baseline_fail"])
         check_report_spares_baseline(report, baseline)
         return cls(
             report=report,
@@ -211,8 +209,7 @@ class Settings:
             data_dir_source=data_src,
             model_dir=_existing(*values["claim_model_dir"], root, "model directory", MODEL_FIX),
             baseline=baseline,
-            baseline_fail=fail_mode != "",
-            baseline_fail_mode=fail_mode or "all",
+            baseline_fail=parse_fail_mode(*values["claim_baseline_fail"]),
             baseline_update=bool(values["claim_baseline_update"][0]),
             baseline_margins=parse_margins(config.getini("claim_baseline_margins"), "ini claim_baseline_margins"),
             baseline_exact=bool(values["claim_baseline_exact"][0]),

@@ -376,7 +376,7 @@ class Controller:
         s = self.settings
         if self.baseline is None:
             return 0
-        mode = s.baseline_fail_mode if s.baseline_fail else ""
+        mode = s.baseline_fail
         try:
             margins = dict(s.baseline_margins)
             self.comparison = compare(run, self.baseline, str(s.baseline or ""), s.tolerance, margins)
