@@ -459,7 +459,6 @@ def _history_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history",
         type=Path,
-        default=None,
         metavar="DIR",
         help="the run history folder (default .claimcheck/history in the current folder)",
     )

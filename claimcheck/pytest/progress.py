@@ -62,18 +62,12 @@ class TestPlan:
 
 @dataclass(frozen=True)
 class Estimate:
-    """The time left, and what it rests on: the tests no pace is known for, the cap of sequential claims.
+    """The time left, and what it rests on: the tests no pace is known for, the cap of sequential claims."""
 
-    ``seconds`` counts every test not yet finished at the units it plans; ``untimed`` names the
-    claims with a test estimated at the run's average pace (none measured for it: the estimate may
-    be short); ``at_cap`` is the time left if every sequential claim runs to its cap, and
-    ``sequential`` names those claims.
-    """
-
-    seconds: float
-    untimed: tuple[str, ...] = ()
-    at_cap: float = 0.0
-    sequential: tuple[str, ...] = ()
+    seconds: float  # every test not yet finished, at the units it plans
+    untimed: tuple[str, ...] = ()  # claims with a test at the run's average pace (none measured: may be short)
+    at_cap: float = 0.0  # the time left if every sequential claim runs to its cap
+    sequential: tuple[str, ...] = ()  # those sequential claims
 
 
 @dataclass
