@@ -427,8 +427,15 @@ class ProgressReporter(_Hooks):
     estimates that test from them.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        config: Any,
+        claim_of: Callable[[Any], str | None],
+        seeds_of: Callable[[Any], list[int]],
+        clock: Callable[[], float] = time.monotonic,
+        caps_of: Callable[[Any], list[int]] | None = None,
+    ) -> None:
+        super().__init__(config, claim_of, seeds_of, clock, caps_of)
         self.progress = Progress(started=self.started)
         self.planned: dict[str, int] = {}  # node id -> units, when planned from items
 
