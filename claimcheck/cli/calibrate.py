@@ -1,12 +1,7 @@
 """``claimcheck calibrate``: find the protocols of a suite's claim modules, calibrate every part, render the results.
 
 Claim modules are imported by path (``test_*.py`` / ``*_test.py`` under each folder given, as
-pytest would collect them); every module-level ``ClaimProtocol`` is a protocol to calibrate. The
-markdown shows, per part, sensitivity and specificity with their exact one-sided 95% lower
-bounds, design and challenge families in columns of their own, the share of in-zone cases left
-undecided, every family below the floor with why its answer is known, the families that fell
-short with the parameter ranges and worst cases they were wrong on, the claim-level rule
-simulated at each budget's unit count, and each claim's controls by kind.
+pytest would collect them); every module-level ``ClaimProtocol`` is a protocol to calibrate.
 """
 
 from __future__ import annotations

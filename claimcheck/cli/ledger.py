@@ -1,11 +1,8 @@
 """``claimcheck ledger``: register a claim's code, confirm a registration from its run, verify and show the ledger.
 
-``register`` collects the claims under the given paths with pytest (so the fingerprint is the one
-a session computes, with the suite's own hooks) and appends a ``register`` entry for every claim
-whose code matches no registered version. ``confirm`` reads a run's JSON and appends a
-``confirm`` entry for each claim it ran on its registered block, after checking that the run is
-that block's one confirmatory run. ``verify`` checks every chain and the git history; ``show``
-prints the entries; ``migrate`` converts a ledger of the older format, as a recorded entry.
+``register`` collects the claims with pytest, so the fingerprint is the one a session computes with
+the suite's own hooks; ``confirm`` first checks that the run is its registered block's one
+confirmatory run (``confirm_problems``).
 """
 
 from __future__ import annotations

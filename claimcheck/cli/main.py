@@ -459,7 +459,6 @@ def _history_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history",
         type=Path,
-        default=None,
         metavar="DIR",
         help="the run history folder (default .claimcheck/history in the current folder)",
     )
@@ -485,6 +484,12 @@ def _parser() -> argparse.ArgumentParser:
     def command(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
 
+    def output(p: argparse.ArgumentParser, history: bool = True) -> None:  # -o, --force and --history
+        p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+        p.add_argument("--force", action="store_true", help=FORCE_HELP)
+        if history:
+            _history_option(p)
+
     p = command("render", "re-render a report (and its figures) from a run's JSON")
     p.add_argument("run", help="the .json written next to a claim report, or a history entry")
     p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout, without figures)")
@@ -494,9 +499,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_render)
     m = command("matrix", "tabulate claims x runs, e.g. one run per machine")
     m.add_argument("runs", nargs="+", help="run .json files or history entries")
-    m.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
-    m.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _history_option(m)
+    output(m)
     m.set_defaults(func=_cmd_matrix)
     e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
@@ -525,9 +528,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("run", help="the run's .json (a run of the block the expectations were pinned on)")
     a.add_argument("--expectations", type=Path, default=Path("claims/expectations.toml"), help="the pins (TOML)")
     a.add_argument("--budget", default=None, help="the budget table (default: the run's budget)")
-    a.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
-    a.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _history_option(a)
+    output(a)
     a.set_defaults(func=_cmd_audit)
     c = command("compare", "compare a run with a baseline: verdicts, then statistics")
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
@@ -544,9 +545,7 @@ def _parser() -> argparse.ArgumentParser:
         "14 when a statistic is undecided or not compared",
     )
     c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
-    c.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
-    c.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _history_option(c)
+    output(c)
     c.set_defaults(func=_cmd_compare)
     b = command("baseline", "manage the regression gate's baseline")
     actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -620,8 +619,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--seed", type=int, default=0, help="seed of the case generators (default 0)")
     k.add_argument("--only", metavar="IDS", help="comma-separated claim ids to calibrate (default: all)")
     k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
-    k.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
-    k.add_argument("--force", action="store_true", help=FORCE_HELP)
+    output(k, history=False)
     k.set_defaults(func=_cmd_calibrate)
     add_ledger_commands(command)
     return parser

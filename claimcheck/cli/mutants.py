@@ -3,21 +3,12 @@
 A catalogue (TOML, ``load_catalogue``) names a reference and entries. Each entry is a model for
 ``--claim-model`` (``model = "path/to/file.py:factory"``), or edits to a copy of the checkout
 (``[[mutant.edit]]``: ``file``, ``old``, ``new``: the literal text ``old`` must occur exactly once),
-or both. A ``mutant`` carries a bug and names the checks ``expect``-ed to catch it; a ``benign``
-edit keeps the math, or changes each seed's draws but not their distribution, and must pass.
-
-Every entry is run through the suite and judged against the reference run of its model on the
-same seeds. Four checks can catch a mutant (``KILLERS``):
-
-- ``probe``: the session refused the model at start (``--claim-model``'s probe);
-- ``claims``: a claim's verdict got worse than the reference's (``claims:C3,C5`` narrows it);
-- ``gate``: a statistic is worse beyond its margin (``claimcheck.gate.baseline``; ``gate:C4`` narrows it);
-- ``first screen``: a claim's row shows a premise the model breaks that the reference's does not.
-
-A mutant is killed when any check catches it, "as expected" when one of its ``expect`` did. One
-that survives and declares ``uncovered = "why"`` is reported "survived: no claim covers it". A
-benign edit is falsely flagged by a refusal, a verdict change (either way: ``--claim-baseline-fail``
-fails the session on it), a statistic worse beyond its margin, or a new premise on the first screen.
+or both. A ``mutant`` carries a bug and names the checks ``expect``-ed to catch it (``KILLERS``,
+described in docs/mutants.md; ``claims:C3,C5`` or ``gate:C4`` narrows one), or says why no claim
+can (``uncovered``); a ``benign`` edit keeps the math, or changes each seed's draws but not their
+distribution, and must pass. Every entry is judged against the reference run of its model on the
+same seeds (``judge``): a benign edit is falsely flagged by whatever would catch a mutant, and by a
+verdict changed either way (``--claim-baseline-fail`` fails the session on it).
 """
 
 from __future__ import annotations

@@ -69,26 +69,8 @@ def reused(report: Path) -> RunData | RunRefused | None:
 def run_many(jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1) -> list[RunData]:
     """Run the suite once per job, ``workers`` at a time (one torch thread each by default); keep the order.
 
-    Raises ``RunRefused`` for the first run that stopped before any claim ran.
+    Once every run has finished, raise ``RunRefused`` for the first (in order) that stopped before any claim ran.
     """
-    return [r if isinstance(r, RunData) else _raise(r) for r in run_many_or_refused(jobs, budget, targets, workers)]
-
-
-def run_many_or_refused(
-    jobs: Sequence[Job], budget: str, targets: Sequence[str], workers: int = 1
-) -> list[RunData | RunRefused]:
-    """Run the suite once per job as ``run_many`` does; a run that was refused at start is returned as its error."""
-
-    def one(report: Path, args: Sequence[str]) -> RunData | RunRefused:
-        try:
-            return run_suite(report, budget, targets, args)
-        except RunRefused as e:
-            return e
-
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(one, report, args) for report, args in jobs]
-        return [f.result() for f in futures]
-
-
-def _raise(error: RunRefused) -> RunData:
-    raise error
+        futures = [pool.submit(run_suite, report, budget, targets, args) for report, args in jobs]
+    return [f.result() for f in futures]

@@ -30,10 +30,6 @@ class UnitTimeout(Exception):
     """A claim test or a training run ran past ``--claim-timeout``."""
 
 
-def _message(what: str, seconds: float, scale: str) -> str:
-    return f"{what} ran past --claim-timeout {seconds:g} s{scale}"
-
-
 @contextmanager
 def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
     """Raise UnitTimeout naming ``what`` if the block runs longer than ``seconds`` x ``times`` (0: no limit).
@@ -44,7 +40,7 @@ def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
         yield
         return
     limit = seconds * times
-    message = _message(what, seconds, f" (x {times} runs)" if times > 1 else "")
+    message = f"{what} ran past --claim-timeout {seconds:g} s" + (f" (x {times} runs)" if times > 1 else "")
     start = time.monotonic()
     if threading.current_thread() is not threading.main_thread():
         yield

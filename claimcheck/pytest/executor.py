@@ -1,18 +1,11 @@
 """Run computations in this process or as tasks on a Ray cluster, with the same numbers either way.
 
-An ``Executor`` runs zero-argument callables and returns their results in order. The base
-``Executor`` calls them here, one after another. ``RayExecutor`` submits them together as Ray
-tasks, each declaring the CPUs (this process's torch thread count) and GPU it needs, waits for all,
-and hands the results back to this process, which stores them (in ``claimcheck.store.cache``) under the
-keys a local run uses. Every task first sets its worker up as this process is (torch threads,
-default dtype, no TF32 on a GPU) and checks that the worker imports the same code (``identity``),
-so a result computed on the cluster is the one a local run computes: bit for bit on one machine.
-
-Faults: a worker that dies mid-task (killed, out of memory, its node lost) is retried up to
-``max_retries`` times; if it keeps dying, ``ClusterError`` says which tasks and why. An exception
-the task raises itself is not retried (it would raise again) and is re-raised here as it was raised
-there, so a caller sees what a local run would. Nothing is returned from a batch of tasks unless
-all of them finished. Nothing here knows what a task computes; ray is imported only by ``RayExecutor``.
+An ``Executor`` runs zero-argument callables and returns their results in order: the base one here,
+one after another; ``RayExecutor`` as Ray tasks, each set up as this process is and checked to run
+the same code (``run_task``), so a result computed on the cluster is the one a local run computes,
+bit for bit on one machine. A worker that dies is retried; a task's own exception is re-raised here
+as it was raised there; nothing is returned from a batch unless all of it finished (docs/cluster.md).
+Nothing here knows what a task computes; ray is imported only by ``RayExecutor``.
 """
 
 from __future__ import annotations
@@ -243,9 +236,8 @@ class RayExecutor(Executor):
     def map(self, tasks: Sequence[Callable[[], T]], name: str = "task") -> list[T]:
         """Submit every task at once and return their results in order, once all have finished.
 
-        A task's own exception is re-raised as it was raised in the worker (a note says where); a
-        task whose worker died more than ``max_retries`` times raises ``ClusterError``. Either way
-        the other tasks are cancelled and nothing is returned.
+        On the first failure (the task's own exception, re-raised with a note; ``ClusterError`` for a
+        worker that kept dying) the other tasks are cancelled and nothing is returned.
         """
         ray = self._ray
         refs = [

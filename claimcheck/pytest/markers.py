@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -14,6 +13,7 @@ from claimcheck.provenance.fingerprint import Engine, code_fingerprint
 from claimcheck.pytest.options import Settings
 from claimcheck.pytest.progress import PlanSender, ProgressReporter
 
+H = TypeVar("H", ProgressReporter, PlanSender)
 MARKER_HELP = (
     "claim(id, title, source, protocol=None): the test checks claim `id` (e.g. C1), stated in plain words as "
     "`title`, from `source` in the paper, under `protocol` (a claimcheck.protocol.spec.ClaimProtocol)"
@@ -113,10 +113,8 @@ def fingerprint_claims(items: list[pytest.Item], engine: Engine) -> None:
             claim_code(item, engine)
 
 
-def unit_counters(
-    s: Settings,
-) -> tuple[Callable[[pytest.Item], str | None], Callable[[pytest.Item], list[int]], Callable[[pytest.Item], list[int]]]:
-    """Return (the claim of a test, its units' seeds at its first look, its seeds up to the cap).
+def _progress_hooks(cls: type[H], config: pytest.Config, s: Settings) -> H:
+    """Return ``cls`` (the controller's reporter, or an xdist worker's plan sender) planning each claim's units.
 
     A sequential claim plans its first look (most stop there); its plan grows when it looks again.
     """
@@ -133,16 +131,14 @@ def unit_counters(
     def to_the_cap(item: pytest.Item) -> list[int]:
         return unit_seeds(s, claim_protocol_of(item))
 
-    return claim_of, first_look, to_the_cap
+    return cls(config, claim_of, first_look, caps_of=to_the_cap)
 
 
 def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
     """Return the controller's reporter of the session's progress, each claim's units planned from its protocol."""
-    claim_of, first_look, to_the_cap = unit_counters(s)
-    return ProgressReporter(config, claim_of, first_look, caps_of=to_the_cap)
+    return _progress_hooks(ProgressReporter, config, s)
 
 
 def plan_sender(config: pytest.Config, s: Settings) -> PlanSender:
     """Return a pytest-xdist worker's sender of the plan of units it collected (for the controller's progress)."""
-    claim_of, first_look, to_the_cap = unit_counters(s)
-    return PlanSender(config, claim_of, first_look, caps_of=to_the_cap)
+    return _progress_hooks(PlanSender, config, s)

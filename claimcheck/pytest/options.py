@@ -12,9 +12,11 @@ import os
 import re
 import shlex
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from claimcheck.errors import ConfigError
 from claimcheck.files import user_cache_dir
@@ -35,6 +37,7 @@ DATA_ENV = "CLAIMCHECK_DATA_DIR"
 # generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
 # to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
 MAX_SEED = 2**32 - 1
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,11 @@ MARGINS_HELP = (
     "margins of the baseline gate per statistic, one CLAIM.statistic=MARGIN a line, the statistic named as the "
     "comparison's table names it (they win over the protocol's)"
 )
+MODEL_FIX = (
+    "give the folder holding model.safetensors and tokenizer.json, or drop the option to use the installed package"
+)
+FRACTION = "a fraction from 0 to 1 (0.1: a tenth of the hits)"
+GATE_CAP = "a whole multiple >= 1 of each claim test's units (16 at ci, 2 at standard; 1: no reserve)"
 FAIL_MODE_WORDS = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
               "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
 
@@ -141,7 +149,7 @@ class Settings:
     data_dir_source: str  # which setting chose data_dir
     model_dir: Path | None  # a local pretrained model directory, if given
     baseline: Path | None = None  # an earlier run's JSON to compare with
-    baseline_fail: bool = False  # make regressions against the baseline fail the session
+    baseline_fail: str = ""  # the gate's mode: "" off, "all" (worse and undecided fail the session) or "worse"
     baseline_exact: bool = False  # with baseline_fail: a value that is not the baseline's is a regression too
     tolerance: Tolerance = DEFAULT_TOLERANCE
     cache: str = "on"  # on, off, or clear (empty the cache, then use it)
@@ -165,7 +173,6 @@ class Settings:
     timeout: float = 0.0  # wall-clock seconds per claim test and per training run; 0: no limit
     report_link: Path | None = None  # the symbolic link the report path was given as (the set is written at report)
     gate_cap: int = 1  # record each claim test's units up to this multiple of its budget's, for the gate only
-    baseline_fail_mode: str = "all"  # with baseline_fail: "all" fails worse and undecided, "worse" only worse
     baseline_update: bool = False  # write this run's JSON over the baseline, keeping the old one beside it
     baseline_margins: tuple[tuple[str, float], ...] = ()  # (CLAIM.statistic, margin) from claim_baseline_margins
 
@@ -185,12 +192,13 @@ class Settings:
         budget = parse_budget(*values["claim_budget"], budgets)
         own = config.hook.pytest_claimcheck_own_subject(config=config)
         expected, source, at = _expected(values["claim_expectations"], budget.name, root, own is False)
-        pool = parse_pool(*values["claim_pool"])
+        pool = _choice(*values["claim_pool"], {p: p for p in POOLS})
         ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
-        cache = parse_cache_mode(*values["claim_cache"])
+        cache = _choice(*values["claim_cache"], {m: m for m in CACHE_MODES})
         ledger_text, ledger_source = values["claim_ledger"]
         report = parse_report(*values["claim_report"], root)
-        baseline = parse_baseline(*values["claim_baseline"], root)
+        baseline_fix = "give the .json written next to an earlier claim report"
+        baseline = _existing(*values["claim_baseline"], root, "baseline", baseline_fix)
         check_report_spares_baseline(report, baseline)
         return cls(
             report=report,
@@ -199,10 +207,9 @@ class Settings:
             device=parse_device(*values["claim_device"], _cuda_count(values["claim_device"][0])),
             data_dir=data_dir,
             data_dir_source=data_src,
-            model_dir=parse_model_dir(*values["claim_model_dir"], root),
+            model_dir=_existing(*values["claim_model_dir"], root, "model directory", MODEL_FIX),
             baseline=baseline,
-            baseline_fail=parse_fail_mode(*values["claim_baseline_fail"]) != "",
-            baseline_fail_mode=parse_fail_mode(*values["claim_baseline_fail"]) or "all",
+            baseline_fail=parse_fail_mode(*values["claim_baseline_fail"]),
             baseline_update=bool(values["claim_baseline_update"][0]),
             baseline_margins=parse_margins(config.getini("claim_baseline_margins"), "ini claim_baseline_margins"),
             baseline_exact=bool(values["claim_baseline_exact"][0]),
@@ -212,9 +219,9 @@ class Settings:
             expected=expected,
             expected_source=source,
             cache_dir=parse_cache_dir(*values["claim_cache_dir"], root, cache),
-            cache_verify=parse_fraction(*values["claim_cache_verify"]),
+            cache_verify=_number(*values["claim_cache_verify"], FRACTION, lambda v: 0 <= v <= 1, float),
             pool=pool,
-            figures=parse_switch(*values["claim_figures"]),
+            figures=_choice(*values["claim_figures"], SWITCH, "on or off"),
             executor=parse_executor(*values["claim_executor"]),
             ray_address=ray_address,
             ray_address_source=ray_source,
@@ -226,7 +233,7 @@ class Settings:
             expected_at=at,
             expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
             timeout=parse_timeout(*values["claim_timeout"]),
-            gate_cap=parse_gate_cap(*values["claim_gate_cap"]),
+            gate_cap=_number(*values["claim_gate_cap"], GATE_CAP, lambda v: v >= 1, _whole),
             report_link=report_link(values["claim_report"][0], root),
         )
 
@@ -314,6 +321,47 @@ def shown_path(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _refuse(option: str, expected: str, text: Any) -> ConfigError:
+    return ConfigError(f"{option}: expected {expected}, got {text!r}")
+
+
+def _number(text: Any, option: str, expected: str, ok: Callable[[T], bool], convert: Callable[[str], T]) -> T:
+    """Return ``convert(text)`` (stripped) when ``ok`` accepts it, else raise ConfigError naming ``option``."""
+    try:
+        value = convert(str(text).strip())
+    except ValueError:
+        raise _refuse(option, expected, text) from None
+    if not ok(value):
+        raise _refuse(option, expected, text)
+    return value
+
+
+def _whole(text: str) -> int:
+    """Return ``text`` as an int when it is written in digits alone (no sign, no underscore), else raise ValueError."""
+    if not text.isdigit():
+        raise ValueError(text)
+    return int(text)
+
+
+def _choice(text: Any, option: str, words: Mapping[str, T], expected: str = "") -> T:
+    """Return what ``words`` maps ``text`` to (case and spaces ignored), or raise ConfigError naming ``option``."""
+    key = str(text).strip().lower() if text is not None else ""
+    if key not in words:
+        raise _refuse(option, expected or f"one of {', '.join(words)}", text)
+    return words[key]
+
+
+def _existing(text: str | None, option: str, root: Path, what: str, fix: str) -> Path | None:
+    """Return the path ``option`` names (None: none), or raise ConfigError saying ``fix`` when it is not there.
+
+    A baseline is a file; a data or model directory a folder.
+    """
+    path = parse_path(text, root)
+    if path is not None and not (path.is_file() if what == "baseline" else path.is_dir()):
+        raise ConfigError(f"{option}: {what} {path} does not exist; {fix}")
+    return path
+
+
 def parse_seed(text: str, option: str) -> int:
     """Return a non-negative integer seed or raise ConfigError naming ``option``."""
     try:
@@ -390,19 +438,25 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
     return path
 
 
-def report_value_as_test_path(args: list[str], invocation_dir: Path) -> bool:
-    """Give a test module, folder or node id written after a bare ``--claim-report`` back to the test paths.
+def bare_values_as_test_paths(args: list[str], invocation_dir: Path) -> bool:
+    """Give a test path written after a bare ``--claim-report`` or ``--claim-baseline-fail`` back to the test paths.
 
-    ``--claim-report`` may be left without a value, so argparse takes the next word as the report
-    path: in ``pytest --claim-report claims/`` that word is the test path the user meant. Each such
-    ``--claim-report WORD`` in ``args`` becomes ``--claim-report=<default report>`` followed by
-    ``WORD`` (edited in place); return whether any was. ``--claim-report=PATH`` is never reread.
+    Both may be left without a value, so argparse takes the next word as theirs: in ``pytest
+    --claim-report claims/`` that word is the test path the user meant. Each such option in ``args``
+    becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``, followed by the word
+    (edited in place); return whether any did. A value given with ``=`` is never reread.
     """
     changed = False
-    for i, word in enumerate(args[:-1]):
-        if word == "--claim-report" and _is_test_path(args[i + 1], invocation_dir):
+    for i, (word, value) in enumerate(pairwise(args)):
+        if word == "--claim-report" and _is_test_path(value, invocation_dir):
             args[i] = f"--claim-report={DEFAULT_REPORT}"
-            changed = True
+        elif word == "--claim-baseline-fail" and value.strip().lower() not in FAIL_MODE_WORDS:
+            if value.startswith("-"):
+                continue
+            args[i] = "--claim-baseline-fail=all"
+        else:
+            continue
+        changed = True
     return changed
 
 
@@ -417,33 +471,16 @@ def _is_test_path(word: str, invocation_dir: Path) -> bool:
 
 def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path) -> tuple[Path, str]:
     """Pick the data directory: option, then ini, then $CLAIMCHECK_DATA_DIR, then the user cache."""
+    fix = "create it or point the setting at the folder that holds jena/, jena_partial/ and sst2/"
     for value, source in (
         (option_value, "--claim-data-dir"),
         (ini_value, "ini claim_data_dir"),
         (os.environ.get(DATA_ENV), f"${DATA_ENV}"),
     ):
-        path = parse_path(value, root)
+        path = _existing(value, source, root, "data directory", fix)
         if path is not None:
-            if not path.is_dir():
-                raise ConfigError(
-                    f"{source}: data directory {path} does not exist; create it or point the "
-                    "setting at the folder that holds jena/, jena_partial/ and sst2/"
-                )
             return path.resolve(), source
     return user_cache_dir("data"), "user cache"
-
-
-def parse_model_dir(text: str | None, option: str, root: Path) -> Path | None:
-    """Return a local model directory or raise if it is named but missing."""
-    path = parse_path(text, root)
-    if path is None:
-        return None
-    if not path.is_dir():
-        raise ConfigError(
-            f"{option}: model directory {path} does not exist; give the folder holding "
-            "model.safetensors and tokenizer.json, or drop the option to use the installed package"
-        )
-    return path
 
 
 def parse_budget(text: str, option: str, budgets: list[Budget] | None = None) -> Budget:
@@ -471,35 +508,7 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
 
 def parse_timeout(text: str, option: str) -> float:
     """Return a wall-clock limit in seconds (0: none), or raise ConfigError naming ``option``."""
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < math.inf:
-        raise ConfigError(f"{option}: expected a number of seconds (0 for no limit), got {text!r}")
-    return value
-
-
-def parse_gate_cap(text: str, option: str) -> int:
-    """Return the gate's cap, a whole multiple >= 1 of a claim test's units; raise ConfigError naming ``option``."""
-    value = str(text).strip()
-    if value.isdigit() and int(value) >= 1:
-        return int(value)
-    raise ConfigError(
-        f"{option}: expected a whole multiple >= 1 of each claim test's units (16 at ci, 2 at standard; 1: no "
-        f"reserve), got {text!r}"
-    )
-
-
-def parse_fraction(text: str, option: str) -> float:
-    """Return a fraction in [0, 1], or raise ConfigError naming ``option``."""
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1:
-        raise ConfigError(f"{option}: expected a fraction from 0 to 1 (0.1: a tenth of the hits), got {text!r}")
-    return value
+    return _number(text, option, "a number of seconds (0 for no limit)", lambda v: 0 <= v < math.inf, float)
 
 
 def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> None:
@@ -527,10 +536,7 @@ def report_link(text: str | None, root: Path) -> Path | None:
 
 def parse_fail_mode(value: Any, option: str) -> str:
     """Return the gate's mode, "all", "worse" or "" (off), from ``--claim-baseline-fail[=worse]`` or its ini twin."""
-    text = str(value).strip().lower() if value is not None else ""
-    if text not in FAIL_MODE_WORDS:
-        raise ConfigError(f"{option}: expected nothing (fail on worse and undecided) or worse, got {value!r}")
-    return FAIL_MODE_WORDS[text]
+    return _choice(value, option, FAIL_MODE_WORDS, "nothing (fail on worse and undecided) or worse")
 
 
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
@@ -554,47 +560,16 @@ def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
-def baseline_fail_value_as_test_path(args: list[str]) -> bool:
-    """Give a word after a bare ``--claim-baseline-fail`` that is not a mode back to the test paths.
-
-    ``--claim-baseline-fail`` may be left without a value, so argparse would take ``claims/`` in
-    ``pytest --claim-baseline-fail claims/`` as its value. Each such one becomes
-    ``--claim-baseline-fail=all`` followed by the word (edited in place); return whether any was.
-    """
-    changed = False
-    for i, word in enumerate(args[:-1]):
-        if word == "--claim-baseline-fail" and args[i + 1].strip().lower() not in FAIL_MODE_WORDS:
-            if not args[i + 1].startswith("-"):
-                args[i] = "--claim-baseline-fail=all"
-                changed = True
-    return changed
-
-
-def parse_baseline(text: str | None, option: str, root: Path) -> Path | None:
-    """Return the baseline JSON path, or raise ConfigError if it is named but missing."""
-    path = parse_path(text, root)
-    if path is None:
-        return None
-    if not path.is_file():
-        raise ConfigError(
-            f"{option}: baseline {path} does not exist; give the .json written next to an earlier claim report"
-        )
-    return path
-
-
 EXECUTORS = ("local", "ray")
 RAY_ENV = "RAY_ADDRESS"
 
 
 def parse_executor(text: str, option: str) -> str:
     """Return local or ray, or raise ConfigError naming ``option`` (and the install command when Ray is missing)."""
-    name = str(text).strip().lower()
-    if name not in EXECUTORS:
-        raise ConfigError(f"{option}: expected one of {', '.join(EXECUTORS)}, got {text!r}")
-    if name == "ray":
-        why = ray_missing()
-        if why is not None:
-            raise ConfigError(f"{option} ray: {why}")
+    name = _choice(text, option, {e: e for e in EXECUTORS})
+    why = ray_missing() if name == "ray" else None
+    if why is not None:
+        raise ConfigError(f"{option} ray: {why}")
     return name
 
 
@@ -611,34 +586,7 @@ def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
 
 CACHE_MODES = ("on", "off", "clear")
 POOLS = ("confirmatory", "exploratory")
-
-
-def parse_switch(text: str, option: str) -> bool:
-    """Return True for on/yes/true/1 and False for off/no/false/0, or raise ConfigError naming ``option``."""
-    value = str(text).strip().lower()
-    if value in ("on", "yes", "true", "1"):
-        return True
-    if value in ("off", "no", "false", "0"):
-        return False
-    raise ConfigError(f"{option}: expected on or off, got {text!r}")
-
-
-def parse_pool(text: str, option: str) -> str:
-    """Return confirmatory or exploratory, or raise ConfigError naming ``option``."""
-    pool = str(text).strip().lower()
-    if pool not in POOLS:
-        raise ConfigError(f"{option}: expected one of {', '.join(POOLS)}, got {text!r}")
-    return pool
-
-
-def parse_cache_mode(text: str, option: str) -> str:
-    """Return on, off or clear, or raise ConfigError naming ``option``."""
-    mode = str(text).strip().lower()
-    if mode not in CACHE_MODES:
-        raise ConfigError(f"{option}: expected one of {', '.join(CACHE_MODES)}, got {text!r}")
-    return mode
-
-
+SWITCH = {"on": True, "yes": True, "true": True, "1": True, "off": False, "no": False, "false": False, "0": False}
 CACHE_DIR_FIX = (
     "choose a writable folder with --claim-cache-dir (ini claim_cache_dir), or run without the cache "
     "(--claim-cache off)"
@@ -697,12 +645,9 @@ def parse_path(text: str | None, root: Path) -> Path | None:
 
 def parse_threads(text: str, option: str) -> int:
     """Return a positive thread count, or 0 for ``auto``; raise ConfigError naming ``option``."""
-    value = str(text).strip().lower()
-    if value == "auto":
+    if str(text).strip().lower() == "auto":
         return 0
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    raise ConfigError(f"{option}: expected a positive number of threads or auto, got {text!r}")
+    return _number(text, option, "a positive number of threads or auto", lambda v: v > 0, _whole)
 
 
 def spread_device(device: str, worker_id: str | None, cuda_count: int) -> str:

@@ -6,11 +6,9 @@ end of the session in ``session``). Measurements travel on the test reports (``u
 so the controller writes the report under pytest-xdist too.
 
 Loading this module costs a session that collects no claim almost nothing: it imports the
-options and the marker readers, never torch, numpy or the controller. The claim core (store,
-executor, ledger, controller) starts in ``start_core`` when a claim is collected, a claim fixture
-is used, or an option needs it at once (``core_needed_at_configure``): a baseline to check, a cache
-to clear, or a pytest-xdist controller, which collects nothing itself and must hand its workers the
-Ray cluster and the reapers' folder before they start.
+options and the marker readers, never torch, numpy or the controller. The claim core starts in
+``start_core`` when a claim is collected, a claim fixture is used, or an option needs it at once
+(``core_needed_at_configure``).
 """
 
 from __future__ import annotations
@@ -35,12 +33,7 @@ from claimcheck.pytest.markers import (
     fingerprint_claims,
     unit_seeds,
 )
-from claimcheck.pytest.options import (
-    Settings,
-    add_options,
-    baseline_fail_value_as_test_path,
-    report_value_as_test_path,
-)
+from claimcheck.pytest.options import Settings, add_options, bare_values_as_test_paths
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
@@ -66,8 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    report = report_value_as_test_path(args, early_config.invocation_params.dir)  # before pytest reads the test paths
-    if baseline_fail_value_as_test_path(args) or report:
+    if bare_values_as_test_paths(args, early_config.invocation_params.dir):  # before pytest reads the test paths
         fresh = vars(parser.parse_known_args(args))
         keys = ("file_or_dir", "claim_report", "claim_baseline_fail")
         vars(early_config.known_args_namespace).update({k: fresh[k] for k in keys})
@@ -107,10 +99,7 @@ def core_needed_at_configure(config: pytest.Config, settings: Settings) -> bool:
 
 
 def start_core(config: pytest.Config) -> None:
-    """Start the claim core in this process, once: the ledger, executor, store, controller and reporters.
-
-    Raise pytest.UsageError naming the option or file when one of them cannot be set up.
-    """
+    """Start the claim core in this process, once (``start.start``)."""
     core = core_of(config)
     if core.started:
         return

@@ -1,31 +1,16 @@
 """Show how far a long claim run has got: per claim, units done of units planned, and the time left.
 
-``Progress`` is the bookkeeping, pure and clocked from outside: a plan (one entry per test: its
-claim and its units), one ``finish`` per test as it completes, and ``line()`` to render where the
-run stands. A unit is one (test, seed) pair: a seed-parametrised test plans one, a test that runs
-all its claim's seeds itself (``claim_seeds`` or ``claim_units``) as many as the protocol gives the budget. The time
-left is an estimate from measured costs: each test not yet finished at its own seconds per unit in
-an earlier cold run at the same budget (pytest's cache, ``config.cache``, remembers them per node
-id), scaled by how this run's finished tests compare with their earlier paces; a test never timed
-at its claim's pace in this run or an earlier one; only when none is known at the run's pace so
-far, and the line then says which claims are not timed yet (the estimate may be short). A claim
-with a sequential schedule plans its first look; the line also says how long the rest could take
-if it runs to its cap.
-
-``ProgressReporter`` hooks it into a pytest session (the plugin registers it on the controller).
-Serially it plans from the collected items. Under pytest-xdist the controller collects nothing:
-each worker's ``PlanSender`` puts the plan of units it collected (every worker collects every test)
-on the first test report it sends, and the controller plans from the first plan that reaches it,
-before any test has finished; until then, and when no plan comes (an older worker), it plans tests
-and counts the units each finished test recorded. On a terminal (a TTY) a line carries a bar; in
-a CI log (not a TTY) it is plain text. Lines are throttled: one when a claim's last test finishes
-(if the claim took at least ``MIN_SECONDS``), and between those at most one every ``TTY_EVERY``
-(terminal) or ``LOG_EVERY`` (log) seconds, never in a run's first ``MIN_SECONDS`` (a warm rerun
-prints none) nor before a claim test was planned or seen (a session of ordinary tests prints none).
-A sequential test still running also says, under the same throttle, how far it has looked
-(``looked``, told by the test's ``claim_units`` after each look), so a test that runs for an hour
-is not silent for an hour: serially on the terminal reporter, under pytest-xdist on the worker's
-standard error, which is the controller's.
+``Progress`` is the bookkeeping, pure and clocked from outside; a unit is one (test, seed) pair, and
+the time left is estimated from measured paces (see ``Progress``). ``ProgressReporter`` hooks it into
+a pytest session on the controller. Under pytest-xdist the controller collects nothing: each
+worker's ``PlanSender`` puts the plan of units it collected on its first test report, and the
+controller plans from the first plan that reaches it (until then it plans tests). On a terminal a
+line carries a bar; in a CI log it is plain text. Lines are throttled: one when a claim's last test
+finishes (if it took at least ``MIN_SECONDS``), between those at most one every ``TTY_EVERY`` or
+``LOG_EVERY`` seconds, none in a run's first ``MIN_SECONDS`` (a warm rerun prints none) nor before a
+claim test was planned or seen. A sequential test still running says, under the same throttle, how
+far it has looked (``looked``), so a test that runs for an hour is not silent for an hour: serially
+on the terminal reporter, under pytest-xdist on the worker's standard error, which is the controller's.
 """
 
 from __future__ import annotations
@@ -77,18 +62,12 @@ class TestPlan:
 
 @dataclass(frozen=True)
 class Estimate:
-    """The time left, and what it rests on: the tests no pace is known for, the cap of sequential claims.
+    """The time left, and what it rests on: the tests no pace is known for, the cap of sequential claims."""
 
-    ``seconds`` counts every test not yet finished at the units it plans; ``untimed`` names the
-    claims with a test estimated at the run's average pace (none measured for it: the estimate may
-    be short); ``at_cap`` is the time left if every sequential claim runs to its cap, and
-    ``sequential`` names those claims.
-    """
-
-    seconds: float
-    untimed: tuple[str, ...] = ()
-    at_cap: float = 0.0
-    sequential: tuple[str, ...] = ()
+    seconds: float  # every test not yet finished, at the units it plans
+    untimed: tuple[str, ...] = ()  # claims with a test at the run's average pace (none measured: may be short)
+    at_cap: float = 0.0  # the time left if every sequential claim runs to its cap
+    sequential: tuple[str, ...] = ()  # those sequential claims
 
 
 @dataclass
@@ -352,14 +331,12 @@ def uncaptured(config: Any) -> Any:
     return capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
 
 
-class PlanSender:
-    """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
+class _Hooks:
+    """What the controller's reporter and a worker's plan sender share: the plan's readers, the clock, ``looked``.
 
-    The controller collects nothing, so without this it could plan only tests, not units, and
-    could not tell a sequential claim's test (which may run to its cap) from a fixed one. A worker
-    has no terminal reporter, but its standard error is the controller's (pytest-xdist starts it so):
-    ``looked`` writes there, throttled as the controller's lines, how far a sequential test still
-    running has looked, so a long test is not silent under ``-n`` either.
+    ``claim_of(item)`` gives an item's claim id (or None), ``seeds_of(item)`` its claim's unit seeds
+    for the plan (a sequential claim: its first look) and ``caps_of(item)`` the seeds up to its cap
+    (default ``seeds_of``).
     """
 
     def __init__(
@@ -367,36 +344,61 @@ class PlanSender:
         config: Any,
         claim_of: Callable[[Any], str | None],
         seeds_of: Callable[[Any], list[int]],
-        caps_of: Callable[[Any], list[int]] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        caps_of: Callable[[Any], list[int]] | None = None,
     ) -> None:
+        self.config = config
         self.claim_of = claim_of
         self.seeds_of = seeds_of
         self.caps_of = caps_of or seeds_of
-        self.plan = ""  # the plan as JSON, until it is sent
-        self.config = config
         self.clock = clock
         self.started = self.last = clock()
-        self.started_at: dict[str, float] = {}
+        self.started_at: dict[str, float] = {}  # node id -> when it started (for a long test's own line)
+
+    def _writer(self) -> tuple[Callable[[str], None], bool]:
+        """Return (write one line, whether the output is a terminal)."""
+        raise NotImplementedError
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self.started_at[nodeid] = self.clock()
 
     def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
-        """Write to standard error (the controller's) how far a sequential test still running has looked."""
+        """Say, throttled as the other lines, that a sequential test looked at ``units`` and goes on (up to ``cap``).
+
+        Called from inside the running test, so the line is written with pytest's output capture
+        suspended, as pytest's live logging is.
+        """
         now = self.clock()
-        stream = sys.__stderr__
-        tty = bool(stream is not None and stream.isatty())
-        if stream is None or now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.started < MIN_SECONDS:
+        write, tty = self._writer()
+        if now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.started < MIN_SECONDS:
             return
         self.last = now
         worker = str(getattr(self.config, "workerinput", {}).get("workerid", ""))
-        line = looked_line(
-            claim, nodeid, units, cap, undecided, now - self.started_at.get(nodeid, now), now - self.started, worker
-        )
+        test = now - self.started_at.get(nodeid, now)
         with uncaptured(self.config):
+            write(looked_line(claim, nodeid, units, cap, undecided, test, now - self.started, worker))
+
+
+class PlanSender(_Hooks):
+    """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
+
+    Without it the controller, which collects nothing, could plan only tests, not units, and could
+    not tell a sequential claim's test from a fixed one. A worker has no terminal reporter, but its
+    standard error is the controller's (pytest-xdist starts it so): ``looked`` writes there.
+    """
+
+    plan = ""  # the plan as JSON, until it is sent
+
+    def _writer(self) -> tuple[Callable[[str], None], bool]:
+        stream = sys.__stderr__
+        if stream is None:
+            return (lambda line: None), False
+
+        def write(line: str) -> None:
             stream.write(line + "\n")
             stream.flush()
+
+        return write, stream.isatty()
 
     def pytest_collection_finish(self, session: Any) -> None:
         plan = plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of)
@@ -417,14 +419,12 @@ def read_plan(text: str) -> dict[str, tuple[str | None, int, int]]:
         return {}
 
 
-class ProgressReporter:
+class ProgressReporter(_Hooks):
     """Print ``Progress`` lines as tests finish (pytest hooks, duck-typed: this module imports no pytest).
 
-    ``claim_of(item)`` gives an item's claim id (or None), ``seeds_of(item)`` its claim's unit
-    seeds for the plan (a sequential claim: its first look) and ``caps_of(item)`` the seeds up to
-    its cap (default ``seeds_of``); lines go to pytest's terminal reporter (``terminal_writer``) of
-    ``config``. Each cold test's seconds per unit are remembered in pytest's cache, per budget and
-    node id, and a later run estimates that test from them.
+    Lines go to pytest's terminal reporter (``terminal_writer``) of ``config``. Each cold test's
+    seconds per unit are remembered in pytest's cache, per budget and node id, and a later run
+    estimates that test from them.
     """
 
     def __init__(
@@ -435,15 +435,12 @@ class ProgressReporter:
         clock: Callable[[], float] = time.monotonic,
         caps_of: Callable[[Any], list[int]] | None = None,
     ) -> None:
-        self.config = config
-        self.claim_of = claim_of
-        self.seeds_of = seeds_of
-        self.caps_of = caps_of or seeds_of
-        self.clock = clock
-        self.progress = Progress(started=clock())
+        super().__init__(config, claim_of, seeds_of, clock, caps_of)
+        self.progress = Progress(started=self.started)
         self.planned: dict[str, int] = {}  # node id -> units, when planned from items
-        self.last = self.progress.started
-        self.started_at: dict[str, float] = {}  # node id -> when it started (for a long test's own line)
+
+    def _writer(self) -> tuple[Callable[[str], None], bool]:
+        return terminal_writer(self.config)
 
     def pytest_collection_finish(self, session: Any) -> None:
         for nodeid, (claim, units, cap) in plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of).items():
@@ -470,25 +467,6 @@ class ProgressReporter:
         if not self.progress.tests:  # every worker collects the same ids: plan them once, as tests
             for _ in ids:
                 self.progress.plan(None)
-
-    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.started_at[nodeid] = self.clock()
-
-    def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
-        """Say, throttled as the other lines, that a sequential test looked at ``units`` and goes on (up to ``cap``).
-
-        Called from inside the running test, so the line is written with pytest's output capture
-        suspended, as pytest's live logging is.
-        """
-        now = self.clock()
-        write, tty = terminal_writer(self.config)
-        if now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.progress.started < MIN_SECONDS:
-            return
-        self.last = now
-        test = now - self.started_at.get(nodeid, now)
-        line = looked_line(claim, nodeid, units, cap, undecided, test, now - self.progress.started)
-        with uncaptured(self.config):
-            write(line)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         """Count a test when its call finishes (or its setup fails or skips it)."""

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from claimcheck.decide.record import PROPERTY_KEY, ClaimRecorder
-from claimcheck.decide.verdicts import ClaimResult, Outcome, TestOutcome, Verdict
+from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict
 from claimcheck.gate.accept import AcceptError, accept
 from claimcheck.gate.baseline import Comparison, compare, render_comparison
 from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
@@ -68,37 +68,23 @@ class Outcomes:
     def add(self, payload: str, duration: float) -> None:
         """Merge one phase's payload (JSON put on the report by the worker) into its test; shorten its paths."""
         p = json.loads(self.places.shorten(payload))
-        for name, value in p.get("counts", {}).items():
+        counts = {str(k): int(v) for k, v in p.get("counts", {}).items()}
+        for name, value in counts.items():
             key = COUNTER_NAMES.get(name, name)
-            self.run.counters[key] = self.run.counters.get(key, 0) + int(value)
-        record = ClaimRecorder.from_json(p["record"]) if p.get("record") else None
-        outcome: Outcome = p["outcome"]
+            self.run.counters[key] = self.run.counters.get(key, 0) + value
         if p.get("code"):
             self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
-        counts = {str(k): int(v) for k, v in p.get("counts", {}).items()}
-        prev = self.by_node.get(p["nodeid"])
-        if prev is None:
-            self.by_node[p["nodeid"]] = TestOutcome(
-                nodeid=p["nodeid"],
-                claim_id=p["claim_id"],
-                title=p["title"],
-                source=p["source"],
-                outcome=outcome,
-                record=record,
-                message=p.get("message", ""),
-                duration=duration,
-                protocol=p.get("protocol"),
-                counts=counts,
-            )
-            return
+        new = TestOutcome(
+            p["nodeid"], p["claim_id"], p["title"], p["source"], p["outcome"], message=p.get("message", "")
+        )
+        test = self.by_node.setdefault(p["nodeid"], new)  # a later phase merges into the first
         for name, value in counts.items():
-            prev.counts[name] = prev.counts.get(name, 0) + value
-        prev.duration += duration
-        prev.record = record or prev.record
-        prev.protocol = prev.protocol or p.get("protocol")
-        if _RANK[outcome] > _RANK[prev.outcome]:
-            prev.outcome = outcome
-            prev.message = p.get("message", "")
+            test.counts[name] = test.counts.get(name, 0) + value
+        test.duration += duration
+        test.record = (ClaimRecorder.from_json(p["record"]) if p.get("record") else None) or test.record
+        test.protocol = test.protocol or p.get("protocol")
+        if _RANK[p["outcome"]] > _RANK[test.outcome]:
+            test.outcome, test.message = p["outcome"], p.get("message", "")
 
     def snapshot(
         self,
@@ -390,7 +376,7 @@ class Controller:
         s = self.settings
         if self.baseline is None:
             return 0
-        mode = s.baseline_fail_mode if s.baseline_fail else ""
+        mode = s.baseline_fail
         try:
             margins = dict(s.baseline_margins)
             self.comparison = compare(run, self.baseline, str(s.baseline or ""), s.tolerance, margins)

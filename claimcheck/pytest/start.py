@@ -1,9 +1,7 @@
 """Start the claim core in a process: the baseline and ledger checked, the executor, store and controller set up.
 
-``plugin.start_core`` calls ``start`` once a process, when a claim is collected, a claim fixture is
-used, or an option needs the core at once; a session that collects no claim never imports this
-module (nor torch). On a pytest-xdist worker it sets up what the worker needs (store, executor,
-the plan it sends its controller); on the controller, the run, its ``Controller`` and reporters.
+``plugin.start_core`` calls ``start`` once a process; a session that collects no claim never imports
+this module (nor torch).
 """
 
 from __future__ import annotations
@@ -26,9 +24,10 @@ from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 
 def start(config: pytest.Config) -> None:
-    """Start the claim core in this process: the ledger, executor, store, controller and reporters.
+    """Start the claim core in this process; raise pytest.UsageError naming the option or file that cannot be set up.
 
-    Raise pytest.UsageError naming the option or file when one of them cannot be set up.
+    A pytest-xdist worker gets what it needs (store, executor, the plan it sends its controller); the
+    controller the run, its ``Controller`` and reporters.
     """
     import torch
 
