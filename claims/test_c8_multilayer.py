@@ -5,7 +5,10 @@ the local stability bound along the run (docs/claims-reading.md). A run that lea
 reported, not counted against the claim; a slow but linear run is not a counterexample. Read as C1
 reads one block (``qin2025.c1.linear_rate``): every step contracts by a margin and the rate does not keep
 falling (its octave ratio), within a horizon long enough for the runs of each depth to settle (the
-deeper, the slower); a unit whose rate falls 10-20% an octave is in the declared zone, undecided.
+deeper, the slower). v6 chose each horizon from the exploratory runs' settling times (1.5x the
+longest, ``DEPTHS``): more steps, not more seeds, decide a settling problem; a unit still settling
+at its horizon is in C1's declared zone (a rate falling 10-20% an octave, or one that fell more but
+settled over its last half), undecided, never failed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from qin2025.c1.linear_rate import (
     record_unit,
 )
 from qin2025.challenge import families as challenge
+from qin2025.challenge import outside
 from qin2025.data import make_synthetic
 from qin2025.engine.batched import Run
 from qin2025.engine.model import ModelConfig
@@ -36,9 +40,13 @@ from qin2025.engine.train import TrainConfig
 from qin2025.engine.trainer import Trainer
 
 NO_RESIDUAL = "beta = 0 at L = 3"
-# Depth -> (horizon in steps, per-step rate of the slowest calibration positive); explored settled rates
-# 0.014-0.040 at L = 2, 0.011-0.024 at L = 3, 0.0014-0.008 at L = 4 (design record).
-DEPTHS = {2: (1500, 0.005), 3: (2000, 0.004), 4: (4000, 0.001)}
+# Depth -> (horizon in steps, per-step rate of the slowest calibration positive). v6: each horizon is 1.5x the
+# longest settling time of the depth's 16 exploratory runs (the first step from which every longer prefix passes
+# C1's decision), rounded up to 500 steps (records/c8_horizon): 2,250 at L = 2, 3,000 at L = 3, 11,500 at L = 4
+# (of 16 seeds at L = 4: 13 settled, one left the premise, two had not settled by 16,000 steps).
+# Explored settled rates 0.014-0.047 at L = 2, 0.010-0.024 at L = 3, 0.0014-0.008 at L = 4.
+DEPTHS = {2: (3500, 0.005), 3: (4500, 0.004), 4: (17500, 0.001)}
+CONTROL_STEPS = 2000  # the control's horizon, v5's: a stall is a stall at any horizon
 FRACTION = 1 / 3  # mu = FRACTION * 2/lambda_max(0) at every depth
 CHECKPOINTS = (5, 10, 20, 50, 100, 200, 500)  # lambda_max(t) is measured here and at the first rise
 
@@ -59,7 +67,7 @@ PREMISE = (
 )
 PROTOCOL = ClaimProtocol(
     claim_id="C8",
-    version=5,
+    version=6,
     parts=tuple(
         Part(
             name=f"L{layers}",
@@ -69,7 +77,11 @@ PROTOCOL = ClaimProtocol(
             bar=0.8,
             premise=PREMISE,
             decision=linear_rate_decision,
-            calibration=(*linear_rate_families(steps=steps, slowest=slowest), *challenge("C8", f"L{layers}")),
+            calibration=(
+                *linear_rate_families(steps=steps, slowest=slowest),
+                *challenge("C8", f"L{layers}"),
+                *outside("C8", f"L{layers}"),
+            ),
         )
         for layers, (steps, slowest) in DEPTHS.items()
     ),
@@ -86,19 +98,21 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C8-v5",
-        start=484000,
+        block="C8-v6",
+        start=507000,
         units={"ci": 4, "standard": 460, "paper": 460},  # ci: a smoke tier; standard's cap decides a rate 0.1
         batch={"standard": 10, "paper": 10},  # off the bar with chance 0.9 (423 at Holm's 0.0125), ~7% excluded
-        exploratory="v5: the ci runs at exploratory base seed 0 (seeds 0-3 at each depth and the control) scored "
-        "by v5; v4: seeds 0-15 at L = 2 and 3 (3,000 steps) and L = 4 (6,000 steps), beta = 0 at L = 3 on "
-        "seeds 0-7, all at mu = 1/3 x 2/lambda_max(0) with lambda_max(t) at 22 checkpoints; the lead's seeds "
-        "0-7 at v3's step sizes (L = 4 at 0.1 and 1/3, 3,000 steps); v3's design seeds before that",
+        exploratory="v6 (7 December): seeds 0-15 at L = 2, 3, 4 to 6,000, 8,000 and 16,000 steps, each prefix "
+        "scored by v5's decision (records/c8_horizon/explore.py), for the horizons; C1 v6's extra zone designed on "
+        "calibration families; v5: the ci runs at exploratory base seed 0 (seeds 0-3 at each depth and the "
+        "control) scored by v5; v4: seeds 0-15 at L = 2 and 3 (3,000 steps) and L = 4 (6,000 steps), beta = 0 "
+        "at L = 3 on seeds 0-7, all at mu = 1/3 x 2/lambda_max(0) with lambda_max(t) at 22 checkpoints; the "
+        "lead's seeds 0-7 at v3's step sizes (L = 4 at 0.1 and 1/3, 3,000 steps); v3's design seeds before that",
     ),
     regime="N=4 n=8 d=64 d_QK=16, beta = 1, Gaussian init, float64, CPU; mu = 1/3 x 2/lambda_max(0) at every "
     "depth as a PROXY for the theorem's bound, with the local bound checked along the run (premise)",
-    horizon="1,500 steps at L = 2, 2,000 at L = 3 (and the control), 4,000 at L = 4, at every budget; runs stop "
-    "at 1e-24 L_0, the scoring floor",
+    horizon="3,500 steps at L = 2, 4,500 at L = 3, 17,500 at L = 4 (1.5x the longest explored settling time), "
+    "2,000 for the control, at every budget; runs stop at 1e-24 L_0, the scoring floor",
 )
 CLAIM = pytest.mark.claim(
     "C8",
@@ -115,7 +129,7 @@ CONTROL_LAYERS = 3
 def _runs(layers: int, seeds: list[int], beta: float = 1.0) -> list[Run]:
     n_samples, n_tokens, d, d_qk = SIZE
     cfg = ModelConfig(d=d, d_qk=d_qk, d_out=1, n_layers=layers, beta=beta)
-    tcfg = TrainConfig(steps=DEPTHS[layers][0], lr_fraction=FRACTION)
+    tcfg = TrainConfig(steps=DEPTHS[layers][0] if beta else CONTROL_STEPS, lr_fraction=FRACTION)
     return [Run(cfg, tcfg, make_synthetic(n_samples, n_tokens, d, 1, s), s) for s in seeds]
 
 

@@ -59,7 +59,7 @@ OUTSIDE: dict[tuple[str, str], Callable[[], tuple[Family, ...]]] = {
     ("C1", "rate"): _of(1, "linear_rate_outside", 1000, module="outside"),
     ("C8", "L2"): _of(1, "linear_rate_outside", 3500, module="outside"),
     ("C8", "L3"): _of(1, "linear_rate_outside", 4500, module="outside"),
-    ("C8", "L4"): _of(1, "linear_rate_outside", 12000, module="outside"),
+    ("C8", "L4"): _of(1, "linear_rate_outside", 17500, module="outside"),
     ("C4", "stops"): _of(4, "stops_outside", 30, module="outside"),
 }
 
