@@ -2,7 +2,7 @@
 
 Draws 3 cases of every family (C1 at several horizons, C4 at 30 and 60 seeds) and checks shapes,
 finiteness, positivity, and that a C1 curve is cut exactly where it first reaches 1e-24 L_0. It never
-calls a decision. Run: cd /tmp/w3 && PYTHONPATH=. /work/main/.venv/bin/python records/outside_c1_c4/check.py
+calls a decision. Run from the repository root: PYTHONPATH=. python records/outside_c1_c4/check.py
 """
 
 from __future__ import annotations

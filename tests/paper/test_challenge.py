@@ -20,7 +20,7 @@ from qin2025.c5.level_speed import faster_decision, order_decision
 from qin2025.c6.residual_depth import advantage_decision, trend_decision
 from qin2025.c7 import challenge as c7
 from qin2025.c7.conditioning import association_decision, governs_decision
-from qin2025.challenge import ROLES, families
+from qin2025.challenge import OUTSIDE, ROLES, families, outside
 
 DECISIONS = {
     ("C1", "rate"): (linear_rate_decision, False),
@@ -61,6 +61,21 @@ def test_every_family_draws_cases_its_decision_takes_and_says_why(key: tuple[str
                 assert values and all(isinstance(v, float) for v in values.values()), fam.name
             if mean_rule:
                 assert len(units) >= 12, fam.name  # a sample of the claim's budget, not one seed
+
+
+@pytest.mark.parametrize("key", list(OUTSIDE), ids=[f"{c}:{r}" for c, r in OUTSIDE])
+def test_every_outside_family_draws_cases_its_decision_takes_and_is_kept_apart(key: tuple[str, str]) -> None:
+    fams = outside(*key)
+    assert fams and len({f.name for f in fams}) == len(fams)
+    decision, mean_rule = DECISIONS[key]
+    wanted = set(inspect.signature(decision).parameters)
+    for fam in fams:
+        assert fam.origin == "outside" and len(fam.why) > 40 and fam.grid, fam.name
+        case = fam.generate(case_rng(0, key[0], key[1], fam.name, 0))
+        for unit in case.measurements[UNITS] if mean_rule else [case.measurements]:
+            assert set(unit) == wanted and decision(**unit), fam.name
+    with pytest.raises(ConfigError, match="no outside families for C2:monotone"):
+        outside("C2", "monotone")
 
 
 def test_an_unknown_role_names_the_known_ones() -> None:

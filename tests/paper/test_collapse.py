@@ -12,6 +12,7 @@ import torch
 from claimcheck.errors import ConfigError
 from claimcheck.store.cache import ResultCache
 from qin2025.c4.collapse import (
+    BOUNDS,
     FAR,
     FLOOR_LEVEL,
     FLOOR_TREND,
@@ -21,6 +22,8 @@ from qin2025.c4.collapse import (
     RATIO_TREND,
     REL_FLOOR,
     SLOWS,
+    STALL,
+    STOPS_FAR,
     STOPS_TREND,
     TREND,
     RateTable,
@@ -67,10 +70,19 @@ def test_slows_is_the_log_log_slope_of_the_relative_rate() -> None:
     assert slows_decision(d_qk, rates)[SLOWS] == pytest.approx(HALF_PER_4X)
 
 
-def test_stops_reads_the_slope_over_the_far_16x_alone() -> None:
+def test_stops_reads_the_slope_over_the_far_16x_and_the_level_at_its_end() -> None:
     d_qk = [16.0 * k for k in FAR]
-    rates = [(0.1 * 0.01, 0.01), (0.01 * 0.01, 0.01), (0.001 * 0.01, 0.01)]  # relative 0.1, 0.01, 0.001
-    assert stops_decision(d_qk, rates) == {STOPS_TREND: pytest.approx(-1 / math.log10(4))}
+    rates = [(0.5 * 0.01, 0.01), (0.1 * 0.01, 0.01), (0.02 * 0.01, 0.01)]  # relative 0.5, 0.1, 0.02: still falling
+    got = stops_decision(d_qk, rates)
+    assert got[STOPS_TREND] == pytest.approx(math.log10(0.02 / 0.5) / math.log10(16))
+    assert got[STOPS_FAR] == pytest.approx(math.log10(0.02)) and got[STOPS_FAR] > STALL  # above the stall: unresolved
+
+
+def test_a_seed_at_a_stall_by_256_d_has_fallen_as_far_as_the_bounds_show_even_when_flat() -> None:
+    d_qk = [16.0 * k for k in FAR]
+    for ratios in ((0.1, 0.01, 0.001), (0.0, 0.0, 0.0), (0.004, 0.004, 0.004)):  # falling, a stall, flat under 1/100
+        got = stops_decision(d_qk, [(r * 0.01, 0.01) for r in ratios])
+        assert got[STOPS_TREND] == BOUNDS[0] and got[STOPS_FAR] <= STALL  # v5 read the last two as levelled off
 
 
 def test_a_fall_that_levels_off_inside_the_grid_is_flat_there_at_any_level() -> None:
