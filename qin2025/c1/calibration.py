@@ -105,8 +105,9 @@ def two_modes(rng: np.random.Generator, steps: int, slowest: float) -> Case:
     for _ in range(DRAWS):
         low, ratio, w = log_uniform(rng, slowest, 0.1), log_uniform(rng, 1.5, 50.0), log_uniform(rng, 1e-4, 0.5)
         clean = w * np.exp(-low * t) + (1 - w) * np.exp(-ratio * low * t)
-        if _resolved(np.log(clean), low):
-            break
+        with np.errstate(divide="ignore"):  # a long horizon underflows to 0: log -inf, past the floor
+            if _resolved(np.log(clean), low):
+                break
     curve = _floor(rng, jitter(rng, clean, 1e-3 * low))
     return _case(rng, curve, slow_rate=low, fast_over_slow=ratio, slow_weight=w)
 
@@ -145,7 +146,8 @@ def settled_late(rng: np.random.Generator, steps: int, slowest: float) -> Case:
     for _ in range(DRAWS * 5):
         low, ratio, w = log_uniform(rng, slowest, 0.1), log_uniform(rng, 3.0, 50.0), log_uniform(rng, 1e-12, 1e-2)
         fast, slow = (1 - w) * np.exp(-ratio * low * t), w * np.exp(-low * t)
-        s = _scored(np.log(fast + slow))
+        with np.errstate(divide="ignore"):  # as in two_modes
+            s = _scored(np.log(fast + slow))
         if s < 16 or fast[round(5 * s / 8)] > 1e-3 * slow[round(5 * s / 8)]:
             continue
         depth = -np.log((fast + slow)[: s + 1])
