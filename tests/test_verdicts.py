@@ -282,7 +282,7 @@ def test_a_zone_part_is_undecided_while_only_its_bounds_hold_and_its_control_is_
     assert claim["controls"][0]["status"] == "fails as required"  # the stall statistic does not let it pass
     if unresolved:
         assert "not resolved: stopping not resolved up to 256 d" in str(stops["reason"])
-        want = "stopping not resolved up to 256 d (stops); REPRODUCED at slows"
+        want = "INCONCLUSIVE at stops (stopping not resolved up to 256 d); REPRODUCED at slows"
         result.stdout.fnmatch_lines([f"C9: INCONCLUSIVE ({want}) *"])
         assert f"(C9 {want})" in (pytester.path / "reports" / "claim-report.md").read_text()
 

@@ -136,20 +136,20 @@ def split(r: ClaimResult) -> str:
 
     The claim's own verdict comes first: ``NOT REPRODUCED at L=1; REPRODUCED at L=6, trend``. A claim's
     word is its weakest part's; this says what the other parts showed, so a headline never reads
-    one part's failure as the whole claim's. A zone part left unresolved says what was not resolved,
-    first: ``stopping not resolved up to 256 d (stops); REPRODUCED at collapse, slows``.
+    one part's failure as the whole claim's. A zone part left unresolved comes first, with what was
+    not resolved: ``INCONCLUSIVE at stops (stopping not resolved up to 256 d); REPRODUCED at collapse, slows``.
     """
     if len(r.parts) <= 1 or r.verdict is Verdict.SKIPPED:
         return ""
     groups: dict[str, list[str]] = {}
     for p in r.parts:
-        key = f"{p.unresolved} (" if p.unresolved else f"{p.verdict.value} at "
+        key = f"{p.verdict.value} at {{}} ({p.unresolved})" if p.unresolved else f"{p.verdict.value} at {{}}"
         groups.setdefault(key, []).append(p.name or "claim")
     if len(groups) == 1 and not r.parts[0].unresolved:
         return ""
-    own = f"{r.verdict.value} at "
-    order = sorted(groups, key=lambda v: (not v.endswith("("), v != own))  # unresolved, then the claim's own verdict
-    return "; ".join(f"{v}{', '.join(groups[v])}{')' if v.endswith('(') else ''}" for v in order)
+    own = f"{r.verdict.value} at {{}}"
+    order = sorted(groups, key=lambda v: (not v.endswith(")"), v != own))  # unresolved, then the claim's own verdict
+    return "; ".join(v.format(", ".join(groups[v])) for v in order)
 
 
 def _short_status(status: str) -> str:
