@@ -11,6 +11,7 @@ import pytest
 
 from claimcheck.decide.calibration import UNITS, case_rng
 from claimcheck.errors import ConfigError
+from claimcheck.protocol.spec import Family
 from qin2025.c1 import challenge as world
 from qin2025.c1.linear_rate import linear_rate_decision
 from qin2025.c2.monotone import monotone_decision
@@ -44,15 +45,13 @@ DECISIONS = {
 DRAWS = 3  # cases drawn per family here (the calibration draws each family's own count)
 
 
-@pytest.mark.parametrize("key", list(ROLES), ids=[f"{c}:{r}" for c, r in ROLES])
-def test_every_family_draws_cases_its_decision_takes_and_says_why(key: tuple[str, str]) -> None:
-    fams = families(*key)
+def _draws_cases_its_decision_takes(key: tuple[str, str], fams: tuple[Family, ...], origin: str, draws: int) -> None:
     assert fams and len({f.name for f in fams}) == len(fams)
     decision, mean_rule = DECISIONS[key]
     wanted = set(inspect.signature(decision).parameters)
     for fam in fams:
-        assert fam.origin == "challenge" and len(fam.why) > 40 and fam.grid, fam.name
-        for i in range(DRAWS):
+        assert fam.origin == origin and len(fam.why) > 40 and fam.grid, fam.name
+        for i in range(draws):
             case = fam.generate(case_rng(0, key[0], key[1], fam.name, i))
             units = case.measurements[UNITS] if mean_rule else [case.measurements]
             for unit in units:
@@ -63,17 +62,14 @@ def test_every_family_draws_cases_its_decision_takes_and_says_why(key: tuple[str
                 assert len(units) >= 12, fam.name  # a sample of the claim's budget, not one seed
 
 
+@pytest.mark.parametrize("key", list(ROLES), ids=[f"{c}:{r}" for c, r in ROLES])
+def test_every_family_draws_cases_its_decision_takes_and_says_why(key: tuple[str, str]) -> None:
+    _draws_cases_its_decision_takes(key, families(*key), "challenge", DRAWS)
+
+
 @pytest.mark.parametrize("key", list(OUTSIDE), ids=[f"{c}:{r}" for c, r in OUTSIDE])
 def test_every_outside_family_draws_cases_its_decision_takes_and_is_kept_apart(key: tuple[str, str]) -> None:
-    fams = outside(*key)
-    assert fams and len({f.name for f in fams}) == len(fams)
-    decision, mean_rule = DECISIONS[key]
-    wanted = set(inspect.signature(decision).parameters)
-    for fam in fams:
-        assert fam.origin == "outside" and len(fam.why) > 40 and fam.grid, fam.name
-        case = fam.generate(case_rng(0, key[0], key[1], fam.name, 0))
-        for unit in case.measurements[UNITS] if mean_rule else [case.measurements]:
-            assert set(unit) == wanted and decision(**unit), fam.name
+    _draws_cases_its_decision_takes(key, outside(*key), "outside", 1)
     with pytest.raises(ConfigError, match="no outside families for C2:monotone"):
         outside("C2", "monotone")
 
