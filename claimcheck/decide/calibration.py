@@ -14,8 +14,10 @@ A decision may find a case in a zone its part declares unresolvable (a horizon t
 pass from fail): it returns its statistics as NaN and ``ZONE``: 1.0, and the case is "undecided".
 That answer is right in a family that expects "zone" and wrong in every other; a zone family's
 rate is the share of its cases left undecided, and counts toward the status like the other two.
-Families come from two origins, kept apart: "design" (written by the part's designer) and
-"challenge" (written from the claim's words by someone who never saw the decision). Sensitivity,
+Families come from three origins, kept apart: "design" (written by the part's designer),
+"challenge" (written from the claim's words by someone who never saw the decision) and "outside"
+(a later referee's, written while the version was designed, by someone who read no design). A
+zone part's case whose bounding statistics hold and whose resolving ones do not is "zone". Sensitivity,
 specificity and the zone rate are reported per origin; the status needs every one of them that has
 cases at the floor. A design family that no decision finds in a zone serialises as it did before
 origins and zones existed, so old ledger entries keep reading the same.
@@ -301,7 +303,7 @@ class PartCalibration:
     def summary(self) -> str:
         """Return the report's mark, e.g. ``calibrated: 400/400 must-fail rejected, 598/600 must-pass accepted``.
 
-        Challenge families, when there are any, follow after "; challenge: ".
+        Challenge and outside families, when there are any, follow after "; challenge: " and "; outside: ".
         """
         sens, spec = self.sensitivity, self.specificity
         if not self.decision:
