@@ -284,7 +284,10 @@ def test_a_zone_part_is_undecided_while_only_its_bounds_hold_and_its_control_is_
         assert "not resolved: stopping not resolved up to 256 d" in str(stops["reason"])
         want = "INCONCLUSIVE at stops (stopping not resolved up to 256 d); REPRODUCED at slows"
         result.stdout.fnmatch_lines([f"C9: INCONCLUSIVE ({want}) *"])
-        assert f"(C9 {want})" in (pytester.path / "reports" / "claim-report.md").read_text()
+        text = (pytester.path / "reports" / "claim-report.md").read_text()
+        assert f"(C9 {want})" in text
+        why = "part stops: stopping not resolved up to 256 d; its tested range cannot resolve it, and more units do not"
+        assert why in text and "units would decide" not in text  # more units are not the answer to a range
 
 
 def test_a_zone_part_must_say_what_it_cannot_resolve_and_what_resolves_it() -> None:

@@ -27,6 +27,7 @@ class Pending:
     what: str  # e.g. "part L2", "control 'shuffled' (part stops)"
     units: int
     needed: int | None  # None: no number of units decides it at the measured effect (or nothing was measured)
+    unresolved: str = ""  # a zone part its range cannot resolve: what it cannot tell (more units do not help)
 
 
 def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
@@ -86,7 +87,9 @@ def pending(r: ClaimResult) -> list[Pending]:
         if p.verdict is not Verdict.INCONCLUSIVE:
             continue
         name = f"part {p.name}" if p.name else "the claim"
-        if p.rate is not None:
+        if p.unresolved:
+            out.append(Pending(name, 0, None, p.unresolved))
+        elif p.rate is not None:
             out.append(Pending(name, p.rate.n, rate_units(p.rate.passed, p.rate.n, p.bar, r.alpha)))
         else:
             n = _units(p.estimates, len([u for u in p.units if not u.excluded]))
@@ -159,10 +162,12 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     declared = r.protocol is not None and r.protocol.declared
     units = dict(r.protocol.seeds.units) if r.protocol is not None and declared else {}
     batch = dict(r.protocol.seeds.batch) if r.protocol is not None and declared else {}
+    zoned = [i for i in items if i.unresolved]
+    items = [i for i in items if not i.unresolved]
     empty = [i for i in items if i.units == 0]
     stuck = [i for i in items if i.units and i.needed is None]
     open_ = [i for i in items if i.units and i.needed is not None]
-    said = []
+    said = [f"{i.what}: {i.unresolved}; its tested range cannot resolve it, and more units do not" for i in zoned]
     if open_:
         now, needed = max(i.units for i in open_), max(i.needed or 0 for i in open_)
         where = budget_for(units, needed, now, batch) if units else "rerun with a larger budget (--claim-budget)"
