@@ -93,8 +93,9 @@ def quadratic(rng: np.random.Generator, steps: int, slowest: float) -> Case:
         k = int(rng.integers(2, 21))
         weights, rates = modes(rng, steps, low, 1.0, k)
         clean = mixture(t, weights, rates)
-        if _resolved(np.log(clean), low):
-            break
+        with np.errstate(divide="ignore"):  # as in two_modes
+            if _resolved(np.log(clean), low):
+                break
     curve = _floor(rng, jitter(rng, clean, 1e-3 * low))
     return _case(rng, curve, slowest_rate=low, modes=k, slowest_weight=float(weights[0]))
 
