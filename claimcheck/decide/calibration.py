@@ -311,7 +311,7 @@ class PartCalibration:
         if sens.n == 0 or spec.n == 0:
             return f"uncalibrated: no must-{'pass' if sens.n == 0 else 'fail'} cases"
         text = self._counts("design")
-        for origin in self.origins[1:] if "design" in self.origins else self.origins:
+        for origin in (o for o in self.origins if o != "design"):
             text += f"; {origin}: {self._counts(origin)}"
         if self.status == "calibrated":
             return f"calibrated: {text}"

@@ -146,7 +146,7 @@ class Family:
     horizon or range too short to resolve them), so the right answer is "undecided": the decision
     returns its statistics as NaN and ``ZONE``: 1.0. A zone answer is right in a zone family only
     and wrong in every other. ``origin`` says who wrote the family: "design" (the part's designer,
-    who tuned the decision with it in view) "challenge" (written from the claim's words alone,
+    who tuned the decision with it in view), "challenge" (written from the claim's words alone,
     by someone who never saw the decision) or "outside" (a later referee's, written from the claim's words
     before the version it calibrates was designed, and kept apart); calibration reports each apart.
     """

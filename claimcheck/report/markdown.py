@@ -141,15 +141,15 @@ def split(r: ClaimResult) -> str:
     """
     if len(r.parts) <= 1 or r.verdict is Verdict.SKIPPED:
         return ""
+    unresolved = [f"{p.verdict.value} at {p.name or 'claim'} ({p.unresolved})" for p in r.parts if p.unresolved]
     groups: dict[str, list[str]] = {}
     for p in r.parts:
-        key = f"{p.verdict.value} at {{}} ({p.unresolved})" if p.unresolved else f"{p.verdict.value} at {{}}"
-        groups.setdefault(key, []).append(p.name or "claim")
-    if len(groups) == 1 and not r.parts[0].unresolved:
+        if not p.unresolved:
+            groups.setdefault(p.verdict.value, []).append(p.name or "claim")
+    if not unresolved and len(groups) == 1:
         return ""
-    own = f"{r.verdict.value} at {{}}"
-    order = sorted(groups, key=lambda v: (not v.endswith(")"), v != own))  # unresolved, then the claim's own verdict
-    return "; ".join(v.format(", ".join(groups[v])) for v in order)
+    order = sorted(groups, key=lambda v: v != r.verdict.value)  # the claim's own verdict first (a stable sort)
+    return "; ".join([*unresolved, *(f"{v} at {', '.join(groups[v])}" for v in order)])
 
 
 def _short_status(status: str) -> str:

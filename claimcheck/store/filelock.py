@@ -75,7 +75,12 @@ def hold(
     note: Callable[[str], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[None]:
-    """Hold an exclusive lock on file ``path`` (created if absent, never a link) for the ``with`` block."""
+    """Hold an exclusive lock on file ``path`` (created if absent, never a link) for the ``with`` block.
+
+    Waits at most ``timeout`` seconds (``TIMEOUT_S`` when None), then raises ``LockTimeout`` naming the
+    holder; a wait past ``NOTE_AFTER_S`` is told once to ``note``. Raises ``NotALockFile`` for a link
+    or a non-regular file at ``path``.
+    """
     limit = TIMEOUT_S if timeout is None else timeout
     fd = open_lock(path)
     try:

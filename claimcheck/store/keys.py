@@ -5,7 +5,8 @@ libraries every result of a suite depends on), ``model`` (the model under test),
 computation: its name and the sha256 of its code) and ``inputs`` (configs, data fingerprints, seeds,
 device type and dtype). Each is its own field, so an engine digest and a function digest both called
 ``code`` stay two fields: a merge such as ``{**engine, **parts}`` has no place to happen. The digest
-(``Key.digest``, the entry's file name) is ``store_key``'s, the one function that makes one.
+(``Key.digest``, the entry's file name) is the sha256 of the four as canonical JSON with the entry
+format and torch's version, made by ``store_key`` alone.
 """
 
 from __future__ import annotations
