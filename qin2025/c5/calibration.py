@@ -84,6 +84,7 @@ class Effect:
     """How a world moves a run with beta (1: not at all): speeds per beta, and factors from beta = 0 to 1."""
 
     speeds: tuple[float, ...] | None = None  # g per beta; None: no speed effect (scattered)
+    rates: tuple[float, ...] | None = None  # the slow phase's own time factor per beta (steeper); None: 1
     fast: float = 1.0  # A1, the fast phase's amplitude (L_0 through the output's scale)
     floor: float = 1.0  # F
     excess: float = 1.0  # A1 and A2 (reported only: a left-out world)
@@ -124,7 +125,8 @@ def _curves(
         slow = a2 * effect.excess**b * math.exp(rng.normal(0.0, scatter.amplitude))
         l0 = start * math.exp(rng.normal(0.0, scatter.start))
         fast = max(l0 - floor - a2, 5.0) * (effect.fast * effect.excess) ** b
-        curve = f + fast * np.exp(-r1 * g * t) + slow * tail(g * t, rng, scatter)
+        k = effect.rates[j] if effect.rates is not None else 1.0
+        curve = f + fast * np.exp(-r1 * g * t) + slow * tail(k * g * t, rng, scatter)
         out.append(jitter(rng, curve, effect.noise) if effect.noise else curve)
     return out, shape
 
@@ -132,10 +134,15 @@ def _curves(
 World = Callable[[np.random.Generator], tuple[Effect, dict[str, float]]]
 
 
-def _speeds(rng: np.random.Generator, speed: str) -> tuple[tuple[float, ...] | None, dict[str, float]]:
-    """Draw the speeds per beta: "grows" factor^beta (factor 1.5..4), "falls" factor^-beta, or none ("")."""
-    if speed == "grows":
-        f = log_uniform(rng, 1.5, 4.0)
+def _speeds(
+    rng: np.random.Generator, speed: str, low: float = 1.5
+) -> tuple[tuple[float, ...] | None, dict[str, float]]:
+    """Draw the speeds per beta: "grows" factor^beta (factor ``low``..4), "falls" factor^-beta, or none ("").
+
+    "marginal": factor 1..1.15, at most 3.6% fewer steps at beta = 0.25 and 13% at beta = 1.
+    """
+    if speed in ("grows", "marginal"):
+        f = log_uniform(rng, low, 4.0) if speed == "grows" else log_uniform(rng, 1.0, 1.15)
         return tuple(f**b for b in BETAS), {"speed_factor": f}
     if speed == "falls":
         f = log_uniform(rng, 1.5, 4.0)
@@ -157,7 +164,11 @@ def moves(
     fast, floor, excess move up for ``sign`` 1 and down for -1; noise is the jitter itself. ``fixed``
     sets other ``Effect`` fields (tail, settles).
     """
-    speeds, params = _speeds(rng, speed)
+    speeds, params = _speeds(rng, speed, fixed.pop("speed_low", 1.5))
+    if "steeper" in fixed:  # the slow phase's rate x factor^beta (or its inverse), the fast phase's kept
+        f = log_uniform(rng, *fixed.pop("steeper"))
+        fixed["rates"] = tuple(f**b for b in BETAS)
+        params["slow_rate_factor"] = f
     effect = Effect(speeds=speeds, **fixed)
     if what:
         m = log_uniform(rng, low, high)
@@ -170,10 +181,30 @@ def moves(
 Row = tuple[str, Expect, World, str, str]
 
 
-def _rows() -> tuple[Row, ...]:
-    """Return the worlds of C5's parts (the same for both)."""
-    speed, grid = "grows", "speed x 1.5..4 from beta 0 to 1"
-    fast = partial(moves, what="fast", low=10.0, high=1000.0)
+def _rows(sized: bool = False) -> tuple[Row, ...]:
+    """Return the worlds of C5's lower parts; ``sized`` (the effect-size part): speed x 2..4 and a marginal speed-up.
+
+    A time rescaling by g saves exactly 1 - 1/g of the steps to a level: at beta = 0.25, speed x 1.5..4
+    saves 0.097..0.29 (the order's worlds), x 2..4 saves 0.16..0.29, clear of the 0.1 line.
+    """
+    low = 2.0 if sized else 1.5
+    moves_ = partial(moves, speed_low=low)
+    speed, grid = "grows", f"speed x {low:g}..4 from beta 0 to 1"
+    fast = partial(moves_, what="fast", low=10.0, high=1000.0)
+    marginal: tuple[Row, ...] = (
+        (
+            "marginal speed-up",
+            "fail",
+            partial(moves, speed="marginal"),
+            "speed x 1..1.15 from beta 0 to 1",
+            "faster, but beta = 0.25 saves at most 3.6% of the steps: not 'significantly' (10%)",
+        ),
+    )
+    rows = _lower_rows(moves_, fast, speed, grid)
+    return (*marginal, *rows) if sized else rows
+
+
+def _lower_rows(moves: Callable[..., Any], fast: Callable[..., Any], speed: str, grid: str) -> tuple[Row, ...]:
     return (
         ("speed grows with beta", "pass", partial(moves, speed=speed), grid, "a larger beta runs faster"),
         (
@@ -292,10 +323,12 @@ def sample(
     return Case({**params, "seeds": seeds, "redrawn": redrawn}, {"units": units})
 
 
-def _families(make: Callable[..., Case], cases: int, steps: int, what: str, heavy: bool = False) -> tuple[Family, ...]:
+def _families(
+    make: Callable[..., Case], rows: tuple[Row, ...], cases: int, steps: int, what: str, heavy: bool = False
+) -> tuple[Family, ...]:
     out = []
     for scatter, tag in ((RUNS_LIKE, ""), (HEAVY, ", heavy scatter")) if heavy else ((RUNS_LIKE, ""),):
-        for name, expect, world, grid, why in _rows():
+        for name, expect, world, grid, why in rows:
             if tag and expect != "pass":
                 continue  # heavier scatter makes a must-fail case no easier to pass: the must-pass ones are the test
             zone = "(zone)" in name
@@ -306,9 +339,91 @@ def _families(make: Callable[..., Case], cases: int, steps: int, what: str, heav
 
 def order_families(cases: int = 200, steps: int = STEPS, heavy: bool = False) -> tuple[Family, ...]:
     """Return the families of C5's "order" part (one seed per case); ``heavy`` adds the heavy-scatter must-pass ones."""
-    return _families(one_seed, cases, steps, "", heavy)
+    return _families(one_seed, _rows(), cases, steps, "", heavy)
 
 
 def faster_families(seeds: int, cases: int = 50, steps: int = STEPS, heavy: bool = False) -> tuple[Family, ...]:
-    """Return the families of C5's "beta>0 vs beta=0" part (a sample of ``seeds`` seeds per case)."""
-    return _families(partial(sample, seeds=seeds), cases, steps, f"{seeds} seeds; ", heavy)
+    """Return the families of C5's "lower: beta>0 vs beta=0" part (a sample of ``seeds`` seeds per case)."""
+    return _families(partial(sample, seeds=seeds), _rows(sized=True), cases, steps, f"{seeds} seeds; ", heavy)
+
+
+def _steeper_rows(sized: bool) -> tuple[Row, ...]:
+    """Return the worlds of C5's steeper parts: the slow phase's own rate x factor^beta, or only what it is blind to.
+
+    Exponential slow phases, where the rate is r2 exactly (the truth is the world's, not the
+    instrument's); a floor or L_0 moving alone is the lower reading's, not this one's.
+    """
+    exp = partial(moves, tail="exponential")
+    steep = partial(exp, steeper=(2.5, 6.0))
+    grid = "exponential slow phase, its rate x 2.5..6 from beta 0 to 1 (beta = 0.25: x 1.26..1.57)"
+    rows: tuple[Row, ...] = (
+        ("slow phase steeper with beta", "pass", steep, grid, "a larger beta nears its floor faster"),
+        (
+            "steeper, L_0 rises through the fast phase",
+            "pass",
+            partial(steep, what="fast", low=10.0, high=1000.0),
+            f"{grid}; fast phase (L_0) x 10..1000",
+            "the start is not the speed",
+        ),
+        (
+            "steeper, towards a higher floor",
+            "pass",
+            partial(steep, what="floor", low=1.5, high=3.0),
+            f"{grid}; floor x 1.5..3",
+            "it nears its own floor faster, which is this reading (the lower reading calls it a stall)",
+        ),
+        (
+            "steeper, noisy",
+            "pass",
+            partial(steep, what="noise", low=1e-6, high=1e-4),
+            f"{grid}; jitter 1e-6..1e-4 per step",
+            "a larger beta nears its floor faster",
+        ),
+        (
+            "lower floor only",
+            "fail",
+            partial(exp, what="floor", low=1.5, high=3.0, sign=-1),
+            "exponential slow phase; floor / 1.5..3, rates scattered",
+            "lower, not steeper: the same rate towards a lower floor",
+        ),
+        (
+            "lower floor only, power-law tail",
+            "fail",
+            partial(moves, tail="power law", what="floor", low=1.5, high=3.0, sign=-1),
+            "power-law slow phase; floor / 1.5..3",
+            "lower, not steeper",
+        ),
+        (
+            "L_0 rises through the fast phase, rate flat",
+            "fail",
+            partial(exp, what="fast", low=10.0, high=1000.0),
+            "exponential slow phase; fast phase (L_0) x 10..1000",
+            "the start moves, the rate does not",
+        ),
+        (
+            "slow phase shallower with beta",
+            "fail",
+            partial(exp, steeper=(1 / 6.0, 1 / 2.5)),
+            "exponential slow phase, its rate / 2.5..6 from beta 0 to 1",
+            "a larger beta nears its floor more slowly",
+        ),
+        ("no beta effect (sanity)", "fail", exp, "rates, L_0 and floor independent of beta", "nothing depends on beta"),
+    )
+    if sized:
+        rows += (
+            (
+                "marginally steeper",
+                "fail",
+                partial(exp, steeper=(1.0, 1.15)),
+                "exponential slow phase, its rate x 1..1.15 from beta 0 to 1 (beta = 0.25: at most x 1.036)",
+                "steeper, but not 'significantly' (a rate 1/0.9 = 1.11 x beta = 0's at every beta > 0)",
+            ),
+        )
+    return rows
+
+
+def steeper_families(seeds: int = 0, cases: int = 0, steps: int = STEPS) -> tuple[Family, ...]:
+    """Return the families of C5's steeper parts: one seed per case, or a sample of ``seeds`` seeds (the vs-0 part)."""
+    if seeds:
+        return _families(partial(sample, seeds=seeds), _steeper_rows(True), cases or 50, steps, f"{seeds} seeds; ")
+    return _families(one_seed, _steeper_rows(False), cases or 200, steps, "")

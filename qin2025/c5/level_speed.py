@@ -51,15 +51,16 @@ from claimcheck.decide.stats import spearman
 CHECKPOINTS = (0.5, 1.0)  # the level is read at these fractions of the horizon T
 FLAT_FROM = 0.75  # a run has flattened when its loss falls by less than FLAT in log over [FLAT_FROM x T, T]
 FLAT = 0.01  # 1% in the last quarter; the Jena runs fall by 2.2-23% there at ci (exploratory seeds 0-23)
+FEWER = 0.1  # "significantly": at least 10% fewer steps, in either reading (fixed before v5 ran; records/claims/c5.md)
 ZONE = "zone"  # the key of a unit in the declared zone (a floor reached within T): statistics NaN
 
 HALF_RHO = "Spearman rho(beta, -L(T/2))"
 END_RHO = "Spearman rho(beta, -L_T)"
 
 
-def advantage_name(beta: float) -> str:
-    """Return the name of the mean level advantage of ``beta`` over beta = 0."""
-    return f"mean over seeds of the level advantage of beta={beta:g} over beta=0"
+def saved_name(beta: float) -> str:
+    """Return the name of the mean fraction of steps ``beta`` saves to reach beta = 0's loss at T."""
+    return f"mean over seeds of the steps saved by beta={beta:g} to beta=0's L_T (fraction of T)"
 
 
 def _curve(curve: ArrayLike) -> np.ndarray:
@@ -112,23 +113,39 @@ def order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[
     return {HALF_RHO: _rho(betas, [a[0] for a in at]), END_RHO: _rho(betas, [a[1] for a in at])}
 
 
-def advantage(level: Sequence[float], level0: Sequence[float]) -> float:
-    """Return min over checkpoints of (L0 - L) / (L0 + L): > 0 when the run is lower than beta = 0 at every one."""
-    values = [(b - a) / (b + a) for a, b in zip(level, level0, strict=True)]
-    return min(values) if all(math.isfinite(v) for v in values) else math.nan
+def steps_saved(curve: ArrayLike, curve0: ArrayLike) -> float:
+    """Return the fraction of the horizon ``curve`` saves to reach ``curve0``'s loss at T (negative: ``curve0`` saves).
+
+    ``1 - t/T`` with t the first step at which ``curve`` is at or below ``curve0``'s L_T; when ``curve``
+    ends above it, minus the same fraction for ``curve0`` reaching ``curve``'s L_T. In [-1, 1]; 0 is no
+    effect. A time rescaling L(t) = L0(c t) saves exactly 1 - 1/c.
+    """
+    run, base = _curve(curve), _curve(curve0)
+    if run.size != base.size:
+        raise ValueError(f"steps_saved compares curves of one horizon, got {run.size - 1} and {base.size - 1} steps")
+    if not (np.isfinite(run).all() and np.isfinite(base).all()):
+        return math.nan
+    steps = run.size - 1
+    if run[-1] <= base[-1]:
+        return 1 - int(np.argmax(run <= base[-1])) / steps
+    return -(1 - int(np.argmax(base <= run[-1])) / steps)
 
 
-def faster_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return one seed's level advantage of every beta > 0 over beta = 0 (C5 "beta>0 vs beta=0", rule "mean").
+def lower_faster_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
+    """Return one seed's steps saved by every beta > 0 to reach beta = 0's L_T (C5 "lower: beta>0 vs beta=0").
 
     NaN statistics and ``"zone": 1.0`` when a run of the seed has flattened (the declared zone).
     """
-    if not betas or betas[0] != 0:
-        raise ValueError(f"faster_decision compares every beta with beta = 0, which must come first; got {betas}")
-    if len(betas) != len(curves):
-        raise ValueError(f"faster_decision needs one curve per beta, got {len(betas)} betas and {len(curves)} curves")
-    names = [advantage_name(b) for b in betas[1:]]
+    names = [saved_name(b) for b in against_zero(betas, curves, "lower_faster_decision")]
     if in_zone(curves):
         return {**dict.fromkeys(names, math.nan), ZONE: 1.0}
-    at = [levels(c) for c in curves]
-    return {name: advantage(at[j + 1], at[0]) for j, name in enumerate(names)}
+    return {name: steps_saved(curves[j + 1], curves[0]) for j, name in enumerate(names)}
+
+
+def against_zero(betas: Sequence[float], curves: Sequence[ArrayLike], who: str) -> Sequence[float]:
+    """Return the betas > 0 of a comparison with beta = 0 (first); ValueError naming ``who`` otherwise."""
+    if not betas or betas[0] != 0:
+        raise ValueError(f"{who} compares every beta with beta = 0, which must come first; got {betas}")
+    if len(betas) != len(curves):
+        raise ValueError(f"{who} needs one curve per beta, got {len(betas)} betas and {len(curves)} curves")
+    return betas[1:]

@@ -24,10 +24,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from claimcheck.decide.record import ClaimRecorder
-from claimcheck.decide.schedule import look_result
 from claimcheck.decide.stats import spearman
-from claimcheck.decide.verdicts import Verdict
 from qin2025.c5.level_speed import late_fall, levels
 from qin2025.data.jena import FEATURES, WindowSpec, load_jena, locate_jena, require_features, window_jena
 from qin2025.data.jena_sanity import check_jena
@@ -195,6 +192,22 @@ def train_step_sweeps(
     ]
 
 
+def second_half_faster(curve: ArrayLike, factor: float, steps: int) -> np.ndarray:
+    """Return L_0..L_T of a run whose second half goes ``factor`` times faster: L(t) to T/2, then L(T/2 + c (t - T/2)).
+
+    ``curve`` must run to T/2 + factor x T/2 steps or more (it is interpolated between steps). To
+    first order this is the run with its step size multiplied by ``factor`` from T/2 on (gradient
+    flow run faster): the same first half, a second half steeper by construction.
+    """
+    loss = np.asarray(curve, dtype=np.float64)
+    half = steps // 2
+    need = half + factor * (steps - half)
+    if loss.size - 1 < need:
+        raise ValueError(f"second_half_faster needs a run of {math.ceil(need)} steps, got {loss.size - 1}")
+    t = np.arange(steps + 1, dtype=np.float64)
+    return np.interp(np.where(t <= half, t, half + factor * (t - half)), np.arange(loss.size), loss)
+
+
 def describe(sweep: Sweep, seed: int, what: str) -> str:
     """Return one sweep's note: L_0, L(T/2), L_T, the last quarter's fall, steady rate, log(L_T/L_0) and mu."""
 
@@ -216,14 +229,3 @@ def describe(sweep: Sweep, seed: int, what: str) -> str:
 def naive_order(sweep: Sweep) -> float:
     """Return C5 v2's statistic on ``sweep``: Spearman rho(label, log(L_T/L_0)) (it passed at <= -0.9)."""
     return spearman(sweep.labels, [math.log(c[-1] / c[0]) for c in sweep.curves]).rho
-
-
-def settled(record: ClaimRecorder) -> bool:
-    """Return whether a part of ``record``'s claim is shown to fail: the claim is NOT REPRODUCED whatever follows.
-
-    A batched claim test may stop there by its own rule; its sequential decisions stay valid.
-    """
-    if record.protocol is None:
-        return False
-    result = look_result(record.protocol, record, record.claim_id)
-    return any(p.verdict is Verdict.NOT_REPRODUCED for p in result.parts)

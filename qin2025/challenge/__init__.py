@@ -40,8 +40,8 @@ ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
     ("C4", "stops"): ("stops", _of(4, "stops_families")),
     ("C4", "slows"): ("slows", _of(4, "slows_families")),
     ("C4", "collapse"): ("collapse", _of(4, "collapse_families")),
-    ("C5", "order"): ("order", _of(5, "order_families")),
-    ("C5", "faster"): ("beta>0 vs beta=0", _of(5, "faster_families")),
+    ("C5", "order"): ("lower: order", _of(5, "order_families")),
+    ("C5", "faster"): ("lower: beta>0 vs beta=0", _of(5, "faster_families")),
     ("C2", "monotone"): ("", _of(2, "monotone_families")),
     ("C3", "floor"): ("floor", _of(3, "floor_families")),
     ("C6", "L=1"): ("L=1", _of(6, "advantage_families", 1)),
@@ -53,14 +53,19 @@ ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
 }
 
 
-# Outside families (``origin="outside"``): a later referee's, written from the claims' words while C1 v6, C4 v6
-# and C8 v6 were designed, by someone who read none of the designs (records/outside_c1_c4/README.md).
+# Outside families (``origin="outside"``): a later referee's, written from the claims' words while C1 v6, C4 v6,
+# C8 v6 and C5 v5 were designed, by someone who read none of the designs (records/outside_c1_c4/README.md).
 OUTSIDE: dict[tuple[str, str], Callable[[], tuple[Family, ...]]] = {
     ("C1", "rate"): _of(1, "linear_rate_outside", 1000, module="outside"),
     ("C8", "L2"): _of(1, "linear_rate_outside", 3500, module="outside"),
     ("C8", "L3"): _of(1, "linear_rate_outside", 4500, module="outside"),
     ("C8", "L4"): _of(1, "linear_rate_outside", 17500, module="outside"),
     ("C4", "stops"): _of(4, "stops_outside", 30, module="outside"),
+    # C5 v5's, written from the claim's words and the two readings while v5 was designed (records/outside_c5/README.md)
+    ("C5", "lower: order"): _of(5, "lower_order_outside", 400, module="outside"),
+    ("C5", "lower: beta>0 vs beta=0"): _of(5, "lower_faster_outside", 400, 24, module="outside"),
+    ("C5", "steeper: order"): _of(5, "steeper_order_outside", 400, module="outside"),
+    ("C5", "steeper: beta>0 vs beta=0"): _of(5, "steeper_faster_outside", 400, 24, module="outside"),
 }
 
 

@@ -17,7 +17,8 @@ from qin2025.c1.linear_rate import linear_rate_decision
 from qin2025.c2.monotone import monotone_decision
 from qin2025.c3.full_rank import floor_decision
 from qin2025.c4.collapse import collapse_decision, slows_decision, stops_decision
-from qin2025.c5.level_speed import faster_decision, order_decision
+from qin2025.c5.level_speed import lower_faster_decision, order_decision
+from qin2025.c5.steeper import steeper_faster_decision, steeper_order_decision
 from qin2025.c6.residual_depth import advantage_decision, trend_decision
 from qin2025.c7 import challenge as c7
 from qin2025.c7.conditioning import association_decision, governs_decision
@@ -32,7 +33,11 @@ DECISIONS = {
     ("C4", "slows"): (slows_decision, True),
     ("C4", "collapse"): (collapse_decision, False),
     ("C5", "order"): (order_decision, False),
-    ("C5", "faster"): (faster_decision, True),
+    ("C5", "faster"): (lower_faster_decision, True),
+    ("C5", "lower: order"): (order_decision, False),
+    ("C5", "lower: beta>0 vs beta=0"): (lower_faster_decision, True),
+    ("C5", "steeper: order"): (steeper_order_decision, False),
+    ("C5", "steeper: beta>0 vs beta=0"): (steeper_faster_decision, True),
     ("C2", "monotone"): (monotone_decision, False),
     ("C3", "floor"): (floor_decision, False),
     ("C6", "L=1"): (advantage_decision, True),

@@ -8,21 +8,22 @@ import numpy as np
 import pytest
 
 from claimcheck.decide.calibration import case_rng
-from qin2025.c5.calibration import faster_families, order_families
+from qin2025.c5.calibration import faster_families, order_families, steeper_families
 from qin2025.c5.level_speed import (
     END_RHO,
     HALF_RHO,
     ZONE,
-    advantage,
-    advantage_name,
-    faster_decision,
     flattened,
     in_zone,
     late_fall,
     levels,
+    lower_faster_decision,
     order_decision,
+    saved_name,
+    steps_saved,
 )
-from qin2025.c5.residual_speed import Sweep, descends, naive_order, steady_rate
+from qin2025.c5.residual_speed import Sweep, descends, naive_order, second_half_faster, steady_rate
+from qin2025.c5.steeper import GAIN_BAR, RATE_RHO, gain, gain_name, steeper_faster_decision, steeper_order_decision
 
 T = np.arange(401, dtype=np.float64)
 BETAS = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -95,18 +96,50 @@ def test_a_stall_fails_the_order_and_earns_no_advantage() -> None:
     curves = [power(f, 20.0, g) for f, g in zip([2, 3, 4, 5, 6], [1.0, 1.5, 2.0, 2.5, 3.0], strict=True)]
     got = order_decision(BETAS, curves)
     assert got[END_RHO] == pytest.approx(-1.0)  # faster, to ever higher ends
-    assert all(v < 0 for v in faster_decision(BETAS, curves).values())
+    assert all(v < 0 for v in lower_faster_decision(BETAS, curves).values())
 
 
-def test_the_advantage_is_the_smaller_relative_gap_of_the_two_checkpoints() -> None:
-    assert advantage((2.0, 1.0), (6.0, 3.0)) == pytest.approx(0.5)
-    assert advantage((2.0, 3.0), (6.0, 1.0)) == pytest.approx(-0.5)  # lower at T/2, higher at T
-    assert advantage((1.0, 1.0), (1.0, 1.0)) == 0.0
-    assert math.isnan(advantage((math.nan, 1.0), (1.0, 1.0)))
+def test_a_time_rescaling_by_c_saves_one_minus_one_over_c_of_the_steps_and_the_other_way_round_costs_them() -> None:
+    base = 3.0 + 20.0 * (1 + T / 50) ** -0.7
+    for c in (1.25, 2.0):
+        faster = 3.0 + 20.0 * (1 + c * T / 50) ** -0.7
+        assert steps_saved(faster, base) == pytest.approx(1 - 1 / c, abs=2 / 400)
+        assert steps_saved(base, faster) == pytest.approx(-(1 - 1 / c), abs=2 / 400)
+    assert steps_saved(base, base) == 0.0
+    assert math.isnan(steps_saved(np.r_[base[:-1], math.nan], base))
     curves = [power(3.0, 20.0, g) for g in (1.0, 1.25, 1.5, 1.75, 2.0)]
-    adv = faster_decision(BETAS, curves)
-    assert list(adv) == [advantage_name(b) for b in BETAS[1:]]
-    assert 0 < adv[advantage_name(0.25)] < adv[advantage_name(1.0)] < 1
+    saved = lower_faster_decision(BETAS, curves)
+    assert list(saved) == [saved_name(b) for b in BETAS[1:]]
+    assert 0 < saved[saved_name(0.25)] < saved[saved_name(1.0)] < 1
+
+
+def test_a_lower_floor_is_lower_but_not_steeper_and_a_steeper_slow_phase_is_both() -> None:
+    floors = [exponential(f, 20.0, 0.01) for f in (5.0, 4.0, 3.0, 2.0, 1.0)]
+    assert order_decision(BETAS, floors)[END_RHO] == pytest.approx(1.0)  # lower
+    rates = steeper_faster_decision(BETAS, floors)
+    assert all(abs(v) < 1e-6 for v in rates.values())  # the same rate: no gain
+    steep = [exponential(3.0, 20.0, r) for r in (0.010, 0.012, 0.014, 0.016, 0.018)]
+    assert steeper_order_decision(BETAS, steep)[RATE_RHO] == pytest.approx(1.0)
+    got = steeper_faster_decision(BETAS, steep)
+    assert list(got) == [gain_name(b) for b in BETAS[1:]]
+    assert got[gain_name(0.25)] == pytest.approx((0.012 - 0.010) / 0.022, rel=1e-3) and got[gain_name(0.25)] > GAIN_BAR
+
+
+def test_the_rate_gain_is_bounded_and_a_bar_of_one_nineteenth_is_ten_percent_fewer_steps() -> None:
+    assert GAIN_BAR == pytest.approx(1 / 19)
+    assert gain(1 / 0.9, 1.0) == pytest.approx(GAIN_BAR)
+    assert gain(1.0, -1.0) == 1.0 and gain(-1.0, 1.0) == -1.0
+    assert math.isnan(gain(0.0, 0.0)) and math.isnan(gain(math.nan, 1.0))
+
+
+def test_a_second_half_run_faster_keeps_the_first_half_and_is_steeper_after_it() -> None:
+    long = 3.0 + 20.0 * (1 + np.arange(601, dtype=np.float64) / 30) ** -0.6
+    curves = [second_half_faster(long, c, 400) for c in (1.0, 1.5, 2.0)]
+    assert all(np.array_equal(c[:201], long[:201]) for c in curves)
+    assert np.array_equal(curves[0], long[:401]) and curves[2][-1] == pytest.approx(long[600])
+    assert steady_rate(curves[0]) < steady_rate(curves[1]) < steady_rate(curves[2])
+    with pytest.raises(ValueError, match="needs a run of 600 steps"):
+        second_half_faster(long[:500], 2.0, 400)
 
 
 def test_a_run_that_reached_its_floor_puts_the_seed_in_the_zone() -> None:
@@ -115,13 +148,17 @@ def test_a_run_that_reached_its_floor_puts_the_seed_in_the_zone() -> None:
     assert flattened(settled) and not flattened(moving) and in_zone([moving, settled])
     got = order_decision(BETAS, [moving, moving, moving, moving, settled])
     assert got[ZONE] == 1.0 and math.isnan(got[HALF_RHO]) and math.isnan(got[END_RHO])
-    adv = faster_decision(BETAS, [settled] + [moving] * 4)
-    assert adv[ZONE] == 1.0 and all(math.isnan(v) for k, v in adv.items() if k != ZONE)
+    for decide in (lower_faster_decision, steeper_faster_decision):
+        adv = decide(BETAS, [settled] + [moving] * 4)
+        assert adv[ZONE] == 1.0 and all(math.isnan(v) for k, v in adv.items() if k != ZONE)
+    assert steeper_order_decision(BETAS, [moving] * 4 + [settled])[ZONE] == 1.0
 
 
 def test_the_beta_comparison_needs_beta_zero_first_and_one_curve_per_beta() -> None:
     with pytest.raises(ValueError, match="must come first"):
-        faster_decision([1.0, 0.0], [exponential(1, 1, 0.01)] * 2)
+        lower_faster_decision([1.0, 0.0], [exponential(1, 1, 0.01)] * 2)
+    with pytest.raises(ValueError, match="must come first"):
+        steeper_faster_decision([1.0, 0.0], [exponential(1, 1, 0.01)] * 2)
     with pytest.raises(ValueError, match="one curve per beta"):
         order_decision(BETAS, [exponential(1, 1, 0.01)] * 4)
 
@@ -132,6 +169,10 @@ def test_each_family_draws_its_cases_on_its_side_of_the_zone() -> None:
         for i in range(3):
             case = fam.generate(case_rng(0, "C5", "order", fam.name, i))
             assert in_zone(case.measurements["curves"]) == zone, fam.name
+    for fam in steeper_families(cases=3):
+        for i in range(3):
+            case = fam.generate(case_rng(0, "C5", "steeper", fam.name, i))
+            assert not in_zone(case.measurements["curves"]), fam.name
     sample = faster_families(seeds=3, cases=1)[0].generate(case_rng(0, "C5", "effect", "x", 0))
     assert len(sample.measurements["units"]) == 3 and sample.params["seeds"] == 3
 
