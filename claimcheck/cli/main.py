@@ -109,6 +109,7 @@ def _positive(text: str) -> int:
 
 
 FORCE_HELP = "replace an existing -o file even if claimcheck did not write it"
+HISTORY_HELP = "the run history folder (default .claimcheck/history in the current folder)"
 
 
 def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
@@ -454,12 +455,7 @@ class _Formatter(argparse.HelpFormatter):
 
 
 def _history_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--history",
-        type=Path,
-        metavar="DIR",
-        help="the run history folder (default .claimcheck/history in the current folder)",
-    )
+    p.add_argument("--history", type=Path, metavar="DIR", help=HISTORY_HELP)
 
 
 def _parser() -> argparse.ArgumentParser:
