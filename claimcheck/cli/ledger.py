@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from claimcheck.decide.verdicts import ClaimResult
 from claimcheck.errors import ConfigError
+from claimcheck.provenance import git
 from claimcheck.provenance.fingerprint import SCHEME, decides
 from claimcheck.provenance.ledger import (
     Entry,
@@ -40,11 +40,6 @@ from claimcheck.report.rundata import RunData, load
 LEDGER = Path("claims/ledger")  # the default ledger of calibrate --record, ledger confirm, verify and show
 
 Command = Callable[[str, str], argparse.ArgumentParser]
-
-
-def _head(cwd: Path) -> str:
-    out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
 def used_block(ledger: Ledger, claim: str, block: str) -> dict[str, str]:
@@ -98,7 +93,7 @@ def cmd_register(args: argparse.Namespace) -> int:
             "change": args.change,
             "motivated_by": args.motivated_by,
             "date": today(),
-            "commit": _head(Path(c.module).parent),
+            "commit": (git.output(Path(c.module).parent, "rev-parse", "--short=12", "HEAD") or "unknown").strip(),
             "engine": c.engine,
             "module": Path(c.module).name,
             "covers": list(c.code.covers),
@@ -166,8 +161,7 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
     elif first is None:
         problems.append(f"{reg.describe()} is not committed; commit the ledger, then run the block")
     else:
-        anc = subprocess.run(["git", "merge-base", "--is-ancestor", first, env.get("git commit", "")], cwd=root)
-        if anc.returncode != 0:
+        if git.run(root, "merge-base", "--is-ancestor", first, env.get("git commit", "")).returncode != 0:
             problems.append(f"the run's commit {env.get('git commit')} does not descend from {first[:12]}")
     return problems
 

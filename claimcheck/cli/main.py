@@ -45,7 +45,7 @@ from claimcheck.provenance.ledger import record_in_ledger
 from claimcheck.pytest.options import parse_tolerance
 from claimcheck.report.figures import draw_figures
 from claimcheck.report.fileset import figure_dir, owns, record_written
-from claimcheck.report.markdown import md, render
+from claimcheck.report.markdown import md, render, table_lines
 from claimcheck.report.rundata import RunData, load
 from claimcheck.report.write import foreign_details, markdown_files, write_markdown_files
 
@@ -85,17 +85,15 @@ def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
         md(h if heads.count(h) == 1 else f"{h}, {Path(source).name}")
         for h, (source, _) in zip(heads, runs, strict=True)
     ]
-    lines = ["# Claim x run matrix", "", "| claim | " + " | ".join(names) + " | agree |"]
-    lines.append("|---" * (len(runs) + 2) + "|")
+    rows = []
     for cid in claims:
         cells = [f"**{rs[cid].verdict.value}**{_headline(rs[cid])}" if cid in rs else "not run" for rs in results]
-        verdicts = {rs[cid].verdict for rs in results if cid in rs}
-        lines.append(f"| {md(cid)} | " + " | ".join(cells) + f" | {'yes' if len(verdicts) == 1 else '**no**'} |")
-    lines += ["", "## Runs", "", "| setting | " + " | ".join(names) + " |", "|---" * (len(runs) + 1) + "|"]
-    lines.append("| file | " + " | ".join(md(Path(source).name) for source, _ in runs) + " |")
-    for key in _MATRIX_ENV:
-        lines.append(f"| {md(key)} | " + " | ".join(md(run.env.get(key, "")) for _, run in runs) + " |")
-    return "\n".join(lines) + "\n"
+        agree = len({rs[cid].verdict for rs in results if cid in rs}) == 1
+        rows.append([md(cid), *cells, "yes" if agree else "**no**"])
+    settings = [["file", *(md(Path(source).name) for source, _ in runs)]]
+    settings += [[md(key), *(md(run.env.get(key, "")) for _, run in runs)] for key in _MATRIX_ENV]
+    lines = ["# Claim x run matrix", "", *table_lines(["claim", *names, "agree"], rows), "", "## Runs", ""]
+    return "\n".join([*lines, *table_lines(["setting", *names], settings)]) + "\n"
 
 
 def _run_file(spec: str, args: argparse.Namespace) -> Path:
@@ -111,6 +109,7 @@ def _positive(text: str) -> int:
 
 
 FORCE_HELP = "replace an existing -o file even if claimcheck did not write it"
+HISTORY_HELP = "the run history folder (default .claimcheck/history in the current folder)"
 
 
 def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
@@ -456,12 +455,7 @@ class _Formatter(argparse.HelpFormatter):
 
 
 def _history_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--history",
-        type=Path,
-        metavar="DIR",
-        help="the run history folder (default .claimcheck/history in the current folder)",
-    )
+    p.add_argument("--history", type=Path, metavar="DIR", help=HISTORY_HELP)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 import tomllib
 from collections import Counter
@@ -29,6 +28,7 @@ from claimcheck.decide.verdicts import ClaimResult, Verdict
 from claimcheck.errors import ClaimcheckError
 from claimcheck.gate.baseline import compare
 from claimcheck.gate.paired import Movement
+from claimcheck.provenance import git
 from claimcheck.report.markdown import md, premises
 from claimcheck.report.rundata import RunData
 
@@ -128,14 +128,11 @@ def patched_checkout(root: Path, edits: Sequence[Edit], where: str) -> Path:
     Raise CatalogueError naming ``where`` when an edit's ``old`` text does not occur exactly once.
     The caller removes the copy.
     """
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if listed.returncode != 0:
+    listed = git.output(root, "ls-files", "--cached", "--others", "--exclude-standard")
+    if listed is None:
         raise CatalogueError(f"{where}: {root} is not a git checkout; engine edits need one to copy")
     copy = Path(tempfile.mkdtemp(prefix="claimcheck-mutant-"))
-    for name in listed.stdout.splitlines():
+    for name in listed.splitlines():
         if name.split("/")[0] in LEFT_OUT or not (root / name).is_file():
             continue
         (copy / name).parent.mkdir(parents=True, exist_ok=True)

@@ -204,10 +204,6 @@ class Comparison:
         return out
 
 
-def _ctl(control: str | None) -> str:
-    return f" (control: {control})" if control else ""
-
-
 def stat_name(part: str, control: str | None, statistic: str) -> str:
     if control:
         return f"{statistic} (control: {control})"
@@ -446,8 +442,8 @@ def compare(
             continue
         for key in [*b, *(k for k in a if k not in b)]:
             if key not in a or key not in b:
-                side = "this run" if key in a else "the baseline"
-                why = f"{cid} {key[2]}{_ctl(key[1])}: only in {side} (renamed, or a test missing on one side)"
+                side, control = "this run" if key in a else "the baseline", f" (control: {key[1]})" if key[1] else ""
+                why = f"{cid} {key[2]}{control}: only in {side} (renamed, or a test missing on one side)"
                 comp.missing.append(why)
                 if now[cid].verdict is not skipped and before[cid].verdict is not skipped:
                     comp.not_compared.append(why)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from claimcheck.decide.record import Check, ClaimRecorder
-from claimcheck.gate.baseline import StatKey, compare_stat, record_values, stat_name, unqualified
+from claimcheck.gate.baseline import compare_stat, record_values, stat_name, unqualified
 from claimcheck.gate.paired import ALPHA, Movement, PairedTest
 from claimcheck.protocol.spec import ClaimProtocol, block_seed
 from claimcheck.report.rundata import GateUnits, RunData
@@ -56,11 +56,14 @@ def gate_seeds(proto: ClaimProtocol, base: int, budget_index: int, pool: str, fi
 
 def family(baseline: RunData) -> int:
     """Return M, the statistics the baseline holds: the most a session can compare, Holm's largest family."""
-    return max(1, sum(len(_stat_keys(t.record.checks)) for t in baseline.tests if t.record is not None))
-
-
-def _stat_keys(checks: Sequence[Check]) -> set[StatKey]:
-    return {(c.part, c.control, c.statistic) for c in checks}
+    return max(
+        1,
+        sum(
+            len({(c.part, c.control, c.statistic) for c in t.record.checks})
+            for t in baseline.tests
+            if t.record is not None
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -89,12 +89,9 @@ class Entry:
 
     def describe(self) -> str:
         """Return e.g. ``C1.toml entry #3 (register C1 v3, 5f2a0c1d)``."""
-        what = " ".join(str(x) for x in (self.kind, self.get("claim"), _v(self)) if x)
+        version = f"v{self.get('version')}" if self.kind == "register" else ""
+        what = " ".join(str(x) for x in (self.kind, self.get("claim"), version) if x)
         return f"{self.file.name} entry #{self.index} ({what}, {self.hash[:8]})"
-
-
-def _v(e: Entry) -> str:
-    return f"v{e.get('version')}" if e.kind == "register" else ""
 
 
 @dataclass(frozen=True)
@@ -542,10 +539,11 @@ def check_history(ledger: Ledger) -> list[str]:
     log, error = git.log_files(root, "--full-history", "-m", "--no-renames", "--", spec)
     if error is not None:
         return [f"git history not checked for {ledger.path}: git log failed ({error.strip()[:200]})"]
-    folder = spec if ledger.path.is_dir() else None
+    folder = ("" if spec in (".", "") else spec.rstrip("/")) if ledger.path.is_dir() else None  # None: one file
     versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
     for commit, subject, name in log:
-        if name in versions or (folder is not None and _in_folder(name, folder)):
+        head, _, tail = name.rpartition("/")
+        if name in versions or (head == folder and tail.endswith(".toml")):
             if (commit, subject) not in versions.setdefault(name, []):
                 versions[name].append((commit, subject))
     same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
@@ -615,11 +613,6 @@ def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str
             if (commit, subject) not in versions.setdefault(old, []):
                 versions[old].append((commit, subject))
     return same
-
-
-def _in_folder(name: str, folder: str) -> bool:
-    head, _, tail = name.rpartition("/")
-    return head == ("" if folder in (".", "") else folder.rstrip("/")) and tail.endswith(".toml")
 
 
 def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:

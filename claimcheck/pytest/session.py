@@ -135,6 +135,7 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> 
     suite_lines = config.hook.pytest_claimcheck_environment(config=config)
     suite_rerun = [o for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for o in opts or ()]
     places = places_of(config, settings)
+    link = f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
     data_dir = places.shorten(str(settings.data_dir))
     env = {
         "run id": run_id,
@@ -147,7 +148,7 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> 
         **fingerprint(config.rootpath, settings.device),
         **({"executor": executor.describe()} if settings.executor != "local" else {}),
         RERUN_KEY: " ".join([settings.rerun_options, *suite_rerun]),
-        **({"report path": _link_note(settings)} if settings.report_link is not None else {}),
+        **({"report path": link} if settings.report_link is not None else {}),
     }
     env = {k: places.shorten(str(v)) for k, v in env.items()}
     expected = {k: asdict(v) for k, v in settings.expected.items()}
@@ -191,10 +192,6 @@ def ledger_line(ledger: Ledger) -> str:
     git = "; ".join(ledger.notes) or f"git shows {confirms} confirmation(s) come after their registration"
     head = f"{Path(*ledger.path.parts[-2:])}: {files} file(s), {len(ledger.entries)} entries, hash chains verified"
     return f"{head}; {git}" if confirms else head
-
-
-def _link_note(settings: Settings) -> str:
-    return f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
 
 
 ACCEPT_HINT = (

@@ -274,17 +274,13 @@ def recover(report: Path) -> list[str]:
                 done.append(f"removed {leftover.name}, left by a run that did not finish")
     names = {report.name, sidecar_path(report).name, manifest_path(report).name}
     figures = figure_dir(report)
-    for where, own in ((folder, names.__contains__), (figures, _is_figure_name)):
+    for where, own in ((folder, names.__contains__), (figures, lambda name: name.endswith(".png"))):
         for leftover in where.glob(".*.tmp") if where.is_dir() else ():
             found = _TEMPORARY.match(leftover.name)
             if found and own(found["name"]) and leftover.is_file() and not leftover.is_symlink():
                 leftover.unlink(missing_ok=True)
                 done.append(f"removed {leftover.name}, left by a run that did not finish")
     return done
-
-
-def _is_figure_name(name: str) -> bool:
-    return name.endswith(".png")
 
 
 def glob_escape(name: str) -> str:

@@ -91,11 +91,18 @@ def rerun_command(run: RunData, targets: Sequence[str]) -> str:
     return " ".join(p for p in parts if p)
 
 
+def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]], cell: Any = str) -> list[str]:
+    """Return a markdown table's lines, each cell written by ``cell`` (``md`` escapes it) and not padded.
+
+    Padding to the widest cell (as ``tabulate`` does) only adds bytes to a report that must fit a comment.
+    """
+    line = [f"| {' | '.join(cell(c) for c in row)} |" for row in (headers, *rows)]
+    return [line[0], "|" + "---|" * len(headers), *line[1:]]
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Return a markdown table, cells escaped and not padded (padding to the widest cell only adds bytes)."""
-    lines = ["| " + " | ".join(md(h) for h in headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    """Return a markdown table, cells escaped and not padded."""
+    return "\n".join(table_lines(headers, rows, md))
 
 
 _ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
@@ -113,10 +120,6 @@ def portable(text: str) -> str:
 
 def _anchor(r: ClaimResult) -> str:
     return "claim-" + re.sub(r"[^a-z0-9]+", "-", r.claim_id.lower()).strip("-")
-
-
-def _files(tests: Sequence[TestOutcome]) -> list[str]:
-    return _files_of([t.nodeid for t in tests])
 
 
 def _files_of(nodeids: Sequence[str]) -> list[str]:
@@ -265,7 +268,9 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
         for r in why:
             text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
-            targets = _files(r.tests) or _files_of(run.not_run.get(r.claim_id, []))  # a claim that did not run too
+            targets = _files_of(
+                [t.nodeid for t in r.tests] or run.not_run.get(r.claim_id, [])
+            )  # or a claim that did not run
             out.append(f"  rerun: {code(rerun_command(run, targets))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 FORMAT = "claimcheck-cache/3"  # 3: keys are namespaced (engine, model, function, inputs)
-NAMESPACES = ("engine", "model", "function", "inputs")
 
 
 def _torch_version() -> str:
