@@ -28,9 +28,10 @@ from qin2025.engine.trainer import Trainer
 PAST_THE_BOUND = "mu = 1.5 x 2/lambda_max(0)"
 NO_RESIDUAL = "beta = 0 through 3 blocks"
 STEPS = 1500  # the horizon at every budget; a run stops once its loss reaches 1e-24 L_0
+PAST_CAP = 40  # ci units: 4 looks of 10, so the past-the-bound control is decided under new draws (v5)
 PROTOCOL = ClaimProtocol(
     claim_id="C2",
-    version=4,
+    version=5,
     parts=(
         Part(
             name="",
@@ -56,8 +57,11 @@ PROTOCOL = ClaimProtocol(
             name=PAST_THE_BOUND,
             part="",
             why="just past the bound, where the monotone decrease is not promised (v3: 43 of 44 explored seeds "
-            "rise there, 21 of 44 at 1.25x; 0 of 29 passed on its block)",
-            max_pass_rate=0.35,
+            "rise there, 21 of 44 at 1.25x). Sized to survive new draws: on v4's block as drawn and under three "
+            "same-law reseeds it passed 13/110 = 0.12 (5/30 under the worst reseed); at "
+            f"{PAST_CAP} units and this bar it is shown to fail with probability 0.999 at 0.12 and 0.978 at 0.17 "
+            "(records/claims/c2.md)",
+            max_pass_rate=0.5,  # still far below the claim's own runs (every one passes; the naive check passes all)
             naive="past the bound the loss still reaches the minimum (20 of 20 explored runs reach 1e-24 L_0): a "
             "check of the final loss alone passes it",
         ),
@@ -72,11 +76,12 @@ PROTOCOL = ClaimProtocol(
         ),
     ),
     seeds=Seeds(
-        block="C2-v4",
-        start=421000,
-        units={"ci": 30, "standard": 70, "paper": 190},
+        block="C2-v5",
+        start=519000,
+        units={"ci": PAST_CAP, "standard": 70, "paper": 190},
         batch={"ci": 10, "standard": 10, "paper": 10},
-        exploratory="v4 design on seeds 0-29 (0.5x, 3,000 steps; beta = 0 at L = 3, 1,500 steps), 0-19 "
+        exploratory="v5: the control's bar and ci cap sized on v4's block (as drawn, and under three same-law "
+        "reseeds); v4 design on seeds 0-29 (0.5x, 3,000 steps; beta = 0 at L = 3, 1,500 steps), 0-19 "
         "(1.5x; beta = 0 at L = 1), 0-9 (beta = 0 at L = 2 and at L = 3 with 0.1x; N = 16, 32, 64); v3: seeds "
         "0-21 and 100-121 at 0.5, 1.25, 1.5 and 2 x 2/lambda_max(0)",
     ),
