@@ -38,7 +38,7 @@ def test_every_part_of_every_claim_declares_a_decision_and_families(protocols: l
 def test_a_quick_calibration_of_the_suite_lists_every_part_with_its_counts(protocols: list[Any]) -> None:
     suite = calibrate_suite(protocols, cases=4, reps=20)
     data = suite.to_dict()
-    assert len(data["parts"]) == sum(len(p.parts) for p in protocols) == 17  # C7 v5 has 3 parts
+    assert len(data["parts"]) == sum(len(p.parts) for p in protocols) == 19  # C5 v5 has 4 parts, C7 3
     for entry in data["parts"]:
         fams = entry["families"]
         design = [f for f in fams if f.get("origin", "design") == "design"]
