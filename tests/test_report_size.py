@@ -37,7 +37,7 @@ def test_a_report_that_fits_stays_whole_and_keeps_a_details_file_no_manifest_rec
     mine = tmp_path / "notes-details.md"
     mine.write_text("a user's file\n")
     assert write_markdown(run, tmp_path / "r.md", "r-figures", [], None) is None
-    assert "**Protocol v4**" in (tmp_path / "r.md").read_text() and unrecorded.exists()
+    assert "**Protocol v5**" in (tmp_path / "r.md").read_text() and unrecorded.exists()  # C2 v5
     write_markdown(run, tmp_path / "notes.md", "notes-figures", [], None)
     assert mine.read_text() == "a user's file\n"  # not a details file claimcheck wrote: left alone
 
