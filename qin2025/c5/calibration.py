@@ -157,16 +157,19 @@ def moves(
     low: float = 1.0,
     high: float = 1.0,
     sign: int = 1,
+    speed_low: float = 1.5,
+    steeper: tuple[float, float] | None = None,
     **fixed: Any,
 ) -> tuple[Effect, dict[str, float]]:
-    """Draw a world: its speeds (``_speeds``), and ``what`` (an ``Effect`` field) moved low..high x with beta.
+    """Draw a world: its speeds (``_speeds``, "grows" from ``speed_low``), and ``what`` (an ``Effect`` field) moved.
 
-    fast, floor, excess move up for ``sign`` 1 and down for -1; noise is the jitter itself. ``fixed``
-    sets other ``Effect`` fields (tail, settles).
+    ``what`` moves low..high x with beta: fast, floor, excess up for ``sign`` 1 and down for -1; noise
+    is the jitter itself. ``steeper`` (lo, hi): the slow phase's own rate x factor^beta, the factor
+    drawn in lo..hi, the fast phase's kept. ``fixed`` sets other ``Effect`` fields (tail, settles).
     """
-    speeds, params = _speeds(rng, speed, fixed.pop("speed_low", 1.5))
-    if "steeper" in fixed:  # the slow phase's rate x factor^beta (or its inverse), the fast phase's kept
-        f = log_uniform(rng, *fixed.pop("steeper"))
+    speeds, params = _speeds(rng, speed, speed_low)
+    if steeper is not None:
+        f = log_uniform(rng, *steeper)
         fixed["rates"] = tuple(f**b for b in BETAS)
         params["slow_rate_factor"] = f
     effect = Effect(speeds=speeds, **fixed)
@@ -188,9 +191,9 @@ def _rows(sized: bool = False) -> tuple[Row, ...]:
     saves 0.097..0.29 (the order's worlds), x 2..4 saves 0.16..0.29, clear of the 0.1 line.
     """
     low = 2.0 if sized else 1.5
-    moves_ = partial(moves, speed_low=low)
+    world = partial(moves, speed_low=low)
     speed, grid = "grows", f"speed x {low:g}..4 from beta 0 to 1"
-    fast = partial(moves_, what="fast", low=10.0, high=1000.0)
+    fast = partial(world, what="fast", low=10.0, high=1000.0)
     marginal: tuple[Row, ...] = (
         (
             "marginal speed-up",
@@ -200,17 +203,16 @@ def _rows(sized: bool = False) -> tuple[Row, ...]:
             "faster, but beta = 0.25 saves at most 3.6% of the steps: not 'significantly' (10%)",
         ),
     )
-    rows = _lower_rows(moves_, fast, speed, grid)
-    return (*marginal, *rows) if sized else rows
+    return (*(marginal if sized else ()), *_lower_rows(world, fast, speed, grid))
 
 
-def _lower_rows(moves: Callable[..., Any], fast: Callable[..., Any], speed: str, grid: str) -> tuple[Row, ...]:
+def _lower_rows(world: Callable[..., Any], fast: Callable[..., Any], speed: str, grid: str) -> tuple[Row, ...]:
     return (
-        ("speed grows with beta", "pass", partial(moves, speed=speed), grid, "a larger beta runs faster"),
+        ("speed grows with beta", "pass", partial(world, speed=speed), grid, "a larger beta runs faster"),
         (
             "speed grows, power-law tail",
             "pass",
-            partial(moves, speed=speed, tail="power law"),
+            partial(world, speed=speed, tail="power law"),
             f"{grid}; tail (1 + g t/tau)^-p, tau 1..T/4",
             "the regime of the real runs: a speed-up is a level change",
         ),
@@ -231,14 +233,14 @@ def _lower_rows(moves: Callable[..., Any], fast: Callable[..., Any], speed: str,
         (
             "speed grows, the floor falls",
             "pass",
-            partial(moves, speed=speed, what="floor", low=1.5, high=3.0, sign=-1),
+            partial(world, speed=speed, what="floor", low=1.5, high=3.0, sign=-1),
             f"{grid}; floor / 1.5..3",
             "faster, towards a lower floor",
         ),
         (
             "speed grows, noisy",
             "pass",
-            partial(moves, speed=speed, what="noise", low=1e-6, high=1e-4),
+            partial(world, speed=speed, what="noise", low=1e-6, high=1e-4),
             f"{grid}; jitter 1e-6..1e-4 per step",
             "a larger beta runs faster",
         ),
@@ -247,40 +249,40 @@ def _lower_rows(moves: Callable[..., Any], fast: Callable[..., Any], speed: str,
             "fail",
             fast,
             "fast phase (L_0) x 10..1000 from beta 0 to 1",
-            "the start moves, the speed does not",
+            "the start world, the speed does not",
         ),
         (
             "L_0 falls through the fast phase, speed flat",
             "fail",
             partial(fast, sign=-1),
             "fast phase (L_0) / 10..1000",
-            "the start moves, the speed does not",
+            "the start world, the speed does not",
         ),
         (
             "speed falls with beta",
             "fail",
-            partial(moves, speed="falls"),
+            partial(world, speed="falls"),
             "speed / 1.5..4 from beta 0 to 1",
             "a larger beta runs slower",
         ),
         (
             "stall: faster towards a higher floor",
             "fail",
-            partial(moves, speed="grows", what="floor", low=2.0, high=10.0),
+            partial(world, speed="grows", what="floor", low=2.0, high=10.0),
             "speed x 1.5..4; floor x 2..10",
             "a faster approach to a worse level is a stall",
         ),
         (
             "no beta effect (sanity)",
             "fail",
-            moves,
+            world,
             "speed, L_0 and floor independent of beta",
             "nothing depends on beta",
         ),
         (
             "floor reached within T, floor falls, speed flat (zone)",
             "zone",  # the decision answers NaN + zone: undecided is the right answer
-            partial(moves, what="floor", low=1.5, high=3.0, sign=-1, tail="exponential", settles=True),
+            partial(world, what="floor", low=1.5, high=3.0, sign=-1, tail="exponential", settles=True),
             "floor / 1.5..3; exponential tail r2 T 10..30 (a run flattens by T)",
             "a floor reached within T is a better minimum, not a faster run: undecided (the declared zone)",
         ),
