@@ -324,9 +324,10 @@ def test_a_baseline_with_an_integer_of_5000_digits_names_the_file_and_the_field(
 def test_a_large_improvement_between_values_near_the_float_limit_is_decided() -> None:
     from claimcheck.gate.paired import Movement, paired_test
 
-    before, after = [1.5e308, 1.6e308, 1.7e308], [-1.5e308, -1.4e308, -1.6e308]  # larger is worse: far better
+    before = [1.5e308, 1.6e308, 1.7e308, 1.55e308, 1.65e308]  # larger is worse: far better
+    after = [-1.5e308, -1.4e308, -1.6e308, -1.45e308, -1.55e308]
     test = paired_test(before, after, 1e307, +1)
-    assert test.movement() is Movement.BETTER and test.p_better < 0.01
+    assert test.movement() is Movement.BETTER and test.p_better == 1 / 32  # 5 pairs: the sign-flip floor
     assert paired_test(after, before, 1e307, +1).movement() is Movement.WORSE
     assert paired_test(before, list(before), 1e307, +1).movement() is Movement.EQUIVALENT
     single = paired_test([1.5e308], [-1.5e308], 1e307, +1, halfwidths=(1e300, 1e300))

@@ -503,6 +503,7 @@ def _stat_row(s: StatChange) -> str:
         outcome = s.movement.value if s.movement else ""
         outcome = f"**{outcome}**" if s.movement in (Movement.WORSE, Movement.BETTER) else outcome
     sees = f"±{s.detectable:.3g}" if math.isfinite(s.detectable) else ""
+    sees = "none: too few units" if math.isinf(s.detectable) else sees
     need = "" if s.movement is not Movement.UNDECIDED else f"{s.units_to_decide}" if s.units_to_decide else "unknown"
     return (
         f"| {md(s.claim_id)} | {md(s.name)} | {s.before:.4g} | {s.after:.4g} | {change} | {units} | "
@@ -527,11 +528,13 @@ def render_comparison(comp: Comparison) -> str:
         f"Baseline: {code(comp.baseline)} ({where}). Each statistic is compared unit by unit (the same seeds): "
         "the mean paired change now - baseline with its 90% interval, against an equivalence margin (the "
         f"protocol's, else {MARGIN_SPREAD:g} x the baseline's seed-to-seed SD). 'Worse beyond margin' is decided "
-        f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm) and fails "
+        f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm), by the paired t-test and "
+        "Fisher's sign-flip test together (on n units no change is shown below p = 2^-n), and fails "
         "--claim-baseline-fail, as does a verdict that got worse; an undecided statistic fails it too "
         "(--claim-baseline-fail=worse accepts undecided). 'Shown at "
         f"{POWER:.0%}' is the true mean change the gate shows beyond the margin with probability at least "
-        f"{POWER:.0%} at these units (paired t, at {ALPHA:.0%} / the statistics compared); 'units to decide' "
+        f"{POWER:.0%} at these units (at {ALPHA:.0%} / the statistics compared; 'none' when the units are too "
+        "few for the sign-flip test to reach it); 'units to decide' "
         "is how many units would decide an undecided statistic if its change and spread stayed as measured.",
         "",
     ]
