@@ -305,3 +305,14 @@ def test_a_look_inside_a_test_decides_with_the_controllers_rule() -> None:
     alone = decide([TestOutcome("t", "T2", "", "", "passed", rec, protocol=TWO_PARTS.to_dict())], TWO_PARTS)
     assert alone.family == 3  # the parts and controls this test did not record still count, with p = 1
     assert [p.verdict for p in alone.parts] == [Verdict.REPRODUCED, Verdict.INCONCLUSIVE]
+
+
+def test_shown_below_is_true_once_a_part_is_shown_below_its_bar_and_not_before() -> None:
+    from claimcheck.decide.schedule import shown_below
+
+    holds, falls = ClaimRecorder("T2", protocol=TWO_PARTS), ClaimRecorder("T2", protocol=TWO_PARTS)
+    for s in range(10):
+        holds.check("x", 1.0 + 0.1 * s, part="a", unit=s)
+        falls.check("x", -1.0 - 0.1 * s, part="a", unit=s)  # every unit below 0: part a NOT REPRODUCED
+    assert not shown_below(holds) and shown_below(falls)
+    assert not shown_below(ClaimRecorder("T2"))  # no protocol: nothing to decide

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from claimcheck.decide.record import ClaimRecorder, Look
-from claimcheck.decide.verdicts import ClaimResult, TestOutcome, decide
+from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict, decide
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol
@@ -172,6 +172,17 @@ def look_result(proto: ClaimProtocol, record: ClaimRecorder, nodeid: str) -> Cla
     """
     outcome = TestOutcome(nodeid, record.claim_id, "", "", "passed", record, protocol=proto.to_dict())
     return decide([outcome], proto)
+
+
+def shown_below(record: ClaimRecorder) -> bool:
+    """Return whether a part of ``record``'s claim is shown below its bar: NOT REPRODUCED whatever follows.
+
+    For a batched claim test that stops there by its own rule (``break``); its decisions stay valid.
+    """
+    if record.protocol is None:
+        return False
+    result = look_result(record.protocol, record, record.claim_id)
+    return any(p.verdict is Verdict.NOT_REPRODUCED for p in result.parts)
 
 
 def _state(
