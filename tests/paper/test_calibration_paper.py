@@ -38,7 +38,7 @@ def test_every_part_of_every_claim_declares_a_decision_and_families(protocols: l
 def test_a_quick_calibration_of_the_suite_lists_every_part_with_its_counts(protocols: list[Any]) -> None:
     suite = calibrate_suite(protocols, cases=4, reps=20)
     data = suite.to_dict()
-    assert len(data["parts"]) == sum(len(p.parts) for p in protocols) == 19  # C5 v5 has 4 parts, C7 3
+    assert len(data["parts"]) == sum(len(p.parts) for p in protocols) == 19  # C5 v5 and v6 have 4 parts, C7 3
     for entry in data["parts"]:
         fams = entry["families"]
         design = [f for f in fams if f.get("origin", "design") == "design"]
@@ -61,7 +61,7 @@ def test_claimcheck_calibrate_runs_the_whole_suite_with_its_challenge_families(t
     args = ["calibrate", str(CLAIMS), "--cases", "20", "--reps", "200", "--json", str(out)]
     assert main([*args, "-o", str(tmp_path / "calibration.md")]) == 0
     data = json.loads(out.read_text())
-    assert len(data["parts"]) == 19  # C5 v5 has 4 parts, C7 3
+    assert len(data["parts"]) == 19  # C5 v5 and v6 have 4 parts, C7 3
     for entry in data["parts"]:
         design = [f for f in entry["families"] if f.get("origin", "design") == "design"]
         assert entry["sensitivity"]["n"] == sum(f["cases"] for f in design if f["expect"] == "pass")
