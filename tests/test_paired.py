@@ -81,9 +81,19 @@ def test_a_constant_shift_is_decided_without_noise_once_the_sign_flip_test_can_r
     assert paired_test([0, 0, 0], [0.1, 0.1, 0.1], margin=0.5, sign=1).movement() is Movement.EQUIVALENT
 
 
-def test_pairs_that_turned_non_finite_are_left_out_counted_and_bar_equivalence() -> None:
+def test_pairs_that_turned_non_finite_are_left_out_counted_and_a_value_lost_is_worse() -> None:
     t = paired_test([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, math.nan], margin=0.1, sign=1)
-    assert t.n == 3 and t.left_out == 1 and t.movement() is Movement.UNDECIDED
+    assert t.n == 3 and t.left_out == 1 and t.lost == 1 and t.movement() is Movement.WORSE  # a run now diverges
+    assert paired_test([1.0] * 20, [math.inf] * 20, margin=0.1, sign=1).movement() is Movement.WORSE
+    gained = paired_test([1.0, 2.0, 3.0, math.nan], [1.0, 2.0, 3.0, 4.0], margin=0.1, sign=1)
+    assert gained.left_out == 1 and gained.lost == 0 and gained.movement() is Movement.UNDECIDED  # never equivalent
+    both = paired_test([1.0, 2.0, math.inf], [1.0, 2.0, -math.inf], margin=0.1, sign=1)  # opposite infinities
+    assert both.left_out == 1 and both.lost == 0 and both.movement() is Movement.UNDECIDED
+
+
+def test_no_pairs_at_all_are_not_an_agreement() -> None:
+    t = paired_test([], [], margin=0.1, sign=1)
+    assert t.n == 0 and not t.identical and t.movement() is Movement.UNDECIDED
 
 
 def test_pairs_not_finite_on_both_sides_agree_whatever_the_seed() -> None:

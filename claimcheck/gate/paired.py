@@ -24,7 +24,8 @@ ALPHA, whichever look the gate stops at.
 
 A pair not finite on both sides (a run that diverged in both) agrees: it is left out (``unfinite``)
 and does not stop equivalence. A pair finite on one side only, or with opposite infinities, is a
-change (``left_out``): a statistic with one is never equivalent.
+change (``left_out``): a statistic with one is never equivalent, and one with a value the baseline
+had and this run lost (finite before, not after: a run that now diverges) is worse (``lost``).
 """
 
 from __future__ import annotations
@@ -129,10 +130,11 @@ class PairedTest:
     identical: bool = False  # every pair is the same value bit for bit
     sd: float = math.nan  # the SD of the paired differences (n >= 2); for one pair, the standard error
     unfinite: int = 0  # pairs not finite on both sides, agreeing (see the module): left out, not a change
+    lost: int = 0  # of left_out: finite in the baseline, not finite now; a value lost is worse
 
     def movement(self, worse: bool | None = None, better: bool | None = None) -> Movement:
         """Return the outcome; ``worse``/``better`` override the raw one-sided tests (e.g. after Holm)."""
-        if worse if worse is not None else self.p_worse < ALPHA:
+        if self.lost or (worse if worse is not None else self.p_worse < ALPHA):
             return Movement.WORSE
         if better if better is not None else self.p_better < ALPHA:
             return Movement.BETTER
@@ -219,24 +221,27 @@ def _paired_test(
     finite = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
     unfinite = sum(_agree_unfinite(a, b) for a, b in pairs)
     left_out = len(pairs) - len(finite) - unfinite
+    lost = sum(math.isfinite(a) and not math.isfinite(b) for a, b in pairs)
     d = np.array([b - a for a, b in finite], dtype=np.float64)  # after - before
     n = int(d.size)
     nan = math.nan
-    if n == 0:
-        agree = identical or (unfinite > 0 and left_out == 0)
-        return PairedTest(0, nan, nan, nan, margin, nan, nan, 0.0 if agree else nan, left_out, identical,
-                          unfinite=unfinite)  # fmt: skip
+    if n == 0:  # no pairs at all is not an agreement: nothing was compared
+        agree = bool(pairs) and (identical or (unfinite > 0 and left_out == 0))
+        return PairedTest(0, nan, nan, nan, margin, nan, nan, 0.0 if agree else nan, left_out, identical and agree,
+                          unfinite=unfinite, lost=lost)  # fmt: skip
     w = sign * d  # towards worse
     mean = float(d.mean())
     if n == 1:
         test = _single(mean, float(w[0]), margin, halfwidths, left_out, identical, looks)
-        return replace(test, p_equivalent=nan if left_out else test.p_equivalent, unfinite=unfinite)
+        return replace(test, p_equivalent=nan if left_out else test.p_equivalent, unfinite=unfinite, lost=lost)
     sd = float(w.std(ddof=1))
     if sd == 0.0:  # every pair moved by the same amount: no noise to test against
         m = float(w[0])  # a change still needs the sign-flip test's units: 2^-n at best
         p_worse, p_better = (0.5**n if m > margin else 1.0), (0.5**n if m < -margin else 1.0)
         p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
-        return PairedTest(n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0, unfinite)
+        return PairedTest(
+            n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0, unfinite, lost
+        )  # fmt: skip
     se = sd / math.sqrt(n)
     half = float(sps.t.ppf(1 - (1 - LEVEL) / 2 / looks, n - 1)) * se
     from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
@@ -251,7 +256,7 @@ def _paired_test(
     p_better = max(1.0 - float(p_low), sign_flip_p(-(w + margin)))
     return PairedTest(
         n, mean, mean - half, mean + half, margin, p_worse, p_better,
-        nan if left_out else float(p_eq), left_out, identical, sd, unfinite,
+        nan if left_out else float(p_eq), left_out, identical, sd, unfinite, lost,
     )  # fmt: skip
 
 
