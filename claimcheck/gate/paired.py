@@ -8,8 +8,8 @@ per run) is tested with a normal approximation whose standard error comes from t
 90% intervals, ``sqrt(h_a^2 + h_b^2) / z_0.95``: that ignores the (positive) correlation of two
 estimates on the same seeds, so it is conservative.
 
-A change beyond the margin (worse or better) must be shown by the t-test and by Fisher's exact
-sign-flip test of the same differences (``sign_flip_p``): the larger p-value decides. The t-test
+A change beyond the margin (worse or better) over two or more pairs must be shown by the t-test and
+by Fisher's exact sign-flip test of the same differences (``sign_flip_p``): the larger p-value decides. The t-test
 alone trusts normal differences, which a statistic with a mode and a tail breaks on a handful of
 units (C8's octave ratio: most seeds at 0.99-1.0, the rest spread to 0.93; four reseeded units fell
 together 0.048 below their pairs, t = 100); the sign-flip test assumes only that differences are
@@ -69,12 +69,14 @@ def sign_flip_p(u: np.ndarray) -> float:
     return at_least / (1 << u.size) if u.size <= FLIP_EXACT else (at_least + 1) / (FLIP_DRAWS + 1)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _signs(n: int) -> np.ndarray:
-    """Return every flip of n signs (n <= FLIP_EXACT), else FLIP_DRAWS of them from a fixed generator."""
+    """Return every flip of n signs (n <= FLIP_EXACT), else FLIP_DRAWS of them from a fixed generator, as int8."""
     if n <= FLIP_EXACT:
-        return 1.0 - 2.0 * ((np.arange(1 << n)[:, None] >> np.arange(n)) & 1)
-    return 1.0 - 2.0 * np.random.default_rng(0).integers(0, 2, size=(FLIP_DRAWS, n))
+        bits = (np.arange(1 << n)[:, None] >> np.arange(n)) & 1
+    else:
+        bits = np.random.default_rng(0).integers(0, 2, size=(FLIP_DRAWS, n))
+    return (1 - 2 * bits).astype(np.int8)
 
 
 def pair_correlation(before: Sequence[float], after: Sequence[float]) -> tuple[float, float]:
