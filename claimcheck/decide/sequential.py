@@ -1,31 +1,11 @@
-"""Test and bound a claim's statistics so that the answer stays valid however many units a run adds.
+"""Anytime-valid one-sided tests and confidence sequences: decisions that stay valid however many units a run adds.
 
-A *test martingale* for a null hypothesis H0 is a nonnegative process M_0 = 1, M_1, M_2, ... (one
-step per unit) whose expectation never grows while H0 holds. Ville's inequality (Ville 1939) then
-gives P(M_n >= 1/alpha for some n) <= alpha under H0: rejecting H0 the first time M_n reaches
-1/alpha is a level-alpha test at *any* stopping time, including one chosen by looking at the data
-("stop at the first look where it looks best"). Its anytime-valid p-value is
-p_n = min(1, 1 / max_{m <= n} M_m), so P(p_tau <= x) <= x for every random time tau (Johari, Koomen,
-Pekelis and Walsh 2022, "Always valid inference", Operations Research 70(3)). Inverting the tests
-over the null value gives a confidence sequence: bounds that hold at every n at once
-(Darling and Robbins 1967; Howard, Ramdas, McAuliffe and Sekhon 2021, "Time-uniform, nonparametric,
-nonasymptotic confidence sequences", Ann. Statist. 49(2)).
-
-Three constructions, one-sided ("greater": H0 says the mean is at most the null value, so
-rejecting it shows the mean is above; "less": the mirror image):
-
-- ``beta_binomial``: a pass rate (each unit passes or fails). Robbins' mixture of likelihood ratios
-  (Robbins 1970, "Statistical methods related to the law of the iterated logarithm", Ann. Math.
-  Statist. 41) over a Beta prior truncated to the alternative.
-- ``betting``: a mean of values known to lie in [lo, hi] (a Spearman rho in [-1, 1]): the capital of
-  a bettor who bets against H0 with predictable plug-in bets (Waudby-Smith and Ramdas, "Estimating
-  means of bounded random variables by betting", J. R. Stat. Soc. B 86(1), 2024, online 2023).
-- ``normal_mixture``: a mean of values that are sub-Gaussian with a variance bound sigma^2 stated in
-  the protocol: Robbins' one-sided normal mixture (Robbins 1970; Howard et al. 2021). Its coverage
-  holds only when the bound does; ``benchmarks/sequential_coverage.py`` measures how it degrades.
-
-Everything here is pure: arrays in, arrays or frozen dataclasses out. Each function accepts a 1-D
-sequence of units or a 2-D array (runs x units) so that simulations run vectorised.
+``beta_binomial`` tests a pass rate, ``betting`` a mean of values in stated bounds, ``normal_mixture`` a
+mean under a stated variance bound sigma (valid only when the bound holds). Side "greater": H0 says the
+quantity is at most the null value; "less": the mirror image. Each test is a test martingale M_n; its
+p-value min(1, 1 / max_{m <= n} M_m) is valid at any stopping time, and inverting the tests gives bounds
+that hold at every n at once. The constructions and their sources: docs/decisions.md ("Several looks").
+Pure functions: a 1-D sequence of units or a 2-D array (runs x units) in, arrays or frozen dataclasses out.
 """
 
 from __future__ import annotations
@@ -49,11 +29,7 @@ Floats = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Martingale:
-    """A one-sided anytime-valid test, run over units in order: the path of log M_n and its p-value.
-
-    ``log_m[n - 1]`` is log M_n after n units; ``p_value`` is min(1, 1 / max_n M_n), non-increasing
-    as units are added and valid at any stopping time.
-    """
+    """A one-sided anytime-valid test over units in order: ``log_m[n - 1]`` is log M_n, ``p_value`` its p-value."""
 
     log_m: tuple[float, ...]
     p_value: float
@@ -68,10 +44,7 @@ class Martingale:
 
 @dataclass(frozen=True)
 class Bounds:
-    """A confidence sequence's bounds after the last unit: each end holds with 1 - alpha at every n at once.
-
-    The ends are the running intersection over n, so a later unit never widens them.
-    """
+    """A confidence sequence's bounds after the last unit (the running intersection over n): each end at 1 - alpha."""
 
     low: float
     high: float
@@ -110,21 +83,11 @@ def _sequence(log_m: Floats, side: str, null: float) -> Martingale:
 def beta_binomial_log_m(
     passed: ArrayLike, n: ArrayLike, p0: ArrayLike, side: Side, prior: tuple[float, float] = PRIOR
 ) -> Floats:
-    """Return log M(k, n) of the one-sided beta-binomial mixture test at the null rate ``p0``.
+    """Return log M(k, n) of the one-sided beta-binomial mixture test at the null rate ``p0`` (arguments broadcast).
 
-    For ``side`` "greater" (H0: p <= p0) M mixes the likelihood ratios of p' against p0 over a
-    Beta(a, b) prior truncated to p' in (p0, 1]:
-
-        M = B(a + k, b + n - k) (1 - I_p0(a + k, b + n - k)) / [B(a, b) (1 - I_p0(a, b)) p0^k (1 - p0)^(n - k)]
-
-    with B the Beta function and I the regularised incomplete Beta function. Each ratio
-    (p'/p0)^x ((1 - p')/(1 - p0))^(1 - x) has expectation p p'/p0 + (1 - p)(1 - p')/(1 - p0) <= 1
-    for every true p <= p0 when p' > p0, so the mixture is a nonnegative supermartingale under all
-    of H0, not only at its edge. "less" (H0: p >= p0) mirrors it with the prior on [0, p0).
-    ``passed``, ``n`` and ``p0`` broadcast (cumulative counts give the whole path at once).
-
-    Hand-worked: every one of n units passing, uniform prior, "greater":
-    M = (1 - p0^(n + 1)) / ((n + 1)(1 - p0) p0^n); at p0 = 0.8, n = 14: 0.9648 / (15 x 0.2 x 0.04398) = 7.31.
+    "greater" (H0: p <= p0), Beta(a, b) prior truncated to (p0, 1], B the Beta function, I the regularised
+    incomplete one: M = B(a + k, b + n - k) (1 - I_p0(a + k, b + n - k)) / [B(a, b) (1 - I_p0(a, b)) p0^k
+    (1 - p0)^(n - k)]. "less" mirrors it on [0, p0). E.g. 14 of 14 passing, uniform prior, p0 = 0.8: M = 7.31.
     """
     _check_side(side)
     p = np.asarray(p0, dtype=np.float64)
@@ -153,9 +116,7 @@ def beta_binomial(passes: ArrayLike, p0: float, side: Side, prior: tuple[float, 
 def beta_binomial_paths(passes: ArrayLike, p0: float, side: Side, prior: tuple[float, float] = PRIOR) -> Floats:
     """Return the anytime p-values of many runs at once: ``passes`` is (runs x units), the result likewise.
 
-    log M depends on (passed, units) alone, so it is computed once for each pair some run reaches and
-    read back by index: many runs share their pairs (2,000 runs of 460 units at rates 0.7-0.9 reach 6-9%
-    of the 212,000 cells, and take 0.03 s instead of 0.6-0.8 s), and one run costs what its own path costs.
+    log M depends on (passed, units) alone, so it is computed once per pair some run reaches (many share them).
     """
     x = np.asarray(passes, dtype=bool)
     size = x.shape[-1]
@@ -172,11 +133,7 @@ RATE_GRID = np.linspace(1e-6, 1 - 1e-6, 41)  # null rates scanned to bracket a b
 
 
 def _edges(passed: Floats, n: Floats, alpha: float, side: Side, prior: tuple[float, float]) -> Floats:
-    """Return, per (k, n), the bound: the first null rate not rejected, scanning from the far side.
-
-    The grid locates it between a rejected and a kept rate; 50 vectorised bisections then narrow
-    that bracket below 1e-15, so the bound is the test's own.
-    """
+    """Return, per (k, n), the bound: the first null rate not rejected from the far side (grid, then 50 bisections)."""
     grid = RATE_GRID if side == "greater" else RATE_GRID[::-1]
     target = math.log(1 / alpha)
     log_m = beta_binomial_log_m(passed[:, None], n[:, None], grid[None, :], side, prior)  # (looks, grid)
@@ -194,21 +151,9 @@ def _edges(passed: Floats, n: Floats, alpha: float, side: Side, prior: tuple[flo
 
 
 def beta_binomial_bound(passed: int, n: int, alpha: float, side: Side, prior: tuple[float, float] = PRIOR) -> float:
-    """Return the one-sided bound of a rate after ``passed`` of ``n`` units: the edge of the values not rejected.
+    """Return the one-sided bound of a rate after ``passed`` of ``n`` units (docs/decisions.md tabulates some).
 
-    "greater" gives the lower bound inf {p0 : M(p0) < 1/alpha} (0 when nothing is rejected);
-    "less" the upper bound sup {p0 : M(p0) < 1/alpha}.
-
-    What n units that all pass show at alpha = 0.05 (lower bound), beside the exact one-look bound
-    0.05^(1/n) that holds only if n was fixed in advance and looked at once:
-
-        n                        14      20      29      60
-        uniform Beta(1, 1)       0.730   0.801   0.857   0.928   (the default prior)
-        Jeffreys Beta(.5, .5)    0.764   0.828   0.878   0.939
-        Beta(8, 2)               0.715   0.781   0.837   0.913
-        Clopper-Pearson, 1 look  0.807   0.861   0.902   0.951
-
-    So a bar of 0.8 needs 20 passing units (14 at one look) and 0.9 needs 43 (29 at one look).
+    "greater": the lower bound inf {p0 : M(p0) < 1/alpha} (0 when nothing is rejected); "less": the upper sup.
     """
     _check_alpha(alpha)
     if n == 0:
@@ -245,12 +190,10 @@ def _unit_scale(values: ArrayLike, bounds: tuple[float, float]) -> Floats:
 
 
 def plug_in_bets(x: Floats, alpha: float) -> Floats:
-    """Return Waudby-Smith and Ramdas' predictable plug-in bets lambda_t (before truncation), units on [0, 1].
+    """Return Waudby-Smith and Ramdas' predictable plug-in bets lambda_t (before truncation) along the last axis.
 
-    lambda_t = sqrt(2 log(1/alpha) / (sigma2_{t-1} t log(1 + t))), with the regularised running
-    estimates mu_t = (1/2 + sum_{i<=t} x_i) / (t + 1) and sigma2_t = (1/4 + sum_{i<=t} (x_i - mu_i)^2) / (t + 1),
-    so sigma2_0 = 1/4 (their eq. for lambda^PrPl, one-sided: log(1/alpha) in place of log(2/alpha)).
-    Each bet uses only units before t: it is predictable. Works along the last axis.
+    lambda_t = sqrt(2 log(1/alpha) / (sigma2_{t-1} t log(1 + t))), sigma2_0 = 1/4, with the running estimates
+    mu_t = (1/2 + sum_{i<=t} x_i) / (t + 1) and sigma2_t = (1/4 + sum_{i<=t} (x_i - mu_i)^2) / (t + 1).
     """
     t = np.arange(1, x.shape[-1] + 1, dtype=np.float64)
     mu = (0.5 + np.cumsum(x, axis=-1)) / (t + 1)
@@ -260,12 +203,10 @@ def plug_in_bets(x: Floats, alpha: float) -> Floats:
 
 
 def betting_log_k(x: Floats, m: ArrayLike, side: Side, alpha: float) -> Floats:
-    """Return the log capital path log K_n(m) for units ``x`` on [0, 1] and null means ``m`` (broadcast).
+    """Return the log capital path log K_n(m) for units ``x`` (..., units) on [0, 1] and null means ``m`` (broadcast).
 
-    "greater" (H0: mean <= m): K_n = prod (1 + lambda_i (x_i - m)) with lambda_i = min(plug-in, c/m),
-    c = ``BET_CAP``; under H0 each factor has expectation <= 1 and stays >= 1 - c > 0.
-    "less" (H0: mean >= m): K_n = prod (1 - lambda_i (x_i - m)) with lambda_i = min(plug-in, c/(1 - m)).
-    ``x`` is (..., units); ``m`` broadcasts against x[..., :1]; the result is (..., units).
+    "greater": K_n = prod (1 + lambda_i (x_i - m)), lambda_i = min(plug-in, ``BET_CAP``/m); "less": the mirror
+    prod (1 - lambda_i (x_i - m)), lambda_i = min(plug-in, ``BET_CAP``/(1 - m)).
     """
     _check_side(side)
     lam = plug_in_bets(x, alpha)
@@ -283,11 +224,7 @@ def betting_log_k(x: Floats, m: ArrayLike, side: Side, alpha: float) -> Floats:
 
 
 def betting(values: ArrayLike, null: float, side: Side, bounds: tuple[float, float], alpha: float) -> Martingale:
-    """Return the betting test of the mean of ``values`` (in [lo, hi], units in order) at ``null``.
-
-    The bets are tuned to ``alpha`` (they are the plug-in bets for a one-sided test at that level);
-    the test is valid at every level whatever they are.
-    """
+    """Return the betting test of the mean of ``values`` (in [lo, hi], in order) at ``null``; bets tuned to alpha."""
     _check_alpha(alpha)
     lo, hi = bounds
     x = _unit_scale(values, bounds)
@@ -298,11 +235,7 @@ def betting(values: ArrayLike, null: float, side: Side, bounds: tuple[float, flo
 
 
 def betting_bounds(values: ArrayLike, alpha: float, bounds: tuple[float, float], grid: int = GRID) -> Bounds:
-    """Return the running-intersection bounds of a bounded mean, inverted on ``grid`` null values.
-
-    The lower bound is the largest grid value below which every grid value was rejected by the
-    "greater" test at some n <= N (so it errs low by at most one grid step), the upper bound its mirror.
-    """
+    """Return the running-intersection bounds of a bounded mean, inverted on ``grid`` nulls (wider by <= 1 step)."""
     _check_alpha(alpha)
     lo, hi = bounds
     x = _unit_scale(values, bounds)
@@ -324,11 +257,9 @@ def betting_bounds(values: ArrayLike, alpha: float, bounds: tuple[float, float],
 
 
 def normal_mixture_tau(sigma: float, n_opt: int, alpha: float) -> float:
-    """Return the mixing scale tau that makes the boundary tight near ``n_opt`` units.
+    """Return the mixing scale tau that makes the boundary tight near ``n_opt`` units (Howard et al. 2021).
 
-    With intrinsic time v = n sigma^2 and rho = 1/tau^2, Howard et al. (2021) tune the normal
-    mixture with rho = v_opt / (2 log(1/alpha) + log(1 + 2 log(1/alpha))); ``tests`` check that this
-    is within a few percent of the narrowest one-sided boundary at ``n_opt``.
+    1/tau^2 = n_opt sigma^2 / (2 log(1/alpha) + log(1 + 2 log(1/alpha))).
     """
     _check_alpha(alpha)
     if not (sigma > 0 and n_opt >= 1):
@@ -341,11 +272,8 @@ def normal_mixture_tau(sigma: float, n_opt: int, alpha: float) -> float:
 def normal_mixture_log_m(s: ArrayLike, n: ArrayLike, sigma: float, tau: float) -> Floats:
     """Return log M of the one-sided normal mixture for centred sums ``s`` after ``n`` units.
 
-    M = integral over lambda >= 0 of exp(lambda S - lambda^2 n sigma^2 / 2) times the half-normal
-    density 2/(tau sqrt(2 pi)) exp(-lambda^2 / (2 tau^2)) = 2/(tau sqrt(A)) exp(S^2/(2A)) Phi(S/sqrt(A)),
-    A = n sigma^2 + 1/tau^2. Each exp(lambda S - lambda^2 n sigma^2/2), lambda >= 0, is a supermartingale
-    when the units are sigma-sub-Gaussian with mean <= the null (S = sum of x_i - null), so M is too.
-    Hand-worked: S = 0 gives M = 2/(tau sqrt(A)) x 1/2 = 1/sqrt(1 + n sigma^2 tau^2).
+    M = 2/(tau sqrt(A)) exp(S^2/(2A)) Phi(S/sqrt(A)), A = n sigma^2 + 1/tau^2 (a half-normal mixture of
+    exp(lambda S - lambda^2 n sigma^2 / 2)); S = 0 gives 1/sqrt(1 + n sigma^2 tau^2).
     """
     s_arr = np.asarray(s, dtype=np.float64)
     a = np.asarray(n, dtype=np.float64) * sigma**2 + 1 / tau**2

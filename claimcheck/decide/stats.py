@@ -75,11 +75,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class Proportion:
-    """A pass rate k/n with an exact (Clopper-Pearson) two-sided interval at ``level``.
-
-    Each end of a two-sided interval at level 1 - 2a is a one-sided bound at level 1 - a: at the
-    default 0.90 the lower end is the exact one-sided 95% lower bound of the rate.
-    """
+    """A pass rate k/n with its two-sided interval at ``level`` (each end a one-sided bound at (1 + level) / 2)."""
 
     passed: int
     n: int
@@ -102,13 +98,7 @@ class Proportion:
 
 
 def clopper_pearson(passed: int, n: int, level: float = 0.90) -> Proportion:
-    """Return the exact binomial interval of ``passed`` successes in ``n`` trials.
-
-    scipy's ``binomtest(k, n).proportion_ci(method="exact")`` (Clopper-Pearson 1934): the ends are
-    Beta quantiles, low = B(a; k, n - k + 1), high = B(1 - a; k + 1, n - k) with a = (1 - level) / 2,
-    and low = 0 when k = 0, high = 1 when k = n. With every unit passing the lower end is a^(1/n): at
-    level 0.90, 0.05^(1/n) (0.37 for 3 units, 0.81 for 14, 0.90 for 29). No units: [0, 1].
-    """
+    """Return the exact (Clopper-Pearson, scipy's ``binomtest``) interval of ``passed`` of ``n``; no units: [0, 1]."""
     if n < 0 or not 0 <= passed <= n:
         raise ValueError(f"clopper_pearson needs 0 <= passed <= n, got passed={passed}, n={n}")
     if not 0 < level < 1:
@@ -120,11 +110,9 @@ def clopper_pearson(passed: int, n: int, level: float = 0.90) -> Proportion:
 
 
 def t_interval(values: ArrayLike, level: float = 0.90) -> Interval:
-    """Return the mean of ``values`` with a Student-t interval (assumes roughly normal values).
+    """Return the mean of ``values`` with a Student-t interval (scipy's ``ttest_1samp``); needs two values.
 
-    scipy's ``ttest_1samp(values).confidence_interval(level)``: mean +- t_{(1 + level)/2, n-1} sd / sqrt(n).
-    Needs at least two values; a value that is not finite makes every field NaN, since the mean is undefined.
-    Values that are all equal give the point [mean, mean].
+    A value that is not finite makes every field NaN; values that are all equal give the point [mean, mean].
     """
     arr = np.asarray(values, dtype=np.float64)
     if arr.size < 2:
@@ -142,12 +130,9 @@ Alternative = Literal["greater", "less"]
 
 
 def binomial_p(passed: int, n: int, p0: float, alternative: Alternative) -> float:
-    """Return the exact one-sided binomial p-value of ``passed`` of ``n`` against the null rate ``p0``.
+    """Return the exact one-sided binomial p-value of ``passed`` of ``n`` against ``p0`` (no units: 1).
 
-    scipy's ``binomtest``. "greater" (H0: p <= p0) is P(K >= k | p0); "less" (H0: p >= p0) is
-    P(K <= k | p0). It is the test the Clopper-Pearson interval inverts: the exact lower end at level
-    1 - 2a is above p0 exactly when the "greater" p-value is below a. Hand-worked: 0 of 3 against 0.8,
-    "less": 0.2^3 = 0.008. No units: 1.
+    "greater" (H0: p <= p0) is P(K >= k | p0), "less" P(K <= k | p0): the tests Clopper-Pearson inverts.
     """
     if n < 0 or not 0 <= passed <= n:
         raise ValueError(f"binomial_p needs 0 <= passed <= n, got passed={passed}, n={n}")
@@ -157,11 +142,9 @@ def binomial_p(passed: int, n: int, p0: float, alternative: Alternative) -> floa
 
 
 def t_test_p(values: ArrayLike, null: float, alternative: Alternative) -> float:
-    """Return the one-sided Student-t p-value of the mean of ``values`` against ``null`` (NaN below two values).
+    """Return the one-sided Student-t p-value of the mean of ``values`` against ``null`` (what ``t_interval`` inverts).
 
-    scipy's ``ttest_1samp``; the test ``t_interval`` inverts: the lower end of the interval at level
-    1 - 2a is above ``null`` exactly when the "greater" p-value is below a. A value that is not finite
-    gives NaN. Values that are all equal give 0 or 1 (or 0.5 on the null).
+    NaN below two values or for a value not finite; values that are all equal give 0 or 1 (0.5 on the null).
     """
     arr = np.asarray(values, dtype=np.float64)
     if arr.size < 2 or not np.all(np.isfinite(arr)):
@@ -173,20 +156,10 @@ def t_test_p(values: ArrayLike, null: float, alternative: Alternative) -> float:
 
 
 def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
-    """Return which hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``.
+    """Return which hypotheses Holm's step-down procedure (Holm 1979) rejects at family-wise level ``alpha``.
 
-    Sort the m p-values p_(1) <= ... <= p_(m); reject H_(1), ..., H_(j) while p_(i) <= alpha / (m - i + 1),
-    and stop at the first that is not (Holm 1979, Scand. J. Statist. 6). It controls the chance of any
-    false rejection at alpha under any dependence, and rejects everything Bonferroni rejects.
-
-    NaN is a hypothesis not tested: never rejected and not counted in m (the one rule of the claim
-    families, ``claimcheck.decide.verdicts``, and of the regression gate, ``claimcheck.gate.paired``).
-    Hand-worked at 0.05: (0.01, 0.04, 0.02): 0.01 <= 0.05/3, 0.02 <= 0.05/2, 0.04 <= 0.05/1, all
-    rejected; (0.01, 0.04, 0.03): 0.03 > 0.05/2, so only the first; (NaN, 0.04): 0.04 <= 0.05/1.
-
-    A loop, not statsmodels' ``multipletests(method="holm")``: that gives the same rejections but calls
-    ``gc.collect()`` on every call: 56 ms a call against 1.7 us here (families of 3-12, 2026-12-02), and
-    a session decides many families.
+    Reject the sorted p_(1), p_(2), ... while p_(i) <= alpha / (m - i + 1). NaN is a hypothesis not tested:
+    never rejected and not counted in m. Why a loop and not statsmodels: docs/decisions.md ("Limits").
     """
     tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
     m = len(tested)

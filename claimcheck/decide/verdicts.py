@@ -1,15 +1,8 @@
 """Decide each claim from its tests under its protocol: REPRODUCED, NOT REPRODUCED, INCONCLUSIVE, ERROR, SKIPPED.
 
-Every unit (normally a seed) of a part is scored pass or fail; units that left the claim's premise
-are excluded and listed. Each statistic of a part (its pass rate against the bar, a mean or an
-estimate against its threshold) and each control gets two one-sided p-values (``claimcheck.decide.evidence``):
-exact tests when the units ran in one look, anytime-valid ones when the protocol's schedule allowed
-several. The claim is decided at the protocol's family-wise level alpha (docs/decisions.md):
-
-- REPRODUCED needs every part to hold and every control to fail as required, each shown at alpha:
-  an intersection-union test, so P(REPRODUCED while any of them is false) <= alpha (Berger 1982).
-- A part fails, or a control passes too often, when its p-value is rejected by Holm (or Bonferroni)
-  at alpha over the claim's whole family of such hypotheses, so P(any of these findings is false) <= alpha.
+REPRODUCED needs every part shown to hold and every control to do as required, each at alpha; a part
+fails, or a control passes too often, when Holm (or Bonferroni) rejects its p-value over the claim's
+family (the rule and its error bounds: docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -28,10 +21,8 @@ from claimcheck.decide.stats import Proportion, Spread, bonferroni, holm, spread
 from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Stat, from_dict, implicit
 
 Outcome = Literal["passed", "error", "skipped"]
-# A control's status: a negative control fails as required or passes too often; a positive one
-# (``Control.kind == "positive"``) passes as required or fails too often. A negative control that passes too
-# often makes the claim ERROR (the check accepts what the claim excludes); a positive one that fails too often
-# makes it INCONCLUSIVE (the check cannot see the effect, so it decides nothing either way).
+# Negative controls fail as required or pass too often (then the claim is ERROR); positive ones pass as required
+# or fail too often (then it is INCONCLUSIVE: the check is blind there).
 ControlStatus = Literal["fails as required", "passes too often", "passes as required", "fails too often", "undecided"]
 CANNOT_DISCRIMINATE = ("passes too often", "fails too often")
 

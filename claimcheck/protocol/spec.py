@@ -1,11 +1,8 @@
 """State a claim's protocol before it runs: statistics, thresholds, units, seeds, decision rule, version.
 
-A ``ClaimProtocol`` is data: a claim module declares one (one screen) and passes it to the
-``claim`` marker; the plugin draws the seeds from it, the recorder refuses a statistic or threshold
-the protocol does not state, and the verdict is decided from it. Its ``fingerprint`` is what the
-ledger (``claimcheck.provenance.ledger``) registers, so code and protocol cannot drift apart unnoticed.
-
-Nothing here knows a paper or a model: any suite written on claimcheck declares its claims this way.
+A ``ClaimProtocol`` is data, declared by a claim module and passed to the ``claim`` marker: the plugin
+draws the seeds from it, the recorder refuses what it does not state, the verdict is decided from it
+(docs/protocols.md). Nothing here knows a paper or a model.
 """
 
 from __future__ import annotations
@@ -35,10 +32,7 @@ DIRECTIONS: tuple[str, ...] = ("<=", ">=", "<", ">")
 LEVEL = 0.90  # two-sided exact interval: each end is a one-sided 95% bound
 ALPHA = 0.05  # each decision's error per direction: (1 - LEVEL) / 2
 MULTIPLICITY: tuple[str, ...] = ("holm", "bonferroni")
-# The seed layout (docs/protocols.md): every (base seed, budget) pair owns a block of SPAN seeds,
-# (base * N_BUDGETS + budget index) * SPAN onwards, so two base seeds, or two budgets, never share
-# a seed. Within a block the exploratory pool takes offsets 0 .. EXPLORATORY_CAP - 1 and each
-# protocol's confirmatory units take offsets start, start + 1, ... with start >= EXPLORATORY_CAP.
+# The seed layout: docs/protocols.md, "Seed blocks".
 LATER = "added later"  # a field's metadata key: it enters a fingerprint only when it differs from its default
 SPAN = 2**24
 N_BUDGETS = 8  # budget positions a suite may declare (its list of budgets, in order)
@@ -46,11 +40,7 @@ EXPLORATORY_CAP = 1000  # offsets below this are the exploratory pool; a confirm
 
 
 def block_seed(base: int, budget_index: int, offset: int) -> int:
-    """Return the seed at ``offset`` in the block of base seed ``base`` at the budget in position ``budget_index``.
-
-    The largest base seed (2**32 - 1) gives seeds below 2**59: every torch generator and numpy
-    SeedSequence takes them.
-    """
+    """Return the seed at ``offset`` in the block of base seed ``base`` at the budget in position ``budget_index``."""
     if not 0 <= budget_index < N_BUDGETS:
         raise ConfigError(
             f"budget position {budget_index} is outside 0..{N_BUDGETS - 1}: a suite has at most {N_BUDGETS} budgets"
@@ -62,14 +52,10 @@ def block_seed(base: int, budget_index: int, offset: int) -> int:
 
 @dataclass(frozen=True)
 class Stat:
-    """A statistic, the direction it must go, its threshold, and the tolerance of the comparison.
+    """A statistic, the direction it must go, its threshold, and the absolute tolerance of the comparison.
 
-    ``tol`` is absolute and stated in the protocol: ``value <= threshold`` is met when
-    ``value <= threshold + tol`` (float noise such as rho = -0.8999999999999998 against -0.9).
-    ``margin`` is the regression gate's equivalence margin (``claimcheck.gate.baseline``): the largest
-    mean change per unit, against a baseline on the same seeds, that counts as no change. None:
-    the gate derives one from the baseline's seed-to-seed spread. It does not decide the verdict,
-    so it is not part of the fingerprint.
+    ``margin`` is the regression gate's equivalence margin (docs/ci-recipe.md); it does not decide the
+    verdict, so it is not part of the fingerprint.
     """
 
     name: str
@@ -135,20 +121,10 @@ ZONE = "zone"  # the key a decision returns (value 1.0, its statistics NaN) for 
 
 @dataclass(frozen=True)
 class Family:
-    """A family of calibration cases whose answer is known: every case must pass, every case must fail, or
-    every case lies in the part's declared zone.
+    """A family of calibration cases whose answer is known: every case must pass, must fail, or lies in the zone.
 
-    ``generate`` draws one case from a numpy Generator (seeded per case by ``claimcheck.decide.calibration``,
-    so case i of a family is the same on every machine). A family is data: adding one to a part's
-    ``calibration`` needs no change anywhere else.
-
-    ``expect`` "zone": the cases sit where the part declares it cannot tell pass from fail (a
-    horizon or range too short to resolve them), so the right answer is "undecided": the decision
-    returns its statistics as NaN and ``ZONE``: 1.0. A zone answer is right in a zone family only
-    and wrong in every other. ``origin`` says who wrote the family: "design" (the part's designer,
-    who tuned the decision with it in view), "challenge" (written from the claim's words alone,
-    by someone who never saw the decision) or "outside" (a later referee's, written from the claim's words
-    before the version it calibrates was designed, and kept apart); calibration reports each apart.
+    ``generate`` draws one case from a numpy Generator seeded per case; ``origin`` says who wrote the family
+    (docs/calibration.md, "Design and challenge families, and declared zones").
     """
 
     name: str  # e.g. "offset power law (1 + t/tau)^-p"
@@ -170,37 +146,15 @@ class Family:
 
 @dataclass(frozen=True)
 class Part:
-    """A sub-claim with a verdict of its own.
+    """A sub-claim with a verdict of its own, decided under its ``rule`` (docs/decisions.md).
 
-    ``rule`` "pass-rate": every unit (normally a seed) is scored pass (all ``stats`` met) or fail,
-    and the exact interval of the pass rate is compared with ``bar``: REPRODUCED when its lower
-    end is above the bar, NOT REPRODUCED when its upper end is below, INCONCLUSIVE otherwise. With
-    ``bar`` = 1 the part is theorem-style: it is REPRODUCED when every admissible unit passed, and
-    a failing unit is a counterexample.
-
-    ``rule`` "estimate": the part records one estimate with an interval per statistic (an effect
-    size over seeds); REPRODUCED when the whole interval meets the threshold, NOT REPRODUCED when
-    none of it does, INCONCLUSIVE otherwise.
-
-    ``rule`` "mean": every unit records one value per statistic, and the statistic is the mean over
-    units (an effect size, a mean Spearman rho). One look: a one-sided Student-t test of the mean
-    against the threshold. Several looks (a schedule in ``Seeds.batch``): a confidence sequence,
-    the betting one when ``bounds`` states where every value lies, else the normal mixture under
-    the variance bound ``sigma``^2 (its coverage holds only when the bound does).
-
-    ``unresolved`` makes it a *zone part*: what its tested range cannot resolve, in words. Its
-    statistics marked ``resolves`` settle that (e.g. "the rate is at a stall", against "still
-    falling"): when every other statistic holds and a resolving one is not shown to, the part is
-    INCONCLUSIVE, "not resolved", not REPRODUCED; when another statistic fails, NOT REPRODUCED. A
-    control on the part is judged by its other statistics. Rule "mean" or "estimate" only.
-
-    ``decision`` is the part's unit decision: a plain function of one unit's raw measurements (for
-    an estimate-rule part, of the whole sample) returning each statistic's value (an ``Estimate``
-    under the estimate rule); the unit passes when every statistic it returns is met.
-    ``ClaimRecorder.score`` scores real units with it, and ``claimcheck calibrate`` runs it on the
-    ``calibration`` families, so the code calibrated is the code that decides. ``decision_id``
-    names the decision and fingerprints its code and the part's statistics
-    (``claimcheck.provenance.fingerprint.decision_identity``).
+    "pass-rate": a unit passes when every statistic is met, and the pass rate is tested against ``bar``
+    (bar 1: every admissible unit must pass). "mean": each unit records one value per statistic and each
+    mean is tested against its threshold (with a schedule, under ``bounds`` or ``sigma``). "estimate": one
+    estimate with its interval per statistic, decided by the interval. ``unresolved`` makes it a zone part,
+    settled by its statistics marked ``resolves``. ``decision`` scores one unit's raw measurements, in a
+    claim test and in ``claimcheck calibrate`` (``calibration``); ``decision_id`` fingerprints it
+    (docs/calibration.md).
     """
 
     name: str  # short id, e.g. "collapse"; "" when the claim has one part
@@ -259,21 +213,11 @@ class Part:
 class Control:
     """A control: where the claim should not hold (or, ``kind="positive"``, where it holds by construction).
 
-    A control unit "passes" when every statistic of its ``part`` is met there (the check failed
-    to tell the control from the claim). The control fails as required when the exact upper end of
-    its pass rate is below ``max_pass_rate``; it makes the claim ERROR when the lower end is above,
-    and leaves the claim INCONCLUSIVE in between. ``max_pass_rate`` 0 means every unit must fail.
-
-    A *discriminating* control is one a naive version of the check could have been fooled by
-    (``naive`` says which check, and why); a *sanity* control fails by construction (a shuffle, an
-    algebraic impossibility): it may stay, but it does not count among the controls that fail as
-    required, and a claim with no discriminating control is flagged on the report.
-
-    A *positive* control is a case where the claim holds by construction, so the instrument must
-    see it: it is decided as its part would be (the pass rate against the part's bar, a mean or
-    estimate against the part's threshold; ``max_pass_rate`` plays no role). It passes as required
-    when shown to hold, and makes the claim INCONCLUSIVE when shown to fail: the instrument is blind
-    there, so no verdict from it would say anything. It does not count among the discriminating controls.
+    A control unit "passes" when every statistic of its ``part`` is met there. A negative control fails as
+    required when shown to pass less often than ``max_pass_rate`` (0: no unit may pass), and makes the claim
+    ERROR when shown to pass more often (in the claim's Holm family). A "sanity" control (fails by
+    construction) is shown but not counted; a "positive" one is decided as its part would be and makes the
+    claim INCONCLUSIVE when shown to fail (docs/decisions.md, docs/calibration.md "Controls by kind").
     """
 
     name: str
@@ -290,18 +234,10 @@ class Control:
 
 @dataclass(frozen=True)
 class Seeds:
-    """Where a protocol version draws its units' seeds.
+    """Where a protocol version draws its units' seeds: the confirmatory block from ``start``, each budget's cap.
 
-    ``exploratory`` says which seeds were looked at while the check was designed. ``block`` names
-    the confirmatory block: offsets ``start``, start + 1, ... were never looked at before this
-    version was committed. Unit i under base seed b at the budget in position k uses seed
-    (b * N_BUDGETS + k) * SPAN + start + i (``block_seed``): each base seed and each budget is a
-    replication of its own, sharing no seed with another. ``units`` is the most units a budget
-    runs (its cap).
-
-    ``batch`` makes a budget sequential: its units are added ``batch[budget]`` at a time, the
-    decision rule is asked after each batch, and the claim stops when decided or at the cap
-    ``units[budget]`` (a budget ``batch`` does not name keeps one look at all of its units).
+    ``exploratory`` names the seeds looked at while the check was designed; ``batch`` makes a budget
+    sequential (docs/protocols.md "Seed blocks", docs/decisions.md "Running a claim in batches").
     """
 
     block: str
@@ -418,8 +354,7 @@ class ClaimProtocol:
     ) -> list[int]:
         """Return the seeds of the units at ``budget`` (in position ``budget_index``) under base seed ``base``.
 
-        ``pool`` "exploratory" draws from offset 0 of the block instead of the confirmatory start
-        (for design work; the report marks such a run).
+        ``pool`` "exploratory" draws from offset 0 of the block instead of the confirmatory start.
         """
         start = 0 if pool == "exploratory" else self.seeds.start
         n = self.seeds.count(budget, default_units)
@@ -435,14 +370,10 @@ class ClaimProtocol:
         return out
 
     def fingerprint(self) -> str:
-        """Return a short sha256 of everything that decides the verdict, and of nothing else.
+        """Return a short sha256 of the values that decide the verdict, and of no prose.
 
-        It covers the claim, the version, each part's statistics (name, direction, threshold,
-        tolerance), rule, bar and unit, each control's part and cap, the seed block's start and units,
-        and the interval's level. Prose (statements, reasons, regime, horizon) is left out, so
-        rewording it is not a new version; changing a number or a name is. The decision settings
-        added later (multiplicity, prior, batch schedule, a mean part's bounds or sigma) enter only
-        when they differ from their defaults, so a protocol written before them keeps its fingerprint.
+        The settings added later (multiplicity, prior, batch, bounds, sigma) enter only when they differ
+        from their defaults, so a protocol written before them keeps its fingerprint.
         """
         decides = {
             "claim": self.claim_id,
@@ -519,10 +450,7 @@ def from_dict(raw: Mapping[str, Any]) -> ClaimProtocol:
 
 
 def implicit(claim_id: str, stats: Mapping[str, Stat], controls: Mapping[str, Control], units: int) -> ClaimProtocol:
-    """Return the protocol of a claim that declares none: every unit must pass (bar 1), exploratory.
-
-    This keeps the rule claimcheck had before protocols: every run meets every threshold.
-    """
+    """Return the protocol of a claim that declares none: every unit must pass (bar 1), exploratory."""
     part = Part("", "every unit meets every threshold (no protocol declared)", tuple(stats.values()), bar=1.0)
     return ClaimProtocol(
         claim_id,
