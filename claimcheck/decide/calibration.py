@@ -1,33 +1,10 @@
 """Calibrate decision rules: each part's unit decision on cases whose answer is known, the claim rule on known rates.
 
-A protocol part declares its unit decision (``Part.decision``) and families of labelled cases
-(``Part.calibration``: ``Family`` objects, each "every case must pass" or "every case must fail").
-``calibrate_part`` draws every case of every family (case i of a family from its own seeded
-generator), feeds its measurements to the decision, and counts: sensitivity is the share of
-must-pass cases accepted, specificity the share of must-fail cases rejected, each with its exact
-(Clopper-Pearson) one-sided 95% lower bound. A part is *calibrated* when both lower bounds reach
-``FLOOR``, *failing calibration* when either does not, *uncalibrated* when it has no decision or
-no cases on one side. Wrongly decided cases are kept, worst first (largest margin past a
-threshold), with the parameters that made them.
-
-A decision may find a case in a zone its part declares unresolvable (a horizon too short to tell
-pass from fail): it returns its statistics as NaN and ``ZONE``: 1.0, and the case is "undecided".
-That answer is right in a family that expects "zone" and wrong in every other; a zone family's
-rate is the share of its cases left undecided, and counts toward the status like the other two.
-Families come from three origins, kept apart: "design" (written by the part's designer),
-"challenge" (written from the claim's words by someone who never saw the decision) and "outside"
-(a later referee's, written while the version was designed, by someone who read no design). A
-zone part's case whose bounding statistics hold and whose resolving ones do not is "zone". Sensitivity,
-specificity and the zone rate are reported per origin; the status needs every one of them that has
-cases at the floor. A design family that no decision finds in a zone serialises as it did before
-origins and zones existed, so old ledger entries keep reading the same.
-
-``simulate_rule`` calibrates the claim-level rule: units drawn with known pass rates, at a
-budget's unit count, decided by the same function the controller uses (``rule_verdict``).
-
-Results are plain data: ``to_entry`` for ``claimcheck calibrate --json``, ``ledger_results`` for the
-ledger's ``calibrate`` entries (``provenance.ledger.record_in_ledger``), which the report reads
-back (``provenance.ledger.calibration_entries``, ``part_mark``). Nothing here imports pytest or a suite.
+``calibrate_part`` runs a part's decision on every case of its calibration families and counts the
+right answers (sensitivity, specificity, zone rate, per origin, each with its exact one-sided 95% lower
+bound against ``FLOOR``), keeping the worst wrong cases; ``simulate_rule`` runs the claim-level rule on
+units drawn with known pass rates. Results are plain data for ``claimcheck calibrate --json`` and the
+ledger's ``calibrate`` entries, which the report reads back (docs/calibration.md). No pytest, no suite.
 """
 
 from __future__ import annotations
@@ -73,11 +50,7 @@ def _check(stat: Stat, value: float | Estimate) -> Check:
 
 
 def statistic_met(stat: Stat, value: float | Estimate) -> bool:
-    """Return whether ``value`` meets ``stat`` as the verdict would count it.
-
-    A number is met as ``Stat.met`` says (never NaN); an ``Estimate`` is met when the whole interval
-    meets the threshold (``decide_estimate`` gives REPRODUCED).
-    """
+    """Return whether ``value`` meets ``stat`` as the verdict counts it (an ``Estimate``: its whole interval)."""
     if isinstance(value, Estimate):
         return decide_estimate(_check(stat, value)) is Verdict.REPRODUCED
     return stat.met(float(value))
@@ -92,8 +65,7 @@ def in_zone(values: Values) -> bool:
 def outcome(part: Part, values: Values) -> str:
     """Return "zone" for a case the decision left undecided, else "pass" or "fail" as ``accepts`` says.
 
-    A zone part's case whose bounding statistics are met and a resolving one is not is "zone" too:
-    the verdict would read "not resolved" (``Part.unresolved``).
+    A zone part's case whose bounding statistics are met and a resolving one is not is "zone" too ("not resolved").
     """
     if in_zone(values):
         return "zone"
@@ -106,10 +78,9 @@ def outcome(part: Part, values: Values) -> str:
 
 
 def accepts(part: Part, values: Values) -> bool:
-    """Return whether a unit with these statistic ``values`` passes ``part``: every value met, at least one.
+    """Return whether a unit with these ``values`` passes ``part``: not in the zone, every value met, one at least.
 
-    A case in the part's zone (``in_zone``) does not pass. Raise ConfigError when a name is not one
-    of the part's statistics nor ``ZONE`` (the decision and the protocol disagree).
+    Raise ConfigError when a name is not one of the part's statistics nor ``ZONE``.
     """
     if in_zone(values):
         return False
@@ -129,11 +100,10 @@ def accepts(part: Part, values: Values) -> bool:
 
 
 def margin(part: Part, values: Values) -> float:
-    """Return the smallest margin of the values past their thresholds, in the direction that meets them.
+    """Return the smallest margin of the values past their thresholds, relative to each threshold's size.
 
-    Relative to the threshold's size (absolute when the threshold is 0); an estimate counts by the
-    end of its interval nearest the threshold. Positive: every statistic met by that much;
-    negative: the worst one missed by that much. NaN counts as -inf.
+    Positive: every statistic met by that much; negative: the worst one missed by that much; NaN: -inf.
+    An estimate counts by the end of its interval nearest the threshold.
     """
     out = math.inf
     for name, value in values.items():
@@ -221,10 +191,7 @@ class FamilyResult:
         return f"{self.name}: {self.right}/{self.cases} {self.verb}{zone}"
 
     def to_plain(self, wrong: bool) -> dict[str, Any]:
-        """Return the family as plain data; ``origin`` and ``zone`` only where they say something.
-
-        A design family with no zone answers serialises as it did before either existed.
-        """
+        """Return the family as plain data; ``origin`` and ``zone`` only where they say something."""
         out: dict[str, Any] = {"name": self.name, "expect": self.expect, "cases": self.cases, "right": self.right}
         if wrong:
             out.update(
@@ -284,10 +251,7 @@ class PartCalibration:
 
     @property
     def status(self) -> str:
-        """Return "calibrated" (every rate with cases at the floor), "failing calibration" or "uncalibrated".
-
-        Uncalibrated: no decision, or no design cases on one side (must pass, must fail).
-        """
+        """Return "calibrated" (every rate with cases at the floor), "failing calibration" or "uncalibrated"."""
         sens, spec = self.sensitivity, self.specificity
         if not self.decision or sens.n == 0 or spec.n == 0:
             return "uncalibrated"
@@ -301,10 +265,7 @@ class PartCalibration:
         return ", ".join(text)
 
     def summary(self) -> str:
-        """Return the report's mark, e.g. ``calibrated: 400/400 must-fail rejected, 598/600 must-pass accepted``.
-
-        Challenge and outside families, when there are any, follow after "; challenge: " and "; outside: ".
-        """
+        """Return the report's mark, e.g. ``calibrated: 400/400 must-fail rejected, 598/600 must-pass accepted``."""
         sens, spec = self.sensitivity, self.specificity
         if not self.decision:
             return "uncalibrated: no decision declared"
@@ -327,11 +288,7 @@ class PartCalibration:
         return {key: form(r) for key, expect in pairs if (r := self.rate(expect, origin)).n}
 
     def to_entry(self) -> dict[str, Any]:
-        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``).
-
-        A part with design families only and no zone reads as before: the challenge rates (under
-        "challenge") and a design zone rate ("zone") appear only when there are such cases.
-        """
+        """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
         out: dict[str, Any] = {
             "kind": "calibration",
             "claim": self.claim,
@@ -373,14 +330,9 @@ UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements,
 def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPHA) -> Values:
     """Return the statistics ``part`` decides on one calibration case, as its verdict would read them.
 
-    A pass-rate or estimate part's decision takes the case's measurements. A part under the mean
-    rule decides a sample: the case holds ``{"units": [...]}``, one unit's measurements each; the
-    decision scores every unit, as ``ClaimRecorder.score`` does a real one, and each statistic
-    becomes the mean over units with the interval the one-look Student-t test inverts (each end
-    at ``alpha``), so ``accepts`` counts the case as passing exactly when that test shows the mean
-    beyond its threshold. A schedule's confidence sequence is wider than this at every look: the
-    one-look calibration is the sharpest the part can be, and says so. Units the decision finds in
-    the part's zone are left out of the means; a sample whose every unit is in it is in the zone.
+    A mean-rule case is a sample, ``{"units": [...]}``: each statistic becomes the mean over the units
+    outside the zone, with the one-look Student-t interval (each end at ``alpha``); a sample whose every
+    unit is in the zone is in the zone.
     """
     assert part.decision is not None
     if part.rule != "mean":
@@ -406,10 +358,9 @@ def case_rng(seed: int, claim: str, part: str, family: str, index: int) -> np.ra
 
 
 def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | None = None) -> FamilyResult:
-    """Draw and decide every case of ``fam``; return the right answers and the worst wrong cases.
+    """Draw and decide every case of ``fam`` (``cases`` of them if given); return the right answers, the worst wrong.
 
-    A case whose decision raises is wrong (a real unit would make its test ERROR), and kept with
-    the message. ``cases`` overrides the family's own count (e.g. a quick look).
+    A case whose decision raises is wrong, and kept with the message.
     """
     assert part.decision is not None
     n = fam.cases if cases is None else cases
@@ -470,11 +421,8 @@ def rule_verdict(
 ) -> Verdict:
     """Return the verdict the controller gives a one-part claim whose units passed as ``units`` say.
 
-    The one place the simulation meets the decision rule (``claimcheck.decide.evidence.rate_evidence``,
-    the evidence ``verdicts.decide`` reads): with one look (``looks`` empty) the exact one-sided
-    binomial tests at ``alpha``; with a schedule (the units at each look, the last one the cap) the
-    claim stops at the first look whose anytime-valid evidence decides it. A bar of 1 is decided by
-    counting: every unit passed, or a counterexample.
+    One look (``looks`` empty): the exact tests of ``rate_evidence``; a schedule: the first look whose
+    anytime-valid evidence decides it. A bar of 1 is decided by counting.
     """
     if bar >= 1:
         return Verdict.REPRODUCED if units and all(units) else Verdict.NOT_REPRODUCED
@@ -488,12 +436,7 @@ def rule_verdict(
 def rule_verdicts(
     runs: np.ndarray, bar: float, alpha: float, looks: Sequence[int], prior: tuple[float, float] = (1.0, 1.0)
 ) -> list[Verdict]:
-    """Return ``rule_verdict`` of many claims at once under a schedule of looks: ``runs`` is (claims x units).
-
-    The anytime p-values of every claim's path come in one vectorised pass
-    (``claimcheck.decide.sequential.beta_binomial_paths``: the p-values ``rate_evidence`` reads at each look);
-    each claim stops at its first look that decides it.
-    """
+    """Return ``rule_verdict`` of many claims at once under a schedule of looks: ``runs`` is (claims x units)."""
     up = sq.beta_binomial_paths(runs, bar, "greater", prior)
     down = sq.beta_binomial_paths(runs, bar, "less", prior)
     verdicts = [Verdict.INCONCLUSIVE] * runs.shape[0]
@@ -665,11 +608,7 @@ def calibrate_suite(
 
 
 def ledger_results(pc: PartCalibration) -> dict[str, Any]:
-    """Return what a ledger ``calibrate`` entry keeps of a part's calibration: the mark and the counts.
-
-    The wrong cases themselves stay in ``claimcheck calibrate --json``; the ledger keeps what the
-    report shows and what a reader needs to judge it (per family: cases and how many came out right).
-    """
+    """Return what a ledger ``calibrate`` entry keeps of a part's calibration: the mark and the counts."""
     out: dict[str, Any] = {
         "decision": pc.decision,
         "status": pc.status,
@@ -693,11 +632,7 @@ def decision_digest(decision_id: object) -> str:
 
 
 def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Mapping[str, Any] | None:
-    """Return the recorded entry of ``part`` of ``claim`` that is of its current decision, or None.
-
-    Decisions are compared by their code fingerprint only, so a module imported under another name
-    (``claimcheck calibrate`` and pytest name a claim module differently) is the same decision.
-    """
+    """Return the recorded entry of ``part`` of ``claim`` of its current decision (compared by fingerprint), or None."""
     for e in entries:
         same = decision_digest(e.get("decision")) == decision_digest(part.decision_id)
         if e.get("claim") == claim and e.get("part") == part.name and same:
@@ -706,12 +641,7 @@ def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Ma
 
 
 def part_mark(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> str:
-    """Return the first screen's calibration mark of ``part`` (``entries``: ``calibration_entries``, latest first).
-
-    "uncalibrated" without a decision or a recorded result, "uncalibrated (changed since)" when
-    the recorded result is of another decision (its code or the part's statistics changed), else
-    the recorded summary ("calibrated: ..." or "failing calibration: ...").
-    """
+    """Return the first screen's calibration mark of ``part`` (``entries``: ``calibration_entries``, latest first)."""
     errors = [e["error"] for e in entries if "error" in e]
     if errors:
         return f"calibration record unreadable: {errors[0]}"

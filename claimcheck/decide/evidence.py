@@ -1,14 +1,7 @@
 """Turn a part's units into the evidence a decision needs: two one-sided p-values and the interval between them.
 
-Every statistic a claim decides is compared with a null value (a part's bar, a control's allowed
-pass rate, a mean's threshold) in both directions: ``p_above`` is the p-value of "the quantity is
-at most the null" (small when the data show it above), ``p_below`` that of "at least the null".
-One look at a fixed number of units uses the exact tests (the binomial test that Clopper-Pearson
-inverts, Student-t for a mean); a schedule of several looks uses the anytime-valid tests of
-``claimcheck.decide.sequential``, whose p-values stay valid whenever the run stopped. The interval shown
-is the one the tests invert, each end at 1 - alpha, so it agrees with the decision.
-
-Pure functions: sequences in, a frozen ``Evidence`` out; ``claimcheck.decide.verdicts`` decides from it.
+One look uses the exact tests (binomial, Student-t), a schedule of several the anytime-valid ones of
+``claimcheck.decide.sequential``; the interval is the one the tests invert, each end at 1 - alpha. Pure functions.
 """
 
 from __future__ import annotations
@@ -49,10 +42,8 @@ def rate_evidence(
 ) -> Evidence:
     """Return the evidence about a pass rate against ``null`` from units in the order they were added.
 
-    ``looks`` is the number of looks the protocol's schedule allows: one gives the exact binomial
-    tests and the Clopper-Pearson interval at 1 - 2 alpha; more give Robbins' beta-binomial mixture
-    (``prior`` truncated to each alternative) and its confidence sequence. ``null`` at 0 or 1 has no
-    test: the caller decides such a part or control from the counts alone.
+    One look: the exact binomial tests and Clopper-Pearson interval; more: the beta-binomial mixture under
+    ``prior``. ``null`` at 0 or 1 has no test (p-values 1): the caller decides from the counts.
     """
     x = [bool(v) for v in passes]
     k, n = sum(x), len(x)

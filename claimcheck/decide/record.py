@@ -1,9 +1,7 @@
 """Record what a claim test measured: checks with thresholds, the regime, exclusions, notes and curves.
 
-A ``ClaimRecorder`` lives for one test. It serialises to plain JSON so that the plugin can put it
-on the test report (``user_properties``) and pytest-xdist can carry it to the controller. When the
-claim declares a protocol, the recorder takes each statistic's direction, threshold and tolerance
-from it and refuses a statistic the protocol does not state, or a threshold that differs from it.
+A ``ClaimRecorder`` lives for one test and travels as JSON on its report. Under a protocol it takes each
+statistic's direction, threshold and tolerance from it, and refuses what the protocol does not state.
 """
 
 from __future__ import annotations
@@ -104,11 +102,7 @@ class Look:
 
 @dataclass
 class ClaimRecorder:
-    """Collect the checks, exclusions, regime, notes and curves of one claim test.
-
-    A test that runs its units in batches (``claim_units.batches()``) also keeps its ``schedule``
-    (units after each planned look), the ``looks`` it took and why it ``stopped``.
-    """
+    """Collect the checks, exclusions, regime, notes and curves of one claim test (and a batched test's looks)."""
 
     claim_id: str
     seed: int | None = None
@@ -172,8 +166,7 @@ class ClaimRecorder:
     ) -> bool:
         """Record ``statistic`` on ``unit`` (default: the test's seed) and whether it is met; return that.
 
-        With a protocol, ``direction`` and ``threshold`` may be left out (the protocol's apply) and
-        must match it when given; a control's part is the one its protocol entry names.
+        With a protocol, ``direction`` and ``threshold`` may be left out and must match it when given.
         """
         stat = self._stat(statistic, direction, threshold, part, control)
         if control is not None and self.protocol is not None:
@@ -245,10 +238,7 @@ class ClaimRecorder:
     ) -> dict[str, float | Estimate]:
         """Score one unit with its part's declared decision and record every statistic it returns; return them.
 
-        ``measurements`` are the decision's keyword arguments (the unit's raw measurements; for an
-        estimate-rule part, the whole sample). A control is scored with the decision of the part
-        its protocol entry names. This is the code ``claimcheck calibrate`` runs on cases whose
-        answer is known, so what decides a real unit is what was calibrated.
+        ``measurements`` are the decision's keyword arguments; a control is scored with its part's decision.
         """
         if self.protocol is None:
             raise ProtocolDrift(f"{self.claim_id}: score() needs a protocol whose part declares a decision")
@@ -328,10 +318,6 @@ def _near(value: float, threshold: float) -> str:
         if value == threshold or float(text) != threshold:
             return text
     return repr(value)
-
-
-def _at(label: str) -> str:
-    return f" at {label}" if label else ""
 
 
 def _plain(v: Any) -> Any:

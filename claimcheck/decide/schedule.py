@@ -1,20 +1,10 @@
 """Run a claim test's units in the batches its protocol schedules, and stop once the claim is decided.
 
-``claim_units.batches()`` hands out the seeds of one batch at a time. After each batch it asks
-the decision rule (``claimcheck.decide.verdicts.decide``, the function the controller decides with) about
-the checks the test has recorded so far, records the look on the ``ClaimRecorder`` (units run, the
-batch, the state of every part and control in scope), and stops when every one of them is decided,
-or at the cap. The looks travel on the test report, so they reach the controller under
-pytest-xdist (a claim test runs wholly on one worker). The decisions stay valid however the test
-stops, because a schedule of several looks is decided by anytime-valid tests (``claimcheck.decide.sequential``).
-
-With no schedule at the session's budget there is one batch of every unit, and nothing is recorded.
-
-A test with a ``Reserve`` (``claimcheck.gate.reserve``: the run records one, or its baseline holds one)
-goes on past the units its verdict is decided on: once the claim has stopped by its own rule (or
-after its one batch), further batches of the reserve's seeds are handed out at the gate's looks,
-and what the test records on them is moved to the reserve, out of the verdict's reach. It stops
-when the gate is decided, at the reserve's cap, or by the test's own rule.
+After each batch ``claim_units.batches()`` decides the test's checks so far with the controller's own
+``decide``, records the look on the ``ClaimRecorder`` and stops when everything in scope is decided, or
+at the cap (docs/decisions.md, "Running a claim in batches"). With no schedule there is one batch of
+every unit and nothing is recorded. A ``Reserve`` (``claimcheck.gate.reserve``) goes on past the claim's
+units for the gate, moving what the test records on them out of the verdict's reach (docs/report.md).
 """
 
 from __future__ import annotations
@@ -23,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from claimcheck.decide.record import ClaimRecorder, Look
-from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict, decide
+from claimcheck.decide.verdicts import CANNOT_DISCRIMINATE, ClaimResult, TestOutcome, Verdict, decide
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.budget import Budget
 from claimcheck.protocol.spec import ClaimProtocol
@@ -31,24 +21,15 @@ from claimcheck.protocol.spec import ClaimProtocol
 if TYPE_CHECKING:  # a reserve is driven here, made and judged by the gate
     from claimcheck.gate.reserve import Reserve
 
-DECIDED = {
-    "REPRODUCED",
-    "NOT REPRODUCED",
-    "fails as required",
-    "passes too often",
-    "passes as required",
-    "fails too often",
-}
+DECIDED = {"REPRODUCED", "NOT REPRODUCED", "fails as required", "passes as required", *CANNOT_DISCRIMINATE}
 FINAL_ONLY_AT_CAP = {"REPRODUCED", "fails as required", "passes as required"}  # bar 1 / max 0: a later unit may undo it
 
 
 class ClaimUnits:
-    """The units of one claim test: its seeds up to the cap, and the looks its protocol schedules.
+    """The units of one claim test: its seeds up to the cap, and the units after each look (``Seeds.looks``).
 
-    ``looks`` holds the number of units after each look, e.g. [10, 20, 30] for batches of 10 up to
-    a cap of 30 (``Seeds.looks``). ``on_look(units so far, cap, undecided)``, when set, is told after
-    each look that the test goes on (the plugin's progress: a long sequential test is not silent);
-    ``undecided`` is False when the claim has stopped and the units go on for the gate's reserve.
+    ``on_look(units so far, cap, undecided)``, when set, is told after each look that the test goes on
+    (``undecided`` False: the claim has stopped and the units go on for the gate's reserve).
     """
 
     def __init__(
@@ -76,10 +57,8 @@ class ClaimUnits:
     ) -> Iterator[list[int]]:
         """Yield the seeds of each batch until what is in scope is decided, or the cap is reached.
 
-        The scope is ``parts`` and ``controls`` when given, else every part and control this test
-        has recorded a check on. Record each check with ``unit=seed``. A test may also stop early
-        by its own rule (``break``): the look is recorded and the decision is as valid as at the cap.
-        With a reserve, the batches go on for the gate once the claim has stopped (see the module).
+        The scope is ``parts`` and ``controls`` when given, else every part and control this test has
+        recorded a check on (each with ``unit=seed``). A test may stop early by its own rule (``break``).
         """
         proto = self.record.protocol
         reserve = self.reserve
@@ -166,19 +145,14 @@ def claim_looks(record: ClaimRecorder, seeds: Sequence[int], budget: Budget) -> 
 def look_result(proto: ClaimProtocol, record: ClaimRecorder, nodeid: str) -> ClaimResult:
     """Return the claim decided from ``record`` alone, with the controller's own decision function.
 
-    Parts and controls this test does not record come out undecided, and still count in the
-    claim's multiplicity family (with p-value 1), so whatever a look decides stays decided when
-    the controller adds the other tests' evidence.
+    What this test does not record comes out undecided and still counts in the claim's family (p-value 1).
     """
     outcome = TestOutcome(nodeid, record.claim_id, "", "", "passed", record, protocol=proto.to_dict())
     return decide([outcome], proto)
 
 
 def shown_below(record: ClaimRecorder) -> bool:
-    """Return whether a part of ``record``'s claim is shown below its bar: NOT REPRODUCED whatever follows.
-
-    For a batched claim test that stops there by its own rule (``break``); its decisions stay valid.
-    """
+    """Return whether a part of ``record``'s claim is shown below its bar: NOT REPRODUCED whatever follows."""
     if record.protocol is None:
         return False
     result = look_result(record.protocol, record, record.claim_id)
@@ -206,9 +180,8 @@ def _name(kind: str, name: str) -> str:
 def _decided(state: dict[str, str], proto: ClaimProtocol, last: bool) -> bool:
     """Return whether every entry of ``state`` is decided for good.
 
-    A bar-1 part that holds so far (every unit passed), a positive control on one, or a control
-    that may pass on no unit and has not yet is decided only at the cap: a later unit could still
-    be a counterexample.
+    A bar-1 part that holds so far, a positive control on one, or a control that may pass on no unit
+    and has not yet is decided only at the cap: a later unit could still be a counterexample.
     """
     if not state:
         return False

@@ -1,11 +1,7 @@
-"""Score a claim's units and turn each part and control into its two one-sided tests.
+"""Score a claim's units and turn each part and control into its two one-sided tests (``StatTests``).
 
-A part's statistic (its pass rate against the bar, a mean against its threshold, an estimate's
-interval) and a control's pass rate each become a ``StatTests``: the p-value of "it does not hold"
-(small: shown to hold) and of "it does not fail" (small: shown to fail). Which test gives them
-depends on the ``Design``: one look at units fixed in advance gets the exact tests, a schedule of
-several looks the anytime-valid ones (``claimcheck.decide.evidence``). ``claimcheck.decide.verdicts`` decides
-the claim from them at its family-wise level.
+The ``Design`` picks the tests: exact ones for one look, anytime-valid ones for a schedule of several
+(``claimcheck.decide.evidence``); ``claimcheck.decide.verdicts`` decides the claim from them.
 """
 
 from __future__ import annotations
@@ -94,11 +90,7 @@ def score_units(
 
 @dataclass(frozen=True)
 class StatTests:
-    """The two one-sided p-values of one statistic: 'it does not hold' and 'it does not fail'.
-
-    ``p_hold`` small shows it holds (each at alpha: the intersection-union side of REPRODUCED);
-    ``p_fail`` small shows it fails (a member of the claim's Holm family, unless ``in_family`` is False).
-    """
+    """The two one-sided p-values of a statistic: ``p_hold`` of 'it does not hold', ``p_fail`` of 'it does not fail'."""
 
     p_hold: float
     p_fail: float
@@ -156,12 +148,7 @@ def mean_tests(
 
 
 def estimate_tests(ests: Sequence[Check], alpha: float) -> list[StatTests]:
-    """Return the tests of estimates that carry only their interval (the rule 'estimate').
-
-    Such an estimate is decided by its interval, as before the family-wise rule: it has no p-value
-    below the interval's own level, so it stays outside the claim's family (the report says so);
-    the rule 'mean', where each unit records its value, brings it in with an exact p-value.
-    """
+    """Return the tests of estimates that carry only their interval (rule 'estimate'): outside the claim's family."""
     out = []
     for c in ests:
         holds, fails = interval_meets(c)
@@ -199,15 +186,9 @@ def control_tests(
 ) -> ControlTests | None:
     """Return a control's tests, its units and its per-statistic tests (None when it recorded nothing).
 
-    The control's ``StatTests`` reads: ``p_hold`` of "it does not fail as required", ``p_fail`` of
-    "it does not pass too often" (for a positive control: "it does not pass as required" and "it does not
-    fail too often", ``positive_tests``). A pass-rate control is its pass rate against ``max_pass_rate``
-    (0: no unit may pass, decided by counting). A control on a mean part passes when every
-    statistic meets the claim's threshold (so its p-value of passing is the largest of theirs, an
-    intersection-union test) and fails as required when one of them is shown not to (the smallest
-    p-value times their number: Bonferroni within the control). A control on an estimate part is
-    decided by its intervals, as before the family-wise rule: it passes too often when they all meet.
-    A control on a zone part is judged by its statistics that do not resolve it (``Part.bounding``).
+    ``p_hold`` is of "it does not fail as required", ``p_fail`` of "it does not pass too often" (a positive
+    control: ``positive_tests``). The rule per kind of part, zone parts by their bounding statistics:
+    docs/decisions.md ("Controls share the family").
     """
     mine = [(n, c) for n, c in checks if c.control == ctl.name]
     if not mine:
@@ -244,11 +225,8 @@ def positive_tests(
 ) -> ControlTests:
     """Return a positive control's tests: decided as its part would be, on the control's own units.
 
-    The ``StatTests`` reads: ``p_hold`` of "it does not pass as required" (the part's "does not
-    hold"; over several statistics the largest, an intersection-union test) and ``p_fail`` of "it
-    does not fail too often" (the part's "does not fail"; the smallest times their number, Bonferroni
-    within the control), the member of the claim's Holm family that, rejected, says the instrument
-    is blind. A NaN counts as it does in a part: not met. A zone part's resolving statistics do not count.
+    ``p_hold`` is of "it does not pass as required" (the largest over the statistics), ``p_fail`` of "it
+    does not fail too often" (the smallest times their number); a zone part's resolving statistics do not count.
     """
     as_part = [(n, replace(c, control=None, part=part.name)) for n, c in mine]
     found, units = part_tests(part, design, as_part, [replace(e, control=None, part=part.name) for e in left])

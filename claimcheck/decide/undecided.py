@@ -1,10 +1,7 @@
 """Say what an INCONCLUSIVE claim lacks: the parts and controls still undecided, and the budget that would decide them.
 
-The projection keeps the measured effect as it is: a pass rate keeps its observed rate (the exact
-binomial test decides it once ``units`` are enough), a mean or estimate keeps its value and its
-spread (its interval narrows as 1/sqrt(units)). It uses the tests of one look, so for a budget that
-adds units in batches (its anytime-valid tests are wider) the number is a lower bound; and an effect
-that sits on the bar is decided by no number of units. Pure functions: a ``ClaimResult`` in, text out.
+The projection keeps the measured effect (rate, or value and spread) as it is and uses the one-look
+tests, so for a budget that adds units in batches it is a lower bound. A ``ClaimResult`` in, text out.
 """
 
 from __future__ import annotations
@@ -31,11 +28,9 @@ class Pending:
 
 
 def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
-    """Return the fewest units that decide a pass rate of ``passed``/``n`` against ``bar`` at ``alpha``, if it held.
+    """Return the fewest units whose exact one-sided binomial test decides a rate of ``passed``/``n`` against ``bar``.
 
-    Decided means the exact one-sided binomial test rejects on either side: the rate above the bar
-    (``p_hold``) or below it. None when the rate equals the bar, no unit ran, or more than MAX_UNITS
-    would be needed. Hand-worked: 4/4 against 0.8 at 0.05: 0.8^m <= 0.05 first at m = 14.
+    None when the rate equals the bar, no unit ran, or more than MAX_UNITS would be needed.
     """
     if n <= 0 or not 0 < bar < 1 or math.isclose(passed / n, bar):
         return None
@@ -49,10 +44,9 @@ def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
 
 
 def mean_units(checks: Sequence[Check], n: int) -> int | None:
-    """Return the fewest units whose intervals, narrowing as 1/sqrt(units), leave every threshold on one side.
+    """Return the fewest units whose intervals (at ``n`` units now), narrowing as 1/sqrt(units), clear every threshold.
 
-    Each ``check`` carries its interval (``low``, ``high``) at ``n`` units; None when one is not
-    finite or sits on its threshold.
+    None when one is not finite or sits on its threshold.
     """
     need = n
     for c in checks:
@@ -119,9 +113,7 @@ def _units(checks: Sequence[Check], fallback: int) -> int:
 def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[str, int] | None = None) -> str:
     """Return the budget (of ``units``: budget -> units it runs) that first runs ``needed`` units, or say none does.
 
-    ``batch`` names the budgets that add units in batches (``Seeds.batch``): their cap is what they may run.
-    ``needed`` assumes the measured effect stays where it is; when it is past every cap, the text says
-    so and names the caps, never that no budget decides it (a sequential budget may, as the effect moves).
+    ``batch`` names the budgets that add units in batches. Past every cap, the text names the caps.
     """
     bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > now)]
     for n, b in bigger:
@@ -142,10 +134,7 @@ def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[s
 
 
 def undecided_line(r: ClaimResult, budget: str = "") -> str:
-    """Return one line on why ``r`` is INCONCLUSIVE: what is undecided and the budget that would decide it.
-
-    ``budget`` is the run's budget name. Empty for a claim that is not INCONCLUSIVE.
-    """
+    """Return one line on why ``r`` is INCONCLUSIVE (``budget``: the run's): what is undecided, what would decide it."""
     if r.verdict is not Verdict.INCONCLUSIVE:
         return ""
     blind = [c for c in r.controls if c.status in CANNOT_DISCRIMINATE and c.kind == "positive"]
