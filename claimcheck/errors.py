@@ -23,11 +23,8 @@ QUOTE_LIMIT = 200  # the most characters of a file's text an error message quote
 
 
 def quote_line(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """Return ``text`` quoted (``repr``) for an error message: its first line only, at most ``limit`` characters.
-
-    A file whose lines end in CR alone, or a field that spans the file, is one "line" to a reader
-    that splits on LF; quoting it whole put 7.9 MB on the terminal. What is left out is counted.
-    """
+    """Return ``text`` quoted (``repr``) for an error message: its first line (LF, CR or CRLF), at most ``limit``
+    characters, and how many characters were left out."""
     first = text.replace("\r\n", "\n").replace("\r", "\n").split("\n", 1)[0]
     cut = first[:limit]
     rest = len(text) - len(cut)

@@ -1,8 +1,6 @@
 """Write files atomically (a temporary file in the same folder, then a rename), hash them, and find a module's imports.
 
-The one file digest (``sha256_file``, ``files_digest``) and the one import walker (``import_closure``)
-of the code identities live here, in a module that imports nothing of the project, so the engine
-may use them without loading the rest of the core.
+The one file digest and the one import walker of the code identities; imports nothing of the project.
 """
 
 from __future__ import annotations
@@ -21,23 +19,17 @@ def user_cache_dir(name: str) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "claimcheck" / name
 
 
-def current_umask() -> int:
-    """Return the process's umask (read by setting it and putting it back at once)."""
+def new_file_mode() -> int:
+    """Return the mode ``open(path, "w")`` gives a new file: 0o666 less the umask (read by setting it, then back)."""
     mask = os.umask(0o022)
     os.umask(mask)
-    return mask
-
-
-def new_file_mode() -> int:
-    """Return the mode ``open(path, "w")`` gives a new file: 0o666 less the umask (0o644 under umask 022)."""
-    return 0o666 & ~current_umask()
+    return 0o666 & ~mask
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
 
-    The file gets the mode a plain ``open`` would give it (``new_file_mode``), not ``mkstemp``'s
-    0o600, so a report, its JSON, figures and cache entries are readable by whom the umask allows.
+    The file gets the mode a plain ``open`` would give it (``new_file_mode``), not ``mkstemp``'s 0o600.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -63,10 +55,7 @@ def sha256_file(path: Path) -> str:
 def files_digest(files: Mapping[str, Path], root: Path) -> str:
     """Return the sha256 over each file's path relative to ``root`` (else its name in ``files``), size and bytes.
 
-    ``files`` maps a name (say a module) to its file, hashed in the mapping's order; each file adds
-    ``"<path>\\0<size>\\0"`` and then its bytes, so moving a file or a byte from one file to the next changes
-    the digest. The code identities of a cache key (``qin2025.engine.codeid``,
-    ``qin2025.engine.modelcode``) are this digest.
+    Files are hashed in the mapping's order, each as ``"<path>\\0<size>\\0"`` and then its bytes.
     """
     h = hashlib.sha256()
     for name, path in files.items():
@@ -98,20 +87,13 @@ def module_file(name: str, root: Path) -> Path | None:
     return None
 
 
-def imported_modules(path: Path, module: str) -> set[str]:
-    """Return every module the file ``path`` (module ``module``) may import, anywhere in it, with their packages.
-
-    ``import a.b`` gives a and a.b (a module runs its packages); ``from a import b`` gives a and
-    a.b, since b may be a module; relative imports are resolved against ``module``. A caller keeps
-    the names that are modules of its own (``import_closure``). Raise SyntaxError for a file that
-    does not parse.
-    """
-    return set(_imported(path.read_bytes(), str(path), module))
-
-
 @functools.lru_cache(maxsize=1024)
-def _imported(source: bytes, filename: str, module: str) -> frozenset[str]:
-    """``imported_modules`` of one file's bytes, parsed once per content (many import closures share files)."""
+def imported_modules(source: bytes, filename: str, module: str) -> frozenset[str]:
+    """Return every module a file's ``source`` (module ``module``) may import, anywhere in it, with their packages.
+
+    ``from a import b`` gives a and a.b (b may be a module); relative imports are resolved against ``module``.
+    Cached by content (many import closures share files); raise SyntaxError for a file that does not parse.
+    """
     tree = ast.parse(source, filename=filename)
     is_package = Path(filename).name == "__init__.py"
     found: set[str] = set()
@@ -129,8 +111,7 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _statements(tree: ast.AST) -> Iterator[ast.AST]:
-    """Yield every statement of ``tree``, nested ones too: an import is a statement, so this finds every
-    one ``ast.walk`` would while skipping the expressions (most of a file's nodes)."""
+    """Yield every statement of ``tree``, nested ones too (every import ``ast.walk`` finds, without the expressions)."""
     todo = [tree]
     while todo:
         node = todo.pop()
@@ -144,11 +125,8 @@ def import_closure(
 ) -> dict[str, Path]:
     """Return ``start`` ({module: file}) and every module their files import, transitively, sorted by name.
 
-    ``find`` returns the file of a module to follow, or None for one that is not followed (outside
-    the tree, or not a module: ``from pkg import name``); the walk neither enters nor lists ``stop``.
+    ``find`` returns the file of a module to follow, or None; the walk neither enters nor lists ``stop``.
     A file that does not parse raises SyntaxError, or with ``strict`` False is listed but not followed.
-    This is the one import walker of the file identities: the engine's (``qin2025.engine.codeid``) and a
-    user model's (``qin2025.engine.modelcode``); ``provenance.fingerprint.code_fingerprint`` walks definitions instead.
     """
     seen: dict[str, Path] = {}
     todo = sorted(start.items(), reverse=True)
@@ -158,11 +136,11 @@ def import_closure(
             continue
         seen[name] = path
         try:
-            mods = imported_modules(path, name)
+            mods = imported_modules(path.read_bytes(), str(path), name)
         except (SyntaxError, ValueError, OSError):  # UnicodeDecodeError is a ValueError
             if strict:
                 raise
-            mods = set()
+            mods = frozenset()
         for mod in sorted(mods, reverse=True):
             found = None if mod in seen or mod in stop else find(mod)
             if found is not None:

@@ -41,18 +41,13 @@ Values = Mapping[str, "float | Estimate"]
 # --- scoring one case ------------------------------------------------------------------------------
 
 
-def _check(stat: Stat, value: float | Estimate) -> Check:
-    if isinstance(value, Estimate):
-        return Check(
-            stat.name, value.value, stat.direction, stat.threshold, tol=stat.tol, low=value.low, high=value.high
-        )
-    return Check(stat.name, float(value), stat.direction, stat.threshold, tol=stat.tol)
-
-
 def statistic_met(stat: Stat, value: float | Estimate) -> bool:
     """Return whether ``value`` meets ``stat`` as the verdict counts it (an ``Estimate``: its whole interval)."""
     if isinstance(value, Estimate):
-        return decide_estimate(_check(stat, value)) is Verdict.REPRODUCED
+        check = Check(
+            stat.name, value.value, stat.direction, stat.threshold, tol=stat.tol, low=value.low, high=value.high
+        )
+        return decide_estimate(check) is Verdict.REPRODUCED
     return stat.met(float(value))
 
 
@@ -282,14 +277,17 @@ class PartCalibration:
         worst = min(short, key=lambda f: f.right / f.cases)
         return f"failing calibration: {text}; worst: {worst.describe()}"
 
-    def origin_rates(self, origin: str, form: Callable[[Proportion], dict[str, Any]]) -> dict[str, Any]:
-        """Return an origin's rates with cases ("sensitivity", "specificity", "zone"), each written by ``form``."""
+    def rates_beyond_design(self, form: Callable[[Proportion], dict[str, Any]]) -> dict[str, Any]:
+        """Return the design zone rate and each other origin's rates, those with cases, each written by ``form``."""
         pairs = (("sensitivity", "pass"), ("specificity", "fail"), ("zone", "zone"))
-        return {key: form(r) for key, expect in pairs if (r := self.rate(expect, origin)).n}
+        out = {"zone": form(self.rate("zone"))} if self.rate("zone").n else {}
+        for origin in (o for o in self.origins if o != "design"):
+            out[origin] = {key: form(r) for key, expect in pairs if (r := self.rate(expect, origin)).n}
+        return out
 
     def to_entry(self) -> dict[str, Any]:
         """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
-        out: dict[str, Any] = {
+        return {
             "kind": "calibration",
             "claim": self.claim,
             "part": self.part,
@@ -304,12 +302,8 @@ class PartCalibration:
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
             "date": self.date,
+            **self.rates_beyond_design(_bounded),
         }
-        if self.rate("zone").n:
-            out["zone"] = _bounded(self.rate("zone"))
-        for origin in (o for o in self.origins if o != "design"):
-            out[origin] = self.origin_rates(origin, _bounded)
-        return out
 
 
 def _bounded(r: Proportion) -> dict[str, Any]:
@@ -455,13 +449,9 @@ def rule_verdicts(
 def _one_look(passed: int, n: int, bar: float, alpha: float) -> Verdict:
     """Return the one-look verdict of ``passed`` of ``n`` units: the exact tests depend on the count alone."""
     ev = rate_evidence([True] * passed + [False] * (n - passed), bar, alpha)
-    return (
-        Verdict.REPRODUCED
-        if ev.p_above <= alpha
-        else Verdict.NOT_REPRODUCED
-        if ev.p_below <= alpha
-        else (Verdict.INCONCLUSIVE)
-    )
+    if ev.p_above <= alpha:
+        return Verdict.REPRODUCED
+    return Verdict.NOT_REPRODUCED if ev.p_below <= alpha else Verdict.INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -572,10 +562,10 @@ class SuiteCalibration:
 
 def control_kinds(proto: ClaimProtocol) -> dict[str, Any]:
     """Return a claim's controls by kind, and whether it lacks a discriminating one (then it is flagged)."""
-    disc = [c.name for c in proto.controls if c.kind == "discriminating"]
+    disc = [{"name": c.name, "naive": c.naive} for c in proto.controls if c.kind == "discriminating"]
     return {
         "claim": proto.claim_id,
-        "discriminating": [{"name": c.name, "naive": c.naive} for c in proto.controls if c.kind == "discriminating"],
+        "discriminating": disc,
         "sanity": [c.name for c in proto.controls if c.kind == "sanity"],
         "positive": [c.name for c in proto.controls if c.kind == "positive"],
         "flag": "" if disc else "no discriminating control",
@@ -609,7 +599,7 @@ def calibrate_suite(
 
 def ledger_results(pc: PartCalibration) -> dict[str, Any]:
     """Return what a ledger ``calibrate`` entry keeps of a part's calibration: the mark and the counts."""
-    out: dict[str, Any] = {
+    return {
         "decision": pc.decision,
         "status": pc.status,
         "summary": pc.summary(),
@@ -618,12 +608,8 @@ def ledger_results(pc: PartCalibration) -> dict[str, Any]:
         "floor": FLOOR,
         "seed": pc.seed,
         "families": [f.to_plain(wrong=False) for f in pc.families],
+        **pc.rates_beyond_design(_counted),
     }
-    if pc.rate("zone").n:
-        out["zone"] = _counted(pc.rate("zone"))
-    for origin in (o for o in pc.origins if o != "design"):
-        out[origin] = pc.origin_rates(origin, _counted)
-    return out
 
 
 def decision_digest(decision_id: object) -> str:
