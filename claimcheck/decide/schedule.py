@@ -10,6 +10,7 @@ units for the gate, moving what the test records on them out of the verdict's re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from claimcheck.decide.record import ClaimRecorder, Look
@@ -82,10 +83,8 @@ class ClaimUnits:
                     reserve.stopped_by_test(i, upto)
                     raise
                 if self.sequential:
-                    try:
+                    with suppress(ConfigError):
                         self._look(proto, upto, batch, parts, controls)
-                    except ConfigError:
-                        pass
                     self.record.stopped = f"stopped by the test's own rule after look {i + 1} ({upto} units)"
                 if reserve is not None:
                     reserve.stopped_by_test(i, upto)
