@@ -19,14 +19,6 @@ from claimcheck.provenance import git
 HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device", "numerics")  # numerics: kernels and threads round
 
 
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        out = git.run(root, *args, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.decode(errors="replace").strip() if out.returncode == 0 else None
-
-
 @functools.cache
 def _cpuinfo(field: str) -> str:
     try:
@@ -76,15 +68,10 @@ def _gpu() -> tuple[str, str]:
 
 
 def numerics(device: str, gpu: str = "none") -> str:
-    """Return what decides a run's floating-point rounding beyond the code and its inputs.
+    """Return what decides a run's floating-point rounding beyond the code and its inputs (the cache keys hold it).
 
-    The same seeds give other bits under other kernels, so this names everything that picks them:
-    on the CPU, the instruction set ATen dispatches to (``ATEN_CPU_CAPABILITY`` lowers it), the CPU's
-    vendor and model (MKL, oneDNN and OpenBLAS choose their kernels by it), those libraries'
-    versions and torch's thread count; on a GPU, its name and CUDA's version. Two runs round alike
-    only where this is the same: the cache keys hold it (``claimcheck.store.keys``), and an expectations
-    table compares counts on other numerics only where its measured rounding spread allows
-    (``claimcheck.provenance.expectations``).
+    On the CPU: the instruction set ATen dispatches to, the CPU's vendor and model, its math libraries'
+    versions and torch's thread count; on a GPU, its name and CUDA's version (docs/protocols.md).
     """
     threads = torch.get_num_threads()
     if device.startswith("cuda"):
@@ -107,8 +94,8 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
 
     A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``.
     """
-    commit = _git(root, "rev-parse", "--short=12", "HEAD")
-    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    commit = git.output(root, "rev-parse", "--short=12", "HEAD", timeout=10)
+    dirty = git.output(root, "status", "--porcelain", "--untracked-files=no", timeout=10)
     gpu, driver = _gpu()
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None  # type: ignore[no-untyped-call]
     return {
@@ -127,8 +114,8 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
         "gpu driver": driver,
         "deterministic algorithms": str(torch.are_deterministic_algorithms_enabled()),
         "tf32 (matmul, cudnn)": f"{torch.backends.cuda.matmul.allow_tf32}, {torch.backends.cudnn.allow_tf32}",
-        "git commit": "unknown" if commit is None else commit,
-        "git tree dirty": "unknown" if dirty is None else str(bool(dirty)),
+        "git commit": "unknown" if commit is None else commit.strip(),
+        "git tree dirty": "unknown" if dirty is None else str(bool(dirty.strip())),
         "command": " ".join(["pytest", *sys.argv[1:]]),
     }
 
