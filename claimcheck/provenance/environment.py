@@ -19,6 +19,14 @@ from claimcheck.provenance import git
 HARDWARE_KEYS = ("cpu", "gpu", "torch", "cuda", "device", "numerics")  # numerics: kernels and threads round
 
 
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = git.run(root, *args, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.decode(errors="replace").strip() if out.returncode == 0 else None
+
+
 @functools.cache
 def _cpuinfo(field: str) -> str:
     try:
@@ -94,8 +102,8 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
 
     A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``.
     """
-    commit = git.output(root, "rev-parse", "--short=12", "HEAD", timeout=10)
-    dirty = git.output(root, "status", "--porcelain", "--untracked-files=no", timeout=10)
+    commit = _git(root, "rev-parse", "--short=12", "HEAD")
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
     gpu, driver = _gpu()
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None  # type: ignore[no-untyped-call]
     return {
@@ -114,8 +122,8 @@ def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
         "gpu driver": driver,
         "deterministic algorithms": str(torch.are_deterministic_algorithms_enabled()),
         "tf32 (matmul, cudnn)": f"{torch.backends.cuda.matmul.allow_tf32}, {torch.backends.cudnn.allow_tf32}",
-        "git commit": "unknown" if commit is None else commit.strip(),
-        "git tree dirty": "unknown" if dirty is None else str(bool(dirty.strip())),
+        "git commit": "unknown" if commit is None else commit,
+        "git tree dirty": "unknown" if dirty is None else str(bool(dirty)),
         "command": " ".join(["pytest", *sys.argv[1:]]),
     }
 

@@ -327,7 +327,9 @@ class _Resolver:
             text = "value:" + json.dumps(decides(value), sort_keys=True)
         else:
             indices = mod.binders[name] if not name.startswith("#") else [int(name[1:])]
-            text = "\n".join(_normalise(mod.statements[i], mod, self) for i in indices)
+            # each statement as plain data, its own name left out (a rename changes nothing)
+            plain = (_Serialiser(mod, self).emit(mod.statements[i], own_name=True) for i in indices)
+            text = "\n".join(json.dumps(p, separators=(",", ":"), ensure_ascii=False) for p in plain)
         refs = list(dict.fromkeys(_REF.findall(text)))
         if own:
             self.hashed[key] = (text, refs)
@@ -396,10 +398,6 @@ class _Serialiser:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.setdefault(stmt.name, None)
         return names
-
-    def top(self, stmt: ast.stmt) -> Plain:
-        """Return a top-level statement; a definition's own name is left out (a rename changes nothing)."""
-        return self.emit(stmt, own_name=True)
 
     def emit(self, node: Any, own_name: bool = False) -> Plain:
         if isinstance(node, list):
@@ -479,10 +477,6 @@ class _Serialiser:
         out["body"] = self.emit(node.body)
         self.scopes.pop()
         return ["ClassDef", out]
-
-
-def _normalise(stmt: ast.stmt, module: _Module, resolver: _Resolver) -> str:
-    return json.dumps(_Serialiser(module, resolver).top(stmt), separators=(",", ":"), ensure_ascii=False)
 
 
 def code_fingerprint(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,18 +16,18 @@ def run(cwd: Path, *args: str, data: bytes | None = None, timeout: float = 60) -
     return subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, timeout=timeout, check=False)
 
 
-def output(cwd: Path, *args: str, timeout: float = 60) -> str | None:
-    """Return what ``git args`` printed, or None when it failed (or could not run: no git, a timeout)."""
-    try:
-        done = run(cwd, *args, timeout=timeout)
-    except (OSError, subprocess.SubprocessError):
-        return None
+def output(cwd: Path, *args: str) -> str | None:
+    """Return what ``git args`` printed, or None when it failed."""
+    done = run(cwd, *args)
     return done.stdout.decode(errors="replace") if done.returncode == 0 else None
 
 
 def git_root(path: Path) -> Path | None:
     """Return the top of the git work tree holding ``path``, or None (no git, or not a repository)."""
-    top = (output(path if path.is_dir() else path.parent, "rev-parse", "--show-toplevel") or "").strip()
+    folder = path if path.is_dir() else path.parent
+    if shutil.which("git") is None or not folder.exists():
+        return None
+    top = (output(folder, "rev-parse", "--show-toplevel") or "").strip()
     return Path(top) if top else None
 
 
