@@ -15,6 +15,7 @@ import secrets
 import stat
 import tempfile
 import warnings
+from contextlib import suppress
 from pathlib import Path
 
 KEY_FILE = ".claimcheck-key"  # the cache's secret: whoever can read it can write entries the cache trusts
@@ -118,10 +119,8 @@ def cache_secret(folder: Path) -> bytes:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_hex(_MAC_HEX // 2) + "\n")
-            try:
+            with suppress(FileExistsError):  # another process made it first: read that one
                 os.link(tmp, path)
-            except FileExistsError:
-                pass  # another process made it first: read that one
         finally:
             os.unlink(tmp)
     raise OSError(f"the cache key {path} could not be made")

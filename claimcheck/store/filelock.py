@@ -15,7 +15,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
@@ -104,18 +104,14 @@ def hold(
                 )
             time.sleep(min(pause, max(limit - waited, 0.0)))
             pause = min(pause * 2, 0.5)
-        try:
+        with suppress(OSError):  # the holder's name is a courtesy to those waiting; the lock is held all the same
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()} {platform.node() or 'unknown'}\n".encode(), 0)
-        except OSError:
-            pass  # the holder's name is a courtesy to those waiting; the lock is held all the same
         try:
             yield
         finally:
-            try:
+            with suppress(OSError):
                 os.ftruncate(fd, 0)
-            except OSError:
-                pass
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
