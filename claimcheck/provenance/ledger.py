@@ -416,7 +416,10 @@ def check_git(ledger: Ledger) -> list[str]:
     top = root.resolve()
     shallow = git.is_shallow(root)
     rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
-    versions = _oldest_first(root, sorted(set(rel.values())))
+    versions: dict[str, list[str]] = {f: [] for f in sorted(set(rel.values()))}  # the commits changing each file
+    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *versions)[0]:
+        if name in versions:
+            versions[name].append(commit)
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
     found = git.cat_objects(root, [*objects, *runs])
@@ -442,15 +445,6 @@ def check_git(ledger: Ledger) -> list[str]:
                 f"the commit that registered {reg.describe()}: the run is not shown to come after the registration"
             )
     return notes
-
-
-def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
-    """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
-    out: dict[str, list[str]] = {f: [] for f in files}
-    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *files)[0]:
-        if name in out:
-            out[name].append(commit)
-    return out
 
 
 def _first_holding(
