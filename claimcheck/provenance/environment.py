@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,12 +30,10 @@ def _git(root: Path, *args: str) -> str | None:
 
 @functools.cache
 def _cpuinfo(field: str) -> str:
-    try:
+    with suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith(field):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return ""
 
 
@@ -52,11 +51,9 @@ def _libraries() -> str:
             found.append("MKL " + line.split("Version", 1)[1].split()[0].split("-")[0])
         elif line.startswith("Intel(R) MKL-DNN"):
             found.append("oneDNN " + line.split()[2])
-    try:
+    with suppress(AttributeError, KeyError, TypeError):
         blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         found.append(f"numpy {blas.get('name', '?')} {blas.get('version', '?')}")
-    except (AttributeError, KeyError, TypeError):
-        pass
     return ", ".join(found) or "unknown"
 
 
@@ -65,26 +62,19 @@ def _gpu() -> tuple[str, str]:
         return "none", "none"
     name = torch.cuda.get_device_name(0)
     driver = "unknown"
-    try:
+    with suppress(OSError, subprocess.SubprocessError, IndexError):
         query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
         driver = (
             subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout.strip().splitlines()[0]
         )
-    except (OSError, subprocess.SubprocessError, IndexError):
-        pass
     return f"{name} (x{torch.cuda.device_count()})", driver
 
 
 def numerics(device: str, gpu: str = "none") -> str:
-    """Return what decides a run's floating-point rounding beyond the code and its inputs.
+    """Return what decides a run's floating-point rounding beyond the code and its inputs (the cache keys hold it).
 
-    The same seeds give other bits under other kernels, so this names everything that picks them:
-    on the CPU, the instruction set ATen dispatches to (``ATEN_CPU_CAPABILITY`` lowers it), the CPU's
-    vendor and model (MKL, oneDNN and OpenBLAS choose their kernels by it), those libraries'
-    versions and torch's thread count; on a GPU, its name and CUDA's version. Two runs round alike
-    only where this is the same: the cache keys hold it (``claimcheck.store.keys``), and an expectations
-    table compares counts on other numerics only where its measured rounding spread allows
-    (``claimcheck.provenance.expectations``).
+    On the CPU: the instruction set ATen dispatches to, the CPU's vendor and model, its math libraries'
+    versions and torch's thread count; on a GPU, its name and CUDA's version (docs/protocols.md).
     """
     threads = torch.get_num_threads()
     if device.startswith("cuda"):

@@ -1,18 +1,9 @@
 """Pin what a suite is known to give, check by check, and find what deviates from it.
 
-A claim that does not reproduce under faithful conditions is a result, not a bug. The expectations
-file pins, per budget and claim, the verdict, each part's verdict, each control's status and, for
-every statistic, how many checks met it and its median within a relative tolerance (and, where set,
-an absolute one, ``atol``: the statistic's resolution, which re-pinning keeps). A run that deviates
-anywhere fails the session; a claim not listed must be REPRODUCED. ``claimcheck expectations
-run.json`` writes the file from a run.
-
-Statistics are pinned on one block of seeds (``base_seed``, ``pool``) and under one set of numerics
-(``numerics``: kernels, CPU, math libraries, threads). A run on another block is compared by its
-verdicts alone. On other numerics the same seeds round otherwise: a claim pinned with a measured
-rounding spread (``rounding``: the numerics its block was rerun under) is compared statistic by
-statistic, a *chaotic* statistic (its count moved between those reruns: a count of units at a
-premise's edge) held at the verdict level; a claim without one, by its verdicts alone.
+The expectations file pins, per budget and claim, the verdict, each part's verdict, each control's status
+and, per statistic, its count of met checks and median within ``rtol``/``atol``, measured on one block of
+seeds under one set of numerics, with each statistic's rounding spread where measured. How a run on
+another block or other numerics is held: docs/protocols.md, "Expectations per block".
 """
 
 from __future__ import annotations
@@ -65,10 +56,7 @@ BLOCK_KEYS = ("base_seed", "pool", "numerics")  # a budget table's own keys: whe
 
 @dataclass(frozen=True)
 class PinnedAt:
-    """Where a budget's pins were measured: a base seed and a seed pool, and the numerics that rounded them.
-
-    ``numerics`` empty: not recorded, and any host counts as the same.
-    """
+    """Where a budget's pins were measured: a base seed, a seed pool and the numerics (empty: any host)."""
 
     base_seed: int = 0
     pool: str = "confirmatory"
@@ -86,11 +74,9 @@ class PinnedAt:
 
 
 def numerics_label(env: Mapping[str, Any]) -> str:
-    """Return a run's numerics from its environment: its ``numerics`` line, completed for older runs.
+    """Return a run's numerics from its environment: its ``numerics`` line (unknown: "").
 
-    Runs written before the line named the CPU, its libraries and the threads said only the
-    instruction set (``cpu AVX512``); the CPU and thread lines of the same environment complete it.
-    A run that records neither has unknown numerics: "".
+    An older run's line (the instruction set alone, ``cpu AVX512``) is completed from its CPU and thread lines.
     """
     line = str(env.get("numerics", "") or "")
     if ";" in line or not (line or env.get("cpu")):
@@ -213,8 +199,7 @@ def pins_of(results: Sequence[ClaimResult]) -> Expected:
 def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
     """Return ``pins`` with each statistic's rounding spread measured over ``reruns`` (numerics, results) of the block.
 
-    A statistic whose count differs in any rerun is chaotic (its spread in words); each gets the
-    largest relative move of its median (``rounding``).
+    Each gets the largest relative move of its median (``rounding``); one whose count moved is ``chaotic``.
     """
     out: Expected = {}
     for cid, pin in pins.items():
@@ -281,12 +266,8 @@ def _span(values: Sequence[float], fmt: str = "g") -> str:
 
 def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
     """Return whether a pinned median moved past ``rtol`` of itself, or past ``atol`` where that is larger."""
-    if math.isnan(before) and math.isnan(after):
-        return False
-    if before == after:
-        return False
-    if not (math.isfinite(before) and math.isfinite(after)):
-        return True
+    if relative(before, after) in (0.0, math.inf):  # equal (NaN and NaN too), or one not finite
+        return relative(before, after) == math.inf
     return abs(after - before) > max(rtol * max(abs(before), ABS_FLOOR), atol)
 
 
@@ -300,9 +281,7 @@ def deviations(
 ) -> list[str]:
     """Return one sentence per deviation from ``expected`` (from ``source``), claim by claim (see the module).
 
-    A SKIPPED claim (its data or model is absent) is not a deviation. A claim in ``partial`` (an
-    interrupted run's) is not compared: its counts and medians stop where the interrupt cut them, so
-    they say nothing about the code.
+    A SKIPPED claim is not a deviation; a claim in ``partial`` (an interrupted run's) is not compared.
     """
     out = []
     for r in results:
@@ -325,11 +304,6 @@ def deviations(
         if same_block and (same_numerics or pin.rounding):
             out += _block_deviations(r, pin, source, skip_chaotic=not same_numerics)
     return out
-
-
-def median_chaotic(sp: StatPin) -> bool:
-    """Return whether rounding alone moved the pinned median past its tolerance (a value at rounding level, say)."""
-    return sp.rounding * max(abs(sp.median), ABS_FLOOR) > max(sp.rtol * max(abs(sp.median), ABS_FLOOR), sp.atol)
 
 
 def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: Collection[str] = ()) -> list[str]:
@@ -379,11 +353,10 @@ def judge_stat(
 ) -> tuple[str, list[str]]:
     """Return how a recorded statistic stands against its pin: an outcome and the deviations that make it.
 
-    ``lenient``: the run rounds under other numerics than the pins' and the claim's rounding spread
-    was measured, so a chaotic statistic is held at the verdict level and a median that rounding
-    moved past its tolerance by its count alone. Outcomes: ``not recorded`` and ``moved beyond``
-    (with the deviations), ``chaotic: verdict level``, ``chaotic median: count held``, ``identical``,
-    ``within rounding`` (no further than the reruns moved it), ``within tolerance``.
+    ``lenient`` (other numerics, a measured rounding spread): a chaotic statistic is held at the verdict
+    level, a median that rounding moves past its tolerance by its count alone. Outcomes: ``not recorded``,
+    ``moved beyond``, ``chaotic: verdict level``, ``chaotic median: count held``, ``identical``,
+    ``within rounding``, ``within tolerance``.
     """
     if s is None:
         return "not recorded", [f"pinned in {source} but not recorded"]
@@ -392,7 +365,8 @@ def judge_stat(
     problems = []
     if (s.met, s.values.n) != (sp.met, sp.n):
         problems.append(f"met {s.met}/{s.values.n}, {source} pins {sp.met}/{sp.n}")
-    median_held = not (lenient and median_chaotic(sp))
+    scale = max(abs(sp.median), ABS_FLOOR)  # a median rounding alone moves past its tolerance is not held
+    median_held = not (lenient and sp.rounding * scale > max(sp.rtol * scale, sp.atol))
     if median_held and _moved(sp.median, s.values.median, sp.rtol, sp.atol):
         odd = r is not None and not math.isfinite(s.values.median)
         why = f" ({nonfinite_why(r, s.part, s.control, s.statistic)})" if r is not None and odd else ""
@@ -408,11 +382,7 @@ def judge_stat(
 
 
 def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
-    """Return why a statistic's median is not a finite number: which units gave what, and what the record noted.
-
-    A median is NaN or infinite when at least half of the units' values are: say how many, which,
-    and quote the first note of a test that gave one (say "loss became non-finite at step 12").
-    """
+    """Return why a statistic's median is not a finite number: how many units gave which value, the first note."""
     bad: dict[str, list[str]] = {}
     notes: list[str] = []
     n = 0
@@ -445,11 +415,7 @@ def _toml_str(s: str) -> str:
 
 
 def _toml_float(x: float) -> str:
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return repr(float(x))
+    return repr(float(x))  # TOML's nan, inf and -inf are Python's
 
 
 def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | None = None) -> str:
@@ -465,13 +431,10 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
     ]
     for cid, pin in pins.items():
         lines += ["", f"[{budget}.{cid}]", f"verdict = {_toml_str(pin.verdict)}"]
-        if pin.parts:
-            lines.append(
-                "parts = { " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.parts.items()) + " }"
-            )
-        if pin.controls:
-            items = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in pin.controls.items())
-            lines.append(f"controls = {{ {items} }}")
+        for name, table in (("parts", pin.parts), ("controls", pin.controls)):
+            if table:
+                items = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in table.items())
+                lines.append(f"{name} = {{ {items} }}")
         if pin.rounding:
             lines.append("rounding = [")
             lines += [f"    {_toml_str(x)}," for x in pin.rounding]
@@ -504,12 +467,10 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
 
 
 def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str, at: PinnedAt | None = None) -> str:
-    """Return the expectations file ``existing`` with ``pins`` written into ``[budget]``; every other pin kept.
+    """Return the expectations file ``existing`` with ``pins`` written into ``[budget]``; the rest kept, comments too.
 
-    The tables of the claims in ``pins`` are replaced (or added), everything else, comments
-    included, is kept as it was; ``note`` becomes a comment line of the file's head. Raise
-    ConfigError when ``existing`` is not an expectations file, or pins ``budget`` on another block
-    of seeds than ``at`` (statistics from two blocks cannot share a table).
+    ``note`` becomes a comment of the file's head. Raise ConfigError when ``existing`` is not an expectations
+    file, or pins ``budget`` on another block of seeds than ``at``.
     """
     where = f"{path}"
     try:
@@ -570,11 +531,9 @@ def _with_tolerances(pins: Expected, old: Mapping[str, ClaimPin]) -> Expected:
 
 
 def known_label(verdict: str, expected_verdict: str | None) -> str:
-    """Return how a verdict stands against its pin: " (known)", " (expected X)", or "" when there is nothing to say.
+    """Return how a verdict stands against its pin: " (known)", " (expected X)", or "" (REPRODUCED, SKIPPED, no pin).
 
-    "Known" is said only of results that are not REPRODUCED (a reproduced claim needs no excuse),
-    and nothing is said of a skip or of a claim with no pin. Every channel (markdown, terminal,
-    junit XML, pytest-html, pytest-json-report) labels through this one function.
+    Every channel (markdown, terminal, junit XML, pytest-html, pytest-json-report) labels through it.
     """
     if expected_verdict is None or verdict in (Verdict.SKIPPED.value, Verdict.REPRODUCED.value):
         return ""

@@ -1,25 +1,11 @@
 """Fingerprint the code that decides a claim's verdict, so that a changed decision is a changed version.
 
-``code_fingerprint`` hashes the claim module and every project definition it uses, plus the core's
-decision rule (``CORE_ENTRIES``):
-
-- the walk is over definitions, not files: from every top-level statement of the claim module, the
-  names each definition references are resolved through its imports to the project definitions they
-  name, and followed breadth first. The project is the core, the suite's packages and the claim
-  module's folder; numpy, torch or pytest are named, not followed;
-- the walk stops at the suite's engine (``Engine.modules``: it has an identity of its own, shown
-  beside the verdict) and at ``Engine.stop`` (calibration cases), but follows ``Engine.decides``; it
-  does not enter this module (``CORE_STOPS``): it names code, it decides nothing;
-- each definition is hashed from its syntax tree without docstrings, comments, formatting and type
-  annotations, each reference to a project definition replaced by a number in the order the walk
-  met it: moving or renaming a definition changes nothing, a changed constant or line does;
-- a protocol value of the claim module (``ClaimProtocol``, ``Part``, ``Stat``, ``Control``, ``Seeds``)
-  is hashed as the values that decide (``decides``), so rewording its prose is not a new version;
-  nor is rewording the claim marker's title and source.
-
-The same walk names one decision apart from any claim (``definition_fingerprint``, ``decision_identity``).
-Pure: nothing here imports pytest or runs the code it reads. Parsed modules and hashed definitions
-are cached per process and dropped when any file read changes.
+``code_fingerprint`` hashes the claim module, every project definition it reaches through its imports
+(breadth first; the engine's modules and ``Engine.stop`` not entered) and the core's decision rule
+(``CORE_ENTRIES``), each definition's syntax without docstrings, comments, formatting and annotations,
+references numbered in the order met (docs/protocols.md, "The fingerprint: what decides"). The same walk
+names one decision (``definition_fingerprint``, ``decision_identity``). Pure: nothing here imports pytest
+or runs the code it reads; what is parsed and hashed is cached per process until a file read changes.
 """
 
 from __future__ import annotations
@@ -84,16 +70,10 @@ class CodeFingerprint:
 
 
 def decides(value: Any) -> Any:
-    """Return ``value`` (a protocol, or a part of one) as plain data without its prose.
+    """Return ``value`` (a protocol, or a part of one) as plain data without its prose (``PROSE``).
 
-    Statements, reasons, regime, horizon and the list of exploratory seeds are left out; a premise
-    counts only by whether there is one (it allows exclusions). A callable counts as "callable":
-    its name and module decide nothing, so moving or renaming it changes no fingerprint; a part's
-    decision counts by the digest of its code and statistics (``decision_id``'s, without the name
-    that says where it lives), and the code of anything else the claim calls by the walk. Every
-    other field is kept, so a field added to the protocol decides by default; one added later
-    whose metadata says ``LATER`` enters only when it differs from its default (a calibration
-    family's ``origin``), so values written before it keep their fingerprints.
+    A premise counts by whether there is one, a callable as "callable" (its code counts by the walk), a
+    part's ``decision_id`` by its digest alone; a field marked ``LATER`` only when it differs from its default.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
@@ -274,18 +254,12 @@ class _Resolver:
         if module == self.claim[0]:
             return self.claim[1]
         if module not in self.files:
-            self.files[module] = self._find(module)
+            top = module.split(".")[0]
+            if top in self.packages and top not in self.roots:
+                self.roots[top] = _package_root(top)
+            root = self.roots[top] if top in self.packages else self.local_root
+            self.files[module] = None if root is None else module_file(module, root)
         return self.files[module]
-
-    def _find(self, module: str) -> Path | None:
-        parts = module.split(".")
-        if parts[0] not in self.packages:
-            root: Path | None = self.local_root
-        else:
-            if parts[0] not in self.roots:
-                self.roots[parts[0]] = _package_root(parts[0])
-            root = self.roots[parts[0]]
-        return None if root is None else module_file(module, root)
 
     def resolve(self, qualified: str, seen: frozenset[str] = frozenset()) -> str:
         """Return the token a qualified name (``pkg.mod.name.attr``) stands for.
@@ -353,7 +327,9 @@ class _Resolver:
             text = "value:" + json.dumps(decides(value), sort_keys=True)
         else:
             indices = mod.binders[name] if not name.startswith("#") else [int(name[1:])]
-            text = "\n".join(_normalise(mod.statements[i], mod, self) for i in indices)
+            # each statement as plain data, its own name left out (a rename changes nothing)
+            plain = (_Serialiser(mod, self).emit(mod.statements[i], own_name=True) for i in indices)
+            text = "\n".join(json.dumps(p, separators=(",", ":"), ensure_ascii=False) for p in plain)
         refs = list(dict.fromkeys(_REF.findall(text)))
         if own:
             self.hashed[key] = (text, refs)
@@ -379,10 +355,7 @@ Plain = Any  # a syntax tree as nested lists and dicts of JSON values
 
 
 class _Serialiser:
-    """Write a definition's tree as plain data: names resolved to tokens; docstrings, imports and annotations out.
-
-    It reads the tree and never changes it (the parsed modules are shared).
-    """
+    """Write a definition's tree as plain data: names resolved to tokens; docstrings, imports and annotations out."""
 
     def __init__(self, module: _Module, resolver: _Resolver) -> None:
         self.module = module
@@ -425,10 +398,6 @@ class _Serialiser:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.setdefault(stmt.name, None)
         return names
-
-    def top(self, stmt: ast.stmt) -> Plain:
-        """Return a top-level statement; a definition's own name is left out (a rename changes nothing)."""
-        return self.emit(stmt, own_name=True)
 
     def emit(self, node: Any, own_name: bool = False) -> Plain:
         if isinstance(node, list):
@@ -510,10 +479,6 @@ class _Serialiser:
         return ["ClassDef", out]
 
 
-def _normalise(stmt: ast.stmt, module: _Module, resolver: _Resolver) -> str:
-    return json.dumps(_Serialiser(module, resolver).top(stmt), separators=(",", ":"), ensure_ascii=False)
-
-
 def code_fingerprint(
     module_file: Path,
     module_name: str,
@@ -522,9 +487,8 @@ def code_fingerprint(
 ) -> CodeFingerprint:
     """Return the fingerprint of what decides the claim declared in ``module_file`` (imported as ``module_name``).
 
-    ``namespace`` is the imported module's globals: its protocol values are then hashed by what
-    decides (``decides``) instead of by their source text. ``engine`` says which modules are the
-    suite's (followed), its engine's and its calibration's (not entered).
+    ``namespace`` (the module's globals): its protocol values are hashed by ``decides``, not by their source.
+    ``engine`` names the suite's modules (followed), its engine's and its calibration's (not entered).
     """
     _forget_changed()
     path = Path(module_file).resolve()
@@ -537,11 +501,9 @@ def code_fingerprint(
 
 
 def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
-    """Return the fingerprint of the top-level definition that holds ``fn`` and of what it uses.
+    """Return the fingerprint of the top-level definition that holds ``fn`` and of what it uses (``_walk``).
 
-    ``code_fingerprint``'s walk from that one definition (a part's unit decision, which a calibration
-    result holds for), following the modules beside ``fn``'s top-level package. A notebook cell's
-    function is read from ``linecache``. Raise ConfigError for a callable with no Python source.
+    A notebook cell's function is read from ``linecache``; ConfigError for a callable with no Python source.
     """
     fn = inspect.unwrap(fn)
     module = getattr(fn, "__module__", None) or ""
@@ -573,11 +535,7 @@ def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
 
 
 def decision_identity(fn: Callable[..., Any], stats: Sequence[Sequence[Any]] = ()) -> str:
-    """Return ``module:qualname sha256[:12]``: a part's decision, named, and a digest of what decides with it.
-
-    The digest covers ``stats`` (name, direction, threshold, tolerance) and ``definition_fingerprint``.
-    A calibration result recorded for another digest is shown as "changed since".
-    """
+    """Return ``module:qualname sha256[:12]``: a part's decision, and a digest of ``stats`` and its fingerprint."""
     fn = inspect.unwrap(fn)
     name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
     payload = json.dumps([[list(s) for s in stats], definition_fingerprint(fn).digest], default=repr)

@@ -1,30 +1,8 @@
-"""Keep the ledger of claim versions: a hash chain of entries, appended and never edited.
+"""Keep the ledger of claim versions: a hash chain of entries, appended and never edited, anchored in git.
 
-The ledger is a TOML file, or a folder of them (this suite's is ``claims/ledger/``, one file per
-claim). Each file is a chain of ``[[entry]]`` tables. Every entry holds its ``kind``, its fields,
-``prev`` (the hash of the entry before it in the file; "" for the first) and ``hash`` (the sha256
-of the entry's whole content, ``prev`` included, as canonical JSON). Editing, removing or
-reordering an entry breaks the chain, and ``load_ledger`` refuses the ledger naming the file and
-the entry. Kinds:
-
-- ``register``: a version of a claim's code, before its confirmatory run: ``claim``, ``version``
-  (the protocol's), ``fingerprint`` (``claimcheck.provenance.fingerprint.code_fingerprint``: the protocol
-  and the code that decides), ``scheme``, ``block``, ``change``, ``motivated_by``, ``date``,
-  ``commit`` (HEAD when registered), ``engine``, ``covers`` (the definitions hashed), and
-  ``decides`` (the protocol's values that decide).
-- ``confirm``: the one confirmatory run of a registration: ``claim``, ``registration`` (its
-  hash), ``budget``, ``base_seed``, ``pool``, ``seeds``, ``commit`` (the run's), ``engine``,
-  ``date``, ``verdict``, ``result``.
-- ``calibrate``: a part's decision rule run on labelled cases: ``claim``, ``part``,
-  ``fingerprint``, ``date`` and a free ``results`` table (``append_calibration``).
-- ``migrate``: the ledger of the older format this file replaced: ``source``, ``source_sha256``,
-  ``date``, ``note`` and each old entry under ``legacy`` (their fingerprints are of the old
-  scheme, so they confirm nothing now).
-
-A claim's state (``Ledger.state``) is *confirmed* when its code's fingerprint matches a
-registration that has a confirmation, *registered* when it matches one that has none yet, and
-*changed* when it matches none. Where git is available, ``check_git`` also shows that each
-confirmation's registration was committed, unchanged, in an ancestor of the run's commit.
+A ledger is a TOML file or a folder of them, each a chain of ``[[entry]]`` tables (kinds ``REQUIRED``);
+docs/protocols.md ("The ledger: a hash chain", "States") says what each entry holds and how a claim's
+state and the git checks (``check_history``, ``check_git``) read it.
 """
 
 from __future__ import annotations
@@ -137,11 +115,7 @@ class Ledger:
         return found[-1] if found else None
 
     def confirmations(self, registration: Entry) -> list[Entry]:
-        """Return the confirmations of ``registration`` in ledger order: at most one per budget.
-
-        Each budget draws its own block of seeds, so a version may be confirmed once at ci and once
-        at standard (the standard run's seeds are disjoint from the ci run's).
-        """
+        """Return the confirmations of ``registration`` in ledger order: at most one per budget (each its own seeds)."""
         return [e for e in self.entries if e.kind == "confirm" and e.get("registration") == registration.hash]
 
     def confirmation(self, registration: Entry, budget: str | None = None) -> Entry | None:
@@ -151,8 +125,7 @@ class Ledger:
     def state(self, claim: str, fingerprint: str, engine: str = "") -> State:
         """Return whether ``claim``'s code (``fingerprint``) is confirmed, registered or changed, in words.
 
-        ``engine`` is this run's engine identity: shown beside the one the confirmation ran on. A
-        different engine leaves a confirmation standing (like new hardware); it is said, not hidden.
+        ``engine`` (this run's engine identity) is shown beside the confirmation's; another one leaves it standing.
         """
         where = self.file_for(claim).name if self.path is not None else "the ledger"
         reg = self.registration(claim, fingerprint)
@@ -229,9 +202,8 @@ def ledger_files(path: Path) -> list[Path]:
 def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
     """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
 
-    Raise LedgerError naming the file and the entry when an entry was edited, removed, inserted or
-    reordered, and ConfigError naming the first bad field of an entry (or the path, when it does not
-    exist and is not a ``.toml`` file to be made).
+    Raise LedgerError naming the file and the entry when the chain breaks, ConfigError naming the first
+    bad field (or the path, when it does not exist and is not a ``.toml`` file to be made).
     """
     if not (path.is_dir() or path.is_file()):
         if path.suffix != ".toml":
@@ -245,11 +217,7 @@ def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
 
 
 def _inside_repository(file: Path, option: str) -> None:
-    """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository.
-
-    The git checks read a ledger file's history by its path in the repository: a link to a file
-    outside has none there, so what it holds could not be shown to be append-only.
-    """
+    """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository."""
     if not file.is_symlink():
         return
     root = git_root(file.parent)
@@ -355,11 +323,7 @@ def _normal(value: Any, where: str) -> Any:
 
 
 def render_entry(entry: Mapping[str, Any]) -> str:
-    """Return one entry as TOML (``tomli_w``): an ``[[entry]]`` table, its scalars first, then its tables.
-
-    Only the content is hashed (``content_hash``), never the text, so how the text is laid out does not
-    change an entry's hash; ``append`` checks that the text reads back as the content it hashed.
-    """
+    """Return one entry as TOML (``tomli_w``): an ``[[entry]]`` table (its content is hashed, never its text)."""
     return tomli_w.dumps({"entry": [dict(entry)]})
 
 
@@ -387,10 +351,7 @@ def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
 def append_calibration(
     ledger: Path, claim: str, part: str, fingerprint: str, results: Mapping[str, Any], date: str = ""
 ) -> Entry:
-    """Append a ``calibrate`` entry: ``part``'s decision (named by ``fingerprint``) run on labelled cases.
-
-    ``results`` is plain data of the caller's design (counts per family, sensitivity, ...), kept as given.
-    """
+    """Append a ``calibrate`` entry: ``part``'s decision (``fingerprint``) run on labelled cases (plain ``results``)."""
     path = Ledger(ledger).file_for(claim)
     fields = {"claim": claim, "part": part, "fingerprint": fingerprint, "date": date or today(), "results": results}
     return append(path, "calibrate", fields)
@@ -399,7 +360,7 @@ def append_calibration(
 def migrate(path: Path, date: str = "") -> Entry:
     """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
 
-    The old versions stay, marked legacy: their fingerprints are of the older scheme and confirm nothing now.
+    The old versions stay, marked legacy (their fingerprints are of the older scheme).
     """
     data = path.read_bytes()
     raw = tomllib.loads(data.decode("utf-8"))
@@ -435,12 +396,10 @@ def committed_in(root: Path, file: Path, digest: str) -> str | None:
 
 
 def check_git(ledger: Ledger) -> list[str]:
-    """Check each confirmation against git; raise LedgerError naming the entry on a contradiction.
+    """Check that each confirmation's registration was committed, unchanged, in an ancestor of its run's commit.
 
-    A confirmation's registration must be committed, unchanged, in an ancestor of the commit its run
-    used. A confirmation whose run's commit git does not have confirms nothing (``ledger.unproven``
-    says why). Returns notes on what could not be checked (no git, a shallow clone): said, never
-    passed silently. Four git calls, however many confirmations.
+    Raise LedgerError naming the entry on a contradiction; a run's commit git does not have confirms nothing
+    (``ledger.unproven`` says why). Return notes on what could not be checked (no git, a shallow clone).
     """
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
@@ -457,7 +416,10 @@ def check_git(ledger: Ledger) -> list[str]:
     top = root.resolve()
     shallow = git.is_shallow(root)
     rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
-    versions = _oldest_first(root, sorted(set(rel.values())))
+    versions: dict[str, list[str]] = {f: [] for f in sorted(set(rel.values()))}  # the commits changing each file
+    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *versions)[0]:
+        if name in versions:
+            versions[name].append(commit)
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
     found = git.cat_objects(root, [*objects, *runs])
@@ -485,22 +447,12 @@ def check_git(ledger: Ledger) -> list[str]:
     return notes
 
 
-def _oldest_first(root: Path, files: Sequence[str]) -> dict[str, list[str]]:
-    """Return, per file (relative to ``root``), the commits that changed it, oldest first (one ``git log``)."""
-    out: dict[str, list[str]] = {f: [] for f in files}
-    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *files)[0]:
-        if name in out:
-            out[name].append(commit)
-    return out
-
-
 def _first_holding(
     commits: Sequence[str], name: str, digest: str, found: Mapping[str, tuple[str, bytes]]
 ) -> tuple[str | None, dict[str, Any] | None]:
     """Return the first of ``commits`` whose version of ``name`` holds an entry hashed ``digest``, and that entry.
 
-    Only the ``[[entry]]`` table that names the digest is parsed (a ledger file's versions are long;
-    TOML parsing is most of the check's time); the whole version is parsed when that table alone is not TOML.
+    Only the ``[[entry]]`` table naming the digest is parsed (faster), the whole version when that alone is not TOML.
     """
     for commit in commits:
         kind, data = found.get(f"{commit}:{name}", ("", b""))
@@ -522,12 +474,9 @@ def _first_holding(
 def check_history(ledger: Ledger) -> list[str]:
     """Check that every committed version of each ledger file is a prefix of the file now, entry by entry.
 
-    The hash chain alone shows an edited entry; this shows a chain rewritten from the start. An entry
-    removed, reordered, edited or re-hashed after it was committed, or a ledger file that held entries
-    and is gone, raises LedgerError naming the commit where the history diverges. Every parent of a
-    merge is walked (``-m``), so a branch that re-creates the file cannot hide main's versions. Sets
-    ``ledger.committed`` (the hashes at HEAD: a confirmation not committed is pending) and
-    ``ledger.history_checked`` (not in a shallow clone). Returns notes on what could not be checked.
+    Raise LedgerError naming the commit where the history diverges (an entry removed, reordered, edited or
+    re-hashed, a file that held entries gone); every parent of a merge is walked. Set ``ledger.committed``
+    (the hashes at HEAD) and ``ledger.history_checked`` (not in a shallow clone); return notes on what was not.
     """
     if ledger.path is None or not ledger.entries:
         return []
@@ -602,10 +551,7 @@ def check_history(ledger: Ledger) -> list[str]:
 
 
 def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
-    """Add to ``versions`` the commits of the single-file ledger ``name`` under its older names; map each to ``name``.
-
-    Those versions are the file's own, so they too must be prefixes of the file now.
-    """
+    """Add to ``versions`` the commits of the single-file ledger ``name`` under older names; map each to ``name``."""
     same: dict[str, str] = {}
     for commit, subject, old in git.log_files(root, "--follow", "--", name)[0]:
         if old != name:
@@ -616,11 +562,7 @@ def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str
 
 
 def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
-    """Return the hashes of ``text`` read off a newer version it is a prefix of, cut at an entry; else None.
-
-    An appended ledger's older versions are byte prefixes of its newer ones, so their entries are the
-    newer version's first ones (checked once when it was parsed): no TOML is parsed again.
-    """
+    """Return the hashes of ``text`` read off a newer version it is a byte prefix of, cut at an entry; else None."""
     if not newer.startswith(text) or not (newer[len(text) :].startswith(("[[entry]]", "\n[[entry]]")) or newer == text):
         return None
     count = len(re.findall(r"^\[\[entry\]\]$", text, flags=re.M))
@@ -679,11 +621,7 @@ def seeds_text(seeds: Sequence[int]) -> str:
 
 
 def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Entry]:
-    """Append a ``calibrate`` entry to ``ledger`` for each part whose result is not already its latest entry.
-
-    A part calibrated again with the same decision and the same counts adds nothing; a changed
-    decision, grid or count is a new entry (the old ones stay: the ledger is appended, never edited).
-    """
+    """Append a ``calibrate`` entry to ``ledger`` for each part whose results differ from its latest entry's."""
     if ledger.suffix != ".toml":
         ledger.mkdir(parents=True, exist_ok=True)
     known = load_ledger(ledger) if ledger.exists() else Ledger(ledger)

@@ -1,16 +1,10 @@
 """Keep computed results in a content-addressed store on disk: no pickle, atomic, safe across processes.
 
-An entry is one ``.npz`` file (``allow_pickle=False``) named by the digest of its ``claimcheck.store.keys.Key``,
-holding the result's arrays, its JSON metadata, its own key and a checksum over all three; it is
-sealed with the cache folder's secret key (``claimcheck.store.cachefile``), so an entry written by
-someone without the key, even with this module's own encoder, is not trusted. An entry damaged, of
-another key (a file copied over it) or not authenticated is recomputed, counted and named in a
-``CacheReadWarning``; one that cannot be written (a full disk) costs nothing computed: the result is
-used, counted as unsaved, and a ``CacheWriteWarning`` says why once per cache.
-
-A per-entry lock (``claimcheck.store.filelock``) makes concurrent pytest-xdist workers, or hosts
-sharing the folder, compute a result once; a batch (``memo_many``) takes its locks in key order, so
-overlapping batches cannot deadlock. Nothing here knows what is stored.
+An entry is one ``.npz`` file named by its ``claimcheck.store.keys.Key``'s digest, holding the result's arrays,
+its JSON metadata, its key and a checksum, sealed with the folder's key (``claimcheck.store.cachefile``). One
+damaged, of another key or not authenticated is recomputed and named (``CacheReadWarning``); one that cannot be
+written costs nothing computed (``CacheWriteWarning``). A per-entry lock (``claimcheck.store.filelock``) makes
+concurrent processes compute a result once; a batch takes its locks in key order. docs/usage.md says more.
 """
 
 from __future__ import annotations
@@ -164,10 +158,7 @@ def _read_npy(raw: bytes) -> np.ndarray:
 
 
 def _members(data: bytes) -> dict[str, bytes]:
-    """Return each member of the stored zip ``data`` by name, its CRC checked; ValueError if np.savez did not write it.
-
-    (A compressed or encrypted member, a local header that disagrees with the directory, data past the end.)
-    """
+    """Return each member of the zip ``data`` by name, its CRC checked; ValueError if np.savez did not write it."""
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         infos = zf.infolist()
     out = {}
@@ -187,10 +178,7 @@ def _members(data: bytes) -> dict[str, bytes]:
 
 
 def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
-    """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format.
-
-    Never raises on damaged bytes: whatever numpy, zipfile or json raise on them means None.
-    """
+    """Return (arrays, meta) from the bytes of entry ``key``, or None if corrupt, of another key or format."""
     try:
         members = {name.removesuffix(".npy"): _read_npy(raw) for name, raw in _members(data).items()}
         arrays = {k[2:]: v for k, v in members.items() if k.startswith("a_")}
@@ -252,14 +240,13 @@ class ResultCache:
         """Hold entry ``key``'s lock; yield False (and warn) when the lock file cannot be made: no cache for it."""
         path = self.path(key)
         with ExitStack() as stack:
+            usable = True
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 stack.enter_context(filelock.hold(path.with_suffix(".lock"), self.lock_timeout, self._note))
             except OSError as e:  # a link or a folder in the lock's place included: not followed, not used
                 self._cannot_write(path, e)
                 usable = False
-            else:
-                usable = True
             yield usable
 
     def _note(self, line: str) -> None:
@@ -273,8 +260,10 @@ class ResultCache:
         return self._secret
 
     def _store(self, key: str, arrays: Arrays, meta: Meta) -> None:
+        """Write entry ``key``, its meta stamped with who computed it (``producer``); a failure is warned of once."""
         try:
-            write_atomic(self.path(key), seal(SEAL, encode(arrays, meta, key), self.secret()))
+            entry = encode(arrays, {**meta, PRODUCER: producer()}, key)
+            write_atomic(self.path(key), seal(SEAL, entry, self.secret()))
         except OSError as e:
             self._cannot_write(self.path(key), e)
 
@@ -292,10 +281,7 @@ class ResultCache:
             )
 
     def memo(self, key: Key, compute: Callable[[], tuple[Arrays, Meta]]) -> tuple[Arrays, Meta]:
-        """Return the cached result for ``key``, computing and storing it once if absent or corrupt.
-
-        A hit is recomputed and compared when ``verify`` selects it (``--claim-cache-verify``).
-        """
+        """Return the cached result for ``key``, computing and storing it once if absent or corrupt (or verified)."""
         _check_key(key)
         if self.root is None:
             self.counts.computed += 1
@@ -311,7 +297,7 @@ class ResultCache:
             arrays, meta = compute()
             self.counts.computed += 1
             if usable:
-                self._store(digest, arrays, self._stamped(meta))
+                self._store(digest, arrays, meta)
             return arrays, meta
 
     def memo_many(
@@ -319,9 +305,8 @@ class ResultCache:
     ) -> list[tuple[Arrays, Meta]]:
         """Return ``memo``'s result for every ``keys[i]``, computing all missing ones in one call.
 
-        ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of any
-        repeated keys) and returns their results in that order. Locks are taken in digest order, so
-        overlapping batches cannot deadlock; a missing entry's lock is held until its result is stored.
+        ``compute(missing)`` gets the positions of the entries absent or corrupt (the first of repeated keys)
+        and returns their results in that order; locks are taken in digest order, held until stored.
         """
         for key in keys:
             _check_key(key)
@@ -346,7 +331,7 @@ class ResultCache:
             if missing:
                 for i, (arrays, meta) in zip(missing, compute(missing), strict=True):
                     if usable[digests[i]]:
-                        self._store(digests[i], arrays, self._stamped(meta))
+                        self._store(digests[i], arrays, meta)
                     found[digests[i]] = arrays, meta
         self.counts.computed += len(missing)
         self.counts.cached += len(keys) - len(missing)
@@ -365,18 +350,6 @@ class ResultCache:
             return True
         draw = int.from_bytes(hashlib.sha256(f"{self.verify_seed}:{digest}".encode()).digest()[:8], "big")
         return draw / 2**64 < self.verify
-
-    def _stamped(self, meta: Meta) -> Meta:
-        return {**meta, PRODUCER: producer()}
-
-    def _hit(self, digest: str) -> tuple[Arrays, Meta] | None:
-        hit = self._read(digest)
-        if hit is None:
-            return None
-        arrays, meta = hit
-        meta = dict(meta)
-        self._producers[digest] = meta.pop(PRODUCER, None)
-        return arrays, meta
 
     def _verify(self, key: Key, hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta]) -> None:
         same_producer = self._producers.get(key.digest) == producer()
@@ -399,11 +372,8 @@ class ResultCache:
             f"{fields[:2000]}"
         )
 
-    def _read(self, key: str) -> tuple[Arrays, Meta] | None:
-        """Return entry ``key`` if stored, intact and sealed with the cache's key; else None (counted, warned of).
-
-        A cache whose key cannot be read is not read at all (the write of the result says why).
-        """
+    def _hit(self, key: str) -> tuple[Arrays, Meta] | None:
+        """Return entry ``key`` if stored, intact and sealed, its ``PRODUCER`` kept aside; else None (counted)."""
         path = self.path(key)
         try:
             data = read_regular(path)
@@ -418,28 +388,28 @@ class ResultCache:
         except OSError:
             return None
         hit, status = open_entry(data, key, secret)
-        if status == "corrupt":
-            return self._not_used(path, status, f"{path} is damaged or holds another key's result")
-        if status == "unauthenticated":
-            return self._not_used(
-                path, status, f"{path} fails authentication: it was not written with this cache's key ({KEY_FILE_NOTE})"
-            )
-        return hit
+        why = {
+            "corrupt": f"{path} is damaged or holds another key's result",
+            "unauthenticated": f"{path} fails authentication: it was not written with this cache's key (someone "
+            "without the key, or a claimcheck before entries were sealed)",
+        }
+        if hit is None:
+            return self._not_used(path, status, why[status])
+        arrays, meta = hit
+        meta = dict(meta)
+        self._producers[key] = meta.pop(PRODUCER, None)
+        return arrays, meta
 
     def _not_used(self, path: Path, status: str, why: str) -> tuple[Arrays, Meta] | None:
         if status == "unauthenticated":
             self.counts.unauthenticated += 1
         else:
             self.counts.corrupt += 1
-        warnings.warn(CacheReadWarning(f"cache entry not used: {why}; the result is recomputed"), stacklevel=4)
+        warnings.warn(CacheReadWarning(f"cache entry not used: {why}; the result is recomputed"), stacklevel=3)
         return None
 
     def clear(self) -> int:
-        """Delete every entry the store recognises (by its name and its contents); return how many were removed.
-
-        The folder, its key, the lock files and any file the store did not write are left as they are;
-        a shard folder that is a symbolic link is not followed.
-        """
+        """Delete every entry the store recognises (``_is_entry``); return how many. A linked shard is not followed."""
         if self.root is None or not self.root.is_dir() or self.root.is_symlink():
             return 0
         n = 0
@@ -453,15 +423,10 @@ class ResultCache:
         return n
 
 
-KEY_FILE_NOTE = "someone without the key, or a claimcheck before entries were sealed"
-
-
 def _is_entry(path: Path) -> bool:
     """Return whether ``path`` is a file the store wrote: an entry's name in its folder, and an entry's contents.
 
-    A sealed entry is known by its first line; an entry written before entries were sealed (a plain
-    ``.npz``) only when it decodes as the entry its name says, so a user's own archive filed under
-    such a name is not one.
+    A sealed entry is known by its first line, an older plain ``.npz`` only when it decodes as its name says.
     """
     if not _ENTRY_NAME.match(path.name) or path.parent.name != path.name[:2]:
         return False

@@ -1,11 +1,8 @@
 """Read a cache file only if it can be vouched for: a regular file of bounded size, sealed with the cache's key.
 
-A cache folder holds a secret key (``KEY_FILE``, 32 random bytes as hex, mode 0600) made on its
-first use. Every entry written to the folder is sealed: a header line, then the HMAC-SHA256 of the
-payload under that key, then the payload. An entry is trusted only when its seal checks: one that
-someone without the key wrote (or re-encoded with claimcheck's own encoder) fails, and is
-recomputed. Reading never follows a symbolic link, never opens a FIFO or a device for reading,
-and never takes in more than ``MAX_BYTES``.
+The folder's secret key (``KEY_FILE``, mode 0600, made on first use) seals every entry: a header line, the
+HMAC-SHA256 of header and payload, then the payload (docs/usage.md, "Who the cache trusts"). Reading never
+follows a symbolic link, never opens a FIFO or a device, and never takes in more than ``MAX_BYTES``.
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ import secrets
 import stat
 import tempfile
 import warnings
+from contextlib import suppress
 from pathlib import Path
 
 KEY_FILE = ".claimcheck-key"  # the cache's secret: whoever can read it can write entries the cache trusts
@@ -36,9 +34,7 @@ class KeyReplacedWarning(UserWarning):
 def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
     """Return the bytes of the regular file ``path``, or None when it does not exist.
 
-    Raise NotReadable naming what it is when it is a symbolic link, a FIFO, a device or a folder, or
-    is larger than ``cap`` bytes; the file is opened without following a link and without blocking
-    on a FIFO, so neither can hang or exhaust the reader.
+    Raise NotReadable naming what it is: a symbolic link, a FIFO, a device, a folder, or larger than ``cap``.
     """
     got = _read_with_stat(path, cap)
     return None if got is None else got[0]
@@ -70,11 +66,7 @@ def _uid() -> int:
 
 
 def _check_key_file(path: Path, st: os.stat_result) -> None:
-    """Raise OSError naming ``path`` and the fix unless the key is the user's own, mode 0600.
-
-    Whoever can read the key can seal entries the cache trusts; whoever owns it (or may write it) can
-    have chosen it.
-    """
+    """Raise OSError naming ``path`` and the fix unless the key is the user's own, mode 0600."""
     fixes = "use a cache folder of your own (--claim-cache-dir), or run without the cache (--claim-cache off)"
     if st.st_uid != _uid():
         raise OSError(
@@ -96,9 +88,8 @@ def _sealed_entries(folder: Path) -> int:
 def cache_secret(folder: Path) -> bytes:
     """Return the secret key of the cache ``folder``, making it (mode 0600) on first use; OSError when it cannot be had.
 
-    Two processes that start at once agree on one key: the file is written whole under a temporary
-    name, then linked into place, and a process that loses the race reads the winner's. A key made
-    where entries sealed with an earlier one lie is warned of (``KeyReplacedWarning``).
+    It is written whole under a temporary name, then linked into place (a process that loses the race reads
+    the winner's). A key made where entries sealed with an earlier one lie is warned of (``KeyReplacedWarning``).
     """
     path = folder / KEY_FILE
     for attempt in range(3):
@@ -128,10 +119,8 @@ def cache_secret(folder: Path) -> bytes:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_hex(_MAC_HEX // 2) + "\n")
-            try:
+            with suppress(FileExistsError):  # another process made it first: read that one
                 os.link(tmp, path)
-            except FileExistsError:
-                pass  # another process made it first: read that one
         finally:
             os.unlink(tmp)
     raise OSError(f"the cache key {path} could not be made")
@@ -157,7 +146,7 @@ def unseal(header: bytes, data: bytes, secret: bytes) -> tuple[bytes, bool]:
 def remove_sealed(folder: Path, suffix: str, header: bytes) -> int:
     """Delete each regular file of ``folder`` named ``<64 hex digits><suffix>`` starting with ``header``; count them.
 
-    A symbolic link, or the folder itself when it is a link, is left as it is.
+    A symbolic link (the folder itself included) is left as it is.
     """
     n = 0
     if not folder.is_dir() or folder.is_symlink():

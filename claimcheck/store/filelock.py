@@ -1,9 +1,8 @@
 """An exclusive ``flock`` on a lock file that is never followed through a link and never waited on forever.
 
-A session stopped while holding a lock (Ctrl-Z, SIGSTOP) would otherwise block every other session
-on it, silently, for ever. ``hold`` polls the lock without blocking, says once after ``NOTE_AFTER_S``
-seconds whom it is waiting for (the holder writes its pid and host into the lock file), and after
-``timeout`` seconds raises ``LockTimeout`` naming the lock file, the holder and what to do.
+``hold`` polls the lock without blocking, says once after ``NOTE_AFTER_S`` seconds whom it waits for (the
+holder writes its pid and host into the lock file), and after ``timeout`` seconds raises ``LockTimeout``
+naming the lock file, the holder and what to do (a stopped session would otherwise block every other one).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from claimcheck.errors import ClaimcheckError
@@ -77,9 +76,8 @@ def hold(
 ) -> Iterator[None]:
     """Hold an exclusive lock on file ``path`` (created if absent, never a link) for the ``with`` block.
 
-    Waits at most ``timeout`` seconds (``TIMEOUT_S`` when None), then raises ``LockTimeout`` naming the
-    holder; a wait past ``NOTE_AFTER_S`` is told once to ``note``. Raises ``NotALockFile`` for a link
-    or a non-regular file at ``path``.
+    Wait at most ``timeout`` seconds (``TIMEOUT_S`` when None), telling ``note`` once past ``NOTE_AFTER_S``;
+    raise ``LockTimeout`` naming the holder, ``NotALockFile`` for a link or a non-regular file at ``path``.
     """
     limit = TIMEOUT_S if timeout is None else timeout
     fd = open_lock(path)
@@ -106,18 +104,14 @@ def hold(
                 )
             time.sleep(min(pause, max(limit - waited, 0.0)))
             pause = min(pause * 2, 0.5)
-        try:
+        with suppress(OSError):  # the holder's name is a courtesy to those waiting; the lock is held all the same
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()} {platform.node() or 'unknown'}\n".encode(), 0)
-        except OSError:
-            pass  # the holder's name is a courtesy to those waiting; the lock is held all the same
         try:
             yield
         finally:
-            try:
+            with suppress(OSError):
                 os.ftruncate(fd, 0)
-            except OSError:
-                pass
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
