@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from claimcheck.decide.calibration import entry_of, part_mark
 from claimcheck.decide.undecided import undecided_line
-from claimcheck.decide.verdicts import ClaimResult, PartResult, TestOutcome, UnitScore, Verdict
+from claimcheck.decide.verdicts import ClaimResult, PartResult, UnitScore, Verdict
 from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.provenance.expectations import known_label
 from claimcheck.report.rundata import RunData
@@ -288,16 +288,21 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
         ]
     batched = bool(proto.seeds.batch)
     for p in proto.parts:
-        rule = (
-            f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
-            + (f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else "")
-            if p.rule == "pass-rate" and p.bar < 1
-            else "every admissible unit must pass (a failure is a counterexample)"
-            if p.rule == "pass-rate"
-            else _mean_rule(p.bounds, p.sigma, batched)
-            if p.rule == "mean"
-            else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
-        )
+        if p.rule == "pass-rate" and p.bar < 1:
+            rule = f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
+            rule += (
+                f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else ""
+            )
+        elif p.rule == "pass-rate":
+            rule = "every admissible unit must pass (a failure is a counterexample)"
+        elif p.rule == "mean":
+            rule = "mean over units vs the threshold: Student-t at one look"
+            if batched and p.bounds is not None:
+                rule += f", betting confidence sequence on {list(p.bounds)} over looks"
+            elif batched and p.sigma is not None:
+                rule += f", normal-mixture confidence sequence (sigma <= {p.sigma:g}) over looks"
+        else:
+            rule = "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
         for s in p.stats:
@@ -339,17 +344,6 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
     return [*lines, ""]
 
 
-def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched: bool) -> str:
-    over = (
-        f", betting confidence sequence on {list(bounds)} over looks"
-        if batched and bounds is not None
-        else f", normal-mixture confidence sequence (sigma <= {sigma:g}) over looks"
-        if batched and sigma is not None
-        else ""
-    )
-    return f"mean over units vs the threshold: Student-t at one look{over}"
-
-
 def _claim_level(r: ClaimResult) -> str:
     if math.isnan(r.alpha):
         return ""
@@ -367,21 +361,6 @@ def _claim_level(r: ClaimResult) -> str:
             else ""
         )
     )
-
-
-def _looks_lines(r: ClaimResult) -> list[str]:
-    """Return the looks each batched test of the claim took: units, what was decided, and why it stopped."""
-    out: list[str] = []
-    for t in r.tests:
-        rec = t.record
-        if rec is None or not rec.schedule:
-            continue
-        plan = ", ".join(str(n) for n in rec.schedule)
-        out.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
-        for i, look in enumerate(rec.looks, start=1):
-            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
-            out.append(f"  - look {i}, {look.units} units: {md(state)}")
-    return ["**Looks** (units added in batches; the decision was asked after each)", "", *out, ""] if out else []
 
 
 def looks_taken(r: ClaimResult) -> str:
@@ -454,18 +433,6 @@ def _capped(rows: list[str], what: str) -> list[str]:
     return [*rows[:SHOWN_ROWS], f"- ... and {len(rows) - SHOWN_ROWS} more {what} in the JSON sidecar"]
 
 
-def _regimes(tests: Sequence[TestOutcome]) -> str:
-    seen: dict[str, int] = {}
-    for t in tests:
-        for label, items in t.record.regime.items() if t.record else ():
-            key = (f"{label}: " if label else "") + "; ".join(f"{k}={v}" for k, v in items.items())
-            seen[key] = seen.get(key, 0) + 1
-    if not seen:
-        return "_no regime recorded_"
-    rows = [f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())]
-    return "\n".join(_capped(rows, "regimes"))
-
-
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
     parts = [
         f'<a id="{_anchor(r)}"></a>',
@@ -485,7 +452,18 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     level = _claim_level(r)
     if level:
         parts += [md(level), ""]
-    parts += _looks_lines(r)
+    looks: list[str] = []  # the looks each batched test took: units, what was decided, and why it stopped
+    for t in r.tests:
+        rec = t.record
+        if rec is None or not rec.schedule:
+            continue
+        plan = ", ".join(str(n) for n in rec.schedule)
+        looks.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
+        for i, look in enumerate(rec.looks, start=1):
+            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
+            looks.append(f"  - look {i}, {look.units} units: {md(state)}")
+    if looks:
+        parts += ["**Looks** (units added in batches; the decision was asked after each)", "", *looks, ""]
     for p in r.parts:
         parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
@@ -530,7 +508,13 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         ]
         head = ["part", "statistic", "threshold", "median [min, max] (n)", "met"]
         parts += ["**Statistics** (every check of every unit)", "", _table(head, rows), ""]
-    parts += ["**Regime tested**", "", _regimes(r.tests), ""]
+    seen: dict[str, int] = {}
+    for t in r.tests:
+        for label, items in t.record.regime.items() if t.record else ():
+            key = (f"{label}: " if label else "") + "; ".join(f"{k}={v}" for k, v in items.items())
+            seen[key] = seen.get(key, 0) + 1
+    regimes = _capped([f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())], "regimes")
+    parts += ["**Regime tested**", "", "\n".join(regimes) if seen else "_no regime recorded_", ""]
     notes = [n for t in r.tests if t.record for n in t.record.notes]
     if notes:
         listed = _capped([f"- {md(_trim(n, SHOWN_CHARS))}" for n in dict.fromkeys(notes)], "notes")
