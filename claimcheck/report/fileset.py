@@ -114,10 +114,7 @@ def file_sha256(path: Path) -> str | None:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             return None
-        h = hashlib.sha256()
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-        return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def own_name(report: Path, entry: str) -> bool:

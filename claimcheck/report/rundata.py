@@ -94,9 +94,7 @@ class RunData:
 
     def results(self) -> list[ClaimResult]:
         """Return the per-claim verdicts (a claim collected but not run among them): ``decide``'s, once it ran."""
-        if self._decided is not None:
-            return self._decided
-        return aggregate(self.tests, self.not_run, self.titles)
+        return self._decided if self._decided is not None else aggregate(self.tests, self.not_run, self.titles)
 
 
 TYPED_ENV: dict[str, type] = {
