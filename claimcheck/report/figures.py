@@ -43,7 +43,7 @@ class Figures:
 
 
 def kind_of(curve: Curve) -> str:
-    """Return ``"scatter"`` or ``"line"`` for ``curve`` (see the module's rules)."""
+    """Return ``"scatter"`` or ``"line"`` for ``curve`` (the rules are in docs/report.md)."""
     explicit = getattr(curve, "kind", None)
     if explicit in ("scatter", "line"):
         return str(explicit)
