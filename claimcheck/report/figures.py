@@ -1,31 +1,10 @@
-"""Draw each claim's recorded curves as PNG figures next to the report (matplotlib, headless).
-
-Rules a reader can rely on:
-
-- **Scatters are scatters.** A curve is drawn as points when it says so (an optional ``kind``
-  attribute, ``"scatter"``), when its x values are not in increasing order, or when its name says
-  it holds one point per configuration. Otherwise it is a line: the median over runs with the
-  min-max band.
-- **Every axis is labelled.** From the curve's ``xlabel``/``ylabel``; else from a group named
-  ``"Y vs X"`` or ``"Y per GD step"``; else ``"GD step"`` (no x given) and ``"value"``.
-- **No line crosses a gap.** A missing or undrawable value breaks the line, and so does a step in
-  x more than 1.5 times the sweep's usual step; a sweep with few points gets markers.
-- **Thresholds.** A curve with a ``threshold`` attribute (or a group given one in ``thresholds``)
-  gets a dashed horizontal line at that level.
-- **Values that cannot be drawn** (NaN, inf, or beyond +-1e150, which overflows matplotlib's
-  transforms) are left out, and the figure and the returned notes say how many.
-- **A figure that fails is reported, not raised**: ``draw_figures`` returns it among its
-  problems, so the markdown report is still written. ``enabled=False`` draws nothing.
-- **An unchanged figure is copied, not drawn again.** With a ``cache`` folder, each PNG is kept
-  under the sha256 of what decides it (title, curves, threshold, this module's source, matplotlib's
-  version); a rerun whose curves did not change copies the file. Each cached file holds its own key
-  and is sealed with the cache folder's secret (``claimcheck.store.cachefile``), so another figure's PNG
-  filed under this name, or one written without the key, is drawn again. matplotlib is imported
-  only when a figure has to be drawn.
-"""
+"""Draw each claim's recorded curves as PNG figures next to the report (matplotlib, headless, imported only to
+draw); the rules a reader can rely on (scatters, labels, gaps, thresholds, values left out, the figure cache) are
+in docs/report.md."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -64,7 +43,7 @@ class Figures:
 
 
 def kind_of(curve: Curve) -> str:
-    """Return ``"scatter"`` or ``"line"`` for ``curve`` (see the module's rules)."""
+    """Return ``"scatter"`` or ``"line"`` for ``curve`` (the rules are in docs/report.md)."""
     explicit = getattr(curve, "kind", None)
     if explicit in ("scatter", "line"):
         return str(explicit)
@@ -90,10 +69,8 @@ def axis_labels(group: str, curves: Sequence[Curve]) -> tuple[str, str]:
 
 
 def drawable(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, int]:
-    """Return the values as float64 with NaN for those that cannot be drawn, and how many those were.
-
-    NaN counts as missing, not as left out; inf and magnitudes beyond LIMIT are left out.
-    """
+    """Return the values as float64, NaN for those that cannot be drawn (inf, beyond LIMIT), and how many those were
+    (a NaN is missing, not left out)."""
     with np.errstate(over="ignore", invalid="ignore"):
         a = np.array(values, dtype=np.float64)
     bad = ~np.isnan(a) & ~(np.abs(a) <= LIMIT)
@@ -102,11 +79,8 @@ def drawable(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def band(curves: Sequence[Curve]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Return x, median, min, max over curves of one name, aligned on x, and how many values were left out.
-
-    Curves are aligned on their x values (0, 1, 2, ... when none are given); a curve that lacks
-    an x counts as missing there.
-    """
+    """Return x, median, min, max over curves of one name, aligned on x (0, 1, 2, ... when none is given; a curve
+    that lacks an x is missing there), and how many values were left out."""
     xs = [np.arange(len(c.y), dtype=np.float64) if c.x is None else drawable(c.x)[0] for c in curves]
     x = np.unique(np.concatenate([xi[np.isfinite(xi)] for xi in xs])) if xs else np.array([])
     ys = np.full((len(curves), len(x)), np.nan)
@@ -168,7 +142,10 @@ def figure_key(title: str, curves: Sequence[Curve], threshold: float | None) -> 
     """Return the sha256 of everything that decides a figure's PNG: its data, its style and the drawing code."""
     parts = {
         "title": title,
-        "curves": [{"type": type(c).__name__, **vars(c)} | _extra(c) for c in curves],  # vars: no deep copy
+        "curves": [
+            {"type": type(c).__name__, **vars(c)} | {k: getattr(c, k) for k in ("kind", "threshold") if hasattr(c, k)}
+            for c in curves
+        ],  # vars: no deep copy; a curve's optional drawing attributes (kind, threshold) too
         "threshold": threshold,
         "code": _source_digest(),
         "matplotlib": version("matplotlib"),
@@ -176,18 +153,9 @@ def figure_key(title: str, curves: Sequence[Curve], threshold: float | None) -> 
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-def _extra(curve: Curve) -> dict[str, Any]:
-    """Return the optional drawing attributes a curve may carry (``kind``, ``threshold``)."""
-    return {k: getattr(curve, k) for k in ("kind", "threshold") if hasattr(curve, k)}
-
-
-_DIGEST: list[str] = []
-
-
+@functools.cache
 def _source_digest() -> str:
-    if not _DIGEST:
-        _DIGEST.append(hashlib.sha256(Path(__file__).read_bytes()).hexdigest())
-    return _DIGEST[0]
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def cached_group(
@@ -195,8 +163,7 @@ def cached_group(
 ) -> tuple[bytes, int]:
     """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before.
 
-    An entry is sealed (``FIGURE_SEAL``, then the HMAC under the folder's key) over its key, the
-    count of values left out, and the PNG; one that is not a regular file, fails its seal or holds
+    An entry is sealed (``FIGURE_SEAL``) over its key, the count and the PNG; one that fails its seal or holds
     another key is drawn again and replaced.
     """
     if cache is None:
@@ -240,19 +207,13 @@ def _cached_figure(path: Path, key: str, secret: bytes) -> tuple[bytes, int] | N
 
 
 def clear_figure_cache(cache: Path) -> int:
-    """Delete every cached figure in ``cache`` (a figure key's name and the figure seal); return how many.
-
-    The folder, its key and any other file are left as they are.
-    """
+    """Delete every cached figure in ``cache`` (nothing else); return how many."""
     return remove_sealed(cache, ".png", FIGURE_SEAL)
 
 
 def figure(title: str, curves: Sequence[Curve], *, threshold: float | None = None) -> tuple[Figure, int]:
-    """Return one figure (the caller closes it) and how many values were left out.
-
-    Per curve name: a line (the median over runs, with its min-max band) or a scatter of every
-    run's points; the threshold, when there is one, as a dashed horizontal line.
-    """
+    """Return one figure (the caller closes it) and how many values were left out: per curve name, a line (the
+    median over runs, with its min-max band) or a scatter; the threshold as a dashed line."""
     by_name: dict[str, list[Curve]] = {}
     for c in curves:
         by_name.setdefault(c.name, []).append(c)
@@ -328,12 +289,10 @@ def draw_figures(
     thresholds: Mapping[tuple[str, str], float] | None = None,
     cache: Path | None = None,
 ) -> Figures:
-    """Write one PNG per (claim, curve group) into ``folder``; never raise for one figure.
+    """Write one PNG per (claim, curve group) into ``folder`` (none when not ``enabled``); never raise for one.
 
-    ``thresholds`` maps (claim id, group) to a level drawn on that figure. A figure that fails
-    to draw is skipped and listed in ``problems``; values left out are listed in ``notes``.
-    ``enabled=False`` writes nothing and returns an empty result. With ``cache`` (a folder), a
-    figure whose data and style are unchanged is copied from it (``cached_group``).
+    ``thresholds`` maps (claim id, group) to a level drawn on that figure; ``cache`` is ``cached_group``'s folder.
+    A figure that fails is listed in ``problems``, values left out in ``notes``.
     """
     out = Figures()
     if not enabled:
@@ -362,11 +321,7 @@ def draw_figures(
 
 
 def draw(run: RunData, folder: Path, *, enabled: bool = True) -> list[Path]:
-    """Write the figures as ``draw_figures`` does; return the paths written.
-
-    Kept for callers that want only the paths: a figure that fails, and values left out, are
-    turned into one ``UserWarning`` each instead of being returned.
-    """
+    """Write the figures as ``draw_figures`` does; return the paths written, each problem and note a UserWarning."""
     figures = draw_figures(run, folder, enabled=enabled)
     for text in figures.problems + figures.notes:
         warnings.warn(text, UserWarning, stacklevel=2)

@@ -1,26 +1,16 @@
-"""Own a report's set of files (markdown, JSON sidecar, figures) and replace it as a whole.
+"""Own a report's set of files (markdown, JSON sidecar, details file, figures) and replace it as a whole.
 
-A manifest beside the report (``.<report name>.manifest.json``) names every file the last run wrote;
-only those are ever replaced or removed, so a file of the user's in the report's folder or its
-figure folder is never touched, and a report path that holds a file claimcheck did not write is
-refused (``foreign``). The manifest is committed with the report, so a pull request can edit it:
-an entry is honoured only when its name is one claimcheck gives a file of this set (``own_name``:
-the report, its sidecar and details file, a figure in its figure folder), the file there is a
-regular file with the sha256 recorded, and it holds what claimcheck writes under that name (a
-run file, a details file, a PNG). No hash written into the manifest can make claimcheck remove
-or replace any other file (a ``notes.txt`` or ``baseline.json`` beside the report); an entry
-that is not honoured is left alone and named (``ReportSetWarning``), and never stops the report.
-
-A new set is written into a staging folder beside the report (``.<report name>.<run id>.staging``),
-then committed: the manifest is rewritten to name the moves still to do (the commit point), the
-staged files are renamed into place, the old set's files the new one lacks are removed, and the
-manifest is rewritten without moves. A kill before the commit point leaves the old set and a
-staging folder; a kill after it leaves moves that ``recover`` (run before anything else touches the
-set) finishes. Either way the set is the old one or the new one, never a mix, once ``recover`` ran.
+A manifest beside the report (``.<report name>.manifest.json``) names each file the last run wrote, with its
+sha256; only such a file, under a name claimcheck gives a file of the set (``own_name``) and holding what
+claimcheck writes there, is ever replaced or removed; any other entry is left alone and named
+(``ReportSetWarning``). A new set is staged beside the report, then committed: the manifest names the moves
+(the commit point), the files are moved into place, and ``recover`` finishes a commit a kill cut short
+(docs/reliability.md, "Nothing lost, nothing injected").
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -53,9 +43,8 @@ class ReportSetWarning(UserWarning):
 class Manifest:
     """The files of one report set (relative to the report's folder), and a commit's moves while it is under way.
 
-    ``sha256`` holds the hash of each file as claimcheck wrote it; ``before`` the hash of each file a
-    commit under way replaces or removes, as it was when the commit began. An entry without a
-    matching hash is never removed, moved or moved over.
+    ``sha256``: each file's hash as claimcheck wrote it; ``before``: each file a commit replaces or removes, as it
+    was when the commit began. An entry without a matching hash is never removed, moved or moved over.
     """
 
     run_id: str
@@ -125,18 +114,11 @@ def file_sha256(path: Path) -> str | None:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             return None
-        h = hashlib.sha256()
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-        return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def own_name(report: Path, entry: str) -> bool:
-    """Return whether ``entry`` is a name claimcheck gives a file of the set at ``report``.
-
-    They are the report, its JSON sidecar, its details file, and a figure (``report.figure_name``)
-    directly in its figure folder; nothing else in the folder is ever the set's.
-    """
+    """Return whether ``entry`` is the report, its sidecar, its details file, or a figure in its figure folder."""
     if entry in (report.name, sidecar_path(report).name, details_path(report).name):
         return True
     folder, _, name = entry.partition("/")
@@ -150,11 +132,8 @@ def _quote(entry: str) -> str:
 
 
 def inside(report: Path, entry: str) -> Path | None:
-    """Return the path a manifest ``entry`` names in the report's folder, or None if it leaves the folder.
-
-    An entry is a relative path with no ``..`` and no NUL; the folder it lies in, once every
-    symbolic link is resolved, must be the report's folder or below it.
-    """
+    """Return the path a manifest ``entry`` (relative, no ``..`` or NUL) names in the report's folder or below it
+    (links resolved), or None if it leaves the folder."""
     rel = PurePosixPath(entry)
     if not entry or rel.is_absolute() or ".." in rel.parts or "\\" in entry or "\0" in entry:
         return None
@@ -193,12 +172,8 @@ def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
 
 
 def _not_its_content(report: Path, entry: str, path: Path) -> str | None:
-    """Return why ``path`` does not hold what claimcheck writes under the set's name ``entry``, or None.
-
-    A sidecar is a claimcheck run file, a details file opens with ``DETAILS_MARK``, a figure is a
-    PNG; so a manifest that vouches for a user's file by its hash still cannot reach it under one
-    of these names. The report itself is whatever the command that names it writes.
-    """
+    """Return why ``path`` does not hold what claimcheck writes under the set's name ``entry`` (a run file, a
+    details file opening with ``DETAILS_MARK``, a PNG; the report may hold anything), or None."""
     if entry == report.name:
         return None
     try:
@@ -228,12 +203,8 @@ def _relative(report: Path, path: Path) -> str:
 
 
 def owns(report: Path, path: Path) -> bool:
-    """Return whether claimcheck wrote ``path`` as a file of the report set at ``report``, and it is unchanged since.
-
-    Only the manifest claimcheck wrote when it wrote the file proves it (its name there with the
-    sha256 of its present content); nothing is inferred from the file's name or what it holds, so a
-    run file, a details file or a markdown file that no manifest records is the user's.
-    """
+    """Return whether the manifest records ``path`` as a file of the set at ``report`` with its present content
+    (nothing is inferred from a file's name or what it holds)."""
     m = read_manifest(report)
     try:
         entry = _relative(report, path)
@@ -258,10 +229,7 @@ def foreign(report: Path, path: Path) -> str | None:
 
 
 def recover(report: Path) -> list[str]:
-    """Finish a commit that a kill cut short, and remove the temporaries a killed run left; return what was done.
-
-    Call it with the report's lock held (no other session is writing the set).
-    """
+    """Finish a commit a kill cut short, remove the temporaries a killed run left (the lock held); say what was done."""
     done: list[str] = []
     m = read_manifest(report)
     if m is not None and (m.moves or m.remove):
@@ -269,7 +237,7 @@ def recover(report: Path) -> list[str]:
         done.append(f"finished writing the report set of run {m.run_id}, which was cut short")
     folder = report.parent
     if folder.is_dir():
-        for leftover in folder.glob(f".{glob_escape(report.name)}.*.staging"):
+        for leftover in folder.glob(f".{glob.escape(report.name)}.*.staging"):
             if remove_staging(report, leftover.name):
                 done.append(f"removed {leftover.name}, left by a run that did not finish")
     names = {report.name, sidecar_path(report).name, manifest_path(report).name}
@@ -281,11 +249,6 @@ def recover(report: Path) -> list[str]:
                 leftover.unlink(missing_ok=True)
                 done.append(f"removed {leftover.name}, left by a run that did not finish")
     return done
-
-
-def glob_escape(name: str) -> str:
-    """Return ``name`` with the characters glob reads as patterns made literal."""
-    return re.sub(r"([*?\[])", r"[\1]", name)
 
 
 def _is_staging(report: Path, name: str) -> bool:
@@ -302,13 +265,8 @@ def remove_staging(report: Path, name: str) -> bool:
 
 
 def commit(report: Path, run_id: str, staged: list[Path]) -> list[str]:
-    """Move the set staged in ``staging_dir(report, run_id)`` into place, as a whole (see the module).
-
-    ``staged`` are the final paths of the new set's files; each lies at the same path relative to
-    the report's folder inside the staging folder. The old set's files the new one lacks are
-    removed, those that are still what claimcheck wrote; return what was left alone (each also a
-    ReportSetWarning).
-    """
+    """Move the set staged in ``staging_dir(report, run_id)`` (``staged``: the files' final paths) into place as a
+    whole, removing the old set's files it lacks; return what was left alone (each also a ReportSetWarning)."""
     stage = staging_dir(report, run_id)
     folder = report.parent
     files = [_relative(report, p) for p in staged]
@@ -326,9 +284,9 @@ def commit(report: Path, run_id: str, staged: list[Path]) -> list[str]:
 def _apply(report: Path, m: Manifest) -> list[str]:
     """Do the moves and removals ``m`` names that are not done yet, then record the set as complete.
 
-    A move is done only from a staging folder of this report to a file of the set, with the content
-    recorded for it, over nothing or over the file recorded before; a removal only of a regular file
-    in the folder whose content is the one recorded. Return what was left alone.
+    A move goes from this report's staging folder to a file of the set, with the content recorded for it, over
+    nothing or the file recorded before; a removal only of a file with the content recorded. Return what was
+    left alone.
     """
     left: list[str] = []
     for src, dst in m.moves:
@@ -376,11 +334,7 @@ def _apply(report: Path, m: Manifest) -> list[str]:
 
 
 def record_written(report: Path, written: list[Path], run_id: str = "") -> None:
-    """Record in the manifest beside ``report`` that claimcheck just wrote ``written`` (their names and hashes).
-
-    For files written outside a report session (``claimcheck render -o``): the next write there
-    knows them as claimcheck's own.
-    """
+    """Record in the manifest beside ``report`` that claimcheck just wrote ``written`` (``claimcheck render -o``)."""
     m = read_manifest(report) or Manifest(run_id or "cli")
     for path in written:
         entry = _relative(report, path)

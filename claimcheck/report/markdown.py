@@ -1,17 +1,9 @@
-"""Render a run as markdown: a first screen that answers what reproduced, how sure, why not and how to rerun,
-then one detail section per claim (protocol, parts, controls, statistics, regime, notes, figures).
+"""Render a run as markdown: a first screen (what reproduced, how sure, why not, how to rerun), then one section
+per claim (protocol, parts, controls, statistics, regime, notes, figures); when the whole would exceed ``MAX_CHARS``
+the sections go to a details file (``render(..., details=...)``, ``render_details``) that the first screen links.
 
-Per-unit rows live in the JSON sidecar; the markdown lists only the units that failed or were
-excluded, each with its rerun command. Ordering follows claim ids and seeds, never execution order.
-
-A report must fit a pull-request comment: when the whole markdown would exceed ``MAX_CHARS``, the
-per-claim sections go to a details file beside it (``reportset.details_path``; ``render(..., details=...)``
-and ``render_details``), and the first screen links there.
-
-What a suite tells the first screen about its subject (the model under test) comes through the run's
-environment and records: ``SUBJECT_KEY`` (one line of facts about it), ``CONFIRMED_ON_KEY`` (what
-the protocols' ledger status was confirmed on, when that is not the subject) and, in a claim's
-records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject breaks, shown in its row).
+The suite describes its subject through the run's environment (``SUBJECT_KEY``, ``CONFIRMED_ON_KEY``) and, in a
+claim's records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject breaks).
 """
 
 from __future__ import annotations
@@ -26,15 +18,7 @@ from urllib.parse import quote
 
 from claimcheck.decide.calibration import entry_of, part_mark
 from claimcheck.decide.undecided import undecided_line
-from claimcheck.decide.verdicts import (
-    ClaimResult,
-    ControlResult,
-    PartResult,
-    StatSummary,
-    TestOutcome,
-    UnitScore,
-    Verdict,
-)
+from claimcheck.decide.verdicts import ClaimResult, PartResult, UnitScore, Verdict
 from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.provenance.expectations import known_label
 from claimcheck.report.rundata import RunData
@@ -57,12 +41,7 @@ WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an em
 
 
 def md(text: object) -> str:
-    """Escape text from outside the run for markdown: it can make no link, image, HTML, table break or heading.
-
-    Pipes, angle brackets, backticks, brackets and newlines are escaped; a URL's ``://`` and a
-    ``www.`` get a backslash (GitHub shows ``http://``, but links nothing), and every ``@`` gets
-    an invisible word joiner before it, so that no email address is linked either.
-    """
+    """Escape outside text so that it makes no link, image, HTML, table break or heading (docs/reliability.md)."""
     escaped = _WWW.sub(r"\1\\.", _URL_SCHEME.sub(r"\\://", str(text).translate(_ESCAPES)))
     return escaped.replace("@", WORD_JOINER + "@")
 
@@ -82,26 +61,19 @@ def figure_name(claim_id: str, group: str) -> str:
 
 
 def rerun_command(run: RunData, targets: Sequence[str]) -> str:
-    """Return the command that reruns ``targets`` (node ids or files) with this run's settings.
-
-    It writes its own report (``RERUN_REPORT``), so the full report it came from is kept.
-    """
+    """Return the command that reruns ``targets`` with this run's settings into ``RERUN_REPORT``."""
     opts = run.env.get(RERUN_KEY, "")
     parts = ["pytest", *(shlex.quote(t) for t in targets), opts, f"--claim-report={RERUN_REPORT}"]
     return " ".join(p for p in parts if p)
 
 
 def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]], cell: Any = str) -> list[str]:
-    """Return a markdown table's lines, each cell written by ``cell`` (``md`` escapes it) and not padded.
-
-    Padding to the widest cell (as ``tabulate`` does) only adds bytes to a report that must fit a comment.
-    """
+    """Return a markdown table's lines, each cell written by ``cell``; unpadded, to keep a report small."""
     line = [f"| {' | '.join(cell(c) for c in row)} |" for row in (headers, *rows)]
     return [line[0], "|" + "---|" * len(headers), *line[1:]]
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Return a markdown table, cells escaped and not padded."""
     return "\n".join(table_lines(headers, rows, md))
 
 
@@ -109,21 +81,12 @@ _ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
 
 
 def portable(text: str) -> str:
-    """Return ``text`` with each absolute path shortened to ``…/<its last part>``.
-
-    The markdown of a report may be committed and read on other machines: a path of the machine
-    that ran (a cache folder in the command, a data folder) means nothing there and names that
-    machine's folders. The JSON sidecar keeps every value as it was.
-    """
+    """Return ``text`` with each absolute path shortened to ``…/<its last part>`` (the JSON keeps it whole)."""
     return _ABSOLUTE.sub(r"…/\1", text)
 
 
 def _anchor(r: ClaimResult) -> str:
     return "claim-" + re.sub(r"[^a-z0-9]+", "-", r.claim_id.lower()).strip("-")
-
-
-def _files_of(nodeids: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(n.split("::")[0] for n in nodeids))
 
 
 def counts(results: Sequence[ClaimResult]) -> str:
@@ -135,12 +98,10 @@ def counts(results: Sequence[ClaimResult]) -> str:
 
 
 def split(r: ClaimResult) -> str:
-    """Return which parts of a claim held and which did not, where its parts' verdicts differ, else "".
+    """Return which parts of a claim held and which did not, where their verdicts differ, else "".
 
-    The claim's own verdict comes first: ``NOT REPRODUCED at L=1; REPRODUCED at L=6, trend``. A claim's
-    word is its weakest part's; this says what the other parts showed, so a headline never reads
-    one part's failure as the whole claim's. A zone part left unresolved comes first, with what was
-    not resolved: ``INCONCLUSIVE at stops (stopping not resolved up to 256 d); REPRODUCED at collapse, slows``.
+    An unresolved zone part comes first, then the claim's own verdict: ``INCONCLUSIVE at stops (stopping not
+    resolved up to 256 d); REPRODUCED at collapse, slows``.
     """
     if len(r.parts) <= 1 or r.verdict is Verdict.SKIPPED:
         return ""
@@ -189,7 +150,6 @@ def _controls_cell(r: ClaimResult) -> str:
 
 
 def _calibration_cell(run: RunData, r: ClaimResult, name: str) -> str:
-    """Return the calibration mark of part ``name`` of ``r`` (from the run's recorded entries)."""
     if r.protocol is None or not r.protocol.declared:
         return "uncalibrated (no protocol)"
     return md(part_mark(run.calibration, r.claim_id, r.protocol.part(name)))
@@ -212,66 +172,48 @@ def premises(r: ClaimResult) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _what(r: ClaimResult) -> str:
-    broken = premises(r)
-    if not broken:
-        return md(r.title)
-    return f"{md(r.title)} **Model outside the claim's premises:** {md('; '.join(broken))}"
-
-
-def _version(run: RunData, r: ClaimResult) -> str:
-    proto = r.protocol
-    if proto is None:
-        return "n/a"
-    status = _short_status(run.ledger.get(r.claim_id, ""))
-    on = run.env.get(CONFIRMED_ON_KEY, "")
-    return md(f"v{proto.version}, {status}" + (f" on {on}" if on and status != "n/a" else ""))
-
-
 def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "") -> list[str]:
     rows = []
+    on = run.env.get(CONFIRMED_ON_KEY, "")
     for r in results:
         proto = r.protocol
-        version = _version(run, r)
-        link = f"[{md(r.claim_id)}]({details}#{_anchor(r)})"
+        status = _short_status(run.ledger.get(r.claim_id, ""))
+        version = (
+            md(f"v{proto.version}, {status}" + (f" on {on}" if on and status != "n/a" else "")) if proto else "n/a"
+        )
+        broken = premises(r)
+        what = md(r.title) + (f" **Model outside the claim's premises:** {md('; '.join(broken))}" if broken else "")
+        head = f"| [{md(r.claim_id)}]({details}#{_anchor(r)}) | {what} | **{r.verdict.value}**{_known(r, run.expected)}"
         taken = looks_taken(r)
-        taken = f" ({taken})" if taken else ""
         if len(r.parts) <= 1:
             p = r.parts[0] if r.parts else None
             rows.append(
-                f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)} | "
-                f"{_rate_cell(p) if p else 'n/a'}{md(taken)} | {_bar_cell(p, proto) if p else 'n/a'} | "
-                f"{_excluded(p) if p else 0} | {_controls_cell(r)} | {version} | "
-                f"{_calibration_cell(run, r, p.name) if p else 'n/a'} |"
+                f"{head} | {_rate_cell(p) if p else 'n/a'}{md(f' ({taken})' if taken else '')} | "
+                f"{_bar_cell(p, proto) if p else 'n/a'} | {_excluded(p) if p else 0} | {_controls_cell(r)} | "
+                f"{version} | {_calibration_cell(run, r, p.name) if p else 'n/a'} |"
             )
             continue
         parts = f" ({md(split(r))})" if split(r) else ""
-        rows.append(
-            f"| {link} | {_what(r)} | **{r.verdict.value}**{_known(r, run.expected)}{parts} | "
-            f"{md(taken.strip(' ()'))} | | | {_controls_cell(r)} | {version} | |"
-        )
-        for p in r.parts:
-            rows.append(
-                f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
-                f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
-            )
-    head = [
+        rows.append(f"{head}{parts} | {md(taken)} | | | {_controls_cell(r)} | {version} | |")
+        rows += [
+            f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
+            f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
+            for p in r.parts
+        ]
+    header = [
         "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol "
         "| calibration |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    out = _subject(run) + head + rows
-    out += _ledger_lines(run, results)
+    out = _subject(run) + header + rows + _ledger_lines(run, results)
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
-            targets = _files_of(
-                [t.nodeid for t in r.tests] or run.not_run.get(r.claim_id, [])
-            )  # or a claim that did not run
-            out.append(f"  rerun: {code(rerun_command(run, targets))}")
+            nodeids = [t.nodeid for t in r.tests] or run.not_run.get(r.claim_id, [])  # or a claim that did not run
+            out.append(f"  rerun: {code(rerun_command(run, list(dict.fromkeys(n.split('::')[0] for n in nodeids))))}")
     skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
     if skipped:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
@@ -329,6 +271,12 @@ def _trim(text: str, limit: int) -> str:
     return cut + " ..."
 
 
+_CONTROL_KINDS = {
+    "sanity": "sanity: fails by construction, not counted",
+    "positive": "positive: the claim holds there by construction",
+}
+
+
 def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
     fp = f"code fingerprint {identity['fingerprint'][:12]}" if identity.get("fingerprint") else "no code fingerprint"
     lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
@@ -340,16 +288,21 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
         ]
     batched = bool(proto.seeds.batch)
     for p in proto.parts:
-        rule = (
-            f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
-            + (f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else "")
-            if p.rule == "pass-rate" and p.bar < 1
-            else "every admissible unit must pass (a failure is a counterexample)"
-            if p.rule == "pass-rate"
-            else _mean_rule(p.bounds, p.sigma, batched)
-            if p.rule == "mean"
-            else "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
-        )
+        if p.rule == "pass-rate" and p.bar < 1:
+            rule = f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
+            rule += (
+                f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else ""
+            )
+        elif p.rule == "pass-rate":
+            rule = "every admissible unit must pass (a failure is a counterexample)"
+        elif p.rule == "mean":
+            rule = "mean over units vs the threshold: Student-t at one look"
+            if batched and p.bounds is not None:
+                rule += f", betting confidence sequence on {list(p.bounds)} over looks"
+            elif batched and p.sigma is not None:
+                rule += f", normal-mixture confidence sequence (sigma <= {p.sigma:g}) over looks"
+        else:
+            rule = "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
         for s in p.stats:
@@ -370,15 +323,7 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
             limit = (
                 "may pass on no unit" if c.max_pass_rate <= 0 else f"may pass on at most {c.max_pass_rate:g} of units"
             )
-        kind = (
-            "sanity: fails by construction, not counted"
-            if c.kind == "sanity"
-            else "positive: the claim holds there by construction"
-            if c.kind == "positive"
-            else f"discriminating: {c.naive}"
-            if c.naive
-            else "discriminating"
-        )
+        kind = _CONTROL_KINDS.get(c.kind) or (f"discriminating: {c.naive}" if c.naive else "discriminating")
         lines.append(f"- control {code(c.name)} (on {md(c.part or 'the claim')}; {md(kind)}): {md(c.why)}; {limit}")
     seeds = proto.seeds
     units = ", ".join(f"{k} {v}" for k, v in seeds.units.items())
@@ -399,17 +344,6 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
     return [*lines, ""]
 
 
-def _mean_rule(bounds: tuple[float, float] | None, sigma: float | None, batched: bool) -> str:
-    over = (
-        f", betting confidence sequence on {list(bounds)} over looks"
-        if batched and bounds is not None
-        else f", normal-mixture confidence sequence (sigma <= {sigma:g}) over looks"
-        if batched and sigma is not None
-        else ""
-    )
-    return f"mean over units vs the threshold: Student-t at one look{over}"
-
-
 def _claim_level(r: ClaimResult) -> str:
     if math.isnan(r.alpha):
         return ""
@@ -427,21 +361,6 @@ def _claim_level(r: ClaimResult) -> str:
             else ""
         )
     )
-
-
-def _looks_lines(r: ClaimResult) -> list[str]:
-    """Return the looks each batched test of the claim took: units, what was decided, and why it stopped."""
-    out: list[str] = []
-    for t in r.tests:
-        rec = t.record
-        if rec is None or not rec.schedule:
-            continue
-        plan = ", ".join(str(n) for n in rec.schedule)
-        out.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
-        for i, look in enumerate(rec.looks, start=1):
-            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
-            out.append(f"  - look {i}, {look.units} units: {md(state)}")
-    return ["**Looks** (units added in batches; the decision was asked after each)", "", *out, ""] if out else []
 
 
 def looks_taken(r: ClaimResult) -> str:
@@ -477,24 +396,18 @@ def _unit_lines(run: RunData, title: str, units: Sequence[UnitScore], what: str)
     return [*out, ""]
 
 
-def _calibration_lines(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
-    """Return the part's calibration mark and, when its decision was calibrated, each family's count."""
-    if r.protocol is None or not r.protocol.declared:
-        return []
-    part = r.protocol.part(p.name)
-    mark = md(part_mark(run.calibration, r.claim_id, part))
-    out = [f"Calibration of its decision ({code(part.decision_id or 'none')}): {mark}"]
-    entry = entry_of(run.calibration, r.claim_id, part)
-    for f in entry.get("families", []) if entry else []:
-        verb = "accepted" if f["expect"] == "pass" else "rejected"
-        out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
-    return [*out, ""]
-
-
 def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
     name = f"Part {code(p.name)}" if p.name else "Claim"
     out = [f"{name}: **{p.verdict.value}**: {md(p.reason)}", ""]
-    out += _calibration_lines(run, r, p)
+    if r.protocol is not None and r.protocol.declared:  # the calibration of its decision, and each family's count
+        part = r.protocol.part(p.name)
+        mark = md(part_mark(run.calibration, r.claim_id, part))
+        out.append(f"Calibration of its decision ({code(part.decision_id or 'none')}): {mark}")
+        entry = entry_of(run.calibration, r.claim_id, part)
+        for f in entry.get("families", []) if entry else []:
+            verb = "accepted" if f["expect"] == "pass" else "rejected"
+            out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
+        out.append("")
     failed = [
         u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
     ]  # a mean has no failing unit
@@ -510,44 +423,6 @@ _KIND_NOTE = {
     "sanity": " (sanity: fails by construction, not counted)",
     "positive": " (positive: holds by construction, must pass)",
 }
-
-
-def _controls_table(controls: Sequence[ControlResult]) -> str:
-    rows = [
-        [
-            c.name + _KIND_NOTE.get(c.kind, ""),
-            c.why,
-            c.rate.format() if c.rate else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
-            "must pass, as its part"
-            if c.kind == "positive"
-            else "interval must not meet"
-            if c.rate is None
-            else "none"
-            if c.max_pass_rate <= 0
-            else f"< {c.max_pass_rate:g}",
-            c.status,
-        ]
-        for c in controls
-    ]
-    return _table(
-        ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"], rows
-    )
-
-
-def _stats_table(stats: Sequence[StatSummary]) -> str:
-    rows = [
-        [
-            (f"control: {s.control}" if s.control else s.part or "claim"),
-            s.statistic,
-            f"{s.direction} {s.threshold:g}",
-            s.values.format(),
-            f"{s.met}/{s.values.n}",
-        ]
-        for s in stats
-    ]
-    return _table(["part", "statistic", "threshold", "median [min, max] (n)", "met"], rows)
-
-
 SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
 SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
 
@@ -556,41 +431,6 @@ def _capped(rows: list[str], what: str) -> list[str]:
     if len(rows) <= SHOWN_ROWS:
         return rows
     return [*rows[:SHOWN_ROWS], f"- ... and {len(rows) - SHOWN_ROWS} more {what} in the JSON sidecar"]
-
-
-def _regimes(tests: Sequence[TestOutcome]) -> str:
-    seen: dict[str, int] = {}
-    for t in tests:
-        for label, items in t.record.regime.items() if t.record else ():
-            key = (f"{label}: " if label else "") + "; ".join(f"{k}={v}" for k, v in items.items())
-            seen[key] = seen.get(key, 0) + 1
-    if not seen:
-        return "_no regime recorded_"
-    rows = [f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())]
-    return "\n".join(_capped(rows, "regimes"))
-
-
-def _figures(r: ClaimResult, folder: str, shown: set[str] | None) -> list[str]:
-    """Return image links for the claim's figures (only those in ``shown``, when it is given)."""
-    groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
-    names = {g: figure_name(r.claim_id, g) for g in groups}
-    return [f"![{md(g)}]({quote(folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
-
-
-def cache_counts(tests: Sequence[TestOutcome]) -> dict[str, int]:
-    """Return what a claim's tests computed, read from the cache and verified against a recompute."""
-    total = {"computed": 0, "cached": 0, "verified": 0}
-    for t in tests:
-        for name in total:
-            total[name] += t.counts.get(name, 0)
-    return total
-
-
-def _cache_line(tests: Sequence[TestOutcome]) -> list[str]:
-    c = cache_counts(tests)
-    if not any(c.values()):
-        return []
-    return [f"**Cache**: {c['computed']} computed, {c['cached']} read, {c['verified']} of those read verified", ""]
 
 
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
@@ -605,11 +445,25 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
         parts += _protocol_block(r.protocol, run.ledger.get(r.claim_id, ""), run.code.get(r.claim_id, {}))
-    parts += _cache_line(r.tests)
+    cache = {name: sum(t.counts.get(name, 0) for t in r.tests) for name in ("computed", "cached", "verified")}
+    if any(cache.values()):
+        read = f"{cache['cached']} read, {cache['verified']} of those read verified"
+        parts += [f"**Cache**: {cache['computed']} computed, {read}", ""]
     level = _claim_level(r)
     if level:
         parts += [md(level), ""]
-    parts += _looks_lines(r)
+    looks: list[str] = []  # the looks each batched test took: units, what was decided, and why it stopped
+    for t in r.tests:
+        rec = t.record
+        if rec is None or not rec.schedule:
+            continue
+        plan = ", ".join(str(n) for n in rec.schedule)
+        looks.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
+        for i, look in enumerate(rec.looks, start=1):
+            state = "; ".join(f"{k}: {v}" for k, v in look.state.items()) or "nothing recorded"
+            looks.append(f"  - look {i}, {look.units} units: {md(state)}")
+    if looks:
+        parts += ["**Looks** (units added in batches; the decision was asked after each)", "", *looks, ""]
     for p in r.parts:
         parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
@@ -619,17 +473,55 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         parts += ["**Tests that raised**", ""]
         parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
+        rows = [
+            [
+                c.name + _KIND_NOTE.get(c.kind, ""),
+                c.why,
+                c.rate.format()
+                if c.rate
+                else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
+                "must pass, as its part"
+                if c.kind == "positive"
+                else "interval must not meet"
+                if c.rate is None
+                else "none"
+                if c.max_pass_rate <= 0
+                else f"< {c.max_pass_rate:g}",
+                c.status,
+            ]
+            for c in r.controls
+        ]
         heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
-        parts += [heading, "", _controls_table(r.controls), ""]
+        head = ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"]
+        parts += [heading, "", _table(head, rows), ""]
     stats = r.claim_stats + r.control_stats
     if stats:
-        parts += ["**Statistics** (every check of every unit)", "", _stats_table(stats), ""]
-    parts += ["**Regime tested**", "", _regimes(r.tests), ""]
+        rows = [
+            [
+                (f"control: {s.control}" if s.control else s.part or "claim"),
+                s.statistic,
+                f"{s.direction} {s.threshold:g}",
+                s.values.format(),
+                f"{s.met}/{s.values.n}",
+            ]
+            for s in stats
+        ]
+        head = ["part", "statistic", "threshold", "median [min, max] (n)", "met"]
+        parts += ["**Statistics** (every check of every unit)", "", _table(head, rows), ""]
+    seen: dict[str, int] = {}
+    for t in r.tests:
+        for label, items in t.record.regime.items() if t.record else ():
+            key = (f"{label}: " if label else "") + "; ".join(f"{k}={v}" for k, v in items.items())
+            seen[key] = seen.get(key, 0) + 1
+    regimes = _capped([f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())], "regimes")
+    parts += ["**Regime tested**", "", "\n".join(regimes) if seen else "_no regime recorded_", ""]
     notes = [n for t in r.tests if t.record for n in t.record.notes]
     if notes:
         listed = _capped([f"- {md(_trim(n, SHOWN_CHARS))}" for n in dict.fromkeys(notes)], "notes")
         parts += ["<details><summary>Notes</summary>", "", *listed, "", "</details>", ""]
-    figures = _figures(r, figure_folder, shown)
+    groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
+    names = {g: figure_name(r.claim_id, g) for g in groups}  # linked when drawn (in ``shown``; None: every figure)
+    figures = [f"![{md(g)}]({quote(figure_folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
     if figures:
         parts += ["**Figures**", "", *figures, ""]
     skipped = [t for t in r.tests if t.outcome == "skipped"]
@@ -663,14 +555,11 @@ def render(
     details: str = "",
     sections: Sequence[str] | None = None,
 ) -> str:
-    """Return the markdown report: the first screen, the environment, then one section per claim.
+    """Return the markdown report: the first screen, ``extra`` sections (a baseline comparison), the environment,
+    then the per-claim sections (``sections`` when rendered already), or a link to ``details`` when it is given.
 
-    ``figure_folder`` is the figures' folder relative to the report; ``extra`` are sections
-    (e.g. a baseline comparison) placed before the environment, under the baseline gate (``run.gate``) that heads
-    the report; ``figures`` names the figure files
-    that exist (None: link every figure the run recorded). ``details`` names the details file
-    (``render_details``) that holds the per-claim sections instead: the first screen links there.
-    ``sections`` are the per-claim sections when the caller rendered them already (``claim_sections``).
+    ``figure_folder`` is the figures' folder relative to the report; ``figures`` the figure files that exist
+    (None: link every figure the run recorded).
     """
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
@@ -735,10 +624,7 @@ def render_details(
 
 
 def incomplete_line(run: RunData, results: Sequence[ClaimResult]) -> str:
-    """Say which claims of an interrupted run finished (their verdicts stand) and which did not (never REPRODUCED).
-
-    A claim finished when every test of it that was collected ran to the end (none is in ``run.not_run``).
-    """
+    """Say which claims of an interrupted run finished (none of their tests in ``run.not_run``) and which did not."""
     done = [r.claim_id for r in results if r.claim_id not in run.not_run]
     cut = [r.claim_id for r in results if r.claim_id in run.not_run]
     return (
@@ -751,16 +637,14 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
     """Return the terminal summary: one line per claim and part, known non-reproductions said plainly."""
     out: list[tuple[str, bool]] = [(f"INCOMPLETE RUN: {incomplete_line(run, results)}", True)] if run.incomplete else []
     for r in results:
-        tag = _known(r, run.expected)
+        if r.verdict is Verdict.SKIPPED:
+            out.append((f"{r.claim_id}: SKIPPED: {r.reason}", False))
+            continue
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
         version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
         parts = f" ({split(r)})" if split(r) else ""
-        line = f"{r.claim_id}: {r.verdict.value}{tag}{parts} [{version}]: {r.title}"
-        if r.verdict is Verdict.SKIPPED:
-            line = f"{r.claim_id}: SKIPPED: {r.reason}"
-        out.append((line, r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)))
-        if r.verdict is Verdict.SKIPPED:
-            continue
+        line = f"{r.claim_id}: {r.verdict.value}{_known(r, run.expected)}{parts} [{version}]: {r.title}"
+        out.append((line, r.verdict is not Verdict.REPRODUCED))
         for p in r.parts:
             name = p.name or "claim"
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))

@@ -1,11 +1,6 @@
-"""Write this machine's folders in a report the way another machine can read them.
-
-``Places`` names the folders a report mentions: the data folder (``$CLAIMCHECK_DATA_DIR`` when
-that variable chose it), the virtual environment (``$VIRTUAL_ENV``), the project root (paths
-under it become relative; the root itself is ``.``) and the home folder (``~``). ``shorten``
-rewrites every occurrence in a text, the longest folder first, so a report (its markdown and
-its JSON) carries no absolute path of the machine that made it, except a folder outside all four.
-"""
+"""Write this machine's folders in a report the way another machine can read them: the data folder (when
+``$CLAIMCHECK_DATA_DIR`` chose it), ``$VIRTUAL_ENV``, the project root (relative; the root itself ``.``) and ``~``
+(docs/reliability.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Hold one run's results as data, and read and write them as the JSON sidecar of the report.
-
-The markdown report is rendered from a ``RunData``, and a ``RunData`` round-trips through JSON, so
-``claimcheck render run.json`` reproduces the markdown that the run wrote.
-"""
+"""Hold one run's results as data (``RunData``), and read and write them as the report's JSON sidecar: the run
+round-trips through it, so ``claimcheck render run.json`` reproduces the markdown the run wrote."""
 
 from __future__ import annotations
 
@@ -37,10 +34,7 @@ NOT_STARTED = "the run did not start: "  # how a run refused at start names itse
 
 @dataclass
 class GateUnits:
-    """What a claim test ran for the baseline gate only (``claimcheck.gate.reserve``): its looks, its reserve, its stop.
-
-    The checks here are on units beyond those the claim's verdict is decided on; no verdict reads them.
-    """
+    """What a claim test ran for the baseline gate only (``claimcheck.gate.reserve``); no verdict reads it."""
 
     looks: list[int]  # units after each look the gate may take (gate_looks); K = len(looks)
     checks: list[Check] = field(default_factory=list)  # checks on units beyond those the verdict is decided on
@@ -93,21 +87,14 @@ class RunData:
         object.__setattr__(self, name, value)
 
     def decide(self) -> list[ClaimResult]:
-        """Decide every claim now and keep the verdicts: ``results`` returns these same objects from here on.
-
-        Call it once the run is complete (the controller at the end of the session, ``load`` for a
-        file): every writer (JSON, markdown, figures, the baseline comparison) then reads one decision.
-        Assigning ``tests``, ``not_run`` or ``titles`` drops the verdicts kept; a change made inside
-        them (a test outcome edited in place) does not, so decide again after one.
-        """
+        """Decide every claim now and keep the verdicts: ``results`` returns these same objects until ``tests``,
+        ``not_run`` or ``titles`` is assigned (a change made inside them needs another ``decide``)."""
         self._decided = aggregate(self.tests, self.not_run, self.titles)
         return self._decided
 
     def results(self) -> list[ClaimResult]:
         """Return the per-claim verdicts (a claim collected but not run among them): ``decide``'s, once it ran."""
-        if self._decided is not None:
-            return self._decided
-        return aggregate(self.tests, self.not_run, self.titles)
+        return self._decided if self._decided is not None else aggregate(self.tests, self.not_run, self.titles)
 
 
 TYPED_ENV: dict[str, type] = {
@@ -133,11 +120,7 @@ _LEAVES = (str, int, float, bool, type(None))
 
 
 def plain(value: Any) -> Any:
-    """Return ``value`` as JSON-ready data: dataclasses as dicts, tuples as lists; ``asdict`` without its copies.
-
-    ``dataclasses.asdict`` deep-copies every leaf (every float of every curve); the run is about to
-    be written and dropped, so its numbers and strings are shared, not copied.
-    """
+    """Return ``value`` as JSON-ready data: dataclasses as dicts, tuples as lists (``asdict`` without its copies)."""
     if isinstance(value, _LEAVES):
         return value
     if isinstance(value, list | tuple):
@@ -152,17 +135,8 @@ def plain(value: Any) -> Any:
 
 
 def record_json(record: ClaimRecorder) -> str:
-    """Return ``record.to_json()``'s text, built with ``plain`` instead of ``asdict`` (no copy of every value).
-
-    A claim test's record travels on its report as this text (under pytest-xdist too); the
-    controller reads it back with ``ClaimRecorder.from_json``.
-    """
+    """Return ``record.to_json()``'s text, built with ``plain`` (read back with ``ClaimRecorder.from_json``)."""
     return json.dumps({f.name: plain(getattr(record, f.name)) for f in fields(record) if f.name != "protocol"})
-
-
-def _text(value: Any) -> str:
-    """Return an env value read from JSON as the text the report shows (True, 3, ...)."""
-    return value if isinstance(value, str) else str(value)
 
 
 def to_dict(run: RunData) -> dict[str, Any]:
@@ -199,38 +173,27 @@ def claim_dict(
         "alpha": r.alpha,
         "multiplicity": r.multiplicity,
         "family": r.family,
-        "looks": sequential_runs(r),
+        "looks": [  # per test that ran its units in batches: its schedule, its looks and why it stopped
+            {
+                "test": t.nodeid,
+                "schedule": list(t.record.schedule),
+                "looks": [plain(look) for look in t.record.looks],
+                "stopped": t.record.stopped,
+            }
+            for t in r.tests
+            if t.record is not None and t.record.schedule
+        ],
         "parts": [
             {
-                "name": p.name,
+                **_pick(p, "name verdict rule bar reason rate p_hold p_fail units estimates"),
                 "verdict": p.verdict.value,
-                "rule": p.rule,
-                "bar": p.bar,
-                "reason": p.reason,
-                "rate": plain(p.rate) if p.rate else None,
-                "p_hold": p.p_hold,
-                "p_fail": list(p.p_fail),
-                "units": [plain(u) for u in p.units],
-                "estimates": [plain(c) for c in p.estimates],
                 "calibration": part_mark(calibration, r.claim_id, proto.part(p.name)) if declared and proto else "",
                 **({"unresolved": p.unresolved} if p.unresolved else {}),
             }
             for p in r.parts
         ],
         "controls": [
-            {
-                "name": c.name,
-                "part": c.part,
-                "kind": c.kind,
-                "status": c.status,
-                "max_pass_rate": c.max_pass_rate,
-                "rate": plain(c.rate) if c.rate else None,
-                "p_fails": c.p_fails,
-                "p_passes": c.p_passes,
-                "units": [plain(u) for u in c.units],
-                "estimates": [plain(e) for e in c.estimates],
-            }
-            for c in r.controls
+            _pick(c, "name part kind status max_pass_rate rate p_fails p_passes units estimates") for c in r.controls
         ],
         "statistics": [plain(s) for s in r.claim_stats + r.control_stats],
         "controls_failed": r.controls_failed,
@@ -239,26 +202,13 @@ def claim_dict(
     }
 
 
-def sequential_runs(r: ClaimResult) -> list[dict[str, Any]]:
-    """Return, per test of the claim that ran its units in batches, its schedule, its looks and why it stopped."""
-    return [
-        {
-            "test": t.nodeid,
-            "schedule": list(t.record.schedule),
-            "looks": [plain(look) for look in t.record.looks],
-            "stopped": t.record.stopped,
-        }
-        for t in r.tests
-        if t.record is not None and t.record.schedule
-    ]
+def _pick(value: Any, names: str) -> dict[str, Any]:
+    """Return the fields ``names`` (separated by spaces) of ``value`` as JSON-ready data (``plain``)."""
+    return {name: plain(getattr(value, name)) for name in names.split()}
 
 
 def dumps(run: RunData) -> str:
-    """Return the run as compact JSON text (NaN and Infinity written as Python's json writes them).
-
-    Compact, so that json's C encoder writes it (an indented dump takes the pure-Python encoder: about 1 s for
-    a ci run's 6 MB); ``python -m json.tool`` indents it for reading.
-    """
+    """Return the run as compact JSON text (json's C encoder; NaN and Infinity as Python's json writes them)."""
     return json.dumps(to_dict(run), separators=(",", ":"))
 
 
@@ -284,7 +234,7 @@ def from_dict(raw: Any, source: str) -> RunData:
             tests.append(TestOutcome(**{**t, "record": ClaimRecorder.from_json(json.dumps(rec)) if rec else None}))
         return RunData(
             title=raw["title"],
-            env={str(k): _text(v) for k, v in raw["env"].items()},
+            env={str(k): str(v) for k, v in raw["env"].items()},  # as the report shows them: True, 3, ...
             tests=tests,
             incomplete=list(raw.get("incomplete", [])),
             counters=dict(raw.get("counters", {})),

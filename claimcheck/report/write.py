@@ -1,8 +1,5 @@
-"""Write a run's report set (JSON sidecar, figures, markdown) once, at the end, as a whole; then the CI summary.
-
-The markdown is one file when it fits ``MAX_CHARS`` (a pull-request comment); otherwise its
-per-claim sections go to ``<stem>-details.md`` beside it, in the same set, and the main file links there.
-"""
+"""Write a run's report set (JSON sidecar, figures, markdown, and a details file when the markdown would exceed
+``MAX_CHARS``) once, at the end, as a whole; then the CI summary."""
 
 from __future__ import annotations
 
@@ -50,12 +47,8 @@ class Written:
 
 @contextmanager
 def _report_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside ``path`` so that two sessions never interleave their report sets.
-
-    The cache entries' lock (``filelock.hold``): a stopped holder is waited on at most
-    ``filelock.TIMEOUT_S``, named, and a lock file that is a link is not followed; either ends as an
-    OSError here, which the callers turn into "not written" (or skip the banner).
-    """
+    """Hold an exclusive lock beside ``path`` (``filelock.hold``) so that two sessions never interleave their
+    report sets; a lock not got in time ends as an OSError."""
     lock = path.with_name(f".{path.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -69,8 +62,6 @@ STALE_BANNER = (
     "> **This report is from an earlier run.** Run {run_id}, started {date}, is writing a new one; "
     "if this line stays, that run did not finish.\n\n"
 )
-# the exit status of a session whose report set could not be written: pytest 9 uses 0-6 (6: --max-warnings), and 12
-# leaves room for the codes it may add
 
 
 class ReportWriteError(Exception):
@@ -78,12 +69,10 @@ class ReportWriteError(Exception):
 
 
 def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
-    """Finish or clean up what a killed run left, then put a banner on the existing report; return what was done.
+    """Finish or clean up what a killed run left (``recover``), then put a banner on the existing report, when
+    claimcheck wrote it (``owns``), so a run killed before it finishes leaves it marked; return what was done.
 
-    A run that is killed before it finishes leaves the old report marked. The banner goes only on
-    a report the manifest records claimcheck wrote, with the content it has (``owns``), as every
-    other write of the set; whatever else is at the path by then is left alone. Best effort: a
-    report that cannot be read or written is left alone (writing the new set will say why it fails).
+    Best effort: a report that cannot be read or written is left alone.
     """
     try:
         with _report_lock(path):
@@ -116,18 +105,12 @@ def write_report(
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
 
-    ``figure_cache`` is a folder of figures drawn before (``figures.cached_group``): an unchanged
-    figure is copied from it instead of drawn. ``sections`` are markdown sections the session
-    rendered (its comparison with the baseline, decided once there), ``problems`` what it could not
-    do (a comparison that failed): this writer decides nothing. ``sidecar`` is the run's JSON text
-    when the caller has it already (``rundata.dumps``): the run is serialised once a session, for
-    the sidecar, the history and the accepted baseline alike.
-
-    Nothing optional decides whether the report is written: a figure that fails
-    is named in the report instead. The set is staged and committed under one lock
-    (``claimcheck.report.fileset``), so it is the old set or the new one, never a mix, and two sessions
-    never interleave theirs. Raise ReportWriteError naming the path and the cause when the set
-    cannot be written (a full disk, no permission, a folder in the way); the old set is kept.
+    ``sections`` are markdown sections the session rendered (its comparison with the baseline), ``problems``
+    what it could not do; ``figure_cache`` a folder of figures drawn before (``figures.cached_group``);
+    ``sidecar`` the run's JSON text when the caller has it (``rundata.dumps``). A figure that fails is named
+    in the report. The set is staged and committed under one lock (``fileset``): the old set or the new one,
+    never a mix. Raise ReportWriteError naming the path and the cause when it cannot be written; the old set
+    is kept.
     """
     written = Written(path, sidecar_path(path), problems=list(problems))
     extra = list(sections)
@@ -200,8 +183,7 @@ def _write_set(
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
     """Return the figures that may be moved into place: none over a file or folder claimcheck did not write.
 
-    The problems name each file relative to the report's folder: they go into the markdown, which
-    may be committed, and must not carry a path of the machine that wrote it.
+    The problems name each file relative to the report's folder (the markdown carries no path of the machine).
     """
     folder = figure_dir(report)
     if folder.exists() and not folder.is_dir():
@@ -221,11 +203,8 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
 def markdown_files(
     run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
 ) -> dict[str, str]:
-    """Return the markdown of the report at ``path`` by file name: the report, and its details file when needed.
-
-    The report is whole when it fits ``MAX_CHARS``; otherwise its per-claim sections go to the
-    details file (``details_path``) and the report links there.
-    """
+    """Return the markdown of the report at ``path`` by file name: the report, and its details file
+    (``details_path``) when the whole report would exceed ``MAX_CHARS``."""
     sections = claim_sections(run, figure_folder, shown)  # rendered once, whether the report is whole or split
     whole = render(run, figure_folder=figure_folder, extra=extra, figures=shown, sections=sections)
     if len(whole) <= MAX_CHARS:
@@ -240,21 +219,14 @@ def markdown_files(
 def write_markdown(
     run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
 ) -> Path | None:
-    """Write the markdown report at ``path`` alone (``claimcheck render``), split as ``markdown_files`` says.
-
-    Return the details file written, or None; a details file claimcheck wrote beside ``path`` for
-    an earlier report, unchanged since (the manifest beside ``path`` records it so), is removed
-    when this report is whole.
-    """
+    """Write the markdown report at ``path`` alone, as ``write_markdown_files(markdown_files(...))``."""
     return write_markdown_files(path, markdown_files(run, path, figure_folder, extra, shown))
 
 
 def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
     """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
 
-    A details file claimcheck wrote beside ``path`` for an earlier report is removed when this
-    report is whole, only if the manifest beside ``path`` records it with its present content: one
-    the user edited, or wrote, is theirs and stays (whatever its first line says).
+    When the report is whole, an earlier details file is removed only if claimcheck wrote it (``owns``).
     """
     for name, text in files.items():
         write_atomic(path.with_name(name), text)
@@ -268,11 +240,8 @@ def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
 
 
 def foreign_details(path: Path, files: dict[str, str]) -> str | None:
-    """Return why writing ``files`` beside ``path`` would replace a details file claimcheck did not write, or None.
-
-    A details file is claimcheck's only when the manifest beside ``path`` records it with its
-    present content; its first line (``DETAILS_MARK``) proves nothing.
-    """
+    """Return why writing ``files`` beside ``path`` would replace a details file claimcheck did not write
+    (``owns``: its first line proves nothing), or None."""
     details = details_path(path)
     if details.name not in files or not os.path.lexists(details):
         return None
