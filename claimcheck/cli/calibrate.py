@@ -11,10 +11,11 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from claimcheck.decide.calibration import FLOOR, FamilyResult, PartCalibration, RuleSimulation, SuiteCalibration
-from claimcheck.decide.verdicts import Verdict
+from claimcheck.decide.calibration import FLOOR, PartCalibration, RuleSimulation, SuiteCalibration
+from claimcheck.decide.verdicts import Verdict, _claim_sort_key
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import ClaimProtocol
+from claimcheck.report.markdown import table_lines
 
 MODULE_PREFIX = "claimcheck_calibrate"
 
@@ -56,13 +57,7 @@ def load_protocols(paths: Iterable[Path]) -> list[ClaimProtocol]:
         for value in vars(module).values():
             if isinstance(value, ClaimProtocol) and value.declared:
                 found.setdefault((value.claim_id, value.version), value)
-    return sorted(found.values(), key=lambda p: (_id_key(p.claim_id), p.version))
-
-
-def _id_key(cid: str) -> tuple[str, int, str]:
-    head = cid.rstrip("0123456789")
-    tail = cid[len(head) :]
-    return (head, int(tail) if tail else -1, cid)
+    return sorted(found.values(), key=lambda p: (_claim_sort_key(p.claim_id), p.version))
 
 
 def _bound(p: PartCalibration, side: str, origin: str = "design") -> str:
@@ -86,16 +81,12 @@ def _worst(p: PartCalibration, limit: int = 2) -> str:
     return "; ".join(f.describe() for f in short[:limit]) or "none"
 
 
-def _family_line(f: FamilyResult) -> str:
-    expect = "in zone" if f.expect == "zone" else f"must {f.expect}"
-    zone = f"; {f.zone}/{f.cases} left undecided" if f.zone and f.expect != "zone" else ""
-    return f"- {expect}: **{f.name}**: {f.right}/{f.cases} {f.verb}{zone} ({f.grid})"
-
-
 def _family_lines(p: PartCalibration, origin: str) -> list[str]:
     lines = []
     for f in (f for f in p.families if f.origin == origin):
-        lines.append(_family_line(f))
+        expect = "in zone" if f.expect == "zone" else f"must {f.expect}"
+        zone = f"; {f.zone}/{f.cases} left undecided" if f.zone and f.expect != "zone" else ""
+        lines.append(f"- {expect}: **{f.name}**: {f.right}/{f.cases} {f.verb}{zone} ({f.grid})")
         if f.right == f.cases:
             continue
         if f.wrong_ranges:
@@ -108,16 +99,13 @@ def _family_lines(p: PartCalibration, origin: str) -> list[str]:
 
 def _rule_table(rules: Sequence[RuleSimulation]) -> list[str]:
     order = (Verdict.REPRODUCED, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED)
-    lines = [
-        "| part | bar | budget (units) | true pass rate | " + " | ".join(v.value for v in order) + " |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for sim in rules:
         name = f"{sim.claim}/{sim.part}" if sim.part else sim.claim
         for r in sim.rows:
-            cells = " | ".join(f"{r.share(v):.3f}" for v in order)
-            lines.append(f"| {name} | {sim.bar:g} | {r.budget} ({r.units}) | {r.true_rate:g} | {cells} |")
-    return lines
+            rows.append([name, f"{sim.bar:g}", f"{r.budget} ({r.units})", f"{r.true_rate:g}"])
+            rows[-1] += [f"{r.share(v):.3f}" for v in order]
+    return table_lines(["part", "bar", "budget (units)", "true pass rate", *(v.value for v in order)], rows)
 
 
 def _below_floor(parts: Sequence[PartCalibration]) -> list[str]:
@@ -156,18 +144,15 @@ def render_calibration(suite: SuiteCalibration) -> str:
         f"families by a later referee, from the claim's words, before the version they calibrate was designed. A part "
         f"is calibrated when every bound with cases reaches {FLOOR:g}.",
         "",
-        "| part | status | design sensitivity | design specificity | challenge sensitivity | "
-        "challenge specificity | outside sensitivity | outside specificity | zone (d: design, c: challenge, "
-        "o: outside) | families short of all right |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    origins = ("design", "challenge", "outside")
+    bounds = [f"{o} {w}" for o in origins for w in ("sensitivity", "specificity")]
+    head = ["part", "status", *bounds, "zone (d: design, c: challenge, o: outside)", "families short of all right"]
+    rows = []
     for p in parts:
-        lines.append(
-            f"| {_name(p)} | {p.status} | {_bound(p, 'pass')} | {_bound(p, 'fail')} | "
-            f"{_bound(p, 'pass', 'challenge')} | {_bound(p, 'fail', 'challenge')} | "
-            f"{_bound(p, 'pass', 'outside')} | {_bound(p, 'fail', 'outside')} | {_zone(p)} | "
-            f"{_worst(p) if p.decision else 'no decision declared'} |"
-        )
+        rows.append([_name(p), p.status, *(_bound(p, side, o) for o in origins for side in ("pass", "fail"))])
+        rows[-1] += [_zone(p), _worst(p) if p.decision else "no decision declared"]
+    lines += table_lines(head, rows)
     failing = suite.failing
     lines += ["", f"**Failing calibration**: {', '.join(_name(p) for p in failing) or 'none'}", ""]
     below = _below_floor(parts)

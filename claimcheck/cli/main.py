@@ -115,9 +115,7 @@ HISTORY_HELP = "the run history folder (default .claimcheck/history in the curre
 def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
     """Raise ClaimcheckError when ``option out`` would replace a file claimcheck did not write (unless ``force``).
 
-    A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with
-    its present content: a report set's markdown, or an earlier ``-o`` of this command line. Nothing
-    is inferred from the file's name or content: a run JSON (a kept baseline) is the user's.
+    A file is claimcheck's when the manifest beside it (``.<name>.manifest.json``) records it with its present content.
     """
     if out is None or force or not os.path.lexists(out):
         return
@@ -300,12 +298,12 @@ def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimRe
     out = []
     for path in paths:
         other = load(path)
-        if _block_of(other) != _block_of(run):
+        (budget, seed, pool), want = _block_of(other), _block_of(run)
+        if (budget, seed, pool) != want:
             raise ClaimcheckError(
-                f"--rounding {path}: it ran budget {_block_of(other)[0]}, base seed {_block_of(other)[1]} "
-                f"({_block_of(other)[2]} pool), the pinned run {_block_of(run)[0]}, base seed {_block_of(run)[1]} "
-                f"({_block_of(run)[2]} pool); a rounding rerun must draw the same seeds: rerun it with the same "
-                "--claim-budget, --claim-seed and --claim-pool"
+                f"--rounding {path}: it ran budget {budget}, base seed {seed} ({pool} pool), the pinned run "
+                f"{want[0]}, base seed {want[1]} ({want[2]} pool); a rounding rerun must draw the same seeds: rerun "
+                "it with the same --claim-budget, --claim-seed and --claim-pool"
             )
         out.append((numerics_label(other.env), other.results()))
     return out

@@ -1,14 +1,6 @@
 """Measure the suite's power to catch a broken model: run a catalogue of mutants and benign edits, say what caught each.
 
-A catalogue (TOML, ``load_catalogue``) names a reference and entries. Each entry is a model for
-``--claim-model`` (``model = "path/to/file.py:factory"``), or edits to a copy of the checkout
-(``[[mutant.edit]]``: ``file``, ``old``, ``new``: the literal text ``old`` must occur exactly once),
-or both. A ``mutant`` carries a bug and names the checks ``expect``-ed to catch it (``KILLERS``,
-described in docs/mutants.md; ``claims:C3,C5`` or ``gate:C4`` narrows one), or says why no claim
-can (``uncovered``); a ``benign`` edit keeps the math, or changes each seed's draws but not their
-distribution, and must pass. Every entry is judged against the reference run of its model on the
-same seeds (``judge``): a benign edit is falsely flagged by whatever would catch a mutant, and by a
-verdict changed either way (``--claim-baseline-fail`` fails the session on it).
+The catalogue's format and how an entry is judged: docs/mutants.md.
 """
 
 from __future__ import annotations
@@ -24,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claimcheck.decide.verdicts import ClaimResult, Verdict
+from claimcheck.decide.verdicts import ClaimResult
 from claimcheck.errors import ClaimcheckError
-from claimcheck.gate.baseline import compare
+from claimcheck.gate.baseline import VerdictChange, compare
 from claimcheck.gate.paired import Movement
 from claimcheck.provenance import git
-from claimcheck.report.markdown import md, premises
+from claimcheck.report.markdown import md, premises, table_lines
 from claimcheck.report.rundata import RunData
 
 KILLERS = ("probe", "claims", "gate", "first screen")
@@ -192,13 +184,6 @@ def _matches(expected: str, killers: Mapping[str, list[str]]) -> bool:
     return any(cid.strip() in " ".join(killers[kind]) for cid in ids.split(","))
 
 
-def _worse(before: Verdict, after: Verdict) -> bool:
-    rank = {Verdict.REPRODUCED: 0, Verdict.INCONCLUSIVE: 1, Verdict.NOT_REPRODUCED: 2, Verdict.ERROR: 3}
-    if Verdict.SKIPPED in (before, after):
-        return False
-    return rank[after] > rank[before]
-
-
 def judge(entry: Entry, reference: RunData, run: RunData | Exception, seconds: float = 0.0) -> Judgement:
     """Return what caught ``entry``'s run (or its refusal) against ``reference``'s, claim by claim."""
     j = Judgement(entry, seconds=seconds)
@@ -210,7 +195,7 @@ def judge(entry: Entry, reference: RunData, run: RunData | Exception, seconds: f
     now = {r.claim_id: r for r in run.results()}
     j.verdicts = {cid: r.verdict.value for cid, r in now.items()}
     pairs = [(cid, ref[cid].verdict, r.verdict) for cid, r in now.items() if cid in ref]
-    worse = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if _worse(a, b)]
+    worse = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if VerdictChange(cid, a.value, b.value).worse]
     if worse:
         j.killers["claims"] = worse
     j.changed = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if a != b]
@@ -337,19 +322,17 @@ def render_catalogue(catalogue: Catalogue, refs: Mapping[str, Outcome], judgemen
         f"{sum(j.seconds for j in judgements) / 60:.1f} min, the {len(refs)} reference runs "
         f"{sum(s for _, s in refs.values()) / 60:.1f} min (wall time, one at a time unless --jobs).",
         "",
-        "| entry | kind | what it changes | expected killer | killed by | result | minutes |",
-        "|---|---|---|---|---|---|---|",
     ]
+    rows = []
     for j in judgements:
         exp = ", ".join(j.entry.expect) or ("none: " + j.entry.uncovered if j.entry.uncovered else "")
-        if j.entry.kind == "benign":
-            exp = "nothing (must pass)"
-        lines.append(
-            f"| `{md(j.entry.name)}` | {j.entry.kind} | {md(j.entry.what)} | {md(exp)} | {_killed_cell(j)} | "
-            f"{j.result()} | {j.seconds / 60:.1f} |"
-        )
+        exp = "nothing (must pass)" if j.entry.kind == "benign" else exp
+        row = [f"`{md(j.entry.name)}`", j.entry.kind, md(j.entry.what), md(exp), _killed_cell(j), j.result()]
+        rows.append([*row, f"{j.seconds / 60:.1f}"])
+    head = ["entry", "kind", "what it changes", "expected killer", "killed by", "result", "minutes"]
     claims = sorted({r.claim_id for run in runs.values() for r in run.results()}, key=lambda c: (len(c), c))
-    lines += ["", "## Verdicts per claim", "", "| run | " + " | ".join(claims) + " |", "|---" * (len(claims) + 1) + "|"]
+    lines += [*table_lines(head, rows), "", "## Verdicts per claim", ""]
+    lines += ["| run | " + " | ".join(claims) + " |", "|---" * (len(claims) + 1) + "|"]
     for model, ref in runs.items():
         verdicts = {r.claim_id: r.verdict.value for r in ref.results()}
         name = md(model or "the suite own model")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from claimcheck.cli.suite_runs import run_many
 from claimcheck.decide.verdicts import Verdict
-from claimcheck.report.markdown import md
+from claimcheck.report.markdown import md, table_lines
 from claimcheck.report.rundata import RunData
 
 DECISIVE = (Verdict.REPRODUCED.value, Verdict.NOT_REPRODUCED.value)
@@ -89,18 +89,15 @@ def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budge
         "replications. The column 'independent' counts, per claim, the runs whose unit seeds meet no other "
         "run's. A flip is a change between REPRODUCED and NOT REPRODUCED; INCONCLUSIVE is counted apart.",
         "",
-        "| claim | verdicts | independent | flips R/NR | INCONCLUSIVE | runs with every control failing "
-        "| controls failed |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for s in rows:
-        verdicts = ", ".join(f"{v} x{n}" for v, n in sorted(s.verdicts.items()))
-        lines.append(
-            f"| {md(s.claim_id)} | {verdicts} | {s.independent}/{s.runs} | {s.flips}/{s.runs} | "
-            f"{s.inconclusive}/{s.runs} | {s.runs_with_every_control_failing}/{s.runs} | "
-            f"{s.controls_failed}/{s.controls_total} |"
-        )
-    return "\n".join(lines) + "\n"
+    head = ["claim", "verdicts", "independent", "flips R/NR", "INCONCLUSIVE", "runs with every control failing"]
+    table = [
+        [md(s.claim_id), ", ".join(f"{v} x{n}" for v, n in sorted(s.verdicts.items()))]
+        + [f"{k}/{s.runs}" for k in (s.independent, s.flips, s.inconclusive, s.runs_with_every_control_failing)]
+        + [f"{s.controls_failed}/{s.controls_total}"]
+        for s in rows
+    ]
+    return "\n".join([*lines, *table_lines([*head, "controls failed"], table)]) + "\n"
 
 
 def run_seeds(

@@ -1,9 +1,6 @@
-"""Accept a run as the new baseline in one step, keeping the old baseline beside it.
+"""Accept a run as the new baseline in one step, keeping the old baseline beside it as ``<stem>.<UTC time>.json``.
 
-``accept(text, baseline)`` writes a run's JSON over the baseline file; the old file is first
-renamed to ``<stem>.<UTC time>.json`` in the same folder (``<stem>.<UTC time>-2.json`` and so on when
-that name is taken), so every accepted baseline stays in history whether or not the folder is in git.
-Used by ``--claim-baseline-update`` and ``claimcheck baseline accept RUN.json BASELINE.json``.
+Used by ``--claim-baseline-update`` and ``claimcheck baseline accept RUN.json BASELINE.json`` (docs/report.md).
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ class AcceptError(ClaimcheckError):
 
 
 def kept_name(baseline: Path, when: datetime) -> Path:
-    """Return the free name the old baseline is kept under: ``<stem>.<YYYYmmddTHHMMSSZ>.json`` beside it."""
+    """Return the free name the old baseline is kept under: ``<stem>.<YYYYmmddTHHMMSSZ>[-2, -3...].json`` beside it."""
     stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = baseline.with_name(f"{baseline.stem}.{stamp}{baseline.suffix}")
     n = 2

@@ -1,17 +1,8 @@
 """Compare a run with a baseline run on the same units: verdicts, pass counts, and every statistic seed by seed.
 
-The regression gate. Each statistic's per-unit values are paired by test, label and unit, and
-``claimcheck.gate.paired`` tests the differences against a margin: the protocol's (or
-``claim_baseline_margins``'), else ``MARGIN_SPREAD`` times the baseline's seed-to-seed SD (for a
-statistic measured once per run, the half-width of its interval), never below ``FLOAT_FLOOR`` times
-its size, so float noise is never beyond it. A positive statistic spanning more than ``LOG_SPAN``
-(a loss ratio from 1e-25 to 1e-3) is compared on log10 unless its protocol declares a margin.
-"Worse beyond margin" is decided at a family-wise ``ALPHA`` (Holm), so a benign edit trips the gate
-with probability at most 5%. Pass counts decide nothing alone; bit identity (``--claim-baseline-exact``)
-is a separate check within a relative ``Tolerance``. A baseline without unit ids, or on other
-seeds, is compared by verdicts and medians ("not paired"). Where the baseline holds a reserve
-(``claimcheck.gate.reserve``), the gate may look at K pre-stated units, so each statistic is tested at
-ALPHA / K against a margin fixed before any look: the baseline's spread over all its units.
+The regression gate: each statistic's per-unit values are paired by test, label and unit and tested
+by ``claimcheck.gate.paired`` against a margin (``_margin``), worse beyond it decided at a family-wise
+``ALPHA`` (Holm). docs/report.md ("The baseline gate", "Margins") gives the rules.
 """
 
 from __future__ import annotations
@@ -19,12 +10,12 @@ from __future__ import annotations
 import difflib
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from claimcheck.decide.record import Check
 from claimcheck.decide.stats import spread
-from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, UnitScore, Verdict
+from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, Verdict
 from claimcheck.errors import ConfigError
 from claimcheck.gate.paired import (
     ALPHA,
@@ -43,7 +34,7 @@ from claimcheck.gate.tolerance import DEFAULT_TOLERANCE, Tolerance
 from claimcheck.protocol.spec import ClaimProtocol
 from claimcheck.provenance.environment import hardware_key
 from claimcheck.provenance.expectations import RANK, relative
-from claimcheck.report.markdown import code, md
+from claimcheck.report.markdown import code, md, table_lines
 from claimcheck.report.rundata import RunData
 
 MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard deviation
@@ -88,12 +79,16 @@ class PassChange:
     def changed(self) -> bool:
         return self.before != self.after or bool(self.lost or self.gained)
 
+    @property
+    def flips(self) -> str:
+        """Return e.g. ``lost: 211004; gained: 3`` ("" when no unit flipped)."""
+        return "; ".join(f"{w}: {', '.join(u)}" for w, u in (("lost", self.lost), ("gained", self.gained)) if u)
+
     def describe(self) -> str:
         """Return e.g. ``C1: 29/29 -> 28/29 (lost: 211004)``."""
-        flips = [f"{w}: {', '.join(u)}" for w, u in (("lost", self.lost), ("gained", self.gained)) if u]
         part = "" if self.part == "claim" else f" {self.part}"
         counts = f"{self.before[0]}/{self.before[1]} -> {self.after[0]}/{self.after[1]}"
-        return f"{self.claim_id}{part}: {counts}" + (f" ({'; '.join(flips)})" if flips else "")
+        return f"{self.claim_id}{part}: {counts}" + (f" ({self.flips})" if self.flips else "")
 
 
 @dataclass(frozen=True)
@@ -187,9 +182,7 @@ class Comparison:
     def draws_changed(self) -> dict[str, tuple[int, int]]:
         """Return {claim: (statistics whose pairing is lost, statistics where it could be told)} where most lost it.
 
-        Such a claim drew other numbers from the same seeds (a reseed, another draw order): each unit's
-        two values are as far apart as two units', so its paired tests are as wide as unpaired ones
-        and a verdict near its edge can move with the draws alone.
+        Such a claim drew other numbers from the same seeds (docs/report.md, "What kind of change").
         """
         told: dict[str, list[bool]] = defaultdict(list)
         for s in self.stats:
@@ -301,13 +294,6 @@ def _margin(
     return floor, "float floor"
 
 
-def _sign(direction: str, control: str | None) -> int:
-    larger_worse = direction in ("<=", "<")
-    if control is not None:
-        larger_worse = not larger_worse
-    return 1 if larger_worse else -1
-
-
 def _halfwidths(a: Point, b: Point) -> tuple[float, float] | None:
     if None in (a[1], a[2], b[1], b[2]):
         return None
@@ -350,7 +336,7 @@ def compare_stat(
             [base[k][0] for k in shared],
             [cur[k][0] for k in shared],
             margin,
-            _sign(direction, key[1]),
+            1 if (direction in ("<=", "<")) != (key[1] is not None) else -1,  # +1: larger is worse (a control: smaller)
             halfwidths=halves,
             looks=looks,
         )
@@ -377,10 +363,6 @@ def _log10(p: Point) -> Point:
     )
 
 
-def _units(scores: Iterable[UnitScore]) -> dict[str, bool]:
-    return {u.unit: u.passed for u in scores if not u.excluded}
-
-
 def _pass_changes(cid: str, now: ClaimResult, before: ClaimResult) -> list[PassChange]:
     def entries(r: ClaimResult) -> dict[str, PartResult | ControlResult]:
         out: dict[str, PartResult | ControlResult] = {(p.name or "claim"): p for p in r.parts if p.rule != "estimate"}
@@ -390,7 +372,7 @@ def _pass_changes(cid: str, now: ClaimResult, before: ClaimResult) -> list[PassC
     a, b = entries(now), entries(before)
     out = []
     for name in [k for k in b if k in a]:
-        ua, ub = _units(a[name].units), _units(b[name].units)
+        ua, ub = ({u.unit: u.passed for u in r[name].units if not u.excluded} for r in (a, b))
         lost = tuple(u for u in ub if ub[u] and u in ua and not ua[u])
         gained = tuple(u for u in ub if not ub[u] and ua.get(u))
         out.append(PassChange(cid, name, (sum(ub.values()), len(ub)), (sum(ua.values()), len(ua)), lost, gained))
@@ -489,7 +471,7 @@ def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
 _ORDER = {Movement.WORSE: 0, Movement.BETTER: 1, Movement.UNDECIDED: 2, None: 3, Movement.EQUIVALENT: 4}
 
 
-def _stat_row(s: StatChange) -> str:
+def _stat_row(s: StatChange) -> list[str]:
     t = s.test
     if t is None:
         change, units, margin, outcome = "not paired", "0", "", "not paired"
@@ -505,17 +487,22 @@ def _stat_row(s: StatChange) -> str:
     sees = f"±{s.detectable:.3g}" if math.isfinite(s.detectable) else ""
     sees = "none: too few units" if math.isinf(s.detectable) else sees
     need = "" if s.movement is not Movement.UNDECIDED else f"{s.units_to_decide}" if s.units_to_decide else "unknown"
-    return (
-        f"| {md(s.claim_id)} | {md(s.name)} | {s.before:.4g} | {s.after:.4g} | {change} | {units} | "
-        f"{md(margin)} | {sees} | {need} | {outcome} |"
-    )
+    return [
+        md(s.claim_id),
+        md(s.name),
+        f"{s.before:.4g}",
+        f"{s.after:.4g}",
+        change,
+        units,
+        md(margin),
+        sees,
+        need,
+        outcome,
+    ]
 
 
-_STAT_HEAD = [
-    "| claim | statistic | baseline median | now median | mean paired change [90%] | units | margin | "
-    f"shown at {POWER:.0%} | units to decide | outcome |",
-    "|---|---|---|---|---|---|---|---|---|---|",
-]
+_STAT_HEAD = ["claim", "statistic", "baseline median", "now median", "mean paired change [90%]", "units", "margin"]
+_STAT_HEAD += [f"shown at {POWER:.0%}", "units to decide", "outcome"]
 
 
 def render_comparison(comp: Comparison) -> str:
@@ -549,15 +536,12 @@ def render_comparison(comp: Comparison) -> str:
         parts += ["No verdict changed.", ""]
     moved = [p for p in comp.passes if p.changed]
     if moved:
-        parts += ["**Pass counts that changed**", "", "| claim | part | baseline | now | units that flipped |"]
-        parts.append("|---|---|---|---|---|")
-        for p in moved:
-            flips = "; ".join(f"{w}: {', '.join(u)}" for w, u in (("lost", p.lost), ("gained", p.gained)) if u)
-            parts.append(
-                f"| {md(p.claim_id)} | {md(p.part)} | {p.before[0]}/{p.before[1]} | {p.after[0]}/{p.after[1]} | "
-                f"{md(flips)} |"
-            )
-        parts.append("")
+        rows = [
+            [md(p.claim_id), md(p.part), f"{p.before[0]}/{p.before[1]}", f"{p.after[0]}/{p.after[1]}", md(p.flips)]
+            for p in moved
+        ]
+        headers = ["claim", "part", "baseline", "now", "units that flipped"]
+        parts += ["**Pass counts that changed**", "", *table_lines(headers, rows), ""]
     else:
         parts += [f"No pass count changed ({len(comp.passes)} parts and controls).", ""]
     counts = comp.counts()
@@ -566,10 +550,10 @@ def render_comparison(comp: Comparison) -> str:
     shown = [s for s in ordered if s.movement is not Movement.EQUIVALENT]
     hidden = [s for s in ordered if s.movement is Movement.EQUIVALENT]
     if shown:
-        parts += [*_STAT_HEAD, *(_stat_row(s) for s in shown), ""]
+        parts += [*table_lines(_STAT_HEAD, [_stat_row(s) for s in shown]), ""]
     if hidden:
-        parts += [f"<details><summary>{len(hidden)} equivalent statistics</summary>", "", *_STAT_HEAD]
-        parts += [*(_stat_row(s) for s in hidden), "", "</details>", ""]
+        parts += [f"<details><summary>{len(hidden)} equivalent statistics</summary>", ""]
+        parts += [*table_lines(_STAT_HEAD, [_stat_row(s) for s in hidden]), "", "</details>", ""]
     differ = [s for s in comp.stats if s.differ]
     values = sum(s.values for s in comp.stats)
     tol = "bit for bit" if comp.tolerance == 0 else f"within relative {comp.tolerance:g}"

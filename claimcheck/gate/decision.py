@@ -1,21 +1,8 @@
 """Decide the baseline gate from a comparison: PASS, FAIL or UNDECIDED, what makes it so, and the exit status.
 
-Each statistic compared with the baseline (``claimcheck.gate.baseline``) has one of three outcomes:
-*equivalent* (shown within its margin), *changed* (shown beyond it: worse or better), or
-*undecided* (neither shown; a statistic that could not be paired seed by seed counts here). The run
-has one of three:
-
-- ``FAIL``: a statistic worse beyond its margin, a claim verdict that fell (ERROR < NOT REPRODUCED <
-  INCONCLUSIVE < REPRODUCED), or, when the baseline's verdicts are pinned (``--claim-baseline-fail``),
-  a part or control that deviates from the baseline's other than by improving;
-- ``UNDECIDED``: nothing worse, but a statistic undecided, a claim of the baseline not run (or
-  SKIPPED) now, or no statistic compared at all (a baseline of another claim set);
-- ``PASS``: every statistic equivalent or better, every baseline claim compared.
-
-Better statistics and better verdicts are reported, never failed. Under ``--claim-baseline-fail``
-(mode ``all``) FAIL exits ``EXIT_WORSE`` and UNDECIDED ``EXIT_UNDECIDED``; ``=worse`` exits
-``EXIT_WORSE`` on FAIL and accepts undecided statistics, but not a baseline claim missing from the
-run or a comparison of nothing, which exit ``EXIT_UNDECIDED`` in both modes: the gate saw nothing there.
+Per statistic: equivalent, changed (worse or better) or undecided; per run: FAIL (something worse, a
+verdict that fell, a pinned verdict that deviates), UNDECIDED (something undecided or unseen) or PASS.
+docs/report.md ("The baseline gate", "Exit statuses") states the rule and the exit statuses.
 """
 
 from __future__ import annotations
@@ -238,10 +225,7 @@ def _kind(failing: bool, drawn: Mapping[str, Any], same_hardware: bool) -> str:
 def judge(comp: Comparison, pinned: int = 0) -> Gate:
     """Return the gate's outcome of ``comp``; ``pinned`` counts deviations from the baseline's pinned verdicts.
 
-    "Draws changed" (``Comparison.draws_changed``) is said, with the units that would decide, and
-    decides nothing: a verdict that fell fails whatever the draws. An outside referee's worlds showed
-    that forgiving a fall from REPRODUCED to INCONCLUSIVE there forgave real bugs too (a same-draw
-    edit that breaks three units was read as new draws in 74 of 200 cases; docs/report.md).
+    "Draws changed" is said, with the units that would decide, and decides nothing (docs/report.md).
     """
     worse = sorted((s for s in comp.stats if s.movement is Movement.WORSE), key=_p_worse)
     better = [s for s in comp.stats if s.movement is Movement.BETTER]
@@ -290,16 +274,10 @@ _STANDING = (2, 3, 4)  # pytest's interrupted, internal error and usage error: n
 
 
 def exit_status(pytest_status: int, failing: bool, gate: int = 0, report_failed: bool = False) -> int:
-    """Return the session's exit status from every reason it has, by one precedence (docs/report.md).
+    """Return the session's exit status from every reason it has, by the precedence of docs/report.md's table.
 
-    1. pytest's own interrupted (2), internal error (3) and usage error (4) stand;
-    2. 12 when the report could not be written (the verdicts reached only the terminal);
-    3. the gate's 13 (worse: a statistic beyond its margin, a verdict that fell, to ERROR too) or 14
-       (undecided, or blind) under ``--claim-baseline-fail``: the answer to the question the run was
-       asked, so it wins over the generic 1 that an ERROR would give;
-    4. 1 for a failed test, a claim in ERROR, a deviation from the expectations, code that matches no
-       registered version, or ``--claim-baseline-exact`` differences (``failing``);
-    5. pytest's own status otherwise (0, or 5 when nothing was collected).
+    pytest's 2, 3 and 4 stand; then 12 (``report_failed``); then the gate's 13 or 14 (``gate``), which
+    wins over the generic 1 (``failing``, or pytest's 1); else pytest's own status.
     """
     if pytest_status in _STANDING:
         return pytest_status

@@ -1,15 +1,7 @@
 """Keep past runs' JSON in a history folder, as pytest-benchmark keeps ``.benchmarks/``.
 
-A run is saved as ``<history>/<machine>/<NNNN>_<commit>_<date>.json``. ``<machine>`` names the
-operating system, Python, device and a short hash of the hardware fingerprint (CPU, GPU, torch,
-CUDA, device), so runs on one machine sit together and another machine gets its own folder;
-``NNNN`` counts up within that folder; ``<commit>`` is the git commit, with ``-dirty`` when the
-tree had uncommitted changes. The default history folder is ``.claimcheck/history`` under the
-project root.
-
-An entry is named by its path, its number (``3`` or ``0003``) or a prefix of its file name or
-of ``<machine>/<file name>``. Numbers count per machine, so where several machines have saved,
-a number can name several entries: then give ``<machine>/0003`` (or ``machine=``).
+Entries are ``<history>/<machine>/<NNNN>_<commit>_<date>.json``, named by path, number or a prefix
+of their name (docs/report.md, "The ``claimcheck`` command").
 """
 
 from __future__ import annotations

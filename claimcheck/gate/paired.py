@@ -1,31 +1,10 @@
 """Decide whether a statistic moved between two runs on the same units: paired differences against a margin.
 
-Against an equivalence margin ``delta``, the paired differences ``after - before`` come out equivalent
-(TOST: the 90% interval inside (-delta, delta)), worse or better beyond the margin (one-sided tests;
-the caller adjusts them for the statistics compared with Holm), or undecided. ``sign`` +1: a larger
-value goes against the claim. Student-t over n >= 2 pairs. A single pair (a statistic measured once
-per run) is tested with a normal approximation whose standard error comes from the two runs' own
-90% intervals, ``sqrt(h_a^2 + h_b^2) / z_0.95``: that ignores the (positive) correlation of two
-estimates on the same seeds, so it is conservative.
-
-A change beyond the margin (worse or better) over two or more pairs must be shown by the t-test and
-by Fisher's exact sign-flip test of the same differences (``sign_flip_p``): the larger p-value decides. The t-test
-alone trusts normal differences, which a statistic with a mode and a tail breaks on a handful of
-units (C8's octave ratio: most seeds at 0.99-1.0, the rest spread to 0.93; four reseeded units fell
-together 0.048 below their pairs, t = 100); the sign-flip test assumes only that differences are
-symmetric about the margin's edge, and with n pairs it cannot go below 2^-n (4 pairs: 1/16), so no
-change is called on fewer units than its alpha allows (``FLIP_EXACT`` and the units that
-``units_to_show`` asks for). Equivalence stays the t-test's (TOST): a reading of rounding-level
-differences that the sign-flip test could not give on 4 units.
-
-With ``looks`` pre-stated looks (``claimcheck.gate.reserve``) every p-value is multiplied by ``looks``
-(Bonferroni) and the interval widened to match: all looks together err with probability at most
-ALPHA, whichever look the gate stops at.
-
-A pair not finite on both sides (a run that diverged in both) agrees: it is left out (``unfinite``)
-and does not stop equivalence. A pair finite on one side only, or with opposite infinities, is a
-change (``left_out``): a statistic with one is never equivalent, and one with a value the baseline
-had and this run lost (finite before, not after: a run that now diverges) is worse (``lost``).
+Equivalent (TOST: the 90% interval inside (-delta, delta)), worse or better beyond the margin (the
+paired t-test and Fisher's exact sign-flip test, the larger p deciding; the caller applies Holm), or
+undecided; ``sign`` +1: larger is worse. A single pair is tested by a normal approximation from the
+runs' own intervals. With ``looks`` pre-stated looks every p is multiplied by ``looks``. Non-finite
+pairs: ``unfinite``, ``left_out``, ``lost``. docs/report.md ("The baseline gate") gives the rule and why.
 """
 
 from __future__ import annotations
@@ -56,12 +35,9 @@ FLIP_DRAWS = 1 << 14  # random flips (a fixed generator: the same p for the same
 
 
 def sign_flip_p(u: np.ndarray) -> float:
-    """Return the one-sided p-value of "mean(u) > 0" by Fisher's sign-flip test of the values ``u``.
+    """Return the one-sided p-value of "mean(u) > 0" by Fisher's sign-flip test of ``u`` (symmetric about 0 under H0).
 
-    Under H0 each ``u_i`` is symmetric about 0 (the margin's edge), so every flip of signs is as
-    likely: p is the share of flips whose mean is at least the observed one. Exact up to
-    ``FLIP_EXACT`` values (its smallest is 2^-n); beyond, ``FLIP_DRAWS`` random flips with the
-    observed one counted (Phipson and Smyth's (b + 1)/(B + 1)).
+    Exact up to ``FLIP_EXACT`` values; beyond, ``FLIP_DRAWS`` random flips, Phipson and Smyth's (b + 1)/(B + 1).
     """
     observed = float(u.sum())
     tol = 1e-12 * float(np.abs(u).sum())  # sums of the same values in another order: count them as ties
@@ -82,13 +58,8 @@ def _signs(n: int) -> np.ndarray:
 def pair_correlation(before: Sequence[float], after: Sequence[float]) -> tuple[float, float]:
     """Return a statistic's correlation over the units between before and after, and its spread's ratio after/before.
 
-    The correlation is near 1 when each unit keeps its value up to the edit (the same draws: a paired
-    test sees the edit alone) and near 0 when the values were drawn anew from the same seeds (a reseed,
-    another draw order: the pairs carry no more than two unpaired samples, and the paired test is as
-    wide as an unpaired one). An edit that breaks a few units lowers the correlation too, but widens
-    the spread: new draws of the same law keep it (``SAME_SPREAD``). Finite pairs only; (NaN, NaN) with
-    fewer than ``MIN_PAIRS`` or no spread on a side. Descriptive numbers: the paired test is valid either
-    way; these say why it is as wide as it is.
+    Near 1: the same draws; near 0: drawn anew (docs/report.md, "What kind of change"). Finite pairs
+    only; (NaN, NaN) with fewer than ``MIN_PAIRS`` or no spread on a side. Descriptive: no test uses them.
     """
     pairs = np.array([(b, a) for b, a in zip(before, after, strict=True) if math.isfinite(b) and math.isfinite(a)])
     if len(pairs) < MIN_PAIRS or pairs[:, 0].std() == 0.0 or pairs[:, 1].std() == 0.0:
@@ -148,10 +119,6 @@ class PairedTest:
 # values larger than this (about 3e150) are tested scaled down by a power of 2, so that neither a difference nor a
 # square in the SD overflows to inf (which left a large change "undecided")
 _SCALE_PAST = 2.0**500
-
-
-def _same(a: float, b: float) -> bool:
-    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def _agree_unfinite(a: float, b: float) -> bool:
@@ -218,7 +185,7 @@ def _paired_test(
             small, mean=small.mean * scale, low=small.low * scale, high=small.high * scale, margin=margin,
             sd=small.sd * scale,
         )  # fmt: skip
-    identical = all(_same(a, b) for a, b in zip(before, after, strict=True))
+    identical = all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(before, after, strict=True))
     pairs = list(zip(before, after, strict=True))
     finite = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
     unfinite = sum(_agree_unfinite(a, b) for a, b in pairs)
@@ -314,11 +281,9 @@ def _power(gap: float, sd: float, n: int, alpha: float) -> float:
 def detectable(sd: float, n: int, margin: float, alpha: float, power: float = POWER) -> float:
     """Return the smallest true mean change ``paired_test``'s one-sided test at ``alpha`` shows with ``power``.
 
-    ``margin + ncp sd / sqrt(m)``, ncp the noncentrality at which the noncentral t over m pairs exceeds
-    its critical value with ``power`` (for one pair, ``sd`` is its standard error and the test is
-    normal). m = n - 1: the sign-flip test that a change must also pass (see the module) has about
-    the t-test's power on one pair fewer (simulated, normal differences: 0.89-0.95 at 6-30 pairs and
-    alpha 0.002-0.05, against 0.86-0.90 when m = n); inf when 2^-n > alpha (it cannot reach alpha).
+    ``margin + ncp sd / sqrt(n - 1)`` (the sign-flip test has about the t-test's power on one pair
+    fewer; docs/report.md, "Power in view"); one pair: a normal test, ``sd`` its standard error; inf
+    when 2^-n > alpha.
     """
     if not (math.isfinite(sd) and sd >= 0 and n >= 1):
         return math.nan

@@ -1,17 +1,9 @@
 """Let the baseline gate decide by adding units: its pre-stated looks, its reserve of units, and when it stops.
 
-A comparison undecided at the budget's units can be decided with more of them, if the baseline has
-values on those units to pair with. A run with ``--claim-gate-cap=MULTIPLE`` (a baseline run) records
-each claim test's units up to MULTIPLE times its cap, through the gate's looks (``gate_looks``): the
-*reserve* (``GateUnits``), recorded for the gate only, never read by a verdict. A run compared with
-such a baseline adds units the same way, but only while its paired comparison is undecided
-(``GateCheck``), and stops at the first look where it is decided, or at the cap. The gate may thus
-look at any of the K units of ``gate_looks``, whichever the data pick, so ``claimcheck.gate.paired``
-tests each look at ALPHA / K: the chance that any look errs is at most ALPHA.
-
-The worker calls "changed" only beyond ALPHA / M, M the statistics the baseline holds (Bonferroni,
-at least as strict as the controller's Holm, so whatever the worker calls decided the controller
-does too); "equivalent" as the controller does.
+A baseline run with ``--claim-gate-cap`` records a *reserve* of units (``GateUnits``) through the
+gate's looks (``gate_looks``); a run compared with it adds units while undecided (``GateCheck``),
+each look tested at ALPHA / K, "changed" in the worker at ALPHA / M too. See docs/report.md,
+"Deciding by adding units".
 """
 
 from __future__ import annotations
