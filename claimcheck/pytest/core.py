@@ -1,9 +1,9 @@
 """The claim core of one pytest process, held in one object under one StashKey (``CORE``).
 
 ``plugin.pytest_configure`` puts a ``Core`` holding the settings in the config's stash;
-``start.start`` fills the rest once, when the core starts; ``plugin.pytest_unconfigure`` tears it
-down. A test's own state (its recorder, units and the store's counts before its call) stays on the
-item's stash: it belongs to the test, not to the session.
+``start.start`` fills the rest once; ``plugin.pytest_unconfigure`` tears it down. A test's own
+state (its recorder, units and the store's counts before its call) stays on the item's stash,
+under the keys below.
 """
 
 from __future__ import annotations
@@ -15,15 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.provenance.fingerprint import Engine, code_fingerprint
+from claimcheck.pytest.markers import claim_protocol_of
 from claimcheck.pytest.options import Settings
 
-if TYPE_CHECKING:
-    from claimcheck.provenance.fingerprint import Engine
+if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
+    from claimcheck.decide.schedule import ClaimUnits
     from claimcheck.pytest.executor import Executor
     from claimcheck.pytest.reaper import Reaper
     from claimcheck.pytest.session import Controller, WorkerClaims
     from claimcheck.report.rundata import RunData
-    from claimcheck.store.cache import ResultCache
+    from claimcheck.store.cache import Counts, ResultCache
 
 
 @dataclass
@@ -64,6 +67,34 @@ class Core:
         """Hold what every process's core needs (``start``)."""
         self._store, self._engine, self._executor = store, engine, executor
 
+    def claim_code(self, item: pytest.Item) -> dict[str, str] | None:
+        """Return the fingerprint of the code that decides the item's claim and the engine's identity.
+
+        Computed once per module and session, at collection (``fingerprint_claims``), from the files
+        as they were imported: an edit made while the tests run does not change what the run says it
+        ran. None for a test outside a module (say a doctest item).
+        """
+        module = getattr(item, "module", None)
+        path = getattr(module, "__file__", None)
+        if module is None or path is None:
+            return None
+        key = (path, module.__name__)
+        if key not in self.code:
+            fp = code_fingerprint(Path(path), module.__name__, vars(module), self.engine)
+            self.code[key] = {
+                "fingerprint": fp.digest,
+                "engine": self.engine.identity,
+                "definitions": str(len(fp.covers)),
+            }
+        return self.code[key]
+
+    def fingerprint_claims(self, items: list[pytest.Item]) -> None:
+        """Fingerprint the code of every collected claim test's module whose protocol is declared."""
+        for item in items:
+            proto = claim_protocol_of(item)
+            if proto is not None and proto.declared:
+                self.claim_code(item)
+
     def close(self, plugins: pytest.PytestPluginManager) -> None:
         """Tear down what the core started, each once: SIGTERM's handler, the executor, the reaper and its folder."""
         if self.sigterm is not None:
@@ -86,6 +117,9 @@ class Core:
 
 
 CORE = pytest.StashKey[Core]()
+RECORD_KEY = pytest.StashKey[ClaimRecorder]()  # a test's own state, on its item: its recorder,
+UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()  # its units,
+COUNTS_KEY: pytest.StashKey[Counts] = pytest.StashKey()  # what the store counted before its call
 
 
 def core_of(config: pytest.Config) -> Core:

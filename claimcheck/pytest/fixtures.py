@@ -14,10 +14,10 @@ import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.budget import Budget
-from claimcheck.pytest.core import core_of
+from claimcheck.pytest.core import RECORD_KEY, UNITS_KEY, core_of
 from claimcheck.pytest.markers import claim_protocol_of, record_for, unit_seeds
 from claimcheck.pytest.options import Settings
-from claimcheck.pytest.plugin import RECORD_KEY, UNITS_KEY, start_core
+from claimcheck.pytest.plugin import start_core
 
 if TYPE_CHECKING:
     from claimcheck.decide.schedule import ClaimUnits

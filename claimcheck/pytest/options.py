@@ -33,9 +33,7 @@ if TYPE_CHECKING:
 
 DEFAULT_REPORT = "reports/claim-report.md"
 DATA_ENV = "CLAIMCHECK_DATA_DIR"
-# The largest base seed: claims add offsets (seed + i, seed + k * 1000) and hand the sums to torch
-# generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
-# to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
+# The largest base seed: 32 bits keep every seed a claim derives from it in the range of every common seeding API
 MAX_SEED = 2**32 - 1
 T = TypeVar("T")
 
@@ -114,6 +112,7 @@ MODEL_FIX = (
 )
 FRACTION = "a fraction from 0 to 1 (0.1: a tenth of the hits)"
 GATE_CAP = "a whole multiple >= 1 of each claim test's units (16 at ci, 2 at standard; 1: no reserve)"
+FAIL_MODES = "nothing (fail on worse and undecided) or worse"  # the gate's mode: "all", "worse" or "" (off)
 FAIL_MODE_WORDS = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
               "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
 
@@ -178,11 +177,7 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
-        """Read every claim option (the option, else its ini twin) and validate it; raise ConfigError naming it.
-
-        The suite's hooks supply its budgets and whether it checks its own subject (an ini
-        expectations file describes the suite's own subject, not a user's model).
-        """
+        """Read every claim option (the option, else its ini twin) and validate it; raise ConfigError naming it."""
         root = config.rootpath
         values = {o.ini: _value(config, o) for o in OPTIONS}
         for value, source in values.values():
@@ -209,7 +204,7 @@ class Settings:
             data_dir_source=data_src,
             model_dir=_existing(*values["claim_model_dir"], root, "model directory", MODEL_FIX),
             baseline=baseline,
-            baseline_fail=parse_fail_mode(*values["claim_baseline_fail"]),
+            baseline_fail=_choice(*values["claim_baseline_fail"], FAIL_MODE_WORDS, FAIL_MODES),
             baseline_update=bool(values["claim_baseline_update"][0]),
             baseline_margins=parse_margins(config.getini("claim_baseline_margins"), "ini claim_baseline_margins"),
             baseline_exact=bool(values["claim_baseline_exact"][0]),
@@ -259,11 +254,7 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
 
 
 def check_encodable(value: object, option: str) -> None:
-    """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (``os.fsdecode``'s surrogates).
-
-    Such a path can be opened, but not written into the report, its JSON or the cache's keys, which
-    are UTF-8: refused here, before anything runs, instead of failing at the session's end.
-    """
+    """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (a path's surrogates)."""
     texts = value if isinstance(value, list | tuple) else [value]
     for text in texts:
         if not isinstance(text, str):
@@ -290,10 +281,7 @@ def _cuda_count(device: str) -> int:
 def _expected(
     value: tuple[Any, str], budget: str, root: Path, user_model: bool
 ) -> tuple[Expected, str, PinnedAt | None]:
-    """Return the pins at ``budget``, their file and the block they were measured on.
-
-    An ini file describes the suite's own subject, not a user's.
-    """
+    """Return the pins at ``budget``, their file and the block they were measured on (an ini file: the suite's own)."""
     path = parse_path(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
         return {}, "", None
@@ -352,10 +340,7 @@ def _choice(text: Any, option: str, words: Mapping[str, T], expected: str = "") 
 
 
 def _existing(text: str | None, option: str, root: Path, what: str, fix: str) -> Path | None:
-    """Return the path ``option`` names (None: none), or raise ConfigError saying ``fix`` when it is not there.
-
-    A baseline is a file; a data or model directory a folder.
-    """
+    """Return the path ``option`` names (None: none), or raise ConfigError saying ``fix`` when it is not there."""
     path = parse_path(text, root)
     if path is not None and not (path.is_file() if what == "baseline" else path.is_dir()):
         raise ConfigError(f"{option}: {what} {path} does not exist; {fix}")
@@ -441,10 +426,9 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
 def bare_values_as_test_paths(args: list[str], invocation_dir: Path) -> bool:
     """Give a test path written after a bare ``--claim-report`` or ``--claim-baseline-fail`` back to the test paths.
 
-    Both may be left without a value, so argparse takes the next word as theirs: in ``pytest
-    --claim-report claims/`` that word is the test path the user meant. Each such option in ``args``
-    becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``, followed by the word
-    (edited in place); return whether any did. A value given with ``=`` is never reread.
+    Such an option in ``args`` becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``
+    (edited in place) when the next word is a test path or no gate mode; return whether any did. A value
+    given with ``=`` is never reread.
     """
     changed = False
     for i, (word, value) in enumerate(pairwise(args)):
@@ -534,15 +518,10 @@ def report_link(text: str | None, root: Path) -> Path | None:
     return path if path is not None and path.is_symlink() else None
 
 
-def parse_fail_mode(value: Any, option: str) -> str:
-    """Return the gate's mode, "all", "worse" or "" (off), from ``--claim-baseline-fail[=worse]`` or its ini twin."""
-    return _choice(value, option, FAIL_MODE_WORDS, "nothing (fail on worse and undecided) or worse")
-
-
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
     """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines, or raise ConfigError naming it.
 
-    The name is everything before the last ``=`` (a statistic's name may hold one); the margin a finite number >= 0.
+    The name is everything before the last ``=``; the margin a finite number >= 0.
     """
     out: list[tuple[str, float]] = []
     for line in lines or ():
@@ -576,7 +555,7 @@ def parse_executor(text: str, option: str) -> str:
 def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
     """Return the Ray cluster named by ``source`` (the option or its ini key), else by $RAY_ADDRESS, with its source.
 
-    ("", "") means neither names one: the session starts an embedded local Ray.
+    ("", "") when neither names one: an embedded local Ray.
     """
     if value and str(value).strip():
         return str(value).strip(), source
@@ -594,12 +573,7 @@ CACHE_DIR_FIX = (
 
 
 def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on") -> Path | None:
-    """Return the cache folder named by ``option`` (None: the user cache folder), checked unless ``mode`` is off.
-
-    The folder the session will use (the one named, or the user cache folder) must be a folder this
-    process can create and write in: ``check_cache_dir`` raises ConfigError naming ``option`` and
-    the fix otherwise, so a bad cache folder stops the session before any claim runs.
-    """
+    """Return the cache folder named by ``option`` (None: the user cache folder), checked unless ``mode`` is off."""
     path = parse_path(str(text).strip() if text else None, root)
     if mode != "off":
         source = option if path is not None else "the default cache folder (--claim-cache-dir is not set)"
@@ -610,8 +584,7 @@ def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on")
 def check_cache_dir(path: Path, source: str) -> None:
     """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails.
 
-    A read-only cache folder is refused, not read: the cache locks each entry (a ``.lock`` file beside
-    it) even to read it, so that concurrent sessions never read a half-computed result.
+    A read-only cache folder is refused: the cache locks each entry even to read it.
     """
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{source}: {path} is a file, not a folder; remove it or {CACHE_DIR_FIX}")
@@ -651,11 +624,7 @@ def parse_threads(text: str, option: str) -> int:
 
 
 def spread_device(device: str, worker_id: str | None, cuda_count: int) -> str:
-    """Return the device of one pytest-xdist worker: plain ``cuda`` spreads workers over the GPUs.
-
-    Worker ``gwK`` gets ``cuda:(K mod count)``; an explicit ``cuda:N``, ``cpu``, or the controller
-    (no worker id) keeps the device as given.
-    """
+    """Return the device of pytest-xdist worker ``gwK``: plain ``cuda`` becomes ``cuda:(K mod count)``."""
     if device != "cuda" or worker_id is None or cuda_count < 2:
         return device
     return f"cuda:{int(worker_id.removeprefix('gw')) % cuda_count}"

@@ -17,33 +17,23 @@ import sys
 from collections.abc import Generator
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from claimcheck.decide.record import ClaimRecorder
 from claimcheck.errors import ConfigError
-from claimcheck.pytest.core import CORE, Core, core_of
+from claimcheck.pytest.core import CORE, COUNTS_KEY, RECORD_KEY, Core, core_of
 from claimcheck.pytest.markers import (
     MARKER_HELP,
     NEEDS_HELP,
     check_needs,
     claim_meta,
     claim_protocol_of,
-    fingerprint_claims,
     unit_seeds,
 )
 from claimcheck.pytest.options import Settings, add_options, bare_values_as_test_paths
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
-if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
-    from claimcheck.decide.schedule import ClaimUnits
-    from claimcheck.store.cache import Counts
-
-RECORD_KEY = pytest.StashKey[ClaimRecorder]()  # a test's own state, on its item: its recorder,
-UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()  # its units,
-COUNTS_KEY: pytest.StashKey[Counts] = pytest.StashKey()  # what the store counted before its call
-GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
 
@@ -137,7 +127,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
         start_core(config)
     if core_of(config).started and not config.option.collectonly:
-        fingerprint_claims(items, core_of(config).engine)  # before any test runs: the code as imported
+        core_of(config).fingerprint_claims(items)  # before any test runs: the code as imported
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

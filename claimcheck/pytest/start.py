@@ -17,7 +17,6 @@ import pytest
 
 from claimcheck.errors import ConfigError
 from claimcheck.pytest.core import core_of
-from claimcheck.pytest.markers import claim_meta
 from claimcheck.pytest.options import shown_path, spread_device
 from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT, say_uncaptured
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
@@ -35,10 +34,11 @@ def start(config: pytest.Config) -> None:
     from claimcheck.gate.baseline import check_margins
     from claimcheck.provenance.fingerprint import NO_ENGINE
     from claimcheck.pytest.executor import executor_for
-    from claimcheck.pytest.markers import plan_sender, progress_reporter
+    from claimcheck.pytest.progress import PlanSender, ProgressReporter
     from claimcheck.pytest.reaper import Reaper
     from claimcheck.pytest.termination import sigterm_as_interrupt
     from claimcheck.report.figures import clear_figure_cache
+    from claimcheck.report.paths import Places
     from claimcheck.report.rundata import RunFileError, load
     from claimcheck.store.cache import ResultCache, default_cache_dir
 
@@ -88,17 +88,17 @@ def start(config: pytest.Config) -> None:
         clear_figure_cache(store.root / ctl.FIGURE_CACHE)
     core.set_up(store, engine, executor)
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
-        core.controller = ctl.WorkerClaims(claim_meta)
-        config.pluginmanager.register(plan_sender(config, settings), "claimcheck-plan")
+        core.controller = ctl.WorkerClaims()
+        config.pluginmanager.register(PlanSender(config, settings), "claimcheck-plan")
         if settings.timeout and worker.get(REAPER_DIR_INPUT):
             core.reaper = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
     else:
-        run = ctl.start_run(config, settings, executor)
-        places = ctl.places_of(config, settings)
-        controller = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+        places = Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
+        run = ctl.start_run(config, settings, executor, places)
+        controller = ctl.Controller(run, settings, baseline, ledger, places)
         if settings.timeout:  # where pytest-xdist workers' reapers leave a note before they kill one
             controller.reaper_dir = core.reaper_dir = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
         core.controller = controller
-        config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
+        config.pluginmanager.register(ProgressReporter(config, settings), "claimcheck-progress")
         core.sigterm = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
     config.pluginmanager.register(core.controller, "claimcheck-controller")
