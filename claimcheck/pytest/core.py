@@ -3,14 +3,18 @@
 ``plugin.pytest_configure`` puts a ``Core`` holding the settings in the config's stash;
 ``start.start`` fills the rest once; ``plugin.pytest_unconfigure`` tears it down. A test's own
 state (its recorder, units and the store's counts before its call) stays on the item's stash,
-under the keys below.
+under the keys below. On the controller the core makes SIGTERM (a cancelled CI job) end the
+session as Ctrl-C does: exit 2, with an incomplete report.
 """
 
 from __future__ import annotations
 
 import shutil
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -29,6 +33,14 @@ if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session 
     from claimcheck.store.cache import Counts, ResultCache
 
 
+class Terminated(KeyboardInterrupt):
+    """The session received SIGTERM (a cancelled CI job): pytest ends it as it ends a Ctrl-C, with a report."""
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise Terminated("SIGTERM")
+
+
 @dataclass
 class Core:
     """What the claim core holds for the session: its settings, then (``started``) what ``start`` set up."""
@@ -42,7 +54,7 @@ class Core:
     baseline: RunData | None = None  # the --claim-baseline run, in every process (its reserve)
     reaper: Reaper | None = None  # a pytest-xdist worker's outside --claim-timeout
     reaper_dir: Path | None = None  # the controller's folder for the reapers' notes
-    sigterm: tuple[bool, Any] | None = None  # whether SIGTERM was made an interrupt, and the old handler
+    sigterm: tuple[Any] | None = None  # (SIGTERM's old handler,) while the core makes SIGTERM an interrupt
     code: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # claim code per module, computed once
 
     @property
@@ -95,13 +107,18 @@ class Core:
             if proto is not None and proto.declared:
                 self.claim_code(item)
 
+    def catch_sigterm(self) -> None:
+        """Make SIGTERM raise ``Terminated`` in the main thread, unless it is ignored (``close`` gives it back)."""
+        previous = signal.getsignal(signal.SIGTERM)
+        if threading.current_thread() is threading.main_thread() and previous is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, _interrupt)
+            self.sigterm = (previous,)
+
     def close(self, plugins: pytest.PytestPluginManager) -> None:
         """Tear down what the core started, each once: SIGTERM's handler, the executor, the reaper and its folder."""
-        if self.sigterm is not None:
-            from claimcheck.pytest.termination import restore
-
-            restore(*self.sigterm)
-            self.sigterm = None
+        if self.sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.sigterm[0] if self.sigterm[0] is not None else signal.SIG_DFL)
+        self.sigterm = None
         if self._executor is not None:
             self._executor.close()
             self._executor = None

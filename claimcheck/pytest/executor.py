@@ -1,11 +1,9 @@
 """Run computations in this process or as tasks on a Ray cluster, with the same numbers either way.
 
-An ``Executor`` runs zero-argument callables and returns their results in order: the base one here,
-one after another; ``RayExecutor`` as Ray tasks, each set up as this process is and checked to run
-the same code (``run_task``), so a result computed on the cluster is the one a local run computes,
-bit for bit on one machine. A worker that dies is retried; a task's own exception is re-raised here
-as it was raised there; nothing is returned from a batch unless all of it finished (docs/cluster.md).
-Nothing here knows what a task computes; ray is imported only by ``RayExecutor``.
+An ``Executor`` runs zero-argument callables and returns their results in order: the base one here;
+``RayExecutor`` as Ray tasks, each set up as this process is and checked to run the same code
+(``run_task``). Nothing here knows what a task computes; ray is imported only by ``RayExecutor``
+(docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -94,15 +92,13 @@ class WorkerSetup:
     expected: Mapping[str, str]  # ``identity()`` in this process, with the library versions
 
 
-def _versions() -> dict[str, str]:
+def _identity(setup: WorkerSetup) -> dict[str, str]:
+    """Return the library versions and the code identity ``setup`` names, in this process."""
     import numpy as np
     import torch
 
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
-
-
-def _identity(setup: WorkerSetup) -> dict[str, str]:
-    return {**_versions(), **(setup.identity() if setup.identity is not None else {})}
+    versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
+    return {**versions, **(setup.identity() if setup.identity is not None else {})}
 
 
 def run_task(setup: WorkerSetup, task: Callable[[], T]) -> T:
@@ -140,12 +136,10 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
 class RayExecutor(Executor):
     """Run tasks on a Ray cluster: the one at ``address``, or an embedded local one sized to this machine.
 
-    ``threads`` is the torch thread count of this process (each task declares as many CPUs);
-    ``gpu`` makes each task declare one GPU. ``identity`` is called here and in every worker, and a
-    task refuses to run where the two differ. With an address and ``ship_code``, this package's
-    source goes to the cluster (Ray's ``py_modules``), so the workers run what this process runs.
-    ``max_retries`` is how often a task whose worker died is run again. ``source`` names the setting
-    that gave the address, for errors.
+    Each task declares ``threads`` CPUs (this process's torch threads), or one GPU with ``gpu``; it refuses
+    to run where ``identity`` differs from this process's. With an address and ``ship_code``, this package's
+    source and ``packages`` go to the cluster. A task whose worker died runs again up to ``max_retries``
+    times; ``source`` names the setting that gave the address, for errors.
     """
 
     def __init__(

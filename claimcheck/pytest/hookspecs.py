@@ -76,9 +76,9 @@ def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mappin
 
 @hookspec(firstresult=True)
 def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
-    """Return why this session cannot run the suite's claims at all (say a ``--claim-model`` the probe
-    refused), or None. The core then writes a report that says so, and ends the session as a usage
-    error (exit 4): a CI step that posts the report has one to post.
+    """Return why this session cannot run the suite's claims at all, or None.
+
+    The core then writes a report that says so, and ends the session as a usage error (exit 4).
     """
 
 
@@ -86,9 +86,7 @@ def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
 def pytest_claimcheck_engine(config: pytest.Config) -> Engine | None:
     """Return what the suite's code is (``provenance.fingerprint.Engine``): its packages, its engine, its identity.
 
-    A claim's code fingerprint follows the claim module into the core and the suite's packages,
-    and stops at the engine's modules (what trains and measures) and at the modules listed as
-    ``stop`` (say calibration cases). The engine's ``identity`` is recorded with each confirmation
-    and shown beside the verdict. Without an answer, only the core and the claim's folder are
-    followed, and no engine identity is shown.
+    A claim's code fingerprint follows the claim module into the core and the suite's packages, and
+    stops at the engine's modules and at those listed as ``stop``; the ``identity`` is shown beside the
+    verdict. Without an answer, only the core and the claim's folder are followed (docs/protocols.md).
     """

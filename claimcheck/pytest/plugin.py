@@ -1,19 +1,12 @@
 """The pytest plugin: claim options, the ``claim`` marker, and the hooks that carry results.
 
-Hooks only: the fixtures are ``claimcheck.pytest.fixtures`` (registered at configure), the work
-happens in the library modules (options in ``options``, the claim core's start in ``start``, the
-end of the session in ``session``). Measurements travel on the test reports (``user_properties``),
-so the controller writes the report under pytest-xdist too.
-
-Loading this module costs a session that collects no claim almost nothing: it imports the
-options and the marker readers, never torch, numpy or the controller. The claim core starts in
-``start_core`` when a claim is collected, a claim fixture is used, or an option needs it at once
-(``core_needed_at_configure``).
+Hooks only: the fixtures are in ``fixtures``, the core's start in ``start``, the end of the session
+in ``session``. A session that collects no claim imports the options and the marker readers, never
+torch, numpy or the controller (docs/usage.md, "What the plugin costs a session without claims").
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Generator
 from contextlib import nullcontext
 from dataclasses import replace
@@ -76,11 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def core_needed_at_configure(config: pytest.Config, settings: Settings) -> bool:
-    """Return whether the claim core must start before collection: it cannot wait for a claim to be collected.
+    """Return whether the claim core must start before collection: a baseline, ``--claim-cache=clear``, xdist.
 
-    A baseline is read and checked up front (a bad one is a usage error); ``--claim-cache=clear``
-    clears even a session that runs nothing; and a pytest-xdist controller collects nothing itself
-    but hands its workers the Ray cluster and the reapers' folder when they start.
+    A pytest-xdist controller collects nothing itself but hands its workers the Ray cluster and the reapers' folder.
     """
     if hasattr(config, "workerinput"):
         return False
@@ -134,16 +125,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "claim_seed" in metafunc.fixturenames:
         seeds = unit_seeds(core_of(metafunc.config).settings, claim_protocol_of(metafunc.definition))
         metafunc.parametrize("claim_seed", seeds, ids=[f"seed{x}" for x in seeds])
-
-
-def say_uncaptured(config: pytest.Config, line: str) -> None:
-    """Write ``line`` to standard error past pytest's capture (a wait for a lock is seen while it lasts)."""
-    from claimcheck.pytest.progress import uncaptured
-
-    if sys.__stderr__ is not None:
-        with uncaptured(config):
-            sys.__stderr__.write(line + "\n")
-            sys.__stderr__.flush()
 
 
 @pytest.hookimpl(wrapper=True)

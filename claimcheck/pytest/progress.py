@@ -70,16 +70,11 @@ class Estimate:
 class Progress:
     """Where a run stands: per claim, tests and units planned and done; the time left, estimated.
 
-    ``tests`` counts every planned test (of a claim or not). ``by_units`` says whether the plan
-    knows each test's units (made from collected items); without it the run is measured in tests.
-
-    The time left sums, over the tests not yet finished, units x seconds per unit, each test at
-    the best pace known for it: its own in an earlier cold run (``test_pace``, per node id), scaled
-    by how much slower or faster this run's finished tests were than their earlier paces (the
-    machine's load today); else its claim's pace in this run; else its claim's in an earlier cold
-    run (``pace``), scaled the same way; else the run's pace so far, and the claim is named
-    untimed. A test of a claim with a sequential schedule may add units: ``estimate`` also gives
-    the time left at every such test's cap.
+    ``tests`` counts every planned test (of a claim or not); without ``by_units`` (a plan that knows
+    each test's units) the run is measured in tests. Each test not yet finished is estimated at the
+    best pace known for it: its own in an earlier cold run (``test_pace``) scaled by this run's
+    ``load``; else its claim's in this run; else its claim's earlier (``pace``), scaled; else the
+    run's so far (its claim named untimed). ``estimate`` also gives the time left at the caps.
     """
 
     claims: dict[str, ClaimProgress] = field(default_factory=dict)
@@ -96,10 +91,9 @@ class Progress:
     measured: float = 0.0  # what those tests took in this run
 
     def plan(self, claim: str | None, units: int = 1, nodeid: str | None = None, cap: int | None = None) -> None:
-        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` units.
+        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` (up to ``cap``).
 
-        ``cap``: the units it runs if its claim's schedule runs to the cap (a sequential claim's
-        test plans its first look); ``nodeid`` names it (default: its position in the plan).
+        ``nodeid`` names it (default: its position in the plan).
         """
         self.tests += 1
         units = max(1, units)
@@ -115,8 +109,7 @@ class Progress:
     def adopt(self, plan: dict[str, tuple[str | None, int, int]]) -> bool:
         """Plan from a worker's ``plan`` (node id -> claim, units, cap) if nothing is planned by units yet.
 
-        Return whether it was adopted: only before any test has finished, so that nothing counted is
-        lost (the first report a pytest-xdist controller receives is a worker's first, which carries it).
+        Return whether it was adopted: only before any test has finished, so that nothing counted is lost.
         """
         if self.by_units or self.tests_done or not plan:
             return False
@@ -130,8 +123,7 @@ class Progress:
     ) -> ClaimProgress | None:
         """Count one finished test (of ``claim``, ``units`` units, ``seconds`` long); return its claim's progress.
 
-        ``cold`` says the test computed its results rather than reading them from a cache;
-        ``nodeid`` names the planned test (default: the first of its claim's not yet finished).
+        ``cold``: it computed its results; ``nodeid`` names it (default: its claim's first not yet finished).
         """
         self.tests_done += 1
         self.tests = max(self.tests, self.tests_done)
@@ -248,9 +240,7 @@ def clock_text(seconds: float) -> str:
 def recorded_units(payload: str) -> tuple[str | None, int, bool]:
     """Return (claim id, distinct units its checks and exclusions name, cold) from a claim test's payload.
 
-    The payload is the plugin's JSON, its record a JSON string in it; cold means the test read
-    nothing from the cache. One that cannot be read counts as a test of no known claim with no
-    units recorded, so its plan counts (progress never stops a run).
+    Cold: the test read nothing from the cache. One that cannot be read is (None, 0, False): its plan counts.
     """
     try:
         p = json.loads(payload)
@@ -268,6 +258,18 @@ def uncaptured(config: Any) -> Any:
     return capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
 
 
+def say_uncaptured(config: Any, line: str) -> None:
+    """Write ``line`` to standard error past pytest's capture (a wait for a lock is seen while it lasts)."""
+    with uncaptured(config):
+        _stderr_line(line)
+
+
+def _stderr_line(line: str) -> None:
+    if sys.__stderr__ is not None:
+        sys.__stderr__.write(line + "\n")
+        sys.__stderr__.flush()
+
+
 class _Hooks:
     """What the controller's reporter and a worker's plan sender share: the plan, the clock, ``looked``."""
 
@@ -276,8 +278,6 @@ class _Hooks:
         self.settings = settings
         self.started = self.last = time.monotonic()
         self.started_at: dict[str, float] = {}  # node id -> when it started (for a long test's own line)
-        self.progress = Progress(started=self.started)
-        self.planned: dict[str, int] = {}  # node id -> units, when planned from items
 
     def plan_of(self, items: list[Any]) -> dict[str, tuple[str | None, int, int]]:
         """Return the plan of ``items``: node id -> (claim, units of its first look, units up to its cap).
@@ -352,15 +352,7 @@ class PlanSender(_Hooks):
     plan = ""  # the plan as JSON, until it is sent
 
     def _writer(self) -> tuple[Callable[[str], None], bool]:
-        stream = sys.__stderr__
-        if stream is None:
-            return (lambda line: None), False
-
-        def write(line: str) -> None:
-            stream.write(line + "\n")
-            stream.flush()
-
-        return write, stream.isatty()
+        return _stderr_line, sys.__stderr__ is not None and sys.__stderr__.isatty()
 
     def pytest_collection_finish(self, session: Any) -> None:
         plan = self.plan_of(session.items)
@@ -388,9 +380,12 @@ class ProgressReporter(_Hooks):
     a later run estimates that test from them.
     """
 
+    def __init__(self, config: Any, settings: Settings) -> None:
+        super().__init__(config, settings)
+        self.progress = Progress(started=self.started)
+
     def pytest_collection_finish(self, session: Any) -> None:
         for nodeid, (claim, units, cap) in self.plan_of(session.items).items():
-            self.planned[nodeid] = units
             self.progress.plan(claim, units, nodeid, cap)
         cache = getattr(self.config, "cache", None)  # None under -p no:cacheprovider
         if cache is not None:
@@ -418,14 +413,13 @@ class ProgressReporter(_Hooks):
         """Count a test when its call finishes (or its setup fails or skips it)."""
         sent = next((str(v) for k, v in report.user_properties if k == PLAN_KEY), None)
         if sent is not None and not self.progress.by_units:
-            plan = read_plan(sent)
-            if self.progress.adopt(plan):
-                self.planned = {nodeid: units for nodeid, (_, units, _) in plan.items()}
+            self.progress.adopt(read_plan(sent))
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
         payload = next((str(v) for k, v in report.user_properties if k == PROPERTY_KEY), None)
         claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 0, False)
-        units = recorded or self.planned.get(report.nodeid, 1)  # what it ran: a sequential test may stop early or go on
+        plan = self.progress.planned.get(report.nodeid)
+        units = recorded or (plan.units if plan else 1)  # what it ran: a sequential test may stop early or go on
         c = self.progress.finish(claim, units, float(report.duration), cold, report.nodeid)
         now = time.monotonic()
         if now - self.progress.started < MIN_SECONDS or not self.progress.claims:  # no claim: not a claim run

@@ -21,7 +21,7 @@ from claimcheck.decide.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict
 from claimcheck.gate.accept import AcceptError, accept
 from claimcheck.gate.baseline import Comparison, compare, render_comparison
-from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
+from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, exit_status, held_to_pins, judge
 from claimcheck.gate.history import save_run
 from claimcheck.provenance.environment import fingerprint
 from claimcheck.provenance.expectations import PinnedAt, chaotic_notes, deviations, known_label, pins_of
@@ -59,8 +59,7 @@ FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache 
 def start_run(config: pytest.Config, settings: Settings, executor: Executor, places: Places) -> RunData:
     """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options.
 
-    Paths are written relative to the project, the home folder, ``$CLAIMCHECK_DATA_DIR`` or the
-    virtual environment (``claimcheck.report.paths``), not as this machine's absolute paths.
+    Paths are written by name (``places``), not as this machine's absolute paths.
     """
     run_id = uuid.uuid4().hex[:12]
     suite_lines = config.hook.pytest_claimcheck_environment(config=config)
@@ -92,8 +91,8 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor, pla
 def verified_ledger(settings: Settings) -> Ledger:
     """Return the session's ledger, every file's chain verified and its confirmations checked against git.
 
-    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it. The
-    checks run in full every session: nothing of an earlier verification is kept or trusted.
+    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it;
+    nothing of an earlier session's verification is kept or trusted.
     """
     if settings.ledger is None:
         return EMPTY
@@ -170,7 +169,6 @@ class Controller:
         self.not_saved = ""  # why the run could not be saved to the history
         self.comparison: Comparison | None = None  # the comparison with the baseline, decided once
         self.comparison_problems: list[str] = []  # why there is none, for the report
-        self.gate: Gate | None = None  # the baseline gate's outcome
         self.gate_lines: list[tuple[str, bool]] = []  # what the terminal says of the gate (text, red)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -297,8 +295,14 @@ class Controller:
         session.exitstatus = exit_status(  # the one place the session's status is set (docs/report.md)
             int(session.exitstatus), bool(failing) or inexact, gate_status, bool(self.not_written)
         )
-        if s.baseline_update and s.baseline is not None and not collect_only:
-            self._accept(text, s.baseline)
+        if s.baseline_update and s.baseline is not None and not collect_only:  # over the baseline, the old one kept
+            try:
+                kept = accept(text, s.baseline)
+            except (AcceptError, OSError) as e:
+                self.gate_lines.append((f"baseline NOT updated: {e}", True))
+            else:
+                old = f"; the old one is kept as {kept}" if kept else ""
+                self.gate_lines.append((f"baseline updated: this run's JSON is now {s.baseline}{old}", False))
         if s.autosave and not collect_only:
             try:
                 self.saved = save_run(text, session.config.rootpath, run.env)
@@ -318,25 +322,15 @@ class Controller:
             self.comparison_problems = [f"the comparison with {s.baseline} failed: {type(e).__name__}: {e}"]
             self.gate_lines = [(f"claim baseline: UNDECIDED — the comparison failed: {type(e).__name__}: {e}", True)]
             return EXIT_UNDECIDED if mode else 0
-        self.gate = judge(self.comparison, pinned)
-        run.gate = self.gate.to_dict(self.comparison, mode)
-        code = self.gate.exit_code(mode)
-        self.gate_lines = [(self.gate.line(), bool(code) or self.gate.status.value != "PASS")]
-        self.gate_lines += [(f"    {d}", d.startswith(("worse", "missing"))) for d in self.gate.details()]
-        self.gate_lines.append((f"    {self.gate.consequence(mode)}", bool(code)))
-        if self.gate.status.value != "PASS":
+        gate = judge(self.comparison, pinned)
+        run.gate = gate.to_dict(self.comparison, mode)
+        code = gate.exit_code(mode)
+        self.gate_lines = [(gate.line(), bool(code) or gate.status.value != "PASS")]
+        self.gate_lines += [(f"    {d}", d.startswith(("worse", "missing"))) for d in gate.details()]
+        self.gate_lines.append((f"    {gate.consequence(mode)}", bool(code)))
+        if gate.status.value != "PASS":
             self.gate_lines.append((f"    {ACCEPT_HINT}", False))
         return code
-
-    def _accept(self, text: str, baseline: Path) -> None:
-        """Write this run (its JSON ``text``) over the baseline (``--claim-baseline-update``), keeping the old one."""
-        try:
-            kept = accept(text, baseline)
-        except (AcceptError, OSError) as e:
-            self.gate_lines.append((f"baseline NOT updated: {e}", True))
-            return
-        old = f"; the old one is kept as {kept}" if kept else ""
-        self.gate_lines.append((f"baseline updated: this run's JSON is now {baseline}{old}", False))
 
     def _states(self, run: RunData) -> None:
         """Put each claim's ledger state in the run: confirmed, registered (not confirmed) or changed."""
@@ -413,8 +407,7 @@ class Controller:
     def _to_junitxml(self, config: pytest.Config) -> None:
         """Add each claim's verdict to the junit XML as testsuite properties (CI dashboards read those).
 
-        The XML writer is found among the registered plugins by what it does (``add_global_property``,
-        the method behind pytest's public ``record_testsuite_property``), not through pytest's private module.
+        The XML writer is the registered plugin with ``add_global_property`` (not pytest's private module).
         """
         writers = [p for p in config.pluginmanager.get_plugins() if callable(getattr(p, "add_global_property", None))]
         for xml in writers:
@@ -497,10 +490,7 @@ class Controller:
 
 
 def carry_results(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None], meta: Any) -> None:
-    """Put what a claim test measured on its report (``user_properties``), where the controller reads it.
-
-    The same under pytest-xdist: the report travels to the controller, the item does not.
-    """
+    """Put what a claim test measured on its report (``user_properties``): under xdist it reaches the controller."""
     if report.skipped:
         outcome: str | None = "skipped"
     elif report.passed:

@@ -18,15 +18,15 @@ import pytest
 from claimcheck.errors import ConfigError
 from claimcheck.pytest.core import core_of
 from claimcheck.pytest.options import shown_path, spread_device
-from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT, say_uncaptured
+from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 
 def start(config: pytest.Config) -> None:
     """Start the claim core in this process; raise pytest.UsageError naming the option or file that cannot be set up.
 
-    A pytest-xdist worker gets what it needs (store, executor, the plan it sends its controller); the
-    controller the run, its ``Controller`` and reporters.
+    A pytest-xdist worker gets its store, executor and plan sender; the controller the run, its ``Controller``
+    and reporters.
     """
     import torch
 
@@ -34,9 +34,8 @@ def start(config: pytest.Config) -> None:
     from claimcheck.gate.baseline import check_margins
     from claimcheck.provenance.fingerprint import NO_ENGINE
     from claimcheck.pytest.executor import executor_for
-    from claimcheck.pytest.progress import PlanSender, ProgressReporter
+    from claimcheck.pytest.progress import PlanSender, ProgressReporter, say_uncaptured
     from claimcheck.pytest.reaper import Reaper
-    from claimcheck.pytest.termination import sigterm_as_interrupt
     from claimcheck.report.figures import clear_figure_cache
     from claimcheck.report.paths import Places
     from claimcheck.report.rundata import RunFileError, load
@@ -69,9 +68,8 @@ def start(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
     core.settings, core.baseline = settings, baseline
     engine = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
-    # What is alive now (torch, numpy, scipy, the core: about 240,000 objects) lives as long as the
-    # process; frozen, no later collection walks it again (pytest's collection at exit took 0.4 s).
-    # Collected first, so no garbage is frozen with it (a process that runs pytest in-process again).
+    # What is alive now (torch, numpy, the core) lives as long as the process: frozen, after a collection, so
+    # that no later collection walks it again (pytest's at exit took 0.4 s) and no garbage is frozen with it.
     gc.collect()
     gc.freeze()
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
@@ -100,5 +98,5 @@ def start(config: pytest.Config) -> None:
             controller.reaper_dir = core.reaper_dir = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
         core.controller = controller
         config.pluginmanager.register(ProgressReporter(config, settings), "claimcheck-progress")
-        core.sigterm = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
+        core.catch_sigterm()  # a cancelled CI job ends like Ctrl-C: a report
     config.pluginmanager.register(core.controller, "claimcheck-controller")
