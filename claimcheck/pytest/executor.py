@@ -39,14 +39,9 @@ def ray_missing() -> str | None:
 
 def split(positions: Sequence[int], parts: int) -> list[list[int]]:
     """Return ``positions`` cut into at most ``parts`` consecutive runs of near-equal length (none empty)."""
-    parts = max(1, min(parts, len(positions)))
-    size, extra = divmod(len(positions), parts)
-    out, start = [], 0
-    for k in range(parts):
-        stop = start + size + (k < extra)
-        out.append(list(positions[start:stop]))
-        start = stop
-    return [c for c in out if c]
+    import numpy as np
+
+    return [c.tolist() for c in np.array_split(np.asarray(positions, dtype=np.int64), max(1, parts)) if c.size]
 
 
 class Executor:

@@ -1,8 +1,5 @@
 """The fixtures a claim test uses: ``claim_record``, ``claim_units``, ``claim_seeds``, the session's settings,
-budget, store, executor and cache.
-
-The plugin registers this module when pytest configures; each fixture reads what the plugin put
-in the config's stash, starting the claim core first where it needs it.
+budget, store, executor and cache (registered by the plugin at configure; each starts the core where it needs it).
 """
 
 from __future__ import annotations

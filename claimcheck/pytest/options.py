@@ -191,7 +191,7 @@ class Settings:
         ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
         cache = _choice(*values["claim_cache"], {m: m for m in CACHE_MODES})
         ledger_text, ledger_source = values["claim_ledger"]
-        report = parse_report(*values["claim_report"], root)
+        report, link = parse_report(*values["claim_report"], root)
         baseline_fix = "give the .json written next to an earlier claim report"
         baseline = _existing(*values["claim_baseline"], root, "baseline", baseline_fix)
         check_report_spares_baseline(report, baseline)
@@ -199,7 +199,7 @@ class Settings:
             report=report,
             seed=parse_seed(*values["claim_seed"]),
             budget=budget,
-            device=parse_device(*values["claim_device"], _cuda_count(values["claim_device"][0])),
+            device=parse_device(*values["claim_device"]),
             data_dir=data_dir,
             data_dir_source=data_src,
             model_dir=_existing(*values["claim_model_dir"], root, "model directory", MODEL_FIX),
@@ -229,7 +229,7 @@ class Settings:
             expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
             timeout=parse_timeout(*values["claim_timeout"]),
             gate_cap=_number(*values["claim_gate_cap"], GATE_CAP, lambda v: v >= 1, _whole),
-            report_link=report_link(values["claim_report"][0], root),
+            report_link=link,
         )
 
     @property
@@ -267,15 +267,6 @@ def check_encodable(value: object, option: str) -> None:
                 f"{option}: {shown!r} holds bytes that are not UTF-8, and the report, its JSON and the cache "
                 "record their paths in UTF-8; give a path whose name is UTF-8"
             ) from None
-
-
-def _cuda_count(device: str) -> int:
-    """Return the visible GPUs, or 0 without asking torch when the device is ``cpu`` (no torch in such a session)."""
-    if str(device).strip().lower() == "cpu":
-        return 0
-    import torch
-
-    return int(torch.cuda.device_count())
 
 
 def _expected(
@@ -363,13 +354,16 @@ def parse_seed(text: str, option: str) -> int:
     return value
 
 
-def parse_device(text: str, option: str, cuda_count: int) -> str:
-    """Resolve ``auto|cpu|cuda|cuda:N`` against the visible GPUs or raise ConfigError."""
+def parse_device(text: str, option: str) -> str:
+    """Resolve ``auto|cpu|cuda|cuda:N`` against the visible GPUs (``cpu`` asks no torch) or raise ConfigError."""
     name = str(text).strip().lower()
-    if name == "auto":
-        return "cuda" if cuda_count else "cpu"
     if name == "cpu":
         return name
+    import torch
+
+    cuda_count = int(torch.cuda.device_count())
+    if name == "auto":
+        return "cuda" if cuda_count else "cpu"
     m = re.fullmatch(r"cuda(?::(\d+))?", name)
     if not m:
         raise ConfigError(f"{option}: expected auto, cpu, cuda or cuda:N, got {text!r}")
@@ -382,12 +376,16 @@ def parse_device(text: str, option: str, cuda_count: int) -> str:
     return name
 
 
-def parse_report(text: str | None, option: str, root: Path) -> Path | None:
-    """Return the report path (relative to ``root``) or raise if it cannot be written."""
+def parse_report(text: str | None, option: str, root: Path) -> tuple[Path | None, Path | None]:
+    """Return the report path (relative to ``root``) and the symbolic link it was given as (else None).
+
+    Raise ConfigError naming ``option`` if it cannot be written.
+    """
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
-        return None
-    if path.is_symlink():  # followed: the set is written beside the link's target (report_link says so)
+        return None, None
+    link = path if path.is_symlink() else None
+    if link is not None:  # followed: the set is written beside the link's target
         try:
             path = path.resolve(strict=True)
         except (OSError, RuntimeError) as e:  # a loop (ELOOP), a link too deep
@@ -420,7 +418,7 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
         raise ConfigError(f"{option}: {parent} is a file, so {path} cannot be created; choose another report path")
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"{option}: cannot write under {parent}; choose a writable path for the report")
-    return path
+    return path, link
 
 
 def bare_values_as_test_paths(args: list[str], invocation_dir: Path) -> bool:
@@ -510,12 +508,6 @@ def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> 
             f"write over the baseline it compares with; copy the baseline elsewhere first (cp {baseline} "
             f"baseline.json, then --claim-baseline baseline.json) or choose another --claim-report path"
         )
-
-
-def report_link(text: str | None, root: Path) -> Path | None:
-    """Return the report path as given when it is a symbolic link (``parse_report`` follows it), else None."""
-    path = parse_path(str(text).strip() if text is not None else None, root)
-    return path if path is not None and path.is_symlink() else None
 
 
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:

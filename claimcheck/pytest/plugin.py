@@ -64,19 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from claimcheck.pytest import fixtures
 
     config.pluginmanager.register(fixtures, "claimcheck-fixtures")
-    if core_needed_at_configure(config, settings):
-        start_core(config)
-
-
-def core_needed_at_configure(config: pytest.Config, settings: Settings) -> bool:
-    """Return whether the claim core must start before collection: a baseline, ``--claim-cache=clear``, xdist.
-
-    A pytest-xdist controller collects nothing itself but hands its workers the Ray cluster and the reapers' folder.
-    """
-    if hasattr(config, "workerinput"):
-        return False
+    # The core starts before collection where it cannot wait for a claim: a baseline, --claim-cache=clear, and a
+    # pytest-xdist controller, which collects nothing but hands its workers the Ray cluster and the reapers' folder.
     xdist = str(getattr(config.option, "dist", "no") or "no") != "no" and not config.option.collectonly
-    return bool(settings.baseline) or settings.cache == "clear" or xdist
+    if not hasattr(config, "workerinput") and (bool(settings.baseline) or settings.cache == "clear" or xdist):
+        start_core(config)
 
 
 def start_core(config: pytest.Config) -> None:

@@ -360,10 +360,7 @@ class Controller:
                     self.changed.append(r.claim_id)
 
     def _expectations_note(self, same_block: bool, other_kernels: str = "") -> str:
-        """Return the sentence that says which expectations this run was held to, and why.
-
-        ``other_kernels``: this run's numerics where they are not the pins' (empty: the same).
-        """
+        """Return which expectations this run was held to, and why (``other_kernels``: numerics not the pins')."""
         s = self.settings
         if s.expectations_off:
             return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
