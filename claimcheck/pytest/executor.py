@@ -259,33 +259,3 @@ class RayExecutor(Executor):
         if self._owner and self._ray.is_initialized():
             self._ray.shutdown()
         self._owner = False
-
-
-def executor_for(
-    kind: str,
-    address: str,
-    address_source: str,
-    *,
-    gpu: bool,
-    remote: tuple[Callable[[], Mapping[str, str]] | None, list[Path]] | None,
-    controller_address: str = "",
-) -> Executor:
-    """Return where a session computes what its cache lacks: ``LOCAL``, or a Ray cluster.
-
-    ``remote`` is what the suite says a worker needs (the code identity it must match and the
-    packages to ship); an xdist worker joins its controller's cluster (``controller_address``).
-    """
-    if kind == "local":
-        return LOCAL
-    import torch
-
-    identity, packages = remote or (None, [])
-    return RayExecutor(
-        controller_address or address,
-        threads=torch.get_num_threads(),
-        gpu=gpu,
-        identity=identity,
-        ship_code=bool(address),  # a named cluster gets this checkout; the embedded one has it
-        source=address_source or "the controller's cluster",
-        packages=packages,
-    )

@@ -33,7 +33,7 @@ def start(config: pytest.Config) -> None:
     import claimcheck.pytest.session as ctl
     from claimcheck.gate.baseline import check_margins
     from claimcheck.provenance.fingerprint import NO_ENGINE
-    from claimcheck.pytest.executor import executor_for
+    from claimcheck.pytest.executor import LOCAL, RayExecutor
     from claimcheck.pytest.progress import PlanSender, ProgressReporter, say_uncaptured
     from claimcheck.pytest.reaper import Reaper
     from claimcheck.report.figures import clear_figure_cache
@@ -56,14 +56,18 @@ def start(config: pytest.Config) -> None:
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
         torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
-        executor = executor_for(
-            settings.executor,
-            settings.ray_address,
-            settings.ray_address_source,
-            gpu=settings.device.startswith("cuda"),
-            remote=config.hook.pytest_claimcheck_remote(config=config),
-            controller_address=worker.get(RAY_ADDRESS_INPUT, ""),
-        )
+        identity, packages = config.hook.pytest_claimcheck_remote(config=config) or (None, [])
+        executor = LOCAL
+        if settings.executor != "local":  # a pytest-xdist worker joins its controller's cluster
+            executor = RayExecutor(
+                worker.get(RAY_ADDRESS_INPUT, "") or settings.ray_address,
+                threads=torch.get_num_threads(),
+                gpu=settings.device.startswith("cuda"),
+                identity=identity,  # what a worker's code must match
+                ship_code=bool(settings.ray_address),  # a named cluster gets this checkout; the embedded one has it
+                source=settings.ray_address_source or "the controller's cluster",
+                packages=packages,
+            )
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     core.settings, core.baseline = settings, baseline
