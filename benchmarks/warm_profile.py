@@ -30,7 +30,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "ledger and git checks": ("claimcheck/pytest/session.py", "verified_ledger"),
     "environment fingerprint": ("claimcheck/provenance/environment.py", "fingerprint"),
     "collection": ("_pytest/main.py", "perform_collect"),
-    "claim code fingerprints": ("claimcheck/pytest/markers.py", "fingerprint_claims"),
+    "claim code fingerprints": ("claimcheck/pytest/core.py", "fingerprint_claims"),
     "tests (setup, call, teardown)": ("_pytest/runner.py", "runtestprotocol"),
     "cache reads (entries)": ("claimcheck/store/cache.py", "_read"),
     "session finish (decide, write, save)": ("claimcheck/pytest/session.py", "pytest_sessionfinish"),

@@ -1,7 +1,6 @@
 """Collect a suite's declared claims with pytest, running nothing: each claim's protocol and code fingerprint.
 
-``claimcheck ledger register`` reads the claims this way, so a fingerprint is the one a session
-computes, with the suite's own hooks (its engine), and the CLI itself never imports pytest.
+``claimcheck ledger register`` reads the claims this way: a fingerprint is the one a session computes.
 """
 
 from __future__ import annotations

@@ -1,29 +1,44 @@
 """The claim core of one pytest process, held in one object under one StashKey (``CORE``).
 
 ``plugin.pytest_configure`` puts a ``Core`` holding the settings in the config's stash;
-``start.start`` fills the rest once, when the core starts; ``plugin.pytest_unconfigure`` tears it
-down. A test's own state (its recorder, units and the store's counts before its call) stays on the
-item's stash: it belongs to the test, not to the session.
+``start.start`` fills the rest once; ``plugin.pytest_unconfigure`` tears it down. A test's own
+state (its recorder, units and the store's counts before its call) stays on the item's stash,
+under the keys below. On the controller the core makes SIGTERM (a cancelled CI job) end the
+session as Ctrl-C does: exit 2, with an incomplete report.
 """
 
 from __future__ import annotations
 
 import shutil
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from claimcheck.decide.record import ClaimRecorder
+from claimcheck.provenance.fingerprint import Engine, code_fingerprint
+from claimcheck.pytest.markers import claim_protocol_of
 from claimcheck.pytest.options import Settings
 
-if TYPE_CHECKING:
-    from claimcheck.provenance.fingerprint import Engine
+if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
+    from claimcheck.decide.schedule import ClaimUnits
     from claimcheck.pytest.executor import Executor
     from claimcheck.pytest.reaper import Reaper
     from claimcheck.pytest.session import Controller, WorkerClaims
     from claimcheck.report.rundata import RunData
-    from claimcheck.store.cache import ResultCache
+    from claimcheck.store.cache import Counts, ResultCache
+
+
+class Terminated(KeyboardInterrupt):
+    """The session received SIGTERM (a cancelled CI job): pytest ends it as it ends a Ctrl-C, with a report."""
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise Terminated("SIGTERM")
 
 
 @dataclass
@@ -39,7 +54,7 @@ class Core:
     baseline: RunData | None = None  # the --claim-baseline run, in every process (its reserve)
     reaper: Reaper | None = None  # a pytest-xdist worker's outside --claim-timeout
     reaper_dir: Path | None = None  # the controller's folder for the reapers' notes
-    sigterm: tuple[bool, Any] | None = None  # whether SIGTERM was made an interrupt, and the old handler
+    sigterm: tuple[Any] | None = None  # (SIGTERM's old handler,) while the core makes SIGTERM an interrupt
     code: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # claim code per module, computed once
 
     @property
@@ -64,13 +79,46 @@ class Core:
         """Hold what every process's core needs (``start``)."""
         self._store, self._engine, self._executor = store, engine, executor
 
+    def claim_code(self, item: pytest.Item) -> dict[str, str] | None:
+        """Return the fingerprint of the code that decides the item's claim and the engine's identity.
+
+        Computed once per module and session, at collection (``fingerprint_claims``), from the files
+        as they were imported: an edit made while the tests run does not change what the run says it
+        ran. None for a test outside a module (say a doctest item).
+        """
+        module = getattr(item, "module", None)
+        path = getattr(module, "__file__", None)
+        if module is None or path is None:
+            return None
+        key = (path, module.__name__)
+        if key not in self.code:
+            fp = code_fingerprint(Path(path), module.__name__, vars(module), self.engine)
+            self.code[key] = {
+                "fingerprint": fp.digest,
+                "engine": self.engine.identity,
+                "definitions": str(len(fp.covers)),
+            }
+        return self.code[key]
+
+    def fingerprint_claims(self, items: list[pytest.Item]) -> None:
+        """Fingerprint the code of every collected claim test's module whose protocol is declared."""
+        for item in items:
+            proto = claim_protocol_of(item)
+            if proto is not None and proto.declared:
+                self.claim_code(item)
+
+    def catch_sigterm(self) -> None:
+        """Make SIGTERM raise ``Terminated`` in the main thread, unless it is ignored (``close`` gives it back)."""
+        previous = signal.getsignal(signal.SIGTERM)
+        if threading.current_thread() is threading.main_thread() and previous is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, _interrupt)
+            self.sigterm = (previous,)
+
     def close(self, plugins: pytest.PytestPluginManager) -> None:
         """Tear down what the core started, each once: SIGTERM's handler, the executor, the reaper and its folder."""
-        if self.sigterm is not None:
-            from claimcheck.pytest.termination import restore
-
-            restore(*self.sigterm)
-            self.sigterm = None
+        if self.sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.sigterm[0] if self.sigterm[0] is not None else signal.SIG_DFL)
+        self.sigterm = None
         if self._executor is not None:
             self._executor.close()
             self._executor = None
@@ -86,6 +134,9 @@ class Core:
 
 
 CORE = pytest.StashKey[Core]()
+RECORD_KEY = pytest.StashKey[ClaimRecorder]()  # a test's own state, on its item: its recorder,
+UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()  # its units,
+COUNTS_KEY: pytest.StashKey[Counts] = pytest.StashKey()  # what the store counted before its call
 
 
 def core_of(config: pytest.Config) -> Core:

@@ -1,16 +1,9 @@
 """Stop a claim test or a training run that runs past its wall-clock limit (``--claim-timeout``).
 
-``deadline(seconds, what)`` raises ``UnitTimeout`` naming ``what`` and the limit inside the block
-when it runs past ``seconds``: by ``SIGALRM`` in the main thread (the way pytest-timeout's signal
-method works; a nested deadline never outlives the one around it), and, where signals cannot be
-used (another thread), when the block ends. 0 means no limit.
-
-Code under test may take the interval timer or SIGALRM for itself (``setitimer(ITIMER_REAL, 0)``,
-``signal(SIGALRM, SIG_IGN)``). Behind the signal, a watchdog thread raises ``UnitTimeout`` in the
-main thread at the limit (``PyThreadState_SetAsyncExc``: at its next bytecode), and a block that
-ends past its limit raises when it ends, whatever happened to the timer. What no in-process limit
-can stop is one C call that runs long (a huge matmul, a blocking read with SIGALRM ignored): the
-exception waits until the call returns.
+By ``SIGALRM`` in the main thread (a nested deadline never outlives the one around it), behind it
+a watchdog thread that raises in the main thread at its next bytecode (code under test may take the
+timer or the signal), and, whatever happened to the timer, when the block ends past its limit.
+What it cannot stop: docs/usage.md, "What --claim-timeout can stop".
 """
 
 from __future__ import annotations
@@ -34,7 +27,8 @@ class UnitTimeout(Exception):
 def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
     """Raise UnitTimeout naming ``what`` if the block runs longer than ``seconds`` x ``times`` (0: no limit).
 
-    ``times`` scales the limit for a block that does several units' work (a batch of training runs).
+    ``times`` scales the limit for a block that does several units' work; outside the main thread
+    the limit is checked when the block ends.
     """
     if not seconds:
         yield
@@ -73,8 +67,7 @@ def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
 def _settle(watchdog: _Watchdog, previous: Any, outer_end: float) -> bool:
     """Stop the watchdog, give the timer and SIGALRM back; return whether a UnitTimeout arrived meanwhile.
 
-    A watchdog that fired just as the block ended may deliver its exception inside this clean-up;
-    the clean-up is then done again (every step can be), so it is never left half done.
+    One that arrives inside this clean-up restarts it (every step can be done again): never left half done.
     """
     late = False
     while True:

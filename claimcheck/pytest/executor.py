@@ -1,11 +1,9 @@
 """Run computations in this process or as tasks on a Ray cluster, with the same numbers either way.
 
-An ``Executor`` runs zero-argument callables and returns their results in order: the base one here,
-one after another; ``RayExecutor`` as Ray tasks, each set up as this process is and checked to run
-the same code (``run_task``), so a result computed on the cluster is the one a local run computes,
-bit for bit on one machine. A worker that dies is retried; a task's own exception is re-raised here
-as it was raised there; nothing is returned from a batch unless all of it finished (docs/cluster.md).
-Nothing here knows what a task computes; ray is imported only by ``RayExecutor``.
+An ``Executor`` runs zero-argument callables and returns their results in order: the base one here;
+``RayExecutor`` as Ray tasks, each set up as this process is and checked to run the same code
+(``run_task``). Nothing here knows what a task computes; ray is imported only by ``RayExecutor``
+(docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -41,14 +39,9 @@ def ray_missing() -> str | None:
 
 def split(positions: Sequence[int], parts: int) -> list[list[int]]:
     """Return ``positions`` cut into at most ``parts`` consecutive runs of near-equal length (none empty)."""
-    parts = max(1, min(parts, len(positions)))
-    size, extra = divmod(len(positions), parts)
-    out, start = [], 0
-    for k in range(parts):
-        stop = start + size + (k < extra)
-        out.append(list(positions[start:stop]))
-        start = stop
-    return [c for c in out if c]
+    import numpy as np
+
+    return [c.tolist() for c in np.array_split(np.asarray(positions, dtype=np.int64), max(1, parts)) if c.size]
 
 
 class Executor:
@@ -94,15 +87,13 @@ class WorkerSetup:
     expected: Mapping[str, str]  # ``identity()`` in this process, with the library versions
 
 
-def _versions() -> dict[str, str]:
+def _identity(setup: WorkerSetup) -> dict[str, str]:
+    """Return the library versions and the code identity ``setup`` names, in this process."""
     import numpy as np
     import torch
 
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
-
-
-def _identity(setup: WorkerSetup) -> dict[str, str]:
-    return {**_versions(), **(setup.identity() if setup.identity is not None else {})}
+    versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
+    return {**versions, **(setup.identity() if setup.identity is not None else {})}
 
 
 def run_task(setup: WorkerSetup, task: Callable[[], T]) -> T:
@@ -140,12 +131,10 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
 class RayExecutor(Executor):
     """Run tasks on a Ray cluster: the one at ``address``, or an embedded local one sized to this machine.
 
-    ``threads`` is the torch thread count of this process (each task declares as many CPUs);
-    ``gpu`` makes each task declare one GPU. ``identity`` is called here and in every worker, and a
-    task refuses to run where the two differ. With an address and ``ship_code``, this package's
-    source goes to the cluster (Ray's ``py_modules``), so the workers run what this process runs.
-    ``max_retries`` is how often a task whose worker died is run again. ``source`` names the setting
-    that gave the address, for errors.
+    Each task declares ``threads`` CPUs (this process's torch threads), or one GPU with ``gpu``; it refuses
+    to run where ``identity`` differs from this process's. With an address and ``ship_code``, this package's
+    source and ``packages`` go to the cluster. A task whose worker died runs again up to ``max_retries``
+    times; ``source`` names the setting that gave the address, for errors.
     """
 
     def __init__(
@@ -270,33 +259,3 @@ class RayExecutor(Executor):
         if self._owner and self._ray.is_initialized():
             self._ray.shutdown()
         self._owner = False
-
-
-def executor_for(
-    kind: str,
-    address: str,
-    address_source: str,
-    *,
-    gpu: bool,
-    remote: tuple[Callable[[], Mapping[str, str]] | None, list[Path]] | None,
-    controller_address: str = "",
-) -> Executor:
-    """Return where a session computes what its cache lacks: ``LOCAL``, or a Ray cluster.
-
-    ``remote`` is what the suite says a worker needs (the code identity it must match and the
-    packages to ship); an xdist worker joins its controller's cluster (``controller_address``).
-    """
-    if kind == "local":
-        return LOCAL
-    import torch
-
-    identity, packages = remote or (None, [])
-    return RayExecutor(
-        controller_address or address,
-        threads=torch.get_num_threads(),
-        gpu=gpu,
-        identity=identity,
-        ship_code=bool(address),  # a named cluster gets this checkout; the embedded one has it
-        source=address_source or "the controller's cluster",
-        packages=packages,
-    )

@@ -1,8 +1,5 @@
 """The fixtures a claim test uses: ``claim_record``, ``claim_units``, ``claim_seeds``, the session's settings,
-budget, store, executor and cache.
-
-The plugin registers this module when pytest configures; each fixture reads what the plugin put
-in the config's stash, starting the claim core first where it needs it.
+budget, store, executor and cache (registered by the plugin at configure; each starts the core where it needs it).
 """
 
 from __future__ import annotations
@@ -14,10 +11,10 @@ import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.budget import Budget
-from claimcheck.pytest.core import core_of
+from claimcheck.pytest.core import RECORD_KEY, UNITS_KEY, core_of
 from claimcheck.pytest.markers import claim_protocol_of, record_for, unit_seeds
 from claimcheck.pytest.options import Settings
-from claimcheck.pytest.plugin import RECORD_KEY, UNITS_KEY, start_core
+from claimcheck.pytest.plugin import start_core
 
 if TYPE_CHECKING:
     from claimcheck.decide.schedule import ClaimUnits

@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pluggy
 import pytest
 
 if TYPE_CHECKING:
@@ -18,10 +17,8 @@ if TYPE_CHECKING:
     from claimcheck.protocol.budget import Budget
     from claimcheck.provenance.fingerprint import Engine
 
-hookspec = pluggy.HookspecMarker("pytest")
 
-
-@hookspec(firstresult=True)
+@pytest.hookspec(firstresult=True)
 def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget] | None:
     """Return the suite's named budgets (run sizes); the first implementation that answers wins.
 
@@ -29,17 +26,17 @@ def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget] | None:
     """
 
 
-@hookspec
+@pytest.hookspec
 def pytest_claimcheck_environment(config: pytest.Config) -> dict[str, str] | None:
     """Return lines for the report's environment table (e.g. the model under test, its dtype)."""
 
 
-@hookspec
+@pytest.hookspec
 def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str] | None:
     """Return every capability name a ``claim_needs`` marker of this suite may use (checked at collection)."""
 
 
-@hookspec(firstresult=True)
+@pytest.hookspec(firstresult=True)
 def pytest_claimcheck_own_subject(config: pytest.Config) -> bool | None:
     """Return False when the session checks a user's subject (say ``--claim-model``), not the suite's own.
 
@@ -47,17 +44,17 @@ def pytest_claimcheck_own_subject(config: pytest.Config) -> bool | None:
     """
 
 
-@hookspec
+@pytest.hookspec
 def pytest_claimcheck_rerun_options(config: pytest.Config) -> list[str] | None:
     """Return options that a rerun command must repeat beyond the core's (seed, budget, device, data)."""
 
 
-@hookspec(firstresult=True)
+@pytest.hookspec(firstresult=True)
 def pytest_claimcheck_data_files(config: pytest.Config, data_dir: Path) -> list[dict[str, str]] | None:
     """Return the data files under ``data_dir`` the report lists: dicts with file, size, sha256 and status."""
 
 
-@hookspec
+@pytest.hookspec
 def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:
     """Finish a claim test's record after the test ran, before it travels to the controller.
 
@@ -65,7 +62,7 @@ def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> N
     """
 
 
-@hookspec(firstresult=True)
+@pytest.hookspec(firstresult=True)
 def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mapping[str, str]], list[Path]] | None:
     """Return what a remote executor needs: the identity a worker's code must match, and the packages to ship.
 
@@ -74,21 +71,19 @@ def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mappin
     """
 
 
-@hookspec(firstresult=True)
+@pytest.hookspec(firstresult=True)
 def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
-    """Return why this session cannot run the suite's claims at all (say a ``--claim-model`` the probe
-    refused), or None. The core then writes a report that says so, and ends the session as a usage
-    error (exit 4): a CI step that posts the report has one to post.
+    """Return why this session cannot run the suite's claims at all, or None.
+
+    The core then writes a report that says so, and ends the session as a usage error (exit 4).
     """
 
 
-@hookspec(firstresult=True)
+@pytest.hookspec(firstresult=True)
 def pytest_claimcheck_engine(config: pytest.Config) -> Engine | None:
     """Return what the suite's code is (``provenance.fingerprint.Engine``): its packages, its engine, its identity.
 
-    A claim's code fingerprint follows the claim module into the core and the suite's packages,
-    and stops at the engine's modules (what trains and measures) and at the modules listed as
-    ``stop`` (say calibration cases). The engine's ``identity`` is recorded with each confirmation
-    and shown beside the verdict. Without an answer, only the core and the claim's folder are
-    followed, and no engine identity is shown.
+    A claim's code fingerprint follows the claim module into the core and the suite's packages, and
+    stops at the engine's modules and at those listed as ``stop``; the ``identity`` is shown beside the
+    verdict. Without an answer, only the core and the claim's folder are followed (docs/protocols.md).
     """

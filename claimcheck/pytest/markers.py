@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from claimcheck.decide.record import ClaimRecorder
 from claimcheck.protocol.spec import ClaimProtocol, block_seed
-from claimcheck.provenance.fingerprint import Engine, code_fingerprint
 from claimcheck.pytest.options import Settings
-from claimcheck.pytest.progress import PlanSender, ProgressReporter
 
-H = TypeVar("H", ProgressReporter, PlanSender)
 MARKER_HELP = (
     "claim(id, title, source, protocol=None): the test checks claim `id` (e.g. C1), stated in plain words as "
     "`title`, from `source` in the paper, under `protocol` (a claimcheck.protocol.spec.ClaimProtocol)"
@@ -72,28 +68,6 @@ def claim_meta(item: pytest.Item) -> tuple[str, str, str] | None:
     return str(values["id"]), str(values["title"]), str(values["source"])
 
 
-def claim_code(item: pytest.Item, engine: Engine) -> dict[str, str] | None:
-    """Return the fingerprint of the code that decides the item's claim and the engine's identity (once per module).
-
-    Computed once per module and session, from the files as they are then, and kept in the session's
-    stash: ``fingerprint_claims`` computes it at collection, just after the module was imported,
-    so an edit made to a file while the tests run does not change what the run says it ran. None
-    for a test outside a module (say a doctest item).
-    """
-    module = getattr(item, "module", None)
-    path = getattr(module, "__file__", None)
-    if module is None or path is None:
-        return None
-    from claimcheck.pytest.core import core_of
-
-    memo = core_of(item.config).code
-    key = (path, module.__name__)
-    if key not in memo:
-        fp = code_fingerprint(Path(path), module.__name__, vars(module), engine)
-        memo[key] = {"fingerprint": fp.digest, "engine": engine.identity, "definitions": str(len(fp.covers))}
-    return memo[key]
-
-
 def check_needs(items: list[pytest.Item], known: set[str]) -> None:
     """Raise a UsageError naming the test when a ``claim_needs`` marker names a capability nobody provides."""
     for item in items:
@@ -103,42 +77,3 @@ def check_needs(items: list[pytest.Item], known: set[str]) -> None:
                 raise pytest.UsageError(
                     f"{item.nodeid}: claim_needs names unknown capabilities {unknown}; known: {sorted(known)}"
                 )
-
-
-def fingerprint_claims(items: list[pytest.Item], engine: Engine) -> None:
-    """Fingerprint the code of every collected claim test's module whose protocol is declared (see ``claim_code``)."""
-    for item in items:
-        proto = claim_protocol_of(item)
-        if proto is not None and proto.declared:
-            claim_code(item, engine)
-
-
-def _progress_hooks(cls: type[H], config: pytest.Config, s: Settings) -> H:
-    """Return ``cls`` (the controller's reporter, or an xdist worker's plan sender) planning each claim's units.
-
-    A sequential claim plans its first look (most stop there); its plan grows when it looks again.
-    """
-
-    def claim_of(item: pytest.Item) -> str | None:
-        meta = claim_meta(item)
-        return None if meta is None else meta[0]
-
-    def first_look(item: pytest.Item) -> list[int]:
-        proto = claim_protocol_of(item)
-        seeds = unit_seeds(s, proto)
-        return seeds if proto is None else seeds[: proto.seeds.looks(s.budget.name, s.budget.seeds)[0]]
-
-    def to_the_cap(item: pytest.Item) -> list[int]:
-        return unit_seeds(s, claim_protocol_of(item))
-
-    return cls(config, claim_of, first_look, caps_of=to_the_cap)
-
-
-def progress_reporter(config: pytest.Config, s: Settings) -> ProgressReporter:
-    """Return the controller's reporter of the session's progress, each claim's units planned from its protocol."""
-    return _progress_hooks(ProgressReporter, config, s)
-
-
-def plan_sender(config: pytest.Config, s: Settings) -> PlanSender:
-    """Return a pytest-xdist worker's sender of the plan of units it collected (for the controller's progress)."""
-    return _progress_hooks(PlanSender, config, s)

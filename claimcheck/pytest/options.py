@@ -33,9 +33,7 @@ if TYPE_CHECKING:
 
 DEFAULT_REPORT = "reports/claim-report.md"
 DATA_ENV = "CLAIMCHECK_DATA_DIR"
-# The largest base seed: claims add offsets (seed + i, seed + k * 1000) and hand the sums to torch
-# generators (64-bit) and numpy SeedSequences; 32 bits keep every derived seed in range with room
-# to spare, and is the range every common seeding API (np.random.seed, random.seed) accepts.
+# The largest base seed: 32 bits keep every seed a claim derives from it in the range of every common seeding API
 MAX_SEED = 2**32 - 1
 T = TypeVar("T")
 
@@ -114,6 +112,7 @@ MODEL_FIX = (
 )
 FRACTION = "a fraction from 0 to 1 (0.1: a tenth of the hits)"
 GATE_CAP = "a whole multiple >= 1 of each claim test's units (16 at ci, 2 at standard; 1: no reserve)"
+FAIL_MODES = "nothing (fail on worse and undecided) or worse"  # the gate's mode: "all", "worse" or "" (off)
 FAIL_MODE_WORDS = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
               "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
 
@@ -178,11 +177,7 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
-        """Read every claim option (the option, else its ini twin) and validate it; raise ConfigError naming it.
-
-        The suite's hooks supply its budgets and whether it checks its own subject (an ini
-        expectations file describes the suite's own subject, not a user's model).
-        """
+        """Read every claim option (the option, else its ini twin) and validate it; raise ConfigError naming it."""
         root = config.rootpath
         values = {o.ini: _value(config, o) for o in OPTIONS}
         for value, source in values.values():
@@ -196,7 +191,7 @@ class Settings:
         ray_address, ray_source = resolve_ray_address(*values["claim_ray_address"])
         cache = _choice(*values["claim_cache"], {m: m for m in CACHE_MODES})
         ledger_text, ledger_source = values["claim_ledger"]
-        report = parse_report(*values["claim_report"], root)
+        report, link = parse_report(*values["claim_report"], root)
         baseline_fix = "give the .json written next to an earlier claim report"
         baseline = _existing(*values["claim_baseline"], root, "baseline", baseline_fix)
         check_report_spares_baseline(report, baseline)
@@ -204,12 +199,12 @@ class Settings:
             report=report,
             seed=parse_seed(*values["claim_seed"]),
             budget=budget,
-            device=parse_device(*values["claim_device"], _cuda_count(values["claim_device"][0])),
+            device=parse_device(*values["claim_device"]),
             data_dir=data_dir,
             data_dir_source=data_src,
             model_dir=_existing(*values["claim_model_dir"], root, "model directory", MODEL_FIX),
             baseline=baseline,
-            baseline_fail=parse_fail_mode(*values["claim_baseline_fail"]),
+            baseline_fail=_choice(*values["claim_baseline_fail"], FAIL_MODE_WORDS, FAIL_MODES),
             baseline_update=bool(values["claim_baseline_update"][0]),
             baseline_margins=parse_margins(config.getini("claim_baseline_margins"), "ini claim_baseline_margins"),
             baseline_exact=bool(values["claim_baseline_exact"][0]),
@@ -234,7 +229,7 @@ class Settings:
             expectations_off=values["claim_expectations"] == ("", "--claim-expectations"),
             timeout=parse_timeout(*values["claim_timeout"]),
             gate_cap=_number(*values["claim_gate_cap"], GATE_CAP, lambda v: v >= 1, _whole),
-            report_link=report_link(values["claim_report"][0], root),
+            report_link=link,
         )
 
     @property
@@ -259,11 +254,7 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
 
 
 def check_encodable(value: object, option: str) -> None:
-    """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (``os.fsdecode``'s surrogates).
-
-    Such a path can be opened, but not written into the report, its JSON or the cache's keys, which
-    are UTF-8: refused here, before anything runs, instead of failing at the session's end.
-    """
+    """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (a path's surrogates)."""
     texts = value if isinstance(value, list | tuple) else [value]
     for text in texts:
         if not isinstance(text, str):
@@ -278,22 +269,10 @@ def check_encodable(value: object, option: str) -> None:
             ) from None
 
 
-def _cuda_count(device: str) -> int:
-    """Return the visible GPUs, or 0 without asking torch when the device is ``cpu`` (no torch in such a session)."""
-    if str(device).strip().lower() == "cpu":
-        return 0
-    import torch
-
-    return int(torch.cuda.device_count())
-
-
 def _expected(
     value: tuple[Any, str], budget: str, root: Path, user_model: bool
 ) -> tuple[Expected, str, PinnedAt | None]:
-    """Return the pins at ``budget``, their file and the block they were measured on.
-
-    An ini file describes the suite's own subject, not a user's.
-    """
+    """Return the pins at ``budget``, their file and the block they were measured on (an ini file: the suite's own)."""
     path = parse_path(value[0], root)
     if path is None or (user_model and value[1].startswith("ini")):
         return {}, "", None
@@ -352,10 +331,7 @@ def _choice(text: Any, option: str, words: Mapping[str, T], expected: str = "") 
 
 
 def _existing(text: str | None, option: str, root: Path, what: str, fix: str) -> Path | None:
-    """Return the path ``option`` names (None: none), or raise ConfigError saying ``fix`` when it is not there.
-
-    A baseline is a file; a data or model directory a folder.
-    """
+    """Return the path ``option`` names (None: none), or raise ConfigError saying ``fix`` when it is not there."""
     path = parse_path(text, root)
     if path is not None and not (path.is_file() if what == "baseline" else path.is_dir()):
         raise ConfigError(f"{option}: {what} {path} does not exist; {fix}")
@@ -378,13 +354,16 @@ def parse_seed(text: str, option: str) -> int:
     return value
 
 
-def parse_device(text: str, option: str, cuda_count: int) -> str:
-    """Resolve ``auto|cpu|cuda|cuda:N`` against the visible GPUs or raise ConfigError."""
+def parse_device(text: str, option: str) -> str:
+    """Resolve ``auto|cpu|cuda|cuda:N`` against the visible GPUs (``cpu`` asks no torch) or raise ConfigError."""
     name = str(text).strip().lower()
-    if name == "auto":
-        return "cuda" if cuda_count else "cpu"
     if name == "cpu":
         return name
+    import torch
+
+    cuda_count = int(torch.cuda.device_count())
+    if name == "auto":
+        return "cuda" if cuda_count else "cpu"
     m = re.fullmatch(r"cuda(?::(\d+))?", name)
     if not m:
         raise ConfigError(f"{option}: expected auto, cpu, cuda or cuda:N, got {text!r}")
@@ -397,12 +376,16 @@ def parse_device(text: str, option: str, cuda_count: int) -> str:
     return name
 
 
-def parse_report(text: str | None, option: str, root: Path) -> Path | None:
-    """Return the report path (relative to ``root``) or raise if it cannot be written."""
+def parse_report(text: str | None, option: str, root: Path) -> tuple[Path | None, Path | None]:
+    """Return the report path (relative to ``root``) and the symbolic link it was given as (else None).
+
+    Raise ConfigError naming ``option`` if it cannot be written.
+    """
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
-        return None
-    if path.is_symlink():  # followed: the set is written beside the link's target (report_link says so)
+        return None, None
+    link = path if path.is_symlink() else None
+    if link is not None:  # followed: the set is written beside the link's target
         try:
             path = path.resolve(strict=True)
         except (OSError, RuntimeError) as e:  # a loop (ELOOP), a link too deep
@@ -435,16 +418,15 @@ def parse_report(text: str | None, option: str, root: Path) -> Path | None:
         raise ConfigError(f"{option}: {parent} is a file, so {path} cannot be created; choose another report path")
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"{option}: cannot write under {parent}; choose a writable path for the report")
-    return path
+    return path, link
 
 
 def bare_values_as_test_paths(args: list[str], invocation_dir: Path) -> bool:
     """Give a test path written after a bare ``--claim-report`` or ``--claim-baseline-fail`` back to the test paths.
 
-    Both may be left without a value, so argparse takes the next word as theirs: in ``pytest
-    --claim-report claims/`` that word is the test path the user meant. Each such option in ``args``
-    becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``, followed by the word
-    (edited in place); return whether any did. A value given with ``=`` is never reread.
+    Such an option in ``args`` becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``
+    (edited in place) when the next word is a test path or no gate mode; return whether any did. A value
+    given with ``=`` is never reread.
     """
     changed = False
     for i, (word, value) in enumerate(pairwise(args)):
@@ -528,21 +510,10 @@ def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> 
         )
 
 
-def report_link(text: str | None, root: Path) -> Path | None:
-    """Return the report path as given when it is a symbolic link (``parse_report`` follows it), else None."""
-    path = parse_path(str(text).strip() if text is not None else None, root)
-    return path if path is not None and path.is_symlink() else None
-
-
-def parse_fail_mode(value: Any, option: str) -> str:
-    """Return the gate's mode, "all", "worse" or "" (off), from ``--claim-baseline-fail[=worse]`` or its ini twin."""
-    return _choice(value, option, FAIL_MODE_WORDS, "nothing (fail on worse and undecided) or worse")
-
-
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
     """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines, or raise ConfigError naming it.
 
-    The name is everything before the last ``=`` (a statistic's name may hold one); the margin a finite number >= 0.
+    The name is everything before the last ``=``; the margin a finite number >= 0.
     """
     out: list[tuple[str, float]] = []
     for line in lines or ():
@@ -576,7 +547,7 @@ def parse_executor(text: str, option: str) -> str:
 def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
     """Return the Ray cluster named by ``source`` (the option or its ini key), else by $RAY_ADDRESS, with its source.
 
-    ("", "") means neither names one: the session starts an embedded local Ray.
+    ("", "") when neither names one: an embedded local Ray.
     """
     if value and str(value).strip():
         return str(value).strip(), source
@@ -594,12 +565,7 @@ CACHE_DIR_FIX = (
 
 
 def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on") -> Path | None:
-    """Return the cache folder named by ``option`` (None: the user cache folder), checked unless ``mode`` is off.
-
-    The folder the session will use (the one named, or the user cache folder) must be a folder this
-    process can create and write in: ``check_cache_dir`` raises ConfigError naming ``option`` and
-    the fix otherwise, so a bad cache folder stops the session before any claim runs.
-    """
+    """Return the cache folder named by ``option`` (None: the user cache folder), checked unless ``mode`` is off."""
     path = parse_path(str(text).strip() if text else None, root)
     if mode != "off":
         source = option if path is not None else "the default cache folder (--claim-cache-dir is not set)"
@@ -610,8 +576,7 @@ def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on")
 def check_cache_dir(path: Path, source: str) -> None:
     """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails.
 
-    A read-only cache folder is refused, not read: the cache locks each entry (a ``.lock`` file beside
-    it) even to read it, so that concurrent sessions never read a half-computed result.
+    A read-only cache folder is refused: the cache locks each entry even to read it.
     """
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{source}: {path} is a file, not a folder; remove it or {CACHE_DIR_FIX}")
@@ -651,11 +616,7 @@ def parse_threads(text: str, option: str) -> int:
 
 
 def spread_device(device: str, worker_id: str | None, cuda_count: int) -> str:
-    """Return the device of one pytest-xdist worker: plain ``cuda`` spreads workers over the GPUs.
-
-    Worker ``gwK`` gets ``cuda:(K mod count)``; an explicit ``cuda:N``, ``cpu``, or the controller
-    (no worker id) keeps the device as given.
-    """
+    """Return the device of pytest-xdist worker ``gwK``: plain ``cuda`` becomes ``cuda:(K mod count)``."""
     if device != "cuda" or worker_id is None or cuda_count < 2:
         return device
     return f"cuda:{int(worker_id.removeprefix('gw')) % cuda_count}"

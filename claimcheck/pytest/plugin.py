@@ -1,49 +1,32 @@
 """The pytest plugin: claim options, the ``claim`` marker, and the hooks that carry results.
 
-Hooks only: the fixtures are ``claimcheck.pytest.fixtures`` (registered at configure), the work
-happens in the library modules (options in ``options``, the claim core's start in ``start``, the
-end of the session in ``session``). Measurements travel on the test reports (``user_properties``),
-so the controller writes the report under pytest-xdist too.
-
-Loading this module costs a session that collects no claim almost nothing: it imports the
-options and the marker readers, never torch, numpy or the controller. The claim core starts in
-``start_core`` when a claim is collected, a claim fixture is used, or an option needs it at once
-(``core_needed_at_configure``).
+Hooks only: the fixtures are in ``fixtures``, the core's start in ``start``, the end of the session
+in ``session``. A session that collects no claim imports the options and the marker readers, never
+torch, numpy or the controller (docs/usage.md, "What the plugin costs a session without claims").
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Generator
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from claimcheck.decide.record import ClaimRecorder
 from claimcheck.errors import ConfigError
-from claimcheck.pytest.core import CORE, Core, core_of
+from claimcheck.pytest.core import CORE, COUNTS_KEY, RECORD_KEY, Core, core_of
 from claimcheck.pytest.markers import (
     MARKER_HELP,
     NEEDS_HELP,
     check_needs,
     claim_meta,
     claim_protocol_of,
-    fingerprint_claims,
     unit_seeds,
 )
 from claimcheck.pytest.options import Settings, add_options, bare_values_as_test_paths
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
-if TYPE_CHECKING:  # the claim core: imported by start_core, never by a session without claims
-    from claimcheck.decide.schedule import ClaimUnits
-    from claimcheck.store.cache import Counts
-
-RECORD_KEY = pytest.StashKey[ClaimRecorder]()  # a test's own state, on its item: its recorder,
-UNITS_KEY: pytest.StashKey[ClaimUnits] = pytest.StashKey()  # its units,
-COUNTS_KEY: pytest.StashKey[Counts] = pytest.StashKey()  # what the store counted before its call
-GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 RAY_ADDRESS_INPUT = "claimcheck_ray_address"  # the controller's cluster, handed to pytest-xdist workers
 
 
@@ -81,21 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from claimcheck.pytest import fixtures
 
     config.pluginmanager.register(fixtures, "claimcheck-fixtures")
-    if core_needed_at_configure(config, settings):
-        start_core(config)
-
-
-def core_needed_at_configure(config: pytest.Config, settings: Settings) -> bool:
-    """Return whether the claim core must start before collection: it cannot wait for a claim to be collected.
-
-    A baseline is read and checked up front (a bad one is a usage error); ``--claim-cache=clear``
-    clears even a session that runs nothing; and a pytest-xdist controller collects nothing itself
-    but hands its workers the Ray cluster and the reapers' folder when they start.
-    """
-    if hasattr(config, "workerinput"):
-        return False
+    # The core starts before collection where it cannot wait for a claim: a baseline, --claim-cache=clear, and a
+    # pytest-xdist controller, which collects nothing but hands its workers the Ray cluster and the reapers' folder.
     xdist = str(getattr(config.option, "dist", "no") or "no") != "no" and not config.option.collectonly
-    return bool(settings.baseline) or settings.cache == "clear" or xdist
+    if not hasattr(config, "workerinput") and (bool(settings.baseline) or settings.cache == "clear" or xdist):
+        start_core(config)
 
 
 def start_core(config: pytest.Config) -> None:
@@ -137,23 +110,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
         start_core(config)
     if core_of(config).started and not config.option.collectonly:
-        fingerprint_claims(items, core_of(config).engine)  # before any test runs: the code as imported
+        core_of(config).fingerprint_claims(items)  # before any test runs: the code as imported
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "claim_seed" in metafunc.fixturenames:
         seeds = unit_seeds(core_of(metafunc.config).settings, claim_protocol_of(metafunc.definition))
         metafunc.parametrize("claim_seed", seeds, ids=[f"seed{x}" for x in seeds])
-
-
-def say_uncaptured(config: pytest.Config, line: str) -> None:
-    """Write ``line`` to standard error past pytest's capture (a wait for a lock is seen while it lasts)."""
-    from claimcheck.pytest.progress import uncaptured
-
-    if sys.__stderr__ is not None:
-        with uncaptured(config):
-            sys.__stderr__.write(line + "\n")
-            sys.__stderr__.flush()
 
 
 @pytest.hookimpl(wrapper=True)

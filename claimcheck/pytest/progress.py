@@ -1,16 +1,9 @@
 """Show how far a long claim run has got: per claim, units done of units planned, and the time left.
 
-``Progress`` is the bookkeeping, pure and clocked from outside; a unit is one (test, seed) pair, and
-the time left is estimated from measured paces (see ``Progress``). ``ProgressReporter`` hooks it into
-a pytest session on the controller. Under pytest-xdist the controller collects nothing: each
-worker's ``PlanSender`` puts the plan of units it collected on its first test report, and the
-controller plans from the first plan that reaches it (until then it plans tests). On a terminal a
-line carries a bar; in a CI log it is plain text. Lines are throttled: one when a claim's last test
-finishes (if it took at least ``MIN_SECONDS``), between those at most one every ``TTY_EVERY`` or
-``LOG_EVERY`` seconds, none in a run's first ``MIN_SECONDS`` (a warm rerun prints none) nor before a
-claim test was planned or seen. A sequential test still running says, under the same throttle, how
-far it has looked (``looked``), so a test that runs for an hour is not silent for an hour: serially
-on the terminal reporter, under pytest-xdist on the worker's standard error, which is the controller's.
+``Progress`` is the bookkeeping, pure and clocked from outside; a unit is one (test, seed) pair.
+``ProgressReporter`` prints its lines on the controller; under pytest-xdist each worker's
+``PlanSender`` puts the plan of units it collected on its first test report. The throttle and what
+a line says: docs/usage.md, "Progress on a long run".
 """
 
 from __future__ import annotations
@@ -24,11 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from claimcheck.decide.record import PROPERTY_KEY
+from claimcheck.pytest.markers import claim_meta, claim_protocol_of, unit_seeds
+from claimcheck.pytest.options import Settings
+
 MIN_SECONDS = 2.0  # a claim (or run) quicker than this gets no progress line
 TTY_EVERY = 3.0  # seconds between lines on a terminal, besides a claim's completion
 LOG_EVERY = 15.0  # seconds between lines in a CI log
 BAR = 20  # characters of the bar on a terminal
-PROPERTY_KEY = "claimcheck"  # the user_properties key the plugin puts each claim test's payload under
 PLAN_KEY = "claimcheck-plan"  # the user_properties key of a worker's plan: node id -> [claim, units, cap]
 
 
@@ -74,16 +70,11 @@ class Estimate:
 class Progress:
     """Where a run stands: per claim, tests and units planned and done; the time left, estimated.
 
-    ``tests`` counts every planned test (of a claim or not). ``by_units`` says whether the plan
-    knows each test's units (made from collected items); without it the run is measured in tests.
-
-    The time left sums, over the tests not yet finished, units x seconds per unit, each test at
-    the best pace known for it: its own in an earlier cold run (``test_pace``, per node id), scaled
-    by how much slower or faster this run's finished tests were than their earlier paces (the
-    machine's load today); else its claim's pace in this run; else its claim's in an earlier cold
-    run (``pace``), scaled the same way; else the run's pace so far, and the claim is named
-    untimed. A test of a claim with a sequential schedule may add units: ``estimate`` also gives
-    the time left at every such test's cap.
+    ``tests`` counts every planned test (of a claim or not); without ``by_units`` (a plan that knows
+    each test's units) the run is measured in tests. Each test not yet finished is estimated at the
+    best pace known for it: its own in an earlier cold run (``test_pace``) scaled by this run's
+    ``load``; else its claim's in this run; else its claim's earlier (``pace``), scaled; else the
+    run's so far (its claim named untimed). ``estimate`` also gives the time left at the caps.
     """
 
     claims: dict[str, ClaimProgress] = field(default_factory=dict)
@@ -100,10 +91,9 @@ class Progress:
     measured: float = 0.0  # what those tests took in this run
 
     def plan(self, claim: str | None, units: int = 1, nodeid: str | None = None, cap: int | None = None) -> None:
-        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` units.
+        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` (up to ``cap``).
 
-        ``cap``: the units it runs if its claim's schedule runs to the cap (a sequential claim's
-        test plans its first look); ``nodeid`` names it (default: its position in the plan).
+        ``nodeid`` names it (default: its position in the plan).
         """
         self.tests += 1
         units = max(1, units)
@@ -119,8 +109,7 @@ class Progress:
     def adopt(self, plan: dict[str, tuple[str | None, int, int]]) -> bool:
         """Plan from a worker's ``plan`` (node id -> claim, units, cap) if nothing is planned by units yet.
 
-        Return whether it was adopted: only before any test has finished, so that nothing counted is
-        lost (the first report a pytest-xdist controller receives is a worker's first, which carries it).
+        Return whether it was adopted: only before any test has finished, so that nothing counted is lost.
         """
         if self.by_units or self.tests_done or not plan:
             return False
@@ -134,8 +123,7 @@ class Progress:
     ) -> ClaimProgress | None:
         """Count one finished test (of ``claim``, ``units`` units, ``seconds`` long); return its claim's progress.
 
-        ``cold`` says the test computed its results rather than reading them from a cache;
-        ``nodeid`` names the planned test (default: the first of its claim's not yet finished).
+        ``cold``: it computed its results; ``nodeid`` names it (default: its claim's first not yet finished).
         """
         self.tests_done += 1
         self.tests = max(self.tests, self.tests_done)
@@ -252,9 +240,7 @@ def clock_text(seconds: float) -> str:
 def recorded_units(payload: str) -> tuple[str | None, int, bool]:
     """Return (claim id, distinct units its checks and exclusions name, cold) from a claim test's payload.
 
-    The payload is the plugin's JSON, its record a JSON string in it; cold means the test read
-    nothing from the cache. One that cannot be read counts as a test of no known claim with no
-    units recorded, so its plan counts (progress never stops a run).
+    Cold: the test read nothing from the cache. One that cannot be read is (None, 0, False): its plan counts.
     """
     try:
         p = json.loads(payload)
@@ -266,142 +252,110 @@ def recorded_units(payload: str) -> tuple[str | None, int, bool]:
         return None, 0, False
 
 
-def units_of(item: Any, seeds_of: Callable[[Any], list[int]]) -> int:
-    """Return the units a claim test runs: one if seed-parametrised, else its claim's seeds if it takes them all.
-
-    A test takes them all through ``claim_seeds`` or ``claim_units`` (the protocol's batches: the
-    plugin's ``seeds_of`` gives a sequential claim its first look, and a finished test counts the
-    units it recorded, so the plan grows when a claim looks again).
-    """
-    names = getattr(item, "fixturenames", ())
-    takes_all = "claim_seeds" in names or "claim_units" in names
-    return 1 if "claim_seed" in names or not takes_all else len(seeds_of(item))
-
-
-def terminal_writer(config: Any) -> tuple[Callable[[str], None], bool]:
-    """Return (write one line, whether the output is a terminal) for pytest's terminal reporter.
-
-    Writes nothing without a terminal reporter or under ``-qq``.
-    """
-    if config.pluginmanager.get_plugin("terminalreporter") is None or config.getoption("verbose") < -1:
-        return (lambda line: None), False
-    tw = config.get_terminal_writer()
-
-    def write(line: str) -> None:
-        if tw.width_of_current_line:  # after pytest's dots: a line of its own
-            tw.line()
-        tw.line(line)
-
-    stream = sys.__stdout__
-    return write, bool(stream is not None and stream.isatty())
-
-
-def plan_of(
-    items: list[Any],
-    claim_of: Callable[[Any], str | None],
-    seeds_of: Callable[[Any], list[int]],
-    caps_of: Callable[[Any], list[int]],
-) -> dict[str, tuple[str | None, int, int]]:
-    """Return the plan of ``items``: node id -> (claim, units of its first look, units up to its cap)."""
-    plan: dict[str, tuple[str | None, int, int]] = {}
-    for item in items:
-        claim = claim_of(item)
-        if claim is None:
-            plan[item.nodeid] = (None, 1, 1)
-        else:
-            plan[item.nodeid] = (claim, units_of(item, seeds_of), units_of(item, caps_of))
-    return plan
-
-
-def looked_line(
-    claim: str, nodeid: str, units: int, cap: int, undecided: bool, in_test: float, elapsed: float, worker: str = ""
-) -> str:
-    """Return the line saying how far a sequential test still running has looked (``worker``: its xdist id)."""
-    state = "undecided so far (sequential)" if undecided else "decided; more units for the baseline gate"
-    where = f"[{worker}] " if worker else ""
-    return (
-        f"{where}claimcheck: {claim} still running {nodeid.rsplit('::', 1)[-1]}: {units} of up to {cap} units looked "
-        f"at, {state}, {clock_text(in_test)} in this test, {clock_text(elapsed)} elapsed"
-    )
-
-
 def uncaptured(config: Any) -> Any:
     """Return a context in which pytest's output capture is suspended (a no-op without a capture manager)."""
     capture = config.pluginmanager.get_plugin("capturemanager")
     return capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
 
 
+def say_uncaptured(config: Any, line: str) -> None:
+    """Write ``line`` to standard error past pytest's capture (a wait for a lock is seen while it lasts)."""
+    with uncaptured(config):
+        _stderr_line(line)
+
+
+def _stderr_line(line: str) -> None:
+    if sys.__stderr__ is not None:
+        sys.__stderr__.write(line + "\n")
+        sys.__stderr__.flush()
+
+
 class _Hooks:
-    """What the controller's reporter and a worker's plan sender share: the plan's readers, the clock, ``looked``.
+    """What the controller's reporter and a worker's plan sender share: the plan, the clock, ``looked``."""
 
-    ``claim_of(item)`` gives an item's claim id (or None), ``seeds_of(item)`` its claim's unit seeds
-    for the plan (a sequential claim: its first look) and ``caps_of(item)`` the seeds up to its cap
-    (default ``seeds_of``).
-    """
-
-    def __init__(
-        self,
-        config: Any,
-        claim_of: Callable[[Any], str | None],
-        seeds_of: Callable[[Any], list[int]],
-        clock: Callable[[], float] = time.monotonic,
-        caps_of: Callable[[Any], list[int]] | None = None,
-    ) -> None:
+    def __init__(self, config: Any, settings: Settings) -> None:
         self.config = config
-        self.claim_of = claim_of
-        self.seeds_of = seeds_of
-        self.caps_of = caps_of or seeds_of
-        self.clock = clock
-        self.started = self.last = clock()
+        self.settings = settings
+        self.started = self.last = time.monotonic()
         self.started_at: dict[str, float] = {}  # node id -> when it started (for a long test's own line)
 
+    def plan_of(self, items: list[Any]) -> dict[str, tuple[str | None, int, int]]:
+        """Return the plan of ``items``: node id -> (claim, units of its first look, units up to its cap).
+
+        A test takes all its claim's seeds through ``claim_seeds`` or ``claim_units`` (else it runs one
+        unit); a sequential claim plans its first look, and its plan grows when it looks again.
+        """
+        s = self.settings
+        plan: dict[str, tuple[str | None, int, int]] = {}
+        for item in items:
+            meta = claim_meta(item)
+            names = getattr(item, "fixturenames", ())
+            if meta is None or "claim_seed" in names or not ("claim_seeds" in names or "claim_units" in names):
+                plan[item.nodeid] = (None if meta is None else meta[0], 1, 1)
+                continue
+            proto = claim_protocol_of(item)
+            seeds = unit_seeds(s, proto)
+            first = seeds if proto is None else seeds[: proto.seeds.looks(s.budget.name, s.budget.seeds)[0]]
+            plan[item.nodeid] = (meta[0], len(first), len(seeds))
+        return plan
+
     def _writer(self) -> tuple[Callable[[str], None], bool]:
-        """Return (write one line, whether the output is a terminal)."""
-        raise NotImplementedError
+        """Return (write one line, whether the output is a terminal): pytest's terminal reporter.
+
+        Writes nothing without a terminal reporter or under ``-qq``.
+        """
+        config = self.config
+        if config.pluginmanager.get_plugin("terminalreporter") is None or config.getoption("verbose") < -1:
+            return (lambda line: None), False
+        tw = config.get_terminal_writer()
+
+        def write(line: str) -> None:
+            if tw.width_of_current_line:  # after pytest's dots: a line of its own
+                tw.line()
+            tw.line(line)
+
+        stream = sys.__stdout__
+        return write, bool(stream is not None and stream.isatty())
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.started_at[nodeid] = self.clock()
+        self.started_at[nodeid] = time.monotonic()
 
     def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
         """Say, throttled as the other lines, that a sequential test looked at ``units`` and goes on (up to ``cap``).
 
-        Called from inside the running test, so the line is written with pytest's output capture
-        suspended, as pytest's live logging is.
+        Called from inside the running test: written with pytest's output capture suspended.
         """
-        now = self.clock()
+        now = time.monotonic()
         write, tty = self._writer()
         if now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.started < MIN_SECONDS:
             return
         self.last = now
         worker = str(getattr(self.config, "workerinput", {}).get("workerid", ""))
-        test = now - self.started_at.get(nodeid, now)
+        state = "undecided so far (sequential)" if undecided else "decided; more units for the baseline gate"
+        where = f"[{worker}] " if worker else ""
+        line = (
+            f"{where}claimcheck: {claim} still running {nodeid.rsplit('::', 1)[-1]}: {units} of up to {cap} units "
+            f"looked at, {state}, {clock_text(now - self.started_at.get(nodeid, now))} in this test, "
+            f"{clock_text(now - self.started)} elapsed"
+        )
         with uncaptured(self.config):
-            write(looked_line(claim, nodeid, units, cap, undecided, test, now - self.started, worker))
+            write(line)
 
 
 class PlanSender(_Hooks):
     """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
 
-    Without it the controller, which collects nothing, could plan only tests, not units, and could
-    not tell a sequential claim's test from a fixed one. A worker has no terminal reporter, but its
-    standard error is the controller's (pytest-xdist starts it so): ``looked`` writes there.
+    The controller collects nothing: without it, it could plan only tests, not units. A worker has no
+    terminal reporter, but its standard error is the controller's: ``looked`` writes there.
     """
 
     plan = ""  # the plan as JSON, until it is sent
 
     def _writer(self) -> tuple[Callable[[str], None], bool]:
-        stream = sys.__stderr__
-        if stream is None:
-            return (lambda line: None), False
-
-        def write(line: str) -> None:
-            stream.write(line + "\n")
-            stream.flush()
-
-        return write, stream.isatty()
+        return _stderr_line, sys.__stderr__ is not None and sys.__stderr__.isatty()
 
     def pytest_collection_finish(self, session: Any) -> None:
-        plan = plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of)
+        plan = self.plan_of(session.items)
         self.plan = json.dumps(plan) if any(claim is not None for claim, _, _ in plan.values()) else ""
 
     def pytest_runtest_setup(self, item: Any) -> None:
@@ -420,31 +374,18 @@ def read_plan(text: str) -> dict[str, tuple[str | None, int, int]]:
 
 
 class ProgressReporter(_Hooks):
-    """Print ``Progress`` lines as tests finish (pytest hooks, duck-typed: this module imports no pytest).
+    """Print ``Progress`` lines on the terminal as tests finish.
 
-    Lines go to pytest's terminal reporter (``terminal_writer``) of ``config``. Each cold test's
-    seconds per unit are remembered in pytest's cache, per budget and node id, and a later run
-    estimates that test from them.
+    Each cold test's seconds per unit are remembered in pytest's cache, per budget and node id, and
+    a later run estimates that test from them.
     """
 
-    def __init__(
-        self,
-        config: Any,
-        claim_of: Callable[[Any], str | None],
-        seeds_of: Callable[[Any], list[int]],
-        clock: Callable[[], float] = time.monotonic,
-        caps_of: Callable[[Any], list[int]] | None = None,
-    ) -> None:
-        super().__init__(config, claim_of, seeds_of, clock, caps_of)
+    def __init__(self, config: Any, settings: Settings) -> None:
+        super().__init__(config, settings)
         self.progress = Progress(started=self.started)
-        self.planned: dict[str, int] = {}  # node id -> units, when planned from items
-
-    def _writer(self) -> tuple[Callable[[str], None], bool]:
-        return terminal_writer(self.config)
 
     def pytest_collection_finish(self, session: Any) -> None:
-        for nodeid, (claim, units, cap) in plan_of(session.items, self.claim_of, self.seeds_of, self.caps_of).items():
-            self.planned[nodeid] = units
+        for nodeid, (claim, units, cap) in self.plan_of(session.items).items():
             self.progress.plan(claim, units, nodeid, cap)
         cache = getattr(self.config, "cache", None)  # None under -p no:cacheprovider
         if cache is not None:
@@ -472,19 +413,18 @@ class ProgressReporter(_Hooks):
         """Count a test when its call finishes (or its setup fails or skips it)."""
         sent = next((str(v) for k, v in report.user_properties if k == PLAN_KEY), None)
         if sent is not None and not self.progress.by_units:
-            plan = read_plan(sent)
-            if self.progress.adopt(plan):
-                self.planned = {nodeid: units for nodeid, (_, units, _) in plan.items()}
+            self.progress.adopt(read_plan(sent))
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
         payload = next((str(v) for k, v in report.user_properties if k == PROPERTY_KEY), None)
         claim, recorded, cold = recorded_units(payload) if payload is not None else (None, 0, False)
-        units = recorded or self.planned.get(report.nodeid, 1)  # what it ran: a sequential test may stop early or go on
+        plan = self.progress.planned.get(report.nodeid)
+        units = recorded or (plan.units if plan else 1)  # what it ran: a sequential test may stop early or go on
         c = self.progress.finish(claim, units, float(report.duration), cold, report.nodeid)
-        now = self.clock()
+        now = time.monotonic()
         if now - self.progress.started < MIN_SECONDS or not self.progress.claims:  # no claim: not a claim run
             return
-        write, tty = terminal_writer(self.config)  # the terminal reporter registers after this plugin
+        write, tty = self._writer()  # the terminal reporter registers after this plugin
         ended = c is not None and c.finished and c.seconds >= MIN_SECONDS
         if ended or now - self.last >= (TTY_EVERY if tty else LOG_EVERY):
             self.last = now

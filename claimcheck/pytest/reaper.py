@@ -1,15 +1,9 @@
 """Enforce ``--claim-timeout`` from outside a pytest-xdist worker: kill the worker when one test outlives it.
 
-The in-process limit (``claimcheck.pytest.deadline``) cannot stop one C call that runs long: its exception
-waits until the call returns. A worker can be killed from outside, and pytest-xdist then reports the
-test that was running as failed and starts a new worker for the rest. ``Reaper`` is a small process
-per worker (started on the first test with a limit) that the worker arms at the start of each claim
-test and disarms at its end. If a test is still running ``grace(limit)`` past its limit, the reaper
-writes a note naming the test and the limit into a folder the controller handed the worker, then
-sends the worker SIGKILL; the controller turns the crashed test into an ERROR quoting the note.
-
-Without pytest-xdist there is no worker to kill (the process holding the report is the test's own),
-and the in-process limit is all there is: run with ``-n 1`` for an outside limit (docs/usage.md).
+``Reaper`` is a small process per worker (started on the first test with a limit), armed at the
+start of each claim test and disarmed at its end. A test still running ``grace(limit)`` past its
+limit gets a note naming it in the folder the controller handed the worker, then its worker
+SIGKILL; the controller turns the crashed test into an ERROR quoting the note (docs/usage.md).
 """
 
 from __future__ import annotations

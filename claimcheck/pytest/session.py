@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import uuid
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +21,21 @@ from claimcheck.decide.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict
 from claimcheck.gate.accept import AcceptError, accept
 from claimcheck.gate.baseline import Comparison, compare, render_comparison
-from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, Gate, exit_status, held_to_pins, judge
+from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, exit_status, held_to_pins, judge
 from claimcheck.gate.history import save_run
 from claimcheck.provenance.environment import fingerprint
 from claimcheck.provenance.expectations import PinnedAt, chaotic_notes, deviations, known_label, pins_of
-from claimcheck.provenance.fingerprint import NO_ENGINE, Engine
 from claimcheck.provenance.ledger import (
     EMPTY,
     Ledger,
-    State,
     calibration_entries,
     check_git,
     check_history,
     load_ledger,
 )
+from claimcheck.pytest.core import COUNTS_KEY, RECORD_KEY, UNITS_KEY, core_of
 from claimcheck.pytest.executor import Executor
-from claimcheck.pytest.markers import claim_code, claim_protocol_of
+from claimcheck.pytest.markers import claim_meta, claim_protocol_of
 from claimcheck.pytest.options import Settings
 from claimcheck.pytest.reaper import killed_note
 from claimcheck.report.markdown import RERUN_KEY, terminal_lines
@@ -57,84 +56,14 @@ _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
 
 
-@dataclass
-class Outcomes:
-    """Every claim test's outcome by node id, merged over its phases (setup, call, teardown)."""
-
-    run: RunData
-    by_node: dict[str, TestOutcome] = field(default_factory=dict)
-    places: Places = field(default_factory=Places)  # this machine's folders, written by name
-
-    def add(self, payload: str, duration: float) -> None:
-        """Merge one phase's payload (JSON put on the report by the worker) into its test; shorten its paths."""
-        p = json.loads(self.places.shorten(payload))
-        counts = {str(k): int(v) for k, v in p.get("counts", {}).items()}
-        for name, value in counts.items():
-            key = COUNTER_NAMES.get(name, name)
-            self.run.counters[key] = self.run.counters.get(key, 0) + value
-        if p.get("code"):
-            self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
-        new = TestOutcome(
-            p["nodeid"], p["claim_id"], p["title"], p["source"], p["outcome"], message=p.get("message", "")
-        )
-        test = self.by_node.setdefault(p["nodeid"], new)  # a later phase merges into the first
-        for name, value in counts.items():
-            test.counts[name] = test.counts.get(name, 0) + value
-        test.duration += duration
-        test.record = (ClaimRecorder.from_json(p["record"]) if p.get("record") else None) or test.record
-        test.protocol = test.protocol or p.get("protocol")
-        if _RANK[p["outcome"]] > _RANK[test.outcome]:
-            test.outcome, test.message = p["outcome"], p.get("message", "")
-
-    def snapshot(
-        self,
-        incomplete: list[str],
-        not_run: dict[str, list[str]] | None = None,
-        titles: dict[str, list[str]] | None = None,
-    ) -> RunData:
-        """Return the run as it stands, with ``incomplete`` noted and the tests of each claim that did not run.
-
-        ``titles`` gives [title, source] of collected claims; those of claims none of whose tests ran are kept.
-        """
-        self.run.tests = sorted(self.by_node.values(), key=lambda t: t.nodeid)
-        self.run.incomplete = incomplete
-        self.run.not_run = not_run or {}
-        ran = {t.claim_id for t in self.run.tests}
-        self.run.titles = {c: t for c, t in (titles or {}).items() if c in self.run.not_run and c not in ran}
-        return self.run
-
-
-def outcome_of(report: pytest.TestReport) -> str | None:
-    if report.skipped:
-        return "skipped"
-    if report.passed:
-        return "passed" if report.when == "call" else None
-    return "error"
-
-
-def message_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
-    if report.skipped and isinstance(report.longrepr, tuple):
-        return str(report.longrepr[2]).removeprefix("Skipped: ")
-    if call.excinfo is not None:
-        return f"{call.excinfo.typename}: {call.excinfo.value}"
-    return ""
-
-
-def places_of(config: pytest.Config, settings: Settings) -> Places:
-    """Return the folders of this machine a report names by name: the project, home, data folder, environment."""
-    return Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
-
-
-def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> RunData:
+def start_run(config: pytest.Config, settings: Settings, executor: Executor, places: Places) -> RunData:
     """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options.
 
-    Paths are written relative to the project, the home folder, ``$CLAIMCHECK_DATA_DIR`` or the
-    virtual environment (``claimcheck.report.paths``), not as this machine's absolute paths.
+    Paths are written by name (``places``), not as this machine's absolute paths.
     """
     run_id = uuid.uuid4().hex[:12]
     suite_lines = config.hook.pytest_claimcheck_environment(config=config)
     suite_rerun = [o for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for o in opts or ()]
-    places = places_of(config, settings)
     link = f"{settings.report_link} is a symbolic link to {settings.report}: the set is written beside the target"
     data_dir = places.shorten(str(settings.data_dir))
     env = {
@@ -162,8 +91,8 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor) -> 
 def verified_ledger(settings: Settings) -> Ledger:
     """Return the session's ledger, every file's chain verified and its confirmations checked against git.
 
-    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it. The
-    checks run in full every session: nothing of an earlier verification is kept or trusted.
+    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it;
+    nothing of an earlier session's verification is kept or trusted.
     """
     if settings.ledger is None:
         return EMPTY
@@ -184,20 +113,11 @@ def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
     return {"expected": pins, "expected_source": source, "expected_at": at}
 
 
-def ledger_line(ledger: Ledger) -> str:
-    """Return the report's environment line about the ledger: what was verified, and what could not be."""
-    assert ledger.path is not None
-    files = len({e.file for e in ledger.entries})
-    confirms = sum(e.kind == "confirm" for e in ledger.entries)
-    git = "; ".join(ledger.notes) or f"git shows {confirms} confirmation(s) come after their registration"
-    head = f"{Path(*ledger.path.parts[-2:])}: {files} file(s), {len(ledger.entries)} entries, hash chains verified"
-    return f"{head}; {git}" if confirms else head
-
-
 ACCEPT_HINT = (
     "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
     "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
 )
+GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
 
 
@@ -208,13 +128,10 @@ class WorkerClaims:
     a test whose own worker crashed before it could say.
     """
 
-    def __init__(self, claim_of: Any) -> None:
-        self.claim_of = claim_of  # item -> (claim id, title, source) or None
-
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         output = getattr(session.config, "workeroutput", None)
         if output is not None:
-            metas = {item.nodeid: self.claim_of(item) for item in session.items}
+            metas = {item.nodeid: claim_meta(item) for item in session.items}
             output[CLAIMS_OUTPUT] = {nodeid: list(meta) for nodeid, meta in metas.items() if meta is not None}
 
 
@@ -222,24 +139,22 @@ class Controller:
     """The controller's hooks: collect outcomes, decide claims, write the report, set the exit status."""
 
     def __init__(
-        self,
-        run: RunData,
-        settings: Settings,
-        baseline: RunData | None,
-        ledger: Ledger | None,
-        claim_of: Any,
-        places: Places | None = None,
-        engine: Engine = NO_ENGINE,
+        self, run: RunData, settings: Settings, baseline: RunData | None, ledger: Ledger | None, places: Places
     ) -> None:
-        self.outcomes = Outcomes(run, places=places or Places())
+        self.run = run
+        self.places = places  # this machine's folders, written by name
+        self.by_node: dict[str, TestOutcome] = {}  # every claim test's outcome, merged over its phases
         self.settings = settings
         self.baseline = baseline
         self.ledger = ledger or EMPTY
-        self.engine = engine
-        if self.ledger.path is not None:
-            run.env["ledger"] = ledger_line(self.ledger)
+        if self.ledger.path is not None:  # what was verified, and what could not be
+            files = len({e.file for e in self.ledger.entries})
+            confirms = sum(e.kind == "confirm" for e in self.ledger.entries)
+            git = "; ".join(self.ledger.notes) or f"git shows {confirms} confirmation(s) come after their registration"
+            head = f"{Path(*self.ledger.path.parts[-2:])}: {files} file(s), {len(self.ledger.entries)} entries"
+            head += ", hash chains verified"
+            run.env["ledger"] = f"{head}; {git}" if confirms else head
         self.changed: list[str] = []  # claims whose code matches no registered version
-        self.meta_of = claim_of  # item -> (claim id, title, source) or None: the marker's reader
         self.collected: list[str] = []
         self.claim_by_node: dict[str, str] = {}  # node id -> claim id, where collection showed it
         self.titles: dict[str, list[str]] = {}  # claim id -> [title, source], where collection showed it
@@ -254,13 +169,12 @@ class Controller:
         self.not_saved = ""  # why the run could not be saved to the history
         self.comparison: Comparison | None = None  # the comparison with the baseline, decided once
         self.comparison_problems: list[str] = []  # why there is none, for the report
-        self.gate: Gate | None = None  # the baseline gate's outcome
         self.gate_lines: list[tuple[str, bool]] = []  # what the terminal says of the gate (text, red)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [i.nodeid for i in session.items]
         for item in session.items:
-            meta = self.meta_of(item)
+            meta = claim_meta(item)
             if meta is not None:
                 self.claim_by_node[item.nodeid] = meta[0]
                 self.titles[meta[0]] = list(meta[1:])
@@ -279,28 +193,41 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or not report.passed:  # a test cut off mid-call has only its setup report
             self.seen.add(report.nodeid)
-        payloads = [str(value) for key, value in report.user_properties if key == "claimcheck"]
+        payloads = [str(value) for key, value in report.user_properties if key == PROPERTY_KEY]
         for payload in payloads:
-            self.outcomes.add(payload, report.duration)
+            self._add(payload, report.duration)
         for key, value in report.user_properties:
-            if key == "claimcheck-gate":  # units the test ran for the baseline gate only (claimcheck.gate.reserve)
-                gate = json.loads(self.outcomes.places.shorten(str(value)))
-                self.outcomes.run.gate_units[gate["nodeid"]] = GateUnits.from_dict(gate["units"])
+            if key == GATE_KEY:  # units the test ran for the baseline gate only (claimcheck.gate.reserve)
+                gate = json.loads(self.places.shorten(str(value)))
+                self.run.gate_units[gate["nodeid"]] = GateUnits.from_dict(gate["units"])
         if report.failed and not payloads:  # a test whose worker crashed: no payload came back
             last = str(report.longrepr).splitlines()[-1] if report.longrepr else "failed"
             self.bare_failures[report.nodeid] = killed_note(self.reaper_dir, report.nodeid) or last
 
-    def _add_bare_failures(self) -> None:
-        """Add each claim test that failed without a payload (its pytest-xdist worker crashed) as an error."""
-        for nodeid, message in self.bare_failures.items():
-            cid = self.claim_by_node.get(nodeid)
-            if cid is not None and nodeid not in self.outcomes.by_node:
-                title, source = [*self.titles.get(cid, []), "", ""][:2]
-                self.outcomes.by_node[nodeid] = TestOutcome(nodeid, cid, title, source, "error", message=message)
+    def _add(self, payload: str, duration: float) -> None:
+        """Merge one phase's payload (JSON put on the report by the worker) into its test; shorten its paths."""
+        p = json.loads(self.places.shorten(payload))
+        counts = {str(k): int(v) for k, v in p.get("counts", {}).items()}
+        for name, value in counts.items():
+            key = COUNTER_NAMES.get(name, name)
+            self.run.counters[key] = self.run.counters.get(key, 0) + value
+        if p.get("code"):
+            self.run.code.setdefault(p["claim_id"], {}).update(p["code"])
+        new = TestOutcome(
+            p["nodeid"], p["claim_id"], p["title"], p["source"], p["outcome"], message=p.get("message", "")
+        )
+        test = self.by_node.setdefault(p["nodeid"], new)  # a later phase merges into the first
+        for name, value in counts.items():
+            test.counts[name] = test.counts.get(name, 0) + value
+        test.duration += duration
+        test.record = (ClaimRecorder.from_json(p["record"]) if p.get("record") else None) or test.record
+        test.protocol = test.protocol or p.get("protocol")
+        if _RANK[p["outcome"]] > _RANK[test.outcome]:
+            test.outcome, test.message = p["outcome"], p.get("message", "")
 
     def _not_run(self, missing: list[str]) -> dict[str, list[str]]:
         """Map each claim to its tests that did not run (by collection, else by the file of its other tests)."""
-        by_file = {t.nodeid.split("::")[0]: t.claim_id for t in self.outcomes.by_node.values()}
+        by_file = {t.nodeid.split("::")[0]: t.claim_id for t in self.by_node.values()}
         out: dict[str, list[str]] = {}
         for n in missing:
             cid = self.claim_by_node.get(n) or by_file.get(n.split("::")[0])
@@ -310,7 +237,11 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml, pytest-html and pytest-json-report write their files
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._add_bare_failures()
+        for nodeid, message in self.bare_failures.items():  # a claim test whose pytest-xdist worker crashed
+            cid = self.claim_by_node.get(nodeid)
+            if cid is not None and nodeid not in self.by_node:
+                title, source = [*self.titles.get(cid, []), "", ""][:2]
+                self.by_node[nodeid] = TestOutcome(nodeid, cid, title, source, "error", message=message)
         missing = [n for n in self.collected if n not in self.seen]
         incomplete = []
         if exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -319,7 +250,11 @@ class Controller:
             incomplete += [f"did not run or finish: {n}" for n in missing]
         s = self.settings
         not_run = self._not_run(missing) if incomplete else {}
-        run = self.outcomes.snapshot(incomplete, not_run, self.titles)
+        run = self.run
+        run.tests = sorted(self.by_node.values(), key=lambda t: t.nodeid)
+        run.incomplete, run.not_run = incomplete, not_run
+        ran = {t.claim_id for t in run.tests}  # the titles of claims none of whose tests ran are kept
+        run.titles = {c: t for c, t in self.titles.items() if c in not_run and c not in ran}
         run.calibration = calibration_entries(self.ledger)
         self.results = run.decide()  # the one decision of the session: every writer below reads these results
         self._states(run)
@@ -360,8 +295,14 @@ class Controller:
         session.exitstatus = exit_status(  # the one place the session's status is set (docs/report.md)
             int(session.exitstatus), bool(failing) or inexact, gate_status, bool(self.not_written)
         )
-        if s.baseline_update and s.baseline is not None and not collect_only:
-            self._accept(text, s.baseline)
+        if s.baseline_update and s.baseline is not None and not collect_only:  # over the baseline, the old one kept
+            try:
+                kept = accept(text, s.baseline)
+            except (AcceptError, OSError) as e:
+                self.gate_lines.append((f"baseline NOT updated: {e}", True))
+            else:
+                old = f"; the old one is kept as {kept}" if kept else ""
+                self.gate_lines.append((f"baseline updated: this run's JSON is now {s.baseline}{old}", False))
         if s.autosave and not collect_only:
             try:
                 self.saved = save_run(text, session.config.rootpath, run.env)
@@ -381,25 +322,15 @@ class Controller:
             self.comparison_problems = [f"the comparison with {s.baseline} failed: {type(e).__name__}: {e}"]
             self.gate_lines = [(f"claim baseline: UNDECIDED — the comparison failed: {type(e).__name__}: {e}", True)]
             return EXIT_UNDECIDED if mode else 0
-        self.gate = judge(self.comparison, pinned)
-        run.gate = self.gate.to_dict(self.comparison, mode)
-        code = self.gate.exit_code(mode)
-        self.gate_lines = [(self.gate.line(), bool(code) or self.gate.status.value != "PASS")]
-        self.gate_lines += [(f"    {d}", d.startswith(("worse", "missing"))) for d in self.gate.details()]
-        self.gate_lines.append((f"    {self.gate.consequence(mode)}", bool(code)))
-        if self.gate.status.value != "PASS":
+        gate = judge(self.comparison, pinned)
+        run.gate = gate.to_dict(self.comparison, mode)
+        code = gate.exit_code(mode)
+        self.gate_lines = [(gate.line(), bool(code) or gate.status.value != "PASS")]
+        self.gate_lines += [(f"    {d}", d.startswith(("worse", "missing"))) for d in gate.details()]
+        self.gate_lines.append((f"    {gate.consequence(mode)}", bool(code)))
+        if gate.status.value != "PASS":
             self.gate_lines.append((f"    {ACCEPT_HINT}", False))
         return code
-
-    def _accept(self, text: str, baseline: Path) -> None:
-        """Write this run (its JSON ``text``) over the baseline (``--claim-baseline-update``), keeping the old one."""
-        try:
-            kept = accept(text, baseline)
-        except (AcceptError, OSError) as e:
-            self.gate_lines.append((f"baseline NOT updated: {e}", True))
-            return
-        old = f"; the old one is kept as {kept}" if kept else ""
-        self.gate_lines.append((f"baseline updated: this run's JSON is now {baseline}{old}", False))
 
     def _states(self, run: RunData) -> None:
         """Put each claim's ledger state in the run: confirmed, registered (not confirmed) or changed."""
@@ -417,24 +348,19 @@ class Controller:
                 run.ledger[r.claim_id] = "unknown: no test of the claim reported the fingerprint of its code"
             else:
                 state = self.ledger.state(r.claim_id, code["fingerprint"], code.get("engine", ""))
-                run.ledger[r.claim_id] = state.text + self._consequence(state)
+                consequence = ""
+                if state.kind == "changed" and self.settings.exploratory:
+                    consequence = "; labelled only: the run is declared exploratory"
+                elif state.kind == "changed":
+                    consequence = "; this fails the session (or declare the run exploratory: --claim-exploratory)"
+                run.ledger[r.claim_id] = state.text + consequence
                 code["state"] = state.kind
                 code["confirmed on"] = str(state.confirmation.get("engine")) if state.confirmation else ""
                 if state.kind == "changed":
                     self.changed.append(r.claim_id)
 
-    def _consequence(self, state: State) -> str:
-        if state.kind != "changed":
-            return ""
-        if self.settings.exploratory:
-            return "; labelled only: the run is declared exploratory"
-        return "; this fails the session (or declare the run exploratory: --claim-exploratory)"
-
     def _expectations_note(self, same_block: bool, other_kernels: str = "") -> str:
-        """Return the sentence that says which expectations this run was held to, and why.
-
-        ``other_kernels``: this run's numerics where they are not the pins' (empty: the same).
-        """
+        """Return which expectations this run was held to, and why (``other_kernels``: numerics not the pins')."""
         s = self.settings
         if s.expectations_off:
             return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
@@ -471,15 +397,14 @@ class Controller:
                 "known": known_label(r.verdict.value, pin.verdict if pin else None).strip(" ()"),
                 "parts": {p.name or "claim": {"verdict": p.verdict.value, "evidence": p.reason} for p in r.parts},
                 "protocol": f"v{r.protocol.version}" if r.protocol else "",
-                "protocol status": self.outcomes.run.ledger.get(r.claim_id, ""),
+                "protocol status": self.run.ledger.get(r.claim_id, ""),
             }
         return out
 
     def _to_junitxml(self, config: pytest.Config) -> None:
         """Add each claim's verdict to the junit XML as testsuite properties (CI dashboards read those).
 
-        The XML writer is found among the registered plugins by what it does (``add_global_property``,
-        the method behind pytest's public ``record_testsuite_property``), not through pytest's private module.
+        The XML writer is the registered plugin with ``add_global_property`` (not pytest's private module).
         """
         writers = [p for p in config.pluginmanager.get_plugins() if callable(getattr(p, "add_global_property", None))]
         for xml in writers:
@@ -523,7 +448,7 @@ class Controller:
         if not self.results:
             return
         terminalreporter.write_sep("=", "claim verdicts")
-        run = self.outcomes.run
+        run = self.run
         for line, red in terminal_lines(run, self.results):
             terminalreporter.write_line(line, red=red, bold=not red)
         for cid in self.changed:
@@ -532,8 +457,17 @@ class Controller:
             terminalreporter.write_line(f"expectations: {run.expectations}")
         for line in run.rounding:
             terminalreporter.write_line(f"held at the verdict level: {line}")
+        source = self.settings.expected_source  # what to do about a deviation depends on where the pins came from
+        fix = "pin the known results in an expectations file (--claim-expectations)"
+        if source and not source.startswith("the baseline"):
+            fix = (
+                f"if this change is intended, rewrite {source} with `claimcheck expectations "
+                f"<this run's .json> --budget {self.settings.budget.name}`"
+            )
+        elif source:
+            fix = f"compare with the baseline's report; {ACCEPT_HINT}"
         for line in self.deviations:
-            terminalreporter.write_line(f"deviation: {line} ({self._fix()})", red=True)
+            terminalreporter.write_line(f"deviation: {line} ({fix})", red=True)
         if self.saved is not None:
             terminalreporter.write_line(f"run saved to the history: {self.saved}")
         for line, red in self.gate_lines:
@@ -551,62 +485,47 @@ class Controller:
         for line in w.left_alone:
             terminalreporter.write_line(line, red=True)
 
-    def _fix(self) -> str:
-        """Return what to do about a deviation from the expectations, by where they came from."""
-        source = self.settings.expected_source
-        if source and not source.startswith("the baseline"):
-            return (
-                f"if this change is intended, rewrite {source} with `claimcheck expectations "
-                f"<this run's .json> --budget {self.settings.budget.name}`"
-            )
-        if source:
-            return f"compare with the baseline's report; {ACCEPT_HINT}"
-        return "pin the known results in an expectations file (--claim-expectations)"
-
 
 def carry_results(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None], meta: Any) -> None:
-    """Put what a claim test measured on its report (``user_properties``), where the controller reads it.
-
-    The same under pytest-xdist: the report travels to the controller, the item does not.
-    """
-    from claimcheck.pytest.core import core_of
-    from claimcheck.pytest.plugin import GATE_KEY, RECORD_KEY, UNITS_KEY
-
-    outcome = outcome_of(report)
+    """Put what a claim test measured on its report (``user_properties``): under xdist it reaches the controller."""
+    if report.skipped:
+        outcome: str | None = "skipped"
+    elif report.passed:
+        outcome = "passed" if report.when == "call" else None
+    else:
+        outcome = "error"
     if outcome is not None:
         rec = item.stash.get(RECORD_KEY, None)
+        message = ""
+        if report.skipped and isinstance(report.longrepr, tuple):
+            message = str(report.longrepr[2]).removeprefix("Skipped: ")
+        elif call.excinfo is not None:
+            message = f"{call.excinfo.typename}: {call.excinfo.value}"
         payload: dict[str, Any] = {
             "nodeid": item.nodeid,
             "claim_id": meta[0],
             "title": meta[1],
             "source": meta[2],
             "outcome": outcome,
-            "message": message_of(report, call),
+            "message": message,
             "record": record_json(rec) if rec is not None and report.when == "call" else None,
         }
         proto = claim_protocol_of(item)
         if proto is not None:
             payload["protocol"] = proto.to_dict()
-            payload["code"] = claim_code(item, core_of(item.config).engine) if proto.declared else None
+            payload["code"] = core_of(item.config).claim_code(item) if proto.declared else None
         if report.when == "call":
-            payload["counts"] = _counts(item)
+            before = item.stash.get(COUNTS_KEY, None)  # what the store counted before the call
+            payload["counts"] = {}
+            if before is not None:
+                now = replace(core_of(item.config).store.counts)
+                now.add(before, sign=-1)
+                payload["counts"] = {k: v for k, v in asdict(now).items() if v}
         report.user_properties.append((PROPERTY_KEY, json.dumps(payload)))
         units = item.stash.get(UNITS_KEY, None)
         if report.when == "call" and units is not None and units.reserve is not None:
             gate = {"nodeid": item.nodeid, "units": asdict(units.reserve.units)}
             report.user_properties.append((GATE_KEY, json.dumps(gate)))
-
-
-def _counts(item: pytest.Item) -> dict[str, int]:
-    from claimcheck.pytest.core import core_of
-    from claimcheck.pytest.plugin import COUNTS_KEY
-
-    before = item.stash.get(COUNTS_KEY, None)
-    if before is None:
-        return {}
-    now = replace(core_of(item.config).store.counts)
-    now.add(before, sign=-1)
-    return {k: v for k, v in asdict(now).items() if v}
 
 
 def write_refusal(config: pytest.Config, settings: Settings, reason: str) -> str:

@@ -17,28 +17,27 @@ import pytest
 
 from claimcheck.errors import ConfigError
 from claimcheck.pytest.core import core_of
-from claimcheck.pytest.markers import claim_meta
 from claimcheck.pytest.options import shown_path, spread_device
-from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT, say_uncaptured
+from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 
 def start(config: pytest.Config) -> None:
     """Start the claim core in this process; raise pytest.UsageError naming the option or file that cannot be set up.
 
-    A pytest-xdist worker gets what it needs (store, executor, the plan it sends its controller); the
-    controller the run, its ``Controller`` and reporters.
+    A pytest-xdist worker gets its store, executor and plan sender; the controller the run, its ``Controller``
+    and reporters.
     """
     import torch
 
     import claimcheck.pytest.session as ctl
     from claimcheck.gate.baseline import check_margins
     from claimcheck.provenance.fingerprint import NO_ENGINE
-    from claimcheck.pytest.executor import executor_for
-    from claimcheck.pytest.markers import plan_sender, progress_reporter
+    from claimcheck.pytest.executor import LOCAL, RayExecutor
+    from claimcheck.pytest.progress import PlanSender, ProgressReporter, say_uncaptured
     from claimcheck.pytest.reaper import Reaper
-    from claimcheck.pytest.termination import sigterm_as_interrupt
     from claimcheck.report.figures import clear_figure_cache
+    from claimcheck.report.paths import Places
     from claimcheck.report.rundata import RunFileError, load
     from claimcheck.store.cache import ResultCache, default_cache_dir
 
@@ -57,21 +56,24 @@ def start(config: pytest.Config) -> None:
             settings, device=spread_device(settings.device, worker.get("workerid"), torch.cuda.device_count())
         )
         torch.set_num_threads(settings.threads or max(1, (os.cpu_count() or 1) // int(worker.get("workercount", 1))))
-        executor = executor_for(
-            settings.executor,
-            settings.ray_address,
-            settings.ray_address_source,
-            gpu=settings.device.startswith("cuda"),
-            remote=config.hook.pytest_claimcheck_remote(config=config),
-            controller_address=worker.get(RAY_ADDRESS_INPUT, ""),
-        )
+        identity, packages = config.hook.pytest_claimcheck_remote(config=config) or (None, [])
+        executor = LOCAL
+        if settings.executor != "local":  # a pytest-xdist worker joins its controller's cluster
+            executor = RayExecutor(
+                worker.get(RAY_ADDRESS_INPUT, "") or settings.ray_address,
+                threads=torch.get_num_threads(),
+                gpu=settings.device.startswith("cuda"),
+                identity=identity,  # what a worker's code must match
+                ship_code=bool(settings.ray_address),  # a named cluster gets this checkout; the embedded one has it
+                source=settings.ray_address_source or "the controller's cluster",
+                packages=packages,
+            )
     except (ConfigError, RunFileError) as e:
         raise pytest.UsageError(str(e)) from None
     core.settings, core.baseline = settings, baseline
     engine = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
-    # What is alive now (torch, numpy, scipy, the core: about 240,000 objects) lives as long as the
-    # process; frozen, no later collection walks it again (pytest's collection at exit took 0.4 s).
-    # Collected first, so no garbage is frozen with it (a process that runs pytest in-process again).
+    # What is alive now (torch, numpy, the core) lives as long as the process: frozen, after a collection, so
+    # that no later collection walks it again (pytest's at exit took 0.4 s) and no garbage is frozen with it.
     gc.collect()
     gc.freeze()
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
@@ -88,17 +90,17 @@ def start(config: pytest.Config) -> None:
         clear_figure_cache(store.root / ctl.FIGURE_CACHE)
     core.set_up(store, engine, executor)
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
-        core.controller = ctl.WorkerClaims(claim_meta)
-        config.pluginmanager.register(plan_sender(config, settings), "claimcheck-plan")
+        core.controller = ctl.WorkerClaims()
+        config.pluginmanager.register(PlanSender(config, settings), "claimcheck-plan")
         if settings.timeout and worker.get(REAPER_DIR_INPUT):
             core.reaper = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
     else:
-        run = ctl.start_run(config, settings, executor)
-        places = ctl.places_of(config, settings)
-        controller = ctl.Controller(run, settings, baseline, ledger, claim_meta, places, engine)
+        places = Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
+        run = ctl.start_run(config, settings, executor, places)
+        controller = ctl.Controller(run, settings, baseline, ledger, places)
         if settings.timeout:  # where pytest-xdist workers' reapers leave a note before they kill one
             controller.reaper_dir = core.reaper_dir = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
         core.controller = controller
-        config.pluginmanager.register(progress_reporter(config, settings), "claimcheck-progress")
-        core.sigterm = sigterm_as_interrupt()  # a cancelled CI job ends like Ctrl-C: a report
+        config.pluginmanager.register(ProgressReporter(config, settings), "claimcheck-progress")
+        core.catch_sigterm()  # a cancelled CI job ends like Ctrl-C: a report
     config.pluginmanager.register(core.controller, "claimcheck-controller")
