@@ -73,10 +73,6 @@ def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]], cel
     return [line[0], "|" + "---|" * len(headers), *line[1:]]
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    return "\n".join(table_lines(headers, rows, md))
-
-
 _ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
 
 
@@ -493,7 +489,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         ]
         heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
         head = ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"]
-        parts += [heading, "", _table(head, rows), ""]
+        parts += [heading, "", *table_lines(head, rows, md), ""]
     stats = r.claim_stats + r.control_stats
     if stats:
         rows = [
@@ -507,7 +503,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
             for s in stats
         ]
         head = ["part", "statistic", "threshold", "median [min, max] (n)", "met"]
-        parts += ["**Statistics** (every check of every unit)", "", _table(head, rows), ""]
+        parts += ["**Statistics** (every check of every unit)", "", *table_lines(head, rows, md), ""]
     seen: dict[str, int] = {}
     for t in r.tests:
         for label, items in t.record.regime.items() if t.record else ():
@@ -585,13 +581,13 @@ def render(
         parts += [md(session), ""]
     parts += [*extra]  # the baseline comparison (and any problems writing the report) before the environment
     env = [(k, portable(v) if isinstance(v, str) else v) for k, v in run.env.items()]
-    parts += ["## Environment", "", _table(["setting", "value"], env), ""]
+    parts += ["## Environment", "", *table_lines(["setting", "value"], env, md), ""]
     if run.counters:
         parts += [", ".join(f"{md(k)}: {v}" for k, v in run.counters.items()), ""]
     if run.data_files:
         rows = [[d["file"], d["size"], d["sha256"][:16], d["status"]] for d in run.data_files]
         parts += ["**Data files** (sha256 against the published copies)", ""]
-        parts += [_table(["file", "bytes", "sha256 (first 16)", "status"], rows), ""]
+        parts += [*table_lines(["file", "bytes", "sha256 (first 16)", "status"], rows, md), ""]
     if not details:
         parts += claim_sections(run, figure_folder, figures) if sections is None else list(sections)
     return "\n".join(parts)
