@@ -75,3 +75,17 @@ def test_a_sessions_report_set_carries_its_details_file_and_drops_it_when_the_ne
     small.env["run id"] = "next"
     assert write_report(small, report, figures=False).details is None
     assert not (tmp_path / "claim-report-details.md").exists() and "**Protocol v" in report.read_text()
+
+
+def test_a_control_estimate_without_an_interval_renders_as_not_available() -> None:
+    import dataclasses
+
+    from claimcheck.decide.record import Check
+    from claimcheck.report.markdown import _section
+
+    run = load(REFERENCE / "claim-report.json")
+    c3 = next(r for r in run.results() if r.claim_id == "C3")
+    control = c3.controls[0]
+    bare = dataclasses.replace(control, rate=None, estimates=(Check("gap", 0.5, ">", 0.0),))
+    text = _section(run, dataclasses.replace(c3, controls=(bare, *c3.controls[1:])), "figures", None)
+    assert f"| {bare.name}" in text and "| n/a |" in text  # was a TypeError: format of None

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from claimcheck.decide.calibration import entry_of, part_mark
+from claimcheck.decide.record import Check
 from claimcheck.decide.undecided import undecided_line
 from claimcheck.decide.verdicts import ClaimResult, PartResult, UnitScore, Verdict
 from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
@@ -119,7 +120,12 @@ def _short_status(status: str) -> str:
 def _rate_cell(p: PartResult) -> str:
     if p.rate is not None:
         return p.rate.format()
-    return "; ".join(f"{c.value:.3g} [{c.low:.3g}, {c.high:.3g}]" for c in p.estimates if c.low is not None) or "n/a"
+    return _intervals(p.estimates)
+
+
+def _intervals(estimates: Sequence[Check]) -> str:
+    """Each estimate with its interval; one without an interval is left out ("n/a" when none has one)."""
+    return "; ".join(f"{c.value:.3g} [{c.low:.3g}, {c.high:.3g}]" for c in estimates if c.low is not None) or "n/a"
 
 
 def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
@@ -473,9 +479,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
             [
                 c.name + _KIND_NOTE.get(c.kind, ""),
                 c.why,
-                c.rate.format()
-                if c.rate
-                else "; ".join(f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]" for e in c.estimates),
+                c.rate.format() if c.rate else _intervals(c.estimates),
                 "must pass, as its part"
                 if c.kind == "positive"
                 else "interval must not meet"
