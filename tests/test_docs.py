@@ -893,3 +893,29 @@ def test_a_suite_of_ones_own_follows_writing_a_claim_to_a_calibrated_confirmed_c
     (tmp_path / "pytest.ini").write_text(ini.text + "claim_expectations = expectations.toml\n")
     again = subprocess.run(["pytest", "--claim-report"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert again.returncode == 0 and "G9: REPRODUCED [v1 confirmed]" in again.stdout, again.stdout[-3000:]
+
+
+def test_the_index_where_is_it_table_names_definitions_that_exist() -> None:
+    import importlib
+
+    text = (ROOT / INDEX).read_text(encoding="utf-8")
+    section = text.split("### Where is it", 1)[1].split("\n\n`qin2025/`", 1)[0]
+    names = re.findall(r"`((?:claimcheck|qin2025)\.[\w.]+)`", section)
+    assert len(names) >= 15
+    missing = []
+    for name in names:
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):  # the longest importable module, then attributes
+            try:
+                obj: object = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                missing.append(name)
+            break
+        else:
+            missing.append(name)
+    assert not missing, f"{INDEX}'s 'Where is it' table names what does not exist: {missing}"
