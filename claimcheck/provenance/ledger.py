@@ -512,7 +512,9 @@ def check_history(ledger: Ledger) -> list[str]:
         path = files.get(same.get(rel, rel), root / rel)
         now = [e.hash for e in ledger.entries if e.file == path] if same.get(rel, rel) in files else []
         newer = "the working tree (not committed)" if rel in files else "the working tree (the file is gone)"
-        newer_parsed: tuple[str, list[str]] | tuple[()] = ()  # the last version parsed: an older one is its prefix
+        # the last version read: an older one that is its byte prefix is read off it. It starts as the file now,
+        # whose entries load_ledger has verified, so the common case (HEAD's version unchanged) parses nothing.
+        newer_parsed: tuple[str, list[str]] | tuple[()] = (path.read_text(encoding="utf-8"), now) if now else ()
         for c, subj in vs:
             text = blobs.get(f"{c}:{rel}")
             if text is None:  # deleted in that commit, or missing from a shallow clone
