@@ -32,7 +32,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "collection": ("_pytest/main.py", "perform_collect"),
     "claim code fingerprints": ("claimcheck/pytest/core.py", "fingerprint_claims"),
     "tests (setup, call, teardown)": ("_pytest/runner.py", "runtestprotocol"),
-    "cache reads (entries)": ("claimcheck/store/cache.py", "_read"),
+    "cache reads (entries)": ("claimcheck/store/cache.py", "_hit"),
     "session finish (decide, write, save)": ("claimcheck/pytest/session.py", "pytest_sessionfinish"),
     "decide the claims": ("claimcheck/report/rundata.py", "decide"),
     "serialise the run (JSON)": ("claimcheck/report/rundata.py", "dumps"),
