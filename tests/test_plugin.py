@@ -163,6 +163,7 @@ def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
         (["--claim-device", "tpu"], "--claim-device: expected auto, cpu, cuda or cuda:N, got 'tpu'"),
         (["--claim-device", "cuda:7"], "--claim-device: 'cuda:7' asks for GPU 7 but 0 CUDA device(s) are visible*"),
         (["--claim-data-dir", "nowhere"], "--claim-data-dir: data directory *nowhere does not exist*"),
+        (["--claim-data-dir="], "--claim-data-dir: empty; name the folder that holds jena/*"),
         (["--claim-model-dir", "nowhere"], "--claim-model-dir: model directory *nowhere does not exist*"),
         (["--claim-report=."], "--claim-report: * is a directory*"),
         (["--claim-threads", "0"], "--claim-threads: expected a positive number of threads or auto, got '0'"),

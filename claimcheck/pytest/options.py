@@ -454,6 +454,11 @@ def _is_test_path(word: str, invocation_dir: Path) -> bool:
 def resolve_data_dir(option_value: str | None, ini_value: str | None, root: Path) -> tuple[Path, str]:
     """Pick the data directory: option, then ini, then $CLAIMCHECK_DATA_DIR, then the user cache."""
     fix = "create it or point the setting at the folder that holds jena/, jena_partial/ and sst2/"
+    if option_value is not None and not option_value.strip():  # given, and empty: not a quiet fall-through
+        raise ConfigError(
+            "--claim-data-dir: empty; name the folder that holds jena/, jena_partial/ and sst2/, or leave the "
+            f"option out to use the ini key claim_data_dir, ${DATA_ENV} or the user cache"
+        )
     for value, source in (
         (option_value, "--claim-data-dir"),
         (ini_value, "ini claim_data_dir"),
