@@ -266,8 +266,9 @@ def _span(values: Sequence[float], fmt: str = "g") -> str:
 
 def _moved(before: float, after: float, rtol: float, atol: float = 0.0) -> bool:
     """Return whether a pinned median moved past ``rtol`` of itself, or past ``atol`` where that is larger."""
-    if relative(before, after) in (0.0, math.inf):  # equal (NaN and NaN too), or one not finite
-        return relative(before, after) == math.inf
+    move = relative(before, after)  # 0: equal (NaN and NaN too); inf: one not finite
+    if move in (0.0, math.inf):
+        return move == math.inf
     return abs(after - before) > max(rtol * max(abs(before), ABS_FLOOR), atol)
 
 
