@@ -12,7 +12,8 @@ import pytest
 
 from claimcheck.cli.calibrate import load_protocols
 from claimcheck.cli.main import main
-from claimcheck.decide.calibration import calibrate_suite
+from claimcheck.decide.calibration import calibrate_suite, part_mark
+from claimcheck.provenance.ledger import calibration_entries, load_ledger
 from qin2025.c2.monotone import monotone_decision
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +34,15 @@ def test_every_part_of_every_claim_declares_a_decision_and_families(protocols: l
             assert part.decision is not None, f"{proto.claim_id}/{part.name}"
             design = {f.expect for f in part.calibration if f.origin == "design"}
             assert {"pass", "fail"} <= design <= {"pass", "fail", "zone"}, f"{proto.claim_id}/{part.name}"
+
+
+def test_every_part_has_its_current_decisions_calibration_recorded(protocols: list[Any]) -> None:
+    # A decision changed without `claimcheck calibrate --record` shows "uncalibrated (changed since)" on the
+    # report's first screen beside a verdict it decided (C7 v8's governs part did, for a day).
+    entries = calibration_entries(load_ledger(CLAIMS / "ledger"))
+    marks = {f"{p.claim_id}/{part.name}": part_mark(entries, p.claim_id, part) for p in protocols for part in p.parts}
+    stale = {k: m for k, m in marks.items() if m.startswith("uncalibrated")}
+    assert not stale, f"record them: claimcheck calibrate claims --only IDS --record ({stale})"
 
 
 def test_a_quick_calibration_of_the_suite_lists_every_part_with_its_counts(protocols: list[Any]) -> None:
