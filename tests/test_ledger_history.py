@@ -14,6 +14,7 @@ from claimcheck.provenance.ledger import (
     SCHEMA,
     LedgerError,
     append,
+    check_git,
     check_history,
     content_hash,
     load_ledger,
@@ -152,3 +153,24 @@ def test_an_entry_of_awkward_plain_data_reads_back_as_the_content_it_hashed(tmp_
     row = _rows(tmp_path / "C1.toml")[0]
     assert content_hash(row) == entry.hash == row["hash"]
     assert tomllib.loads(render_entry(row))["entry"][0]["results"]["text"] == awkward["text"]
+
+
+def test_check_git_finds_the_registrations_first_commit_and_refuses_one_committed_otherwise(tmp_path: Path) -> None:
+    # check_git reads a registration whose committed bytes are the file's now without parsing them; a first
+    # committed version whose row carries the same hash over other content is parsed and refused
+    _git(tmp_path, "init", "-q")
+    path = tmp_path / "ledger" / "C1.toml"
+    reg = append(path, "register", REG)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('change = "first"', 'change = "other"', 1), encoding="utf-8")  # its hash kept
+    _commit(tmp_path, "register C1, another text under the same hash")
+    path.write_text(text, encoding="utf-8")
+    append(path, "confirm", _confirm(reg.hash))
+    _commit(tmp_path, "the registration as hashed, and its confirmation")
+    with pytest.raises(LedgerError, match=r"entry #1 \(register C1 v1.*differs from the entry committed in"):
+        check_git(load_ledger(tmp_path / "ledger"))
+    _git(tmp_path, "checkout", "-q", "--orphan", "clean")
+    _git(tmp_path, "rm", "-q", "-r", "--cached", ".")
+    _commit(tmp_path, "register and confirm C1 in one commit")
+    notes = check_git(load_ledger(tmp_path / "ledger"))  # found committed unchanged; only the run's commit is unknown
+    assert len(notes) == 1 and "names commit 0000000000000000000000000000000000000000, not in this" in notes[0]
