@@ -16,7 +16,7 @@ import pytest
 
 from claimcheck.errors import ConfigError
 from claimcheck.protocol.spec import ClaimProtocol
-from claimcheck.provenance.fingerprint import CodeFingerprint, code_fingerprint
+from claimcheck.provenance.fingerprint import CodeFingerprint
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ class _Collector:
             module = getattr(item, "module", None)
             if proto is None or not proto.declared or module is None or proto.claim_id in self.claims:
                 continue
-            fp = code_fingerprint(Path(module.__file__), module.__name__, vars(module), engine)
+            fp = core.code_of(item)  # the session's own, computed once at collection
+            assert fp is not None  # the item has a module
             self.claims[proto.claim_id] = ClaimCode(proto, fp, engine.identity, module.__file__)
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from claimcheck.decide.record import ClaimRecorder
-from claimcheck.provenance.fingerprint import Engine, code_fingerprint
+from claimcheck.provenance.fingerprint import CodeFingerprint, Engine, code_fingerprint
 from claimcheck.pytest.markers import claim_protocol_of
 from claimcheck.pytest.options import Settings
 
@@ -55,7 +55,7 @@ class Core:
     reaper: Reaper | None = None  # a pytest-xdist worker's outside --claim-timeout
     reaper_dir: Path | None = None  # the controller's folder for the reapers' notes
     sigterm: tuple[Any] | None = None  # (SIGTERM's old handler,) while the core makes SIGTERM an interrupt
-    code: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # claim code per module, computed once
+    code: dict[tuple[str, str], CodeFingerprint] = field(default_factory=dict)  # claim code per module, computed once
 
     @property
     def store(self) -> ResultCache:
@@ -86,18 +86,20 @@ class Core:
         as they were imported: an edit made while the tests run does not change what the run says it
         ran. None for a test outside a module (say a doctest item).
         """
+        fp = self.code_of(item)
+        if fp is None:
+            return None
+        return {"fingerprint": fp.digest, "engine": self.engine.identity, "definitions": str(len(fp.covers))}
+
+    def code_of(self, item: pytest.Item) -> CodeFingerprint | None:
+        """Return the code fingerprint of the item's module, computed once per module and session."""
         module = getattr(item, "module", None)
         path = getattr(module, "__file__", None)
         if module is None or path is None:
             return None
         key = (path, module.__name__)
         if key not in self.code:
-            fp = code_fingerprint(Path(path), module.__name__, vars(module), self.engine)
-            self.code[key] = {
-                "fingerprint": fp.digest,
-                "engine": self.engine.identity,
-                "definitions": str(len(fp.covers)),
-            }
+            self.code[key] = code_fingerprint(Path(path), module.__name__, vars(module), self.engine)
         return self.code[key]
 
     def fingerprint_claims(self, items: list[pytest.Item]) -> None:
