@@ -120,6 +120,11 @@ def test_each_entry_is_judged_by_what_caught_it(tmp_path: Path, runs: dict[str, 
     assert "**Mutants killed: 3 of 4** (2 by their expected killer; 1 survived where no claim" in text
     assert "**Benign edits falsely flagged: 0 of 1.**" in text
     assert "| `silent` | mutant | changes nothing the claims see | none: no claim looks there | nothing |" in text
+    grid = text.split("## Verdicts per claim\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert grid[0] == "| run | T1 |" and grid[1] == "|---|---|" and len(grid) == 2 + len(refs) + len(judgements)
+    assert "| `refused` | refused |" in grid
+    bare = render_catalogue(catalogue, {}, [])  # no claims: the grid is one column, no empty cell after it
+    assert "## Verdicts per claim\n\n| run |\n|---|\n\n" in bare
 
 
 def test_a_benign_edit_that_moves_a_statistic_is_a_false_alarm(runs: dict[str, RunData | Exception]) -> None:

@@ -331,15 +331,13 @@ def render_catalogue(catalogue: Catalogue, refs: Mapping[str, Outcome], judgemen
         rows.append([*row, f"{j.seconds / 60:.1f}"])
     head = ["entry", "kind", "what it changes", "expected killer", "killed by", "result", "minutes"]
     claims = sorted({r.claim_id for run in runs.values() for r in run.results()}, key=lambda c: (len(c), c))
-    lines += [*table_lines(head, rows), "", "## Verdicts per claim", ""]
-    lines += ["| run | " + " | ".join(claims) + " |", "|---" * (len(claims) + 1) + "|"]
+    grid = []
     for model, ref in runs.items():
         verdicts = {r.claim_id: r.verdict.value for r in ref.results()}
-        name = md(model or "the suite own model")
-        lines.append(f"| reference `{name}` | " + " | ".join(verdicts.get(c, "") for c in claims) + " |")
+        grid.append([f"reference `{md(model or 'the suite own model')}`", *(verdicts.get(c, "") for c in claims)])
     for j in judgements:
-        cells = [j.verdicts.get(c, "refused" if j.refused else "") for c in claims]
-        lines.append(f"| `{md(j.entry.name)}` | " + " | ".join(cells) + " |")
+        grid.append([f"`{md(j.entry.name)}`", *(j.verdicts.get(c, "refused" if j.refused else "") for c in claims)])
+    lines += [*table_lines(head, rows), "", "## Verdicts per claim", "", *table_lines(["run", *claims], grid)]
     lines += ["", "## What each check saw", ""]
     for j in judgements:
         seen = [f"- {k}: {md(line)}" for k in KILLERS for line in j.killers.get(k, [])]
