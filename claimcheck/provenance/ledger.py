@@ -430,7 +430,7 @@ def check_git(ledger: Ledger) -> list[str]:
     held: dict[str, tuple[str | None, bool]] = {}  # a registration's first commit, and whether it holds it unchanged
     for c, reg in pairs:
         if reg.hash not in held:
-            own = _own_tables(now[reg.file], reg.hash)
+            own = next((t for t in _tables(now[reg.file], reg.hash) if _hashed(t, reg.hash)), None)
             held[reg.hash] = _first_holding(versions[rel[reg.file]], rel[reg.file], reg.hash, found, own)
         first, same = held[reg.hash]
         if first is None:
@@ -452,7 +452,7 @@ def check_git(ledger: Ledger) -> list[str]:
     return notes
 
 
-def _own_tables(text: str, digest: str) -> list[str]:
+def _tables(text: str, digest: str) -> list[str]:
     """Return the ``[[entry]]`` tables of ``text`` naming ``digest``, its own (``hash = "digest"``) first."""
     tables = ["[[entry]]" + t.rstrip("\n") for t in text.split("\n[[entry]]")[1:] if digest in t]
     return sorted(tables, key=lambda t: not _hashed(t, digest))  # the others name it as prev
@@ -464,12 +464,12 @@ def _hashed(table: str, digest: str) -> bool:
 
 
 def _first_holding(
-    commits: Sequence[str], name: str, digest: str, found: Mapping[str, tuple[str, bytes]], own: Sequence[str]
+    commits: Sequence[str], name: str, digest: str, found: Mapping[str, tuple[str, bytes]], own: str | None
 ) -> tuple[str | None, bool]:
     """Return the first of ``commits`` whose version of ``name`` holds an entry hashed ``digest``, and whether that
     entry is unchanged (its content hashes to ``digest``).
 
-    ``own``: the entry's table in the file now (``_own_tables``), whose hash ``load_ledger`` verified: a committed
+    ``own``: the entry's own table in the file now, whose hash ``load_ledger`` verified: a committed
     table of the same bytes is the same entry, unparsed; else only the tables naming the digest are parsed, and the
     whole version when those alone are not TOML.
     """
@@ -478,8 +478,8 @@ def _first_holding(
         if kind != "blob" or digest.encode() not in data:
             continue
         text = data.decode("utf-8", errors="replace")
-        tables = _own_tables(text, digest)
-        if own and tables and tables[0] == own[0] and _hashed(own[0], digest):
+        tables = _tables(text, digest)
+        if own is not None and own in tables:
             return commit, True
         for source in [*tables, text]:
             try:
@@ -505,6 +505,8 @@ def check_history(ledger: Ledger) -> list[str]:
     if root is None:
         return [f"git history not checked: {ledger.path} is not in a git work tree (or git is missing)"]
     files = {_relative(root, f): f for f in ledger_files(ledger.path)}
+    texts = {rel: f.read_text(encoding="utf-8") for rel, f in files.items()}  # the files now
+    hashes = {rel: [e.hash for e in ledger.entries if e.file == f] for rel, f in files.items()}  # verified by load
     spec = _relative(root, ledger.path) if ledger.path.exists() else sorted(files)[0]
     log, error = git.log_files(root, "--full-history", "-m", "--no-renames", "--", spec)
     if error is not None:
@@ -531,11 +533,11 @@ def check_history(ledger: Ledger) -> list[str]:
         )
     for rel, vs in versions.items():
         path = files.get(same.get(rel, rel), root / rel)
-        now = [e.hash for e in ledger.entries if e.file == path] if same.get(rel, rel) in files else []
+        now = hashes.get(same.get(rel, rel), [])
         newer = "the working tree (not committed)" if rel in files else "the working tree (the file is gone)"
         # the last version read: an older one that is its byte prefix is read off it. It starts as the file now,
         # whose entries load_ledger has verified, so the common case (HEAD's version unchanged) parses nothing.
-        newer_parsed: tuple[str, list[str]] | tuple[()] = (path.read_text(encoding="utf-8"), now) if now else ()
+        newer_parsed: tuple[str, list[str]] | tuple[()] = (texts[same.get(rel, rel)], now) if now else ()
         for c, subj in vs:
             text = blobs.get(f"{c}:{rel}")
             if text is None:  # deleted in that commit, or missing from a shallow clone
@@ -566,14 +568,11 @@ def check_history(ledger: Ledger) -> list[str]:
                     f"(git show {c[:12]}:{rel}) and append new ones after them"
                 )
             newer = f"commit {c[:12]} ({subj})"
-    for name in at_head:  # HEAD's version is usually the file now or a prefix of it: read off the verified entries
-        rel = name.removeprefix("HEAD:")
-        now = [e.hash for e in ledger.entries if e.file == files[rel]]
-        text = blobs.get(name)
-        if text is None:
-            continue
-        held = _prefix_hashes(text, files[rel].read_text(encoding="utf-8"), now)
-        committed.update(held if held is not None else _committed_hashes(text) or [])
+    for rel in files:  # HEAD's version is usually the file now or a prefix of it: read off the verified entries
+        text = blobs.get(f"HEAD:{rel}")
+        if text is not None:
+            held = _prefix_hashes(text, texts[rel], hashes[rel])
+            committed.update(held if held is not None else _committed_hashes(text) or [])
     ledger.committed = committed
     ledger.history_checked = not shallow
     return notes
