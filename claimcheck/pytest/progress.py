@@ -196,11 +196,6 @@ class Progress:
                 sequential.add(t.claim)
         return Estimate(left, tuple(sorted(untimed)), at_cap, tuple(sorted(sequential)))
 
-    def left(self) -> float | None:
-        """Return the estimated seconds left at the planned units, or None before anything has finished."""
-        e = self.estimate()
-        return None if e is None else e.seconds
-
     def paces(self) -> dict[str, float]:
         """Return the seconds per unit of each finished claim whose tests all computed their results."""
         return {k: c.seconds / c.units_done for k, c in self.claims.items() if c.finished and c.cold}
