@@ -135,3 +135,42 @@ def test_a_pins_atol_is_a_floor_under_its_relative_tolerance() -> None:
     assert not _moved(-0.0166015625, -0.017578125, 0.05, 1 / 256)  # within one sentence
     assert _moved(-0.0166015625, -0.0166015625 - 2 / 256, 0.05, 1 / 256)  # two sentences are a change
     assert not _moved(100.0, 104.0, 0.05, 1 / 256)  # a large median keeps its relative tolerance
+
+
+def _rerun_json(tmp_path: Path, value: float) -> Path:
+    """The same block as ``_run_json``'s under other numerics, its one statistic at ``value``."""
+    rec = ClaimRecorder(claim_id="C9", seed=0)
+    rec.check("toy statistic", value, "<=", 1.0)
+    test = TestOutcome("test_toy.py::test_claim", "C9", "toy", "Sec. 9", "passed", record=rec)
+    env = {"run id": "r2", "date": "today", "budget": "ci: toy", "numerics": "cpu B; vendor B; 1 thread"}
+    write_report(RunData(title="toy", env=env, tests=[test]), tmp_path / "rerun" / "claim-report.md", figures=False)
+    return tmp_path / "rerun" / "claim-report.json"
+
+
+@pytest.mark.parametrize("pinned_median", [0.5, 0.45])
+def test_re_pinning_the_same_run_with_more_reruns_keeps_the_spread_measured_before(
+    tmp_path: Path, pinned_median: float
+) -> None:
+    """The spread of earlier reruns (on a host one cannot rerun now) stays when the same run is pinned again;
+    pins of another measurement (the median moved) start afresh."""
+    run, rerun = _run_json(tmp_path), _rerun_json(tmp_path, 0.51)
+    before = (
+        f'\n[ci.C9.stats]\n"claim / toy statistic" = {{ met = 1, n = 1, median = {pinned_median}, rtol = 0.05, '
+        'rounding = 0.3, chaotic = "measured met 0-1 of 1" }\n'
+    )
+    pins = tmp_path / "expectations.toml"
+    pins.write_text(
+        EXISTING.replace(
+            '[ci.C9]\nverdict = "NOT REPRODUCED"\n',
+            '[ci.C9]\nverdict = "NOT REPRODUCED"\nrounding = ["cpu A; vendor A; 1 thread"]\n' + before,
+        )
+    )
+    assert main(["expectations", str(run), "--budget", "ci", "--rounding", str(rerun), "-o", str(pins)]) == 0
+    c9 = tomllib.loads(pins.read_text())["ci"]["C9"]
+    got = c9["stats"]["claim / toy statistic"]
+    if pinned_median == 0.5:  # the same measurement: both reruns' spread
+        assert c9["rounding"] == ["cpu A; vendor A; 1 thread", "cpu B; vendor B; 1 thread"]
+        assert (got["rounding"], got["chaotic"]) == (0.3, "measured met 0-1 of 1")
+    else:
+        assert c9["rounding"] == ["cpu B; vendor B; 1 thread"]
+        assert got["rounding"] == pytest.approx(0.02) and "chaotic" not in got

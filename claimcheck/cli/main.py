@@ -37,7 +37,6 @@ from claimcheck.provenance.expectations import (
     load_expectations,
     merge_pins,
     numerics_label,
-    pins_of,
     render_pins,
     with_rounding,
 )
@@ -324,7 +323,7 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
         f"Written by `claimcheck expectations {args.run.name} --budget {budget}{rounding}` from the run of "
         f"{run.env.get('date', '?')} (commit {run.env.get('git commit', '?')})."
     )
-    pins = with_rounding(pins_of(run.results()), reruns)
+    pins = with_rounding(run.results(), reruns)
     out: Path | None = args.output
     if out is not None and os.path.lexists(out) and not args.force:  # keep the other claims' pins
         try:

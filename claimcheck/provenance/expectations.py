@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -196,18 +197,26 @@ def pins_of(results: Sequence[ClaimResult]) -> Expected:
     return out
 
 
-def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
-    """Return ``pins`` with each statistic's rounding spread measured over ``reruns`` (numerics, results) of the block.
+def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
+    """Return the pins of ``pinned`` with each statistic's rounding spread measured over ``reruns`` (numerics, results).
 
-    Each gets the largest relative move of its median (``rounding``); one whose count moved is ``chaotic``.
+    Each gets the largest relative move of its median, or of one unit's value where that is larger
+    (``rounding``: the median of values each moved at most r can move r, though the reruns' did not). It is
+    ``chaotic`` when its count moved, or could have: when rounding moved some unit's value by at least the
+    distance of a unit from the edge where its check stops being met, its count is rounding's to decide.
     """
     out: Expected = {}
-    for cid, pin in pins.items():
+    for cid, pin in pins_of(pinned).items():
         seen: list[tuple[str, dict[str, tuple[int, int, float]]]] = []
+        reach: dict[str, float] = {}
+        base = next(_units(x) for x in pinned if x.claim_id == cid)
         for numerics, results in reruns:
             r = next((x for x in results if x.claim_id == cid and x.verdict is not Verdict.SKIPPED), None)
             if r is not None:
                 seen.append((numerics, {k: (s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()}))
+                for key, units in _units(r).items():
+                    moves = [abs(v - base[key][u][0]) for u, (v, _) in units.items() if u in base.get(key, {})]
+                    reach[key] = max([reach.get(key, 0.0), *(m for m in moves if math.isfinite(m))])
         if not seen:
             out[cid] = pin
             continue
@@ -217,13 +226,40 @@ def with_rounding(pins: Expected, reruns: Sequence[tuple[str, Sequence[ClaimResu
             mets, ns, medians = ([v[i] for v in values] for i in range(3))
             moved = [relative(sp.median, m) for m in medians]
             chaotic = ""
+            gaps = sorted(gap for _, gap in base.get(key, {}).values() if math.isfinite(gap))
             if len(set(zip(mets, ns, strict=True))) > 1:
                 chaotic = (
                     f"measured met {_span(mets)} of {_span(ns)}, median {_span(medians, '.4g')} "
                     f"over {len(values)} numerics"
                 )
+            elif reach.get(key, 0.0) > 0 and gaps and gaps[0] <= reach[key]:
+                near = sum(g <= reach[key] for g in gaps)
+                chaotic = (
+                    f"measured met {sp.met} of {sp.n} over {len(values)} numerics, but rounding moved a unit by "
+                    f"{reach[key]:.3g} and {near} unit{'s' if near > 1 else ''} sit within that of the edge"
+                )
+            if math.isfinite(sp.median):  # a median of values each moved at most r moves at most r
+                moved.append(reach.get(key, 0.0) / max(abs(sp.median), ABS_FLOOR))
             stats[key] = replace(sp, rounding=max(moved), chaotic=chaotic)
         out[cid] = replace(pin, stats=stats, rounding=tuple(n for n, _ in seen))
+    return out
+
+
+def _units(r: ClaimResult) -> dict[str, dict[tuple[str, str, int], tuple[float, float]]]:
+    """Return {statistic key: {(unit, label, k): (value, its distance from the edge where the check stops being met)}}.
+
+    ``k`` tells apart the checks of one statistic a unit records more than once under one label.
+    """
+    out: dict[str, dict[tuple[str, str, int], tuple[float, float]]] = {}
+    seen: Counter[tuple[str, str, str]] = Counter()
+    for t in r.tests:
+        for c in t.record.checks if t.record else ():
+            key = stat_key(c.part, c.control, c.statistic)
+            units = out.setdefault(key, {})
+            k = seen[key, c.unit, c.label]
+            seen[key, c.unit, c.label] += 1
+            edge = c.threshold + c.tol if c.direction in ("<=", "<") else c.threshold - c.tol
+            units[(c.unit, c.label, k)] = (c.value, abs(c.value - edge))
     return out
 
 
@@ -519,15 +555,28 @@ def merge_pins(existing: str, path: Path, budget: str, pins: Expected, note: str
 
 
 def _with_tolerances(pins: Expected, old: Mapping[str, ClaimPin]) -> Expected:
-    """Return ``pins`` with the tolerances the file set for the same statistics: pinning again keeps them."""
+    """Return ``pins`` with what the file set for the same statistics: pinning again keeps the tolerances.
+
+    Pinning the same measurement again (every statistic's count and median as the file pins them) keeps the
+    rounding spread measured before too: the reruns of both count, and the numerics of both are listed.
+    """
     out: Expected = {}
     for cid, pin in pins.items():
-        before = old[cid].stats if cid in old else {}
-        stats = {
-            k: replace(sp, rtol=before[k].rtol, atol=before[k].atol) if k in before else sp
+        was = old.get(cid, ClaimPin(""))
+        before = was.stats
+        again = bool(was.rounding and pin.rounding) and all(
+            k in before and (before[k].met, before[k].n, before[k].median) == (sp.met, sp.n, sp.median)
             for k, sp in pin.stats.items()
-        }
-        out[cid] = replace(pin, stats=stats)
+        )
+        stats = {}
+        for k, sp in pin.stats.items():
+            if k in before:
+                sp = replace(sp, rtol=before[k].rtol, atol=before[k].atol)
+            if again:
+                sp = replace(sp, rounding=max(sp.rounding, before[k].rounding), chaotic=sp.chaotic or before[k].chaotic)
+            stats[k] = sp
+        numerics = tuple(dict.fromkeys(was.rounding + pin.rounding)) if again else pin.rounding
+        out[cid] = replace(pin, stats=stats, rounding=numerics)
     return out
 
 
