@@ -6,10 +6,14 @@ from pathlib import Path
 
 from claimcheck.gate.baseline import compare, render_comparison
 from claimcheck.report.markdown import MAX_CHARS
-from claimcheck.report.rundata import load
-from claimcheck.report.write import DETAILS_MARK, write_markdown
+from claimcheck.report.rundata import RunData, load
+from claimcheck.report.write import DETAILS_MARK, markdown_files, write_markdown_files
 
 REFERENCE = Path(__file__).parents[1] / "reports" / "reference"
+
+
+def write_markdown(run: RunData, path: Path, figures: str, extra: list[str], shown: set[str] | None) -> Path | None:
+    return write_markdown_files(path, markdown_files(run, path, figures, extra, shown))
 
 
 def test_the_reference_sized_report_with_a_comparison_fits_a_pull_request_comment(tmp_path: Path) -> None:

@@ -163,12 +163,6 @@ class Comparison:
     not_compared: list[str] = field(default_factory=list)  # of claims on both sides: what could not be paired
 
     @property
-    def regressions(self) -> list[str]:
-        """Return one sentence per verdict that fell from REPRODUCED or statistic worse beyond its margin."""
-        out = [f"{v.claim_id}: {v.before} -> {v.after}" for v in self.verdicts if v.regression]
-        return out + [s.describe() for s in self.stats if s.worse]
-
-    @property
     def differences(self) -> list[str]:
         """Return one sentence per statistic with a value that is not the baseline's (``--claim-baseline-exact``)."""
         out = [f"{v.claim_id}: {v.before} -> {v.after}" for v in self.verdicts]

@@ -216,13 +216,6 @@ def markdown_files(
     }
 
 
-def write_markdown(
-    run: RunData, path: Path, figure_folder: str, extra: list[str], shown: set[str] | None
-) -> Path | None:
-    """Write the markdown report at ``path`` alone, as ``write_markdown_files(markdown_files(...))``."""
-    return write_markdown_files(path, markdown_files(run, path, figure_folder, extra, shown))
-
-
 def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
     """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
 
