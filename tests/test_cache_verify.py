@@ -92,3 +92,16 @@ def test_a_bad_fraction_names_the_option(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x(): pass")
     result = pytester.runpytest("--claim-cache-verify=1.5")
     result.stderr.fnmatch_lines(["*--claim-cache-verify: expected a fraction from 0 to 1*got '1.5'*"])
+
+
+def test_the_libraries_own_kernel_choice_is_part_of_the_numerics_a_key_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MKL picks its kernels by itself (MKL_ENABLE_INSTRUCTIONS): a rerun under it must not read the plain run's
+    entries as its own, and a run that sets none of the variables keeps the line (and keys) it had."""
+    from claimcheck.provenance.environment import KERNEL_VARIABLES, key_numerics
+
+    for v in KERNEL_VARIABLES:
+        monkeypatch.delenv(v, raising=False)
+    plain = key_numerics()
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX2")
+    chosen = key_numerics()
+    assert "; MKL_ENABLE_INSTRUCTIONS=AVX2" in chosen and chosen.replace("; MKL_ENABLE_INSTRUCTIONS=AVX2", "") == plain

@@ -70,11 +70,16 @@ def _gpu() -> tuple[str, str]:
     return f"{name} (x{torch.cuda.device_count()})", driver
 
 
+# Variables by which MKL and oneDNN choose their own kernels (ATEN_CPU_CAPABILITY does not reach them)
+KERNEL_VARIABLES = ("MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+
+
 def numerics(device: str, gpu: str = "none") -> str:
     """Return what decides a run's floating-point rounding beyond the code and its inputs (the cache keys hold it).
 
     On the CPU: the instruction set ATen dispatches to, the CPU's vendor and model, its math libraries'
-    versions and torch's thread count; on a GPU, its name and CUDA's version (docs/protocols.md).
+    versions, torch's thread count and each of ``KERNEL_VARIABLES`` that is set; on a GPU, its name and
+    CUDA's version (docs/protocols.md).
     """
     threads = torch.get_num_threads()
     if device.startswith("cuda"):
@@ -83,6 +88,7 @@ def numerics(device: str, gpu: str = "none") -> str:
     return (
         f"cpu {torch.backends.cpu.get_cpu_capability()}; {vendor} {_cpu_model()}; {_libraries()}; "
         f"torch {torch.__version__}; {threads} thread{'s' if threads != 1 else ''}"
+        + "".join(f"; {v}={os.environ[v]}" for v in KERNEL_VARIABLES if os.environ.get(v))
     )
 
 
