@@ -71,7 +71,7 @@ def test_a_lock_held_by_a_stopped_session_times_out_naming_the_file_and_the_hold
     message = str(raised.value)
     assert str(lock) in message and f"pid {child.pid}" in message and "kill -CONT" in message
     assert "delete the lock file" in message
-    assert len(notes) == 1 and str(lock) in notes[0] and f"pid {child.pid}" in notes[0]
+    assert len(notes) == 1 and str(lock) in notes[0] and f"pid {child.pid}" in notes[0] and "waits up to" in notes[0]
     assert [str(w.message) for w in seen if w.category is CacheLockWarning] == [notes[0].removeprefix("claimcheck: ")]
     calls: list[int] = []  # the holder gone, the lock is free again
     assert ResultCache(tmp_path, lock_timeout=1.0).memo(key, _compute(calls))[1] == {"n": 1} and calls == [1]

@@ -99,8 +99,8 @@ def hold(
             if not noted and waited >= NOTE_AFTER_S and note is not None:
                 noted = True
                 note(
-                    f"claimcheck: waiting for the lock {path}, held by {holder(fd)} (another session computing "
-                    f"the same result, or a stopped one); giving up after {limit:.0f} s"
+                    f"claimcheck: waiting for the lock {path}, held by {holder(fd)} (another worker or session "
+                    f"computing the same result, or a stopped one); this one waits up to {limit:.0f} s"
                 )
             time.sleep(min(pause, max(limit - waited, 0.0)))
             pause = min(pause * 2, 0.5)
