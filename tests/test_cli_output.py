@@ -174,3 +174,17 @@ def test_re_pinning_the_same_run_with_more_reruns_keeps_the_spread_measured_befo
     else:
         assert c9["rounding"] == ["cpu B; vendor B; 1 thread"]
         assert got["rounding"] == pytest.approx(0.02) and "chaotic" not in got
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_audit_prints_its_summary_line_once_on_a_terminal_and_on_stderr_when_stdout_goes_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, terminal: bool
+) -> None:
+    run, pins = _run_json(tmp_path), tmp_path / "pins.toml"
+    assert main(["expectations", str(run), "--budget", "ci", "-o", str(pins)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdout.isatty", lambda: terminal)
+    assert main(["audit", str(run), "--expectations", str(pins), "--history", str(tmp_path / "h")]) == 0
+    out, err = capsys.readouterr()
+    assert "1 of 1 verdicts the same" in out  # the markdown on stdout holds it
+    assert ("verdicts the same" in err) is not terminal

@@ -243,7 +243,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     )
     table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
     _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
-    print(summary, file=sys.stderr)
+    if args.output is not None or not sys.stdout.isatty():  # on a terminal, the markdown just shown holds it
+        print(summary, file=sys.stderr)
     return 1 if moved else 0
 
 
