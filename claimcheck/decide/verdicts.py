@@ -8,6 +8,7 @@ family (the rule and its error bounds: docs/decisions.md).
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -142,6 +143,39 @@ class ClaimResult:
     def positive_controls(self) -> list[ControlResult]:
         """Return the positive controls that ran (cases where the claim holds by construction: they must pass)."""
         return [c for c in self.controls if c.kind == "positive"]
+
+
+StatKey = tuple[str, str | None, str]  # (part, control, statistic)
+Point = tuple[float, float | None, float | None]  # (value, low, high)
+UnitValues = dict[tuple[str, str, str, int], Point]  # (test, label, unit, occurrence) -> point
+
+
+def record_values(
+    test: str, checks: Sequence[Check], out: dict[StatKey, UnitValues] | None = None
+) -> dict[StatKey, UnitValues]:
+    """Return (into ``out``) each statistic's points by unit: what pairs a unit of one run with another run's."""
+    out = defaultdict(dict) if out is None else out
+    seen: dict[tuple[StatKey, str, str], int] = defaultdict(int)
+    for c in checks:
+        key = (c.part, c.control, c.statistic)
+        k = seen[(key, c.label, c.unit)]
+        seen[(key, c.label, c.unit)] += 1
+        out.setdefault(key, {})[(test, c.label, c.unit, k)] = (c.value, c.low, c.high)
+    return out
+
+
+def unit_values(r: ClaimResult, extra: Mapping[str, Sequence[Check]] | None = None) -> dict[StatKey, UnitValues]:
+    """Return ``record_values`` over a claim's tests, with ``extra`` checks per test nodeid (a gate's reserve)."""
+    out: dict[StatKey, UnitValues] = defaultdict(dict)
+    for t in r.tests:
+        checks = [*(t.record.checks if t.record else ()), *(extra or {}).get(t.nodeid, ())]
+        record_values(unqualified(t.nodeid), checks, out)
+    return out
+
+
+def unqualified(nodeid: str) -> str:
+    """Return a test's name without its file: what pairs a test of this run with the baseline's."""
+    return nodeid.split("::", 1)[-1]
 
 
 def summarise(checks: Iterable[Check]) -> list[StatSummary]:

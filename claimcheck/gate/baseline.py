@@ -13,9 +13,17 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from claimcheck.decide.record import Check
 from claimcheck.decide.stats import spread
-from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, Verdict
+from claimcheck.decide.verdicts import (
+    ClaimResult,
+    ControlResult,
+    PartResult,
+    Point,
+    StatKey,
+    Verdict,
+    unit_values,
+)
+from claimcheck.decide.verdicts import UnitValues as Values
 from claimcheck.errors import ConfigError
 from claimcheck.gate.paired import (
     ALPHA,
@@ -199,7 +207,7 @@ def stat_name(part: str, control: str | None, statistic: str) -> str:
 
 def statistic_names(run: RunData) -> set[str]:
     """Return ``CLAIM.name`` of every statistic ``run`` recorded: the names ``claim_baseline_margins`` takes."""
-    return {f"{r.claim_id}.{stat_name(*key)}" for r in run.results() for key in _values(r)}
+    return {f"{r.claim_id}.{stat_name(*key)}" for r in run.results() for key in unit_values(r)}
 
 
 def check_margins(margins: Mapping[str, float], baseline: RunData, option: str = f"ini {MARGINS_INI}") -> None:
@@ -213,39 +221,6 @@ def check_margins(margins: Mapping[str, float], baseline: RunData, option: str =
                 f"{option}: {name!r} names no statistic of the baseline; give CLAIM.statistic as the comparison's "
                 f"table names it (with 'part: ' or ' (control: ...)' where it shows them){hint}"
             )
-
-
-StatKey = tuple[str, str | None, str]  # (part, control, statistic)
-Point = tuple[float, float | None, float | None]  # (value, low, high)
-
-
-Values = dict[tuple[str, str, str, int], Point]  # (test, label, unit, occurrence) -> point
-
-
-def record_values(
-    test: str, checks: Sequence[Check], out: dict[StatKey, Values] | None = None
-) -> dict[StatKey, Values]:
-    out = defaultdict(dict) if out is None else out
-    seen: dict[tuple[StatKey, str, str], int] = defaultdict(int)
-    for c in checks:
-        key = (c.part, c.control, c.statistic)
-        k = seen[(key, c.label, c.unit)]
-        seen[(key, c.label, c.unit)] += 1
-        out.setdefault(key, {})[(test, c.label, c.unit, k)] = (c.value, c.low, c.high)
-    return out
-
-
-def _values(r: ClaimResult, reserve: Mapping[str, Sequence[Check]] | None = None) -> dict[StatKey, Values]:
-    out: dict[StatKey, Values] = defaultdict(dict)
-    for t in r.tests:
-        checks = [*(t.record.checks if t.record else ()), *(reserve or {}).get(t.nodeid, ())]
-        record_values(unqualified(t.nodeid), checks, out)
-    return out
-
-
-def unqualified(nodeid: str) -> str:
-    """Return a test's name without its file: what pairs a test of this run with the baseline's."""
-    return nodeid.split("::", 1)[-1]
 
 
 def _direction(r: ClaimResult, key: StatKey) -> str:
@@ -407,7 +382,7 @@ def compare(
         if now[cid].verdict != before[cid].verdict:
             comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
         comp.passes += _pass_changes(cid, now[cid], before[cid])
-        a, b = _values(now[cid], current_reserve), _values(before[cid], baseline_reserve)
+        a, b = unit_values(now[cid], current_reserve), unit_values(before[cid], baseline_reserve)
         looks = _looks(before[cid], baseline)
         protocols = (now[cid].protocol, before[cid].protocol)
         versions = tuple(p.version if p is not None else None for p in protocols)

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from claimcheck.decide.record import Check, ClaimRecorder
-from claimcheck.gate.baseline import compare_stat, record_values, stat_name, unqualified
+from claimcheck.decide.verdicts import record_values, unqualified
+from claimcheck.gate.baseline import compare_stat, stat_name
 from claimcheck.gate.paired import ALPHA, Movement, PairedTest
 from claimcheck.protocol.spec import ClaimProtocol, block_seed
 from claimcheck.report.rundata import GateUnits, RunData

@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from claimcheck.decide.verdicts import ClaimResult, StatSummary, Verdict
+from claimcheck.decide.verdicts import ClaimResult, StatSummary, Verdict, unit_values
 from claimcheck.errors import ConfigError
 
 _VERDICTS = {v.value for v in Verdict}
@@ -208,32 +207,34 @@ def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Seq
     out: Expected = {}
     for cid, pin in pins_of(pinned).items():
         seen: list[tuple[str, dict[str, tuple[int, int, float]]]] = []
-        reach: dict[str, float] = {}
-        base = next(_units(x) for x in pinned if x.claim_id == cid)
+        reach: dict[str, float] = {}  # the largest move of one unit's value, per statistic
+        first = next(x for x in pinned if x.claim_id == cid)
+        base = unit_values(first)
         for numerics, results in reruns:
             r = next((x for x in results if x.claim_id == cid and x.verdict is not Verdict.SKIPPED), None)
             if r is not None:
                 seen.append((numerics, {k: (s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()}))
-                for key, units in _units(r).items():
-                    moves = [abs(v - base[key][u][0]) for u, (v, _) in units.items() if u in base.get(key, {})]
-                    reach[key] = max([reach.get(key, 0.0), *(m for m in moves if math.isfinite(m))])
+                for sk, points in unit_values(r).items():
+                    was, name = base.get(sk, {}), stat_key(*sk)
+                    moves = [abs(p[0] - was[u][0]) for u, p in points.items() if u in was]
+                    reach[name] = max([reach.get(name, 0.0), *filter(math.isfinite, moves)])
         if not seen:
             out[cid] = pin
             continue
+        gaps = _edge_distances(first)
         stats = {}
         for key, sp in pin.stats.items():
             values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
             mets, ns, medians = ([v[i] for v in values] for i in range(3))
             moved = [relative(sp.median, m) for m in medians]
             chaotic = ""
-            gaps = sorted(gap for _, gap in base.get(key, {}).values() if math.isfinite(gap))
+            near = sum(g <= reach.get(key, 0.0) for g in gaps.get(key, ()))  # units rounding could carry across
             if len(set(zip(mets, ns, strict=True))) > 1:
                 chaotic = (
                     f"measured met {_span(mets)} of {_span(ns)}, median {_span(medians, '.4g')} "
                     f"over {len(values)} numerics"
                 )
-            elif reach.get(key, 0.0) > 0 and gaps and gaps[0] <= reach[key]:
-                near = sum(g <= reach[key] for g in gaps)
+            elif reach.get(key, 0.0) > 0 and near:
                 chaotic = (
                     f"measured met {sp.met} of {sp.n} over {len(values)} numerics, but rounding moved a unit by "
                     f"{reach[key]:.3g} and {near} unit{'s' if near > 1 else ''} sit within that of the edge"
@@ -245,21 +246,14 @@ def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Seq
     return out
 
 
-def _units(r: ClaimResult) -> dict[str, dict[tuple[str, str, int], tuple[float, float]]]:
-    """Return {statistic key: {(unit, label, k): (value, its distance from the edge where the check stops being met)}}.
-
-    ``k`` tells apart the checks of one statistic a unit records more than once under one label.
-    """
-    out: dict[str, dict[tuple[str, str, int], tuple[float, float]]] = {}
-    seen: Counter[tuple[str, str, str]] = Counter()
+def _edge_distances(r: ClaimResult) -> dict[str, list[float]]:
+    """Return, per statistic key, each check's distance from the edge where it stops being met (finite ones)."""
+    out: dict[str, list[float]] = {}
     for t in r.tests:
         for c in t.record.checks if t.record else ():
-            key = stat_key(c.part, c.control, c.statistic)
-            units = out.setdefault(key, {})
-            k = seen[key, c.unit, c.label]
-            seen[key, c.unit, c.label] += 1
             edge = c.threshold + c.tol if c.direction in ("<=", "<") else c.threshold - c.tol
-            units[(c.unit, c.label, k)] = (c.value, abs(c.value - edge))
+            if math.isfinite(gap := abs(c.value - edge)):
+                out.setdefault(stat_key(c.part, c.control, c.statistic), []).append(gap)
     return out
 
 
