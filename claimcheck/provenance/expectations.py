@@ -474,13 +474,21 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
             lines += ["", f"[{budget}.{cid}.stats]"]
             for key, sp in pin.stats.items():
                 atol = f", atol = {_toml_float(sp.atol)}" if sp.atol else ""
-                spread = f", rounding = {sp.rounding:.3g}" if pin.rounding else ""
+                spread = f", rounding = {_up3(sp.rounding):.3g}" if pin.rounding else ""
                 chaotic = f", chaotic = {_toml_str(sp.chaotic)}" if sp.chaotic else ""
                 lines.append(
                     f"{_toml_str(key)} = {{ met = {sp.met}, n = {sp.n}, median = {_toml_float(sp.median)}, "
                     f"rtol = {_toml_float(sp.rtol)}{atol}{spread}{chaotic} }}"
                 )
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _up3(x: float) -> float:
+    """Return ``x`` rounded up to three significant digits: a spread written shorter must not drop below a tolerance."""
+    if not math.isfinite(x) or x <= 0:
+        return x
+    step = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
 
 
 _HEADER_LINE = re.compile(r"^\[(?P<name>[^\[\]]+)\]\s*(#.*)?$")
