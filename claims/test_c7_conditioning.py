@@ -52,6 +52,7 @@ from qin2025.c7.conditioning import (
     regime,
 )
 from qin2025.challenge import families as challenge
+from qin2025.challenge import outside
 from qin2025.engine.trainer import Trainer
 
 PREMISE = (
@@ -80,7 +81,7 @@ READOUT_X = "read-out on X alone, rotation lever"
 SHUFFLED = "kinv(Z) shuffled within the rotation lever"
 PROTOCOL = ClaimProtocol(
     claim_id="C7",
-    version=8,
+    version=9,
     parts=(
         Part(
             name=ASSOC_INPUT,
@@ -114,7 +115,11 @@ PROTOCOL = ClaimProtocol(
             sigma=SIGMA,
             premise=PREMISE,
             decision=governs_decision,
-            calibration=(*conditioning_families("governs", ROTATION, cases=100, units=40), *challenge("C7", "governs")),
+            calibration=(
+                *conditioning_families("governs", ROTATION, cases=100, units=40),
+                *challenge("C7", "governs"),
+                *outside("C7", GOVERNS_ROTATION),
+            ),
         ),
     ),
     controls=(
@@ -150,8 +155,10 @@ PROTOCOL = ClaimProtocol(
         block="C7-v8",
         start=491000,
         units={"ci": 40, "standard": 100, "paper": 200},
-        exploratory="v8 changes v7's governs threshold only (0.5 -> the floor 0.1), after v7's blocks at ci and "
-        "standard (records/claims/c7.md, v8); v6's design (records/claims/c7.md, v6): seeds 0-3, X's token "
+        exploratory="v9 adds an outside referee's families to governs' calibration: its decision, statistics and "
+        "units are v8's, and so is its block (reused, with that reason). v8 changes v7's governs threshold only "
+        "(0.5 -> the floor 0.1), after v7's blocks at ci and standard (records/claims/c7.md, v8); v6's design "
+        "(records/claims/c7.md, v6): seeds 0-3, X's token "
         "orientation as a lever (1.9-2.6x at init); seeds 0-39, W_V's sigma_min over the fitted steps along the "
         "rotation lever (W1); v6 on the exploratory pool at ci, base seeds 0 (seeds 0-39) and 1. v5's design: seeds "
         "0-15 (V1-V3); v5 was confirmed NOT REPRODUCED on C7-v5 (b 0.228 [0.186, 0.271]); v4 (the W_V lever, kinv at "

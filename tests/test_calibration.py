@@ -22,6 +22,7 @@ from claimcheck.decide.calibration import (
     part_mark,
     rule_verdict,
     simulate_rule,
+    undecided,
 )
 from claimcheck.decide.evidence import rate_evidence
 from claimcheck.decide.record import ClaimRecorder, ProtocolDrift
@@ -125,6 +126,29 @@ def test_a_mean_part_is_calibrated_on_samples_by_the_one_look_test_of_its_mean()
     assert stats["x"].high == pytest.approx(0.2 + 2.919986 * 0.2 / math.sqrt(3), rel=1e-5)  # t_{0.95, 2}
     with pytest.raises(ConfigError, match=r"holds \{'units'"):
         decide_case(part, {"value": 0.0})
+
+
+def test_a_mean_sample_that_decides_neither_way_is_right_in_a_zone_family_and_in_a_fail_family() -> None:
+    """Undecided (the interval straddles the bar) is the right answer of a zone family; shown past it is not.
+
+    A fail family counts a sample right when it is not accepted (specificity of acceptance), undecided or not.
+    """
+
+    def fam(name: str, expect: str, mean: float, units: int = 10) -> Family:
+        return Family(name, expect, lambda rng: sample(mean, units, rng), 200)  # type: ignore[arg-type]
+
+    part = Part("m", "toy: the mean stays below 1", (X,), rule="mean", decision=below_one)
+    on_bar, above = fam("on the bar", "zone", 1.0), fam("well above", "zone", 2.0)
+    part = replace(part, calibration=(on_bar, above, fam("on the bar", "fail", 1.0)))
+    result = calibrate_part("T1", part)
+    on_zone, above_zone, on_fail = result.families
+    assert 160 <= on_zone.right <= 195 and on_zone.zone == on_zone.right  # about 5% shown either way
+    assert above_zone.right == 0  # every sample is shown above the bar: decided, so wrong in a zone family
+    assert on_fail.right >= 180 and on_fail.zone == 0  # not accepted (about 95%) is right in a fail family
+    assert undecided(part, {"x": Estimate(1.0, 0.5, 1.5, "t")})
+    assert not undecided(part, {"x": Estimate(2.0, 1.5, 2.5, "t")})  # shown past the bar
+    assert not undecided(part, {"x": Estimate(0.0, -0.5, 0.5, "t")})  # accepted
+    assert not undecided(part, {"x": 1.0})  # one unit's value: only a sample is undecided
 
 
 def _protocol(part: Part, units: int = 10) -> ClaimProtocol:

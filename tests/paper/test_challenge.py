@@ -46,6 +46,7 @@ DECISIONS = {
     ("C7", "association-input"): (association_decision, False),
     ("C7", "association-rotation"): (association_decision, False),
     ("C7", "governs"): (governs_decision, True),
+    ("C7", "governs (rotation)"): (governs_decision, True),
 }
 DRAWS = 3  # cases drawn per family here (the calibration draws each family's own count)
 
@@ -209,3 +210,35 @@ def test_every_c7_case_sits_on_its_side_of_the_declared_zone() -> None:
                     if u["wv"] is not None and fam.expect != "zone":
                         wv = np.array(u["wv"])[: len(c7.KX)]
                         assert wv.max() / wv.min() < WV_HELD
+
+
+def test_c7s_outside_worlds_draw_what_the_referees_script_draws() -> None:
+    """qin2025/c7/outside.py is the referee's records/outside_c7/worlds.py law, drawn in the same order."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from qin2025.c7 import outside as port
+
+    path = Path(__file__).resolve().parents[2] / "records" / "outside_c7" / "worlds.py"
+    spec = importlib.util.spec_from_file_location("outside_c7_worlds", path)
+    assert spec is not None and spec.loader is not None
+    ref = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = ref  # its dataclass looks its module up
+    try:
+        spec.loader.exec_module(ref)
+    finally:
+        del sys.modules[spec.name]
+    ported = port.governs_outside(3)
+    assert len(ported) == len(ref.WORLDS) == 10
+    for i, (fam, law) in enumerate(zip(ported, ref.WORLDS, strict=True)):
+        assert fam.name.startswith(f"outside: {law.name.split()[0]} ")
+        expect = {"REPRODUCED": "pass", "NOT REPRODUCED": "fail", "INCONCLUSIVE": "zone"}[law.answer]
+        assert fam.expect == expect
+        case = fam.generate(np.random.default_rng([7, i]))
+        rng = np.random.default_rng([7, i])
+        for unit in case.measurements["units"]:
+            rate, kinv, lam, wv = ref.unit(law, rng)
+            assert unit["rate"] == rate.tolist() and unit["kinv"] == kinv.tolist()
+            assert unit["lam"] == lam.tolist() and unit["wv"] == wv.tolist()
+            assert unit["reference"] == ref.REFERENCE
