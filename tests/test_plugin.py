@@ -168,6 +168,16 @@ def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
         (["--claim-report=."], "--claim-report: * is a directory*"),
         (["--claim-threads", "0"], "--claim-threads: expected a positive number of threads or auto, got '0'"),
         (["--claim-cache", "maybe"], "--claim-cache: expected one of on, off, clear, got 'maybe'"),
+        (["--claim-baseline-fail"], "--claim-baseline-fail: no --claim-baseline given, so nothing would be compared*"),
+        (["--claim-baseline-update"], "--claim-baseline-update: no --claim-baseline given*"),
+        (
+            ["--claim-baseline=", "--claim-baseline-fail=worse"],
+            "--claim-baseline: empty, so nothing would be compared*",
+        ),
+        (
+            ["--claim-baseline-fail=worse", "--claim-baseline-exact"],
+            "--claim-baseline-fail, --claim-baseline-exact: no --claim-baseline given*",
+        ),
         (
             ["--claim-tolerance", "x"],
             "--claim-tolerance: expected SAME*finite relative tolerances >= 0 like 0,0.05*, got 'x'",

@@ -195,6 +195,7 @@ class Settings:
         baseline_fix = "give the .json written next to an earlier claim report"
         baseline = _existing(*values["claim_baseline"], root, "baseline", baseline_fix)
         check_report_spares_baseline(report, baseline)
+        check_gate_has_baseline(values, baseline)
         return cls(
             report=report,
             seed=parse_seed(*values["claim_seed"]),
@@ -496,6 +497,33 @@ def parse_tolerance(text: str, option: str) -> Tolerance:
 def parse_timeout(text: str, option: str) -> float:
     """Return a wall-clock limit in seconds (0: none), or raise ConfigError naming ``option``."""
     return _number(text, option, "a number of seconds (0 for no limit)", lambda v: 0 <= v < math.inf, float)
+
+
+def check_gate_has_baseline(values: Mapping[str, tuple[Any, str]], baseline: Path | None) -> None:
+    """Raise ConfigError when a gate option is set without a baseline: nothing would be compared, silently."""
+    given, source = values["claim_baseline"]
+    if source == "--claim-baseline" and not str(given).strip():
+        raise ConfigError(
+            "--claim-baseline: empty, so nothing would be compared; give the earlier run's JSON (the .json beside "
+            "its claim report), or leave the option out"
+        )
+    asked = [source for key in GATE_KEYS if (source := _set(values[key]))]
+    if baseline is None and asked:
+        raise ConfigError(
+            f"{', '.join(asked)}: no --claim-baseline given, so nothing would be compared and the gate would pass "
+            f"without a word; give the earlier run's JSON with --claim-baseline FILE (the .json beside its claim "
+            f"report), or drop {', '.join(asked)}"
+        )
+
+
+GATE_KEYS = ("claim_baseline_fail", "claim_baseline_update", "claim_baseline_exact")
+
+
+def _set(value: tuple[Any, str]) -> str:
+    """Return the option's source when it is set (a mode, or a flag that is on), else ""."""
+    text, source = value
+    on = text is True or (isinstance(text, str) and text.strip().lower() not in ("", "off", "false", "0", "no"))
+    return source if on else ""
 
 
 def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> None:
