@@ -242,6 +242,32 @@ def test_expectations_apply_to_their_budget_only(pytester: pytest.Pytester) -> N
     pytester.makefile(".toml", expected='[standard.C9]\nverdict = "NOT REPRODUCED"\n')
     result = pytester.runpytest("--claim-expectations=expected.toml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*expected.toml has no pins for budget ci (its budgets: standard): no verdict or statistic is held to a pin*"]
+    )
+
+
+def test_a_pinned_control_or_part_this_run_does_not_have_is_a_deviation(pytester: pytest.Pytester) -> None:
+    _claims(pytester, value=0.5)
+    pins = '[ci.C9]\nverdict = "REPRODUCED"\ncontrols = { "renamed control" = "fails as required" }\n'
+    pytester.makefile(".toml", expected=pins + 'parts = { "gone" = "REPRODUCED" }\n')
+    result = pytester.runpytest("--claim-expectations=expected.toml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*deviation: C9 part 'gone' is pinned in expected.toml but not in this run*",
+            "*deviation: C9 control 'renamed control' is pinned in expected.toml but not in this run*",
+        ]
+    )
+
+
+def test_a_negative_tolerance_in_the_pins_is_rejected(pytester: pytest.Pytester) -> None:
+    _claims(pytester)
+    stat = '[ci.C9.stats]\n"claim / x" = { met = 1, n = 1, median = 0.5, rtol = -1 }\n'
+    pytester.makefile(".toml", expected='[ci.C9]\nverdict = "REPRODUCED"\n' + stat)
+    result = pytester.runpytest("--claim-expectations=expected.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*expected.toml: [[]ci.C9] stats 'claim / x' rtol: must be >= 0*"])
 
 
 def test_a_malformed_expectations_file_is_rejected_naming_it(pytester: pytest.Pytester) -> None:

@@ -61,6 +61,7 @@ class PinnedAt:
     base_seed: int = 0
     pool: str = "confirmatory"
     numerics: str = ""
+    absent: tuple[str, ...] | None = None  # the file has no table for this budget: the budgets it does pin
 
     def describe(self) -> str:
         kernels = f", {self.numerics}" if self.numerics else ""
@@ -133,6 +134,10 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                     )
                 except (TypeError, ValueError) as e:
                     raise _fail(option, path, f"{where} stats {key!r}", f"not a number ({e})") from None
+                sp = stats[str(key)]
+                for name, bound in (("rtol", sp.rtol), ("atol", sp.atol), ("rounding", sp.rounding)):
+                    if not (math.isfinite(bound) and bound >= 0):
+                        raise _fail(option, path, f"{where} stats {key!r} {name}", f"must be >= 0, got {bound!r}")
             extra = set(pin) - {"verdict", "parts", "controls", "stats", "why", "rounding"}
             if extra:
                 raise _fail(option, path, where, f"unknown fields {sorted(extra)}")
@@ -332,6 +337,13 @@ def deviations(
             want = pin.parts.get(p.name or "claim")
             if want is not None and p.verdict.value != want:
                 out.append(f"{r.claim_id} part {p.name or 'claim'} is {p.verdict.value}, {source} expects {want}")
+        # a pinned part or control this run does not have was renamed or dropped: never compared, so named
+        for kind, pinned, here in (
+            ("part", pin.parts, {p.name or "claim" for p in r.parts}),
+            ("control", pin.controls, {c.name for c in r.controls}),
+        ):
+            gone = [n for n in pinned if n not in here]
+            out += [f"{r.claim_id} {kind} {n!r} is pinned in {source} but not in this run" for n in gone]
         if same_block and (same_numerics or pin.rounding):
             out += _block_deviations(r, pin, source, skip_chaotic=not same_numerics)
     return out

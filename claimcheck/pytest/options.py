@@ -280,7 +280,9 @@ def _expected(
     from claimcheck.provenance.expectations import PinnedAt, load_expectations  # the verdicts' library: only with pins
 
     pins, blocks = load_expectations(path, value[1])
-    return pins.get(budget, {}), shown_path(path, root), blocks.get(budget, PinnedAt())
+    if budget not in pins:  # nothing to hold this budget to: said, not silent
+        return {}, shown_path(path, root), PinnedAt(absent=tuple(sorted(pins)))
+    return pins[budget], shown_path(path, root), blocks.get(budget, PinnedAt())
 
 
 def budget_index(budget: Budget, budgets: list[Budget] | None) -> int:

@@ -366,6 +366,12 @@ class Controller:
             return "off (--claim-expectations= is empty): no verdict or statistic is held to a pin"
         if s.expected_at is None:
             return ""
+        if s.expected_at.absent is not None:
+            tables = ", ".join(s.expected_at.absent) or "none"
+            return (
+                f"{s.expected_source} has no pins for budget {s.budget.name} (its budgets: {tables}): no verdict or "
+                "statistic is held to a pin"
+            )
         where = f"{s.expected_source} pins budget {s.budget.name} on {s.expected_at.describe()}"
         if same_block and not other_kernels:
             return f"{where}: verdicts, controls and statistics are compared"
