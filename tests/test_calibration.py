@@ -299,6 +299,10 @@ def test_claimcheck_calibrate_writes_every_count_records_the_results_and_fails_o
     assert 'kind = "calibrate"' in (suite / "ledger" / "T7.toml").read_text()
     assert main(["calibrate", str(suite), "--fail", "--reps", "10"]) == 1
     assert main(["calibrate", str(tmp_path / "nowhere")]) == 2
+    capsys.readouterr()
+    assert main(["calibrate", str(suite), "--only", "t7"]) == 2  # an id not in the suite, named as such
+    err = capsys.readouterr().err
+    assert "--only: no claim t7 under" in err and "its claims: T7" in err
 
 
 def test_calibrate_record_without_a_path_writes_claims_ledger_as_its_help_says(

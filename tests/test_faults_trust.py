@@ -134,6 +134,10 @@ def test_ledger_confirm_records_the_sha256_of_the_run_it_confirms_by(
     assert main(["ledger", "confirm", "reports/claim-report.json", "--ledger", "ledger.toml"]) == 0
     run = hashlib.sha256((pytester.path / "reports" / "claim-report.json").read_bytes()).hexdigest()
     assert load_ledger(pytester.path / "ledger.toml").entries[-1].get("run_sha256") == run
+    entries = len(load_ledger(pytester.path / "ledger.toml").entries)
+    confirm = ["ledger", "confirm", "reports/claim-report.json", "--ledger", "ledger.toml", "--claim", "T9"]
+    assert main(confirm) == 2  # a claim the run does not hold: said, and nothing written
+    assert len(load_ledger(pytester.path / "ledger.toml").entries) == entries
 
 
 # --- 3: no kept verification -------------------------------------------------------------------------------------

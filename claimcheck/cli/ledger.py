@@ -180,7 +180,14 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     run_sha256 = hashlib.sha256(Path(args.run).read_bytes()).hexdigest()  # the evidence the confirmation names
     ledger = load_ledger(args.ledger)
     refused = 0
-    for r in run.results():
+    results = run.results()
+    unknown = sorted(set(args.claim) - {r.claim_id for r in results})
+    if unknown:
+        raise ConfigError(
+            f"--claim {', '.join(unknown)}: not in the run {args.run}; it holds "
+            f"{', '.join(sorted(r.claim_id for r in results)) or 'no claim'}"
+        )
+    for r in results:
         if args.claim and r.claim_id not in args.claim:
             continue
         code = run.code.get(r.claim_id, {})

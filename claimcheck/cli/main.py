@@ -419,7 +419,13 @@ def _timings(path: Path, force: bool, reuse: bool) -> dict[str, float]:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     protocols = load_protocols(args.paths)
     if args.only:
-        wanted = set(args.only.split(","))
+        wanted = {c.strip() for c in args.only.split(",") if c.strip()}
+        unknown = sorted(wanted - {p.claim_id for p in protocols})
+        if unknown and protocols:
+            raise ConfigError(
+                f"--only: no claim {', '.join(unknown)} under {', '.join(map(str, args.paths))}; its claims: "
+                f"{', '.join(sorted(p.claim_id for p in protocols))} (ids are case-sensitive)"
+            )
         protocols = [p for p in protocols if p.claim_id in wanted]
     if not protocols:
         raise ConfigError(f"claimcheck calibrate: no claim protocol found under {', '.join(map(str, args.paths))}")
