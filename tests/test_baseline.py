@@ -118,6 +118,13 @@ def test_other_hardware_uses_the_wide_tolerance_for_bit_identity() -> None:
     assert not comp.same_hardware and comp.tolerance == 0.05 and comp.differences == []
 
 
+def test_a_1000x_move_of_a_tiny_statistic_is_a_difference_on_any_hardware() -> None:
+    """A loss ratio of 1e-24 is compared relative to itself (an absolute floor of 1e-12 once hid a 1000x move)."""
+    tiny = [1e-24 * (1 + v) for v in SPREAD]
+    comp = compare(_run([1000 * t for t in tiny], cpu="cpu B"), _run(tiny), "base.json", Tolerance(0, 0.05))
+    assert comp.differences and "largest relative difference 999" in comp.differences[0]
+
+
 def test_a_lost_verdict_is_a_regression_and_listed_first() -> None:
     comp = compare(_run(2.0), _base(), "base.json")
     assert [(v.before, v.after, v.regression) for v in comp.verdicts] == [("REPRODUCED", "NOT REPRODUCED", True)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import tomllib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,9 @@ from claimcheck.errors import ConfigError
 _VERDICTS = {v.value for v in Verdict}
 _CONTROL_STATUSES = {"fails as required", "passes too often", "passes as required", "fails too often", "undecided"}
 DEFAULT_RTOL = 0.05  # relative tolerance on a pinned median, unless the file states another
-ABS_FLOOR = 1e-12  # relative differences are relative to max(|before|, ABS_FLOOR)
+# relative differences are relative to max(|before|, ABS_FLOOR): the smallest normal float, so a statistic of size
+# 1e-24 (C2's loss ratios) is compared relative to itself; at 1e-12 a 1000x move of such a value read as 1e-9
+ABS_FLOOR = sys.float_info.min
 RANK = {"ERROR": 0, "NOT REPRODUCED": 1, "INCONCLUSIVE": 2, "REPRODUCED": 3}  # verdicts by rank; SKIPPED: none
 
 
