@@ -188,3 +188,13 @@ def test_audit_prints_its_summary_line_once_on_a_terminal_and_on_stderr_when_std
     out, err = capsys.readouterr()
     assert "1 of 1 verdicts the same" in out  # the markdown on stdout holds it
     assert ("verdicts the same" in err) is not terminal
+
+
+def test_audit_refuses_a_budget_the_run_did_not_draw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ci run audited with --budget standard would pair nothing and report moves that never happened."""
+    run, pins = _run_json(tmp_path), tmp_path / "pins.toml"
+    assert main(["expectations", str(run), "--budget", "ci", "-o", str(pins)]) == 0
+    capsys.readouterr()
+    assert main(["audit", str(run), "--expectations", str(pins), "--budget", "standard"]) == 2
+    err = capsys.readouterr().err
+    assert "--budget standard:" in err and "ran budget ci" in err and "leave --budget out" in err

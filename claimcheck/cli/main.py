@@ -214,7 +214,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     run = load(_run_file(args.run, args))
-    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    drawn = run.env.get("budget", "").split(":")[0]
+    budget = args.budget or drawn or "ci"
+    if drawn and budget != drawn:  # another budget draws other seeds and sizes: nothing would pair
+        raise ClaimcheckError(
+            f"--budget {budget}: {args.run} ran budget {drawn}, whose seeds and sizes are not {budget}'s; audit it "
+            f"against its own budget (leave --budget out), or rerun at --claim-budget {budget} and audit that run"
+        )
     pins, blocks = load_expectations(args.expectations, "--expectations")
     if budget not in pins:
         raise ClaimcheckError(f"--expectations {args.expectations}: no [{budget}] table; name another with --budget")
