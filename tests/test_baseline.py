@@ -125,6 +125,21 @@ def test_a_1000x_move_of_a_tiny_statistic_is_a_difference_on_any_hardware() -> N
     assert comp.differences and "largest relative difference 999" in comp.differences[0]
 
 
+def test_a_baseline_of_another_block_compares_verdicts_only_and_a_strict_or_worse_gate_says_so() -> None:
+    """Other seeds pair nothing: each claim is 'not compared' with the reason, and =worse exits 14, not 0."""
+    now, before = _base(), _base(shift=0.5)
+    now.env.update({"budget": "ci: 40 units", "base seed": "0", "seed pool": "confirmatory"})
+    before.env.update({"budget": "standard: 100 units", "base seed": "0", "seed pool": "confirmatory"})
+    comp = compare(now, before, "base.json")
+    assert comp.stats == [] and comp.not_compared == [
+        "C1: the baseline drew budget standard; this run budget ci: other seeds, so no statistic or pass count is "
+        "compared (verdicts only)"
+    ]
+    assert judge(comp).exit_code("worse") == EXIT_UNDECIDED == judge(comp).exit_code("all")
+    before.env.update({"budget": "ci: 40 units"})  # the same block: compared as ever
+    assert compare(now, before, "base.json").stats
+
+
 def test_a_lost_verdict_is_a_regression_and_listed_first() -> None:
     comp = compare(_run(2.0), _base(), "base.json")
     assert [(v.before, v.after, v.regression) for v in comp.verdicts] == [("REPRODUCED", "NOT REPRODUCED", True)]

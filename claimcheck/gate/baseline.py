@@ -370,6 +370,7 @@ def compare(
     baseline_reserve = {n: g.checks for n, g in baseline.gate_units.items()}
     tests: list[PairedTest | None] = []
     skipped = Verdict.SKIPPED
+    drawn = _other_block(current.env, baseline.env)
     for cid in sorted(set(now) | set(before)):
         if cid not in now or cid not in before:
             comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
@@ -381,6 +382,11 @@ def compare(
             comp.extra_claims.append(cid)
         if now[cid].verdict != before[cid].verdict:
             comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
+        if drawn:  # other seeds: no unit pairs, so only the verdicts say anything
+            why = f"{cid}: {drawn}: other seeds, so no statistic or pass count is compared (verdicts only)"
+            comp.missing.append(why)
+            comp.not_compared.append(why)
+            continue
         comp.passes += _pass_changes(cid, now[cid], before[cid])
         a, b = unit_values(now[cid], current_reserve), unit_values(before[cid], baseline_reserve)
         looks = _looks(before[cid], baseline)
@@ -412,6 +418,25 @@ def compare(
     comp.stats = [_powered(replace(s, movement=t.movement(w, b)), t, share) if t else s
                   for s, t, w, b in zip(comp.stats, tests, worse, better, strict=True)]  # fmt: skip
     return comp
+
+
+def _block_of(env: Mapping[str, object]) -> dict[str, str]:
+    """Return a run's seed block as its environment records it: budget, base seed and pool ("" where unrecorded)."""
+    return {
+        "budget": str(env.get("budget", "")).split(":")[0].strip(),
+        "base seed": str(env.get("base seed", "")),
+        "pool": str(env.get("seed pool", "")),
+    }
+
+
+def _other_block(now: Mapping[str, object], before: Mapping[str, object]) -> str:
+    """Return how the two runs' seed blocks differ, "" when they are the same (a field unrecorded on a side: same)."""
+    a, b = _block_of(now), _block_of(before)
+    differ = [k for k in a if a[k] and b[k] and a[k] != b[k]]
+    if not differ:
+        return ""
+    then, here = (", ".join(f"{k} {side[k]}" for k in differ) for side in (b, a))
+    return f"the baseline drew {then}; this run {here}"
 
 
 def _looks(before: ClaimResult, baseline: RunData) -> dict[StatKey, int]:
