@@ -357,6 +357,12 @@ def test_accepting_a_run_writes_it_over_the_baseline_and_keeps_the_old_one_besid
     cut.incomplete = ["the session was interrupted (e.g. Ctrl-C)"]
     with pytest.raises(AcceptError, match="the run is incomplete"):
         accept(dumps(cut), base)
+    both = _base()
+    both.tests = [*both.tests, *_run(0.3, claim="C2").tests]
+    base.write_text(dumps(both))
+    with pytest.raises(AcceptError, match="it holds C2, which this run did not run"):  # a partial run keeps out
+        accept(run.read_text(), base)
+    assert base.read_text() == dumps(both)  # nothing replaced
 
 
 def test_one_precedence_sets_the_session_exit_status() -> None:

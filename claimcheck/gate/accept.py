@@ -43,6 +43,13 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
         raise AcceptError(
             f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
         )
+    dropped = sorted(_claims(baseline) - _claims_of(text)) if baseline.exists() else []
+    if dropped:  # a partial run would take those claims out of the gate without a word
+        raise AcceptError(
+            f"not accepted as the baseline {baseline}: it holds {', '.join(dropped)}, which this run did not run, "
+            "so accepting it would drop them from the gate; run every claim of the baseline, or give this run a "
+            "baseline file of its own"
+        )
     kept = kept_name(baseline, when or datetime.now(UTC)) if baseline.exists() else None
     if kept is not None:
         os.replace(baseline, kept)
@@ -53,3 +60,19 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
             os.replace(kept, baseline)
         raise
     return kept
+
+
+def _claims_of(text: str) -> set[str]:
+    """Return the claim ids a run JSON holds (its tests' claims; none when it does not parse)."""
+    try:
+        tests = json.loads(text).get("tests", [])
+    except (ValueError, AttributeError):
+        return set()
+    return {str(t.get("claim_id")) for t in tests if isinstance(t, dict) and t.get("claim_id")}
+
+
+def _claims(path: Path) -> set[str]:
+    try:
+        return _claims_of(path.read_text(encoding="utf-8"))
+    except OSError:
+        return set()
