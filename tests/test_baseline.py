@@ -140,6 +140,16 @@ def test_a_baseline_of_another_block_compares_verdicts_only_and_a_strict_or_wors
     assert compare(now, before, "base.json").stats
 
 
+def test_a_claim_the_baseline_lacks_is_not_compared_whatever_its_verdict() -> None:
+    """As a statistic on one side only: strict mode exits 14 (it exited 0 for a REPRODUCED claim, 13 otherwise)."""
+    for value in (0.3, 2.0):  # C2 REPRODUCED, then NOT REPRODUCED
+        now = _base()
+        now.tests = [*now.tests, *_run(value, claim="C2").tests]
+        comp = compare(now, _base(), "base.json")
+        assert comp.not_compared == ["C2: only in this run (the baseline does not hold it)"]
+        assert judge(comp).exit_code("all") == EXIT_UNDECIDED == judge(comp).exit_code("worse")
+
+
 def test_a_lost_verdict_is_a_regression_and_listed_first() -> None:
     comp = compare(_run(2.0), _base(), "base.json")
     assert [(v.before, v.after, v.regression) for v in comp.verdicts] == [("REPRODUCED", "NOT REPRODUCED", True)]

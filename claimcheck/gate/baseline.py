@@ -375,6 +375,8 @@ def compare(
         if cid not in now or cid not in before:
             comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
             (comp.extra_claims if cid in now else comp.missing_claims).append(cid)
+            if cid in now and now[cid].verdict is not skipped:  # as a statistic on one side only: not compared
+                comp.not_compared.append(f"{cid}: only in this run (the baseline does not hold it)")
             continue
         if now[cid].verdict is skipped and before[cid].verdict is not skipped:
             comp.missing_claims.append(cid)

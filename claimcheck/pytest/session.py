@@ -263,7 +263,10 @@ class Controller:
         same_numerics = s.expected_at is None or s.expected_at.rounds_as(kernels)
         run.expectations = self._expectations_note(same_block, kernels if not same_numerics else "")
         pinned = s.expected_source.startswith("the baseline")  # the baseline's verdicts: the gate's to judge
-        held = held_to_pins(self.results, s.expected) if pinned else self.results  # a better verdict fails nothing
+        # a better verdict fails nothing; a claim the baseline lacks is the gate's "not compared", not a deviation
+        held = self.results
+        if pinned:
+            held = [r for r in held_to_pins(self.results, s.expected) if r.claim_id in s.expected]
         self.deviations = (
             []
             if s.expectations_off
