@@ -305,6 +305,14 @@ def test_o_with_a_file_name_too_long_is_one_line_naming_the_option(
     assert main([*args, "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"-o {out}: cannot write it: File name too long" in err and "Traceback" not in err
+    assert "choose a path with a shorter name" in err
+
+
+def test_render_into_a_folder_not_yet_there_creates_it(tmp_path: Path) -> None:
+    """As --claim-report and audit -o do (it said 'choose a writable path with a shorter name' before)."""
+    args = _o_commands(tmp_path)["render"]
+    out = tmp_path / "new" / "deeper" / "r.md"
+    assert main([*args, "-o", str(out)]) == 0 and out.is_file()
 
 
 @pytest.mark.parametrize("command", ["stability", "mutants"])

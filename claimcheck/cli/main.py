@@ -7,6 +7,7 @@ history`` lists them): its number, or a prefix of its name (``claimcheck.gate.hi
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -130,9 +131,13 @@ def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
 def cannot_write(option: str, out: Path, e: OSError) -> ClaimcheckError:
     """Return the one-line error for an ``option out`` that could not be written (read-only, name too long, ...)."""
     where = f" ({e.filename})" if e.filename and str(e.filename) != str(out) else ""
+    fix = {
+        errno.ENAMETOOLONG: "choose a path with a shorter name",
+        errno.ENOENT: f"create its folder (mkdir -p {out.parent}) or choose another path",
+        errno.ENOTDIR: f"a part of {out.parent} is a file, not a folder: choose another path",
+    }.get(e.errno or 0, "choose a path you can write to")
     return ClaimcheckError(
-        f"{option} {out}: cannot write it: {e.strerror or type(e).__name__}{where}; nothing was replaced; "
-        "choose a writable path with a shorter name"
+        f"{option} {out}: cannot write it: {e.strerror or type(e).__name__}{where}; nothing was replaced; {fix}"
     )
 
 
@@ -167,6 +172,7 @@ def _cmd_render(args: argparse.Namespace) -> None:
         sys.stdout.write(render(run, figure_folder=folder.name))
         return
     check_output(out, args.force)
+    out.parent.mkdir(parents=True, exist_ok=True)  # as --claim-report and audit -o do
     files = markdown_files(run, out, folder.name, [], None)
     why = None if args.force else foreign_details(out, files)
     if why is not None:
