@@ -165,6 +165,7 @@ def test_seeds_follow_the_base_seed(pytester: pytest.Pytester) -> None:
         (["--claim-data-dir", "nowhere"], "--claim-data-dir: data directory *nowhere does not exist*"),
         (["--claim-data-dir="], "--claim-data-dir: empty; name the folder that holds jena/*"),
         (["--claim-model-dir", "nowhere"], "--claim-model-dir: model directory *nowhere does not exist*"),
+        (["--claim-baseline", "."], "--claim-baseline: baseline * is a folder, not a file; give the .json*"),
         (["--claim-report=."], "--claim-report: * is a directory*"),
         (["--claim-threads", "0"], "--claim-threads: expected a positive number of threads or auto, got '0'"),
         (["--claim-cache", "maybe"], "--claim-cache: expected one of on, off, clear, got 'maybe'"),

@@ -337,7 +337,8 @@ def _existing(text: str | None, option: str, root: Path, what: str, fix: str) ->
     """Return the path ``option`` names (None: none), or raise ConfigError saying ``fix`` when it is not there."""
     path = parse_path(text, root)
     if path is not None and not (path.is_file() if what == "baseline" else path.is_dir()):
-        raise ConfigError(f"{option}: {what} {path} does not exist; {fix}")
+        kind = ("a folder, not a file" if path.is_dir() else "a file, not a folder") if path.exists() else ""
+        raise ConfigError(f"{option}: {what} {path} {('is ' + kind) if kind else 'does not exist'}; {fix}")
     return path
 
 
