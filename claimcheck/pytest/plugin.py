@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.pytest.core import CORE, COUNTS_KEY, RECORD_KEY, Core, core_of
+from claimcheck.pytest.core import CORE, COUNTS_KEY, RECORD_KEY, Core, core_of, pause_gc, resume_gc
 from claimcheck.pytest.markers import (
     MARKER_HELP,
     NEEDS_HELP,
@@ -40,12 +40,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> Generator[None, None, None]:
     if bare_values_as_test_paths(args, early_config.invocation_params.dir):  # before pytest reads the test paths
         fresh = vars(parser.parse_known_args(args))
         keys = ("file_or_dir", "claim_report", "claim_baseline_fail")
         vars(early_config.known_args_namespace).update({k: fresh[k] for k in keys})
+    pause_gc()  # the conftests and the tests import the suite: no full collection until the core starts
+    try:
+        return (yield)
+    except BaseException:  # a conftest that cannot be imported: no unconfigure will give the collector back
+        resume_gc()
+        raise
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,6 +101,7 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    resume_gc()
     core = config.stash.get(CORE, None)
     if core is not None:
         core.close(config.pluginmanager)
@@ -109,6 +118,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     check_needs(items, known)
     if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
         start_core(config)
+    resume_gc()  # start_core gave it back frozen; a session without claims gets it back here
     if core_of(config).started and not config.option.collectonly:
         core_of(config).fingerprint_claims(items)  # before any test runs: the code as imported
 

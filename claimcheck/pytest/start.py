@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.errors import ConfigError
-from claimcheck.pytest.core import core_of
+from claimcheck.pytest.core import core_of, resume_gc
 from claimcheck.pytest.options import shown_path, spread_device
 from claimcheck.pytest.plugin import RAY_ADDRESS_INPUT
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
@@ -74,8 +74,10 @@ def start(config: pytest.Config) -> None:
     engine = config.hook.pytest_claimcheck_engine(config=config) or NO_ENGINE
     # What is alive now (torch, numpy, the core) lives as long as the process: frozen, after a collection, so
     # that no later collection walks it again (pytest's at exit took 0.4 s) and no garbage is frozen with it.
+    # The collector was paused while it was imported (``pause_gc``): this is the one walk over it.
     gc.collect()
     gc.freeze()
+    resume_gc()
     if settings.device.startswith("cuda"):  # audit numerics: no TF32 behind float32 matmuls
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     store = ResultCache(
