@@ -55,7 +55,11 @@ def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None
             raise NotReadable(f"{path} is not a regular file (mode {stat.filemode(st.st_mode)})")
         if st.st_size > cap:
             raise NotReadable(f"{path} holds {st.st_size} bytes, more than the {cap // 2**20} MiB a cache file may")
-        data = f.read(cap + 1)
+        # read(cap + 1) would allocate cap + 1 bytes first (256 MiB a call: 0.2 s over a warm run's 2,560
+        # entries); the size fstat gave, and the rest only when the file grew, reads the same bytes
+        data = f.read(st.st_size + 1)
+        if len(data) > st.st_size:
+            data += f.read(cap + 1 - len(data))
     if len(data) > cap:
         raise NotReadable(f"{path} grew past the {cap // 2**20} MiB a cache file may hold while it was read")
     return data, st
