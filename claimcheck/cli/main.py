@@ -220,7 +220,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     run = load(_run_file(args.run, args))
-    drawn = run.env.get("budget", "").split(":")[0]
+    drawn = run.drawn()[0]
     budget = args.budget or drawn or "ci"
     if drawn and budget != drawn:  # another budget draws other seeds and sizes: nothing would pair
         raise ClaimcheckError(
@@ -300,17 +300,12 @@ def _cmd_history(args: argparse.Namespace) -> None:
         print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
 
 
-def _block_of(run: RunData) -> tuple[str, str, str]:
-    """Return the budget name, base seed and pool a run drew."""
-    return run.env.get("budget", "ci").split(":")[0], run.env.get("base seed", "0"), run.env.get("seed pool", "")
-
-
 def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimResult]]]:
     """Load ``--rounding`` runs: the same budget, base seed and pool as ``run``, each under numerics of its own."""
     out = []
     for path in paths:
         other = load(path)
-        (budget, seed, pool), want = _block_of(other), _block_of(run)
+        (budget, seed, pool), want = other.drawn(), run.drawn()
         if (budget, seed, pool) != want:
             raise ClaimcheckError(
                 f"--rounding {path}: it ran budget {budget}, base seed {seed} ({pool} pool), the pinned run "

@@ -44,11 +44,14 @@ Values = Mapping[str, "float | Estimate"]
 def statistic_met(stat: Stat, value: float | Estimate) -> bool:
     """Return whether ``value`` meets ``stat`` as the verdict counts it (an ``Estimate``: its whole interval)."""
     if isinstance(value, Estimate):
-        check = Check(
-            stat.name, value.value, stat.direction, stat.threshold, tol=stat.tol, low=value.low, high=value.high
-        )
-        return decide_estimate(check) is Verdict.REPRODUCED
+        return _estimate_verdict(stat, value) is Verdict.REPRODUCED
     return stat.met(float(value))
+
+
+def _estimate_verdict(stat: Stat, est: Estimate) -> Verdict:
+    """Return what the verdict makes of ``est`` against ``stat``: its whole interval on one side, or neither."""
+    check = Check(stat.name, est.value, stat.direction, stat.threshold, tol=stat.tol, low=est.low, high=est.high)
+    return decide_estimate(check)
 
 
 def in_zone(values: Values) -> bool:
@@ -80,13 +83,11 @@ def undecided(part: Part, values: Values) -> bool:
     estimates = {k: v for k, v in values.items() if k != ZONE}
     if not estimates or not all(isinstance(v, Estimate) for v in estimates.values()) or accepts(part, values):
         return False
-    for name, value in estimates.items():
-        stat = part.stat(name)
-        assert stat is not None and isinstance(value, Estimate)
-        check = Check(name, value.value, stat.direction, stat.threshold, tol=stat.tol, low=value.low, high=value.high)
-        if decide_estimate(check) is Verdict.NOT_REPRODUCED:
-            return False
-    return True
+    pairs = [(part.stat(name), value) for name, value in estimates.items()]
+    return not any(
+        stat is not None and isinstance(v, Estimate) and _estimate_verdict(stat, v) is Verdict.NOT_REPRODUCED
+        for stat, v in pairs
+    )
 
 
 def accepts(part: Part, values: Values) -> bool:

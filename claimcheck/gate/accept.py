@@ -36,14 +36,15 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
     If writing the new file fails, the old one is put back.
     """
     try:
-        incomplete = json.loads(text).get("incomplete")
+        data = json.loads(text)
+        incomplete = data.get("incomplete")
     except (ValueError, AttributeError):
         raise AcceptError(f"cannot accept as the baseline {baseline}: the run's JSON does not parse") from None
     if incomplete:
         raise AcceptError(
             f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
         )
-    dropped = sorted(_claims(baseline) - _claims_of(text)) if baseline.exists() else []
+    dropped = sorted(_claims(baseline) - _claims_of(data)) if baseline.exists() else []
     if dropped:  # a partial run would take those claims out of the gate without a word
         raise AcceptError(
             f"not accepted as the baseline {baseline}: it holds {', '.join(dropped)}, which this run did not run, "
@@ -62,17 +63,15 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
     return kept
 
 
-def _claims_of(text: str) -> set[str]:
-    """Return the claim ids a run JSON holds (its tests' claims; none when it does not parse)."""
-    try:
-        tests = json.loads(text).get("tests", [])
-    except (ValueError, AttributeError):
-        return set()
-    return {str(t.get("claim_id")) for t in tests if isinstance(t, dict) and t.get("claim_id")}
+def _claims_of(data: object) -> set[str]:
+    """Return the claim ids a parsed run JSON holds (its tests' claims)."""
+    tests = data.get("tests", []) if isinstance(data, dict) else []
+    return {str(t["claim_id"]) for t in tests if isinstance(t, dict) and t.get("claim_id")}
 
 
 def _claims(path: Path) -> set[str]:
+    """Return the claim ids of the run JSON at ``path`` (none when it cannot be read or parsed)."""
     try:
-        return _claims_of(path.read_text(encoding="utf-8"))
-    except OSError:
+        return _claims_of(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
         return set()

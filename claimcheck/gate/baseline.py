@@ -370,7 +370,7 @@ def compare(
     baseline_reserve = {n: g.checks for n, g in baseline.gate_units.items()}
     tests: list[PairedTest | None] = []
     skipped = Verdict.SKIPPED
-    drawn = _other_block(current.env, baseline.env)
+    drawn = _other_block(current, baseline)
     for cid in sorted(set(now) | set(before)):
         if cid not in now or cid not in before:
             comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
@@ -422,22 +422,13 @@ def compare(
     return comp
 
 
-def _block_of(env: Mapping[str, object]) -> dict[str, str]:
-    """Return a run's seed block as its environment records it: budget, base seed and pool ("" where unrecorded)."""
-    return {
-        "budget": str(env.get("budget", "")).split(":")[0].strip(),
-        "base seed": str(env.get("base seed", "")),
-        "pool": str(env.get("seed pool", "")),
-    }
-
-
-def _other_block(now: Mapping[str, object], before: Mapping[str, object]) -> str:
+def _other_block(now: RunData, before: RunData) -> str:
     """Return how the two runs' seed blocks differ, "" when they are the same (a field unrecorded on a side: same)."""
-    a, b = _block_of(now), _block_of(before)
-    differ = [k for k in a if a[k] and b[k] and a[k] != b[k]]
+    names = ("budget", "base seed", "pool")
+    differ = [(n, b, a) for n, a, b in zip(names, now.drawn(), before.drawn(), strict=True) if a and b and a != b]
     if not differ:
         return ""
-    then, here = (", ".join(f"{k} {side[k]}" for k in differ) for side in (b, a))
+    then, here = (", ".join(f"{n} {d[k]}" for n, *d in differ) for k in (0, 1))
     return f"the baseline drew {then}; this run {here}"
 
 

@@ -12,7 +12,7 @@ import os
 import re
 import shlex
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -195,7 +195,10 @@ class Settings:
         baseline_fix = "give the .json written next to an earlier claim report"
         baseline = _existing(*values["claim_baseline"], root, "baseline", baseline_fix)
         check_report_spares_baseline(report, baseline)
-        check_gate_has_baseline(values, baseline)
+        baseline_fail = _choice(*values["claim_baseline_fail"], FAIL_MODE_WORDS, FAIL_MODES)
+        flags = {key: bool(values[key][0]) for key in ("claim_baseline_update", "claim_baseline_exact")}
+        asked = [values[k][1] for k, on in (("claim_baseline_fail", bool(baseline_fail)), *flags.items()) if on]
+        check_gate_has_baseline(values["claim_baseline"], baseline, asked)
         return cls(
             report=report,
             seed=parse_seed(*values["claim_seed"]),
@@ -205,10 +208,10 @@ class Settings:
             data_dir_source=data_src,
             model_dir=_existing(*values["claim_model_dir"], root, "model directory", MODEL_FIX),
             baseline=baseline,
-            baseline_fail=_choice(*values["claim_baseline_fail"], FAIL_MODE_WORDS, FAIL_MODES),
-            baseline_update=bool(values["claim_baseline_update"][0]),
+            baseline_fail=baseline_fail,
+            baseline_update=flags["claim_baseline_update"],
             baseline_margins=parse_margins(config.getini("claim_baseline_margins"), "ini claim_baseline_margins"),
-            baseline_exact=bool(values["claim_baseline_exact"][0]),
+            baseline_exact=flags["claim_baseline_exact"],
             tolerance=parse_tolerance(*values["claim_tolerance"]),
             cache=cache,
             threads=parse_threads(*values["claim_threads"]),
@@ -502,31 +505,20 @@ def parse_timeout(text: str, option: str) -> float:
     return _number(text, option, "a number of seconds (0 for no limit)", lambda v: 0 <= v < math.inf, float)
 
 
-def check_gate_has_baseline(values: Mapping[str, tuple[Any, str]], baseline: Path | None) -> None:
-    """Raise ConfigError when a gate option is set without a baseline: nothing would be compared, silently."""
-    given, source = values["claim_baseline"]
-    if source == "--claim-baseline" and not str(given).strip():
+def check_gate_has_baseline(given: tuple[Any, str], baseline: Path | None, asked: Sequence[str]) -> None:
+    """Raise ConfigError when the gate options ``asked`` are set without a baseline: nothing would be compared."""
+    text, source = given
+    if source == "--claim-baseline" and not str(text).strip():
         raise ConfigError(
             "--claim-baseline: empty, so nothing would be compared; give the earlier run's JSON (the .json beside "
             "its claim report), or leave the option out"
         )
-    asked = [source for key in GATE_KEYS if (source := _set(values[key]))]
     if baseline is None and asked:
         raise ConfigError(
             f"{', '.join(asked)}: no --claim-baseline given, so nothing would be compared and the gate would pass "
             f"without a word; give the earlier run's JSON with --claim-baseline FILE (the .json beside its claim "
             f"report), or drop {', '.join(asked)}"
         )
-
-
-GATE_KEYS = ("claim_baseline_fail", "claim_baseline_update", "claim_baseline_exact")
-
-
-def _set(value: tuple[Any, str]) -> str:
-    """Return the option's source when it is set (a mode, or a flag that is on), else ""."""
-    text, source = value
-    on = text is True or (isinstance(text, str) and text.strip().lower() not in ("", "off", "false", "0", "no"))
-    return source if on else ""
 
 
 def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> None:

@@ -92,6 +92,11 @@ class RunData:
         self._decided = aggregate(self.tests, self.not_run, self.titles)
         return self._decided
 
+    def drawn(self) -> tuple[str, str, str]:
+        """Return the seed block the run drew: its budget's name, base seed and pool ("" where unrecorded)."""
+        env = self.env
+        return str(env.get("budget", "")).split(":")[0].strip(), str(env.get("base seed", "")), env.get("seed pool", "")
+
     def results(self) -> list[ClaimResult]:
         """Return the per-claim verdicts (a claim collected but not run among them): ``decide``'s, once it ran."""
         return self._decided if self._decided is not None else aggregate(self.tests, self.not_run, self.titles)
