@@ -42,6 +42,8 @@ ROLES: dict[tuple[str, str], tuple[str, Callable[[], tuple[Family, ...]]]] = {
     ("C4", "collapse"): ("collapse", _of(4, "collapse_families")),
     ("C5", "order"): ("lower: order", _of(5, "order_families")),
     ("C5", "faster"): ("lower: beta>0 vs beta=0", _of(5, "faster_families")),
+    ("C5", "steeper-order"): ("steeper: order", _of(5, "steeper_order_families")),
+    ("C5", "steeper-faster"): ("steeper: beta>0 vs beta=0", _of(5, "steeper_faster_families")),
     ("C2", "monotone"): ("", _of(2, "monotone_families")),
     ("C3", "floor"): ("floor", _of(3, "floor_families")),
     ("C6", "L=1"): ("L=1", _of(6, "advantage_families", 1)),
