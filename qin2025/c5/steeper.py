@@ -13,8 +13,12 @@ there a speed-up is lower, not steeper (``level_speed``).
   g = (r_b - r_0) / (|r_b| + |r_0|), in [-1, 1], 0 no effect; "significantly" (at least 10% fewer
   steps per e-fold, r_b >= r_0 / 0.9) is g > ``GAIN_BAR`` = 1/19 (``steeper_faster_decision``).
 
-A seed with a flattened run is in the level reading's declared zone (``level_speed.in_zone``): NaN
-statistics and ``"zone": 1.0``, the same unit excluded from every part. Signatures as ``level_speed``'s.
+v7: no declared zone. The level reading's zone (a run that flattened within T: its level is then its
+floor) is about levels; a decrement does not contain the floor, so a run that nears a floor reached
+within T still has a rate, read while every block of [T/2, T] lowers the loss (the premise: otherwise
+``steady_rate`` is NaN and the unit is excluded). v5-v6 shared the level zone, and two referees' worlds
+steeper by construction that reach their floor within T were left undecided (records/claims/c5.md).
+Signatures as ``level_speed``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Sequence
 from numpy.typing import ArrayLike
 
 from claimcheck.decide.stats import spearman
-from qin2025.c5.level_speed import FEWER, ZONE, against_zero, in_zone
+from qin2025.c5.level_speed import FEWER, against_zero
 from qin2025.c5.residual_speed import steady_rate
 
 RATE_RHO = "Spearman rho(beta, steady rate over [T/2, T])"
@@ -46,13 +50,11 @@ def gain(rate: float, rate0: float) -> float:
 
 
 def steeper_order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
-    """Return one seed's rho(beta, steady rate) (C5 "steeper: order"; NaN and ``"zone": 1.0`` in the zone)."""
+    """Return one seed's rho(beta, steady rate) (C5 "steeper: order"; NaN where a run's rate is undefined)."""
     if len(betas) != len(curves):
         raise ValueError(
             f"steeper_order_decision needs one curve per beta, got {len(betas)} betas and {len(curves)} curves"
         )
-    if in_zone(curves):
-        return {RATE_RHO: math.nan, ZONE: 1.0}
     rates = [steady_rate(c) for c in curves]
     if not all(math.isfinite(r) for r in rates):
         return {RATE_RHO: math.nan}
@@ -62,7 +64,5 @@ def steeper_order_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) 
 def steeper_faster_decision(betas: Sequence[float], curves: Sequence[ArrayLike]) -> dict[str, float]:
     """Return one seed's steady-rate gain of every beta > 0 over beta = 0 (C5 "steeper: beta>0 vs beta=0")."""
     names = [gain_name(b) for b in against_zero(betas, curves, "steeper_faster_decision")]
-    if in_zone(curves):
-        return {**dict.fromkeys(names, math.nan), ZONE: 1.0}
     rate0 = steady_rate(curves[0])
     return {name: gain(steady_rate(curves[j + 1]), rate0) for j, name in enumerate(names)}

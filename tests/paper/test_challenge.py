@@ -53,9 +53,6 @@ DECISIONS = {
     ("C7", "governs (rotation)"): (governs_decision, True),
 }
 DRAWS = 3  # cases drawn per family here (the calibration draws each family's own count)
-# Roles whose families were written blind to their decision: checked against its signature, not run on it, until the
-# project's owner wires them into the calibration (records of the referee's brief: qin2025/c5/challenge.py's docstring)
-BLIND = {("C5", "steeper-order"), ("C5", "steeper-faster")}
 
 
 def _draws_cases_its_decision_takes(key: tuple[str, str], fams: tuple[Family, ...], origin: str, draws: int) -> None:
@@ -69,8 +66,6 @@ def _draws_cases_its_decision_takes(key: tuple[str, str], fams: tuple[Family, ..
             units = case.measurements[UNITS] if mean_rule else [case.measurements]
             for unit in units:
                 assert set(unit) == wanted, fam.name
-                if key in BLIND:
-                    continue
                 values = decision(**unit)
                 assert values and all(isinstance(v, float) for v in values.values()), fam.name
             if mean_rule:

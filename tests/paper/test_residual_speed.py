@@ -142,16 +142,20 @@ def test_a_second_half_run_faster_keeps_the_first_half_and_is_steeper_after_it()
         second_half_faster(long[:500], 2.0, 400)
 
 
-def test_a_run_that_reached_its_floor_puts_the_seed_in_the_zone() -> None:
+def test_a_run_that_reached_its_floor_puts_the_seed_in_the_lower_parts_zone_and_keeps_its_rate() -> None:
     settled = exponential(2.0, 50.0, 0.05)  # e^-15 of its excess left at 3T/4
     moving = power(3.0, 20.0, 1.0)
     assert flattened(settled) and not flattened(moving) and in_zone([moving, settled])
     got = order_decision(BETAS, [moving, moving, moving, moving, settled])
     assert got[ZONE] == 1.0 and math.isnan(got[HALF_RHO]) and math.isnan(got[END_RHO])
-    for decide in (lower_faster_decision, steeper_faster_decision):
-        adv = decide(BETAS, [settled] + [moving] * 4)
-        assert adv[ZONE] == 1.0 and all(math.isnan(v) for k, v in adv.items() if k != ZONE)
-    assert steeper_order_decision(BETAS, [moving] * 4 + [settled])[ZONE] == 1.0
+    adv = lower_faster_decision(BETAS, [settled] + [moving] * 4)
+    assert adv[ZONE] == 1.0 and all(math.isnan(v) for k, v in adv.items() if k != ZONE)
+    # v7: a decrement holds no floor, so the steeper parts read the settled run's rate (0.05 per step)
+    assert steady_rate(settled) == pytest.approx(0.05, rel=1e-6) and steady_rate(moving) < 0.05
+    steeper = steeper_faster_decision(BETAS, [settled] + [moving] * 4)
+    assert ZONE not in steeper and all(v < 0 for v in steeper.values())  # every beta > 0 shallower than beta = 0
+    ordered = steeper_order_decision(BETAS, [moving] * 4 + [settled])
+    assert ZONE not in ordered and ordered[RATE_RHO] == pytest.approx(0.7071, abs=1e-4)  # four ties, then the steepest
 
 
 def test_the_beta_comparison_needs_beta_zero_first_and_one_curve_per_beta() -> None:
