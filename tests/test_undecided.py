@@ -64,6 +64,14 @@ def test_the_budget_named_is_the_smallest_that_runs_enough() -> None:
     assert "10 at a time" in budget_for(units, 22, 4, {"standard": 10})
 
 
+def test_a_run_that_admitted_fewer_units_than_it_ran_never_sends_you_back_to_its_own_budget() -> None:
+    # C7 at ci: 40 units run, 18 admitted, about 30 admitted would decide it: ci reruns the same 40 seeds
+    units = {"ci": 40, "standard": 120, "paper": 460}
+    assert budget_for(units, 30, 18, current="ci") == "budget standard runs 120 (--claim-budget standard)"
+    # 30 admitted at 18 of 40 is about 67 run: more than ci's 40, within standard's 120
+    assert budget_for({"ci": 40, "standard": 60}, 30, 18, current="ci").startswith("that many only if")
+
+
 def test_the_terminal_and_first_screen_name_the_undecided_part_and_the_budget(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_toy=UNDECIDED)
     result = pytester.runpytest_inprocess("--claim-report")

@@ -252,6 +252,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print the ledger's entries, or one claim's history (legacy versions included)."""
     ledger = load_ledger(args.ledger)
+    unknown = [cid for cid in args.claim if not history(ledger, cid)]
+    if unknown:  # an empty history and an id the ledger never held must not look the same
+        known = sorted({str(e.get("claim")) for e in ledger.entries if e.get("claim")})
+        raise ConfigError(f"--claim {', '.join(unknown)}: no entry in the ledger; it holds {', '.join(known)}")
     if args.claim:
         for cid in args.claim:
             print(f"{cid}:")

@@ -168,12 +168,16 @@ def _cmd_render(args: argparse.Namespace) -> None:
     run = load(source)
     out: Path | None = args.output
     folder = figure_dir(out if out is not None else source.with_suffix(".md"))
+    gated = _gated(run)
     if out is None:
-        sys.stdout.write(render(run, figure_folder=folder.name))
+        sys.stdout.write(render(run, figure_folder=folder.name, extra=gated))
         return
     check_output(out, args.force)
-    out.parent.mkdir(parents=True, exist_ok=True)  # as --claim-report and audit -o do
-    files = markdown_files(run, out, folder.name, [], None)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as --claim-report and audit -o do
+    except OSError as e:
+        raise cannot_write("-o", out, e) from None
+    files = markdown_files(run, out, folder.name, gated, None)
     why = None if args.force else foreign_details(out, files)
     if why is not None:
         raise ClaimcheckError(
@@ -184,6 +188,11 @@ def _cmd_render(args: argparse.Namespace) -> None:
         _render_files(run, args, out, folder, files)
     except OSError as e:
         raise cannot_write("-o", out, e) from None
+
+
+def _gated(run: RunData) -> list[str]:
+    """Return the comparison section the session wrote into the run (none for a run without a baseline)."""
+    return [str(run.gate["section"])] if run.gate.get("section") else []
 
 
 def _render_files(run: RunData, args: argparse.Namespace, out: Path, folder: Path, files: dict[str, str]) -> None:
@@ -202,7 +211,7 @@ def _render_files(run: RunData, args: argparse.Namespace, out: Path, folder: Pat
     for text in figures.notes + figures.problems:
         print(f"claimcheck: {text}", file=sys.stderr)
     if not args.no_figures:  # show the figures drawn here, not a file left in the folder (shorter: no new split)
-        files = markdown_files(run, out, folder.name, [], {p.name for p in placed})
+        files = markdown_files(run, out, folder.name, _gated(run), {p.name for p in placed})
     details = write_markdown_files(out, files)
     record_written(out, [out, *placed, *([details] if details else [])])
     print(
@@ -318,7 +327,13 @@ def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimRe
 
 def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
-    budget = args.budget or run.env.get("budget", "ci").split(":")[0]
+    ran = run.drawn()[0]
+    if ran and args.budget and args.budget != ran:  # the pins of a budget are what a run at that budget gives
+        raise ClaimcheckError(
+            f"--budget {args.budget}: {args.run} ran budget {ran}, so its values are no pins for {args.budget}; "
+            f"pin it as --budget {ran}, or rerun at --claim-budget {args.budget}"
+        )
+    budget = args.budget or ran or "ci"
     seed = run.env.get("base seed", "0")
     pool, kernels = run.env.get("seed pool", "confirmatory"), numerics_label(run.env)
     at = PinnedAt(int(seed) if seed.isdigit() else 0, pool, kernels)

@@ -110,12 +110,20 @@ def _units(checks: Sequence[Check], fallback: int) -> int:
     return fallback
 
 
-def budget_for(units: Mapping[str, int], needed: int, now: int, batch: Mapping[str, int] | None = None) -> str:
+def budget_for(
+    units: Mapping[str, int], needed: int, now: int, batch: Mapping[str, int] | None = None, current: str = ""
+) -> str:
     """Return the budget (of ``units``: budget -> units it runs) that first runs ``needed`` units, or say none does.
 
+    ``now`` units were admitted of the ``units[current]`` the run's budget ran: a budget is counted in
+    admitted units at the same rate, and only one larger than the run's own can decide more.
     ``batch`` names the budgets that add units in batches. Past every cap, the text names the caps.
     """
-    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > now)]
+    ran = units.get(current, 0)
+    if ran > now > 0:  # units left the premise or the zone: a budget admits about the same share
+        needed = math.ceil(needed * ran / now)
+    floor = max(now, ran)
+    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > floor)]
     for n, b in bigger:
         if n >= needed:
             step = (batch or {}).get(b)
@@ -159,8 +167,12 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     said = [f"{i.what}: {i.unresolved}; its tested range cannot resolve it, and more units do not" for i in zoned]
     if open_:
         now, needed = max(i.units for i in open_), max(i.needed or 0 for i in open_)
-        where = budget_for(units, needed, now, batch) if units else "rerun with a larger budget (--claim-budget)"
+        where = (
+            budget_for(units, needed, now, batch, budget) if units else "rerun with a larger budget (--claim-budget)"
+        )
+        ran = units.get(budget, 0)
         more = f", more than {budget} gives" if budget else ""
+        more += f" (it admitted {now} of the {ran} units it ran)" if ran > now else ""
         said.append(f"undecided at {now} units: {_names(open_)}; about {needed} units would decide {_them(open_)}"
                     f"{more}: {where}")  # fmt: skip
     if stuck:

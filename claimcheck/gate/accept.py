@@ -44,12 +44,20 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
         raise AcceptError(
             f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
         )
-    dropped = sorted(_claims(baseline) - _claims_of(data)) if baseline.exists() else []
+    held = _tests(baseline) if baseline.exists() else {}
+    ran = _tests_of(data)
+    dropped = sorted(set(held.values()) - set(ran.values()))
     if dropped:  # a partial run would take those claims out of the gate without a word
         raise AcceptError(
             f"not accepted as the baseline {baseline}: it holds {', '.join(dropped)}, which this run did not run, "
             "so accepting it would drop them from the gate; run every claim of the baseline, or give this run a "
             "baseline file of its own"
+        )
+    cut = sorted(n for n in held if n not in ran)  # a test of a claim both hold: its control would leave the gate
+    if cut:
+        raise AcceptError(
+            f"not accepted as the baseline {baseline}: it holds {len(cut)} test(s) this run did not run ({cut[0]}), "
+            "so accepting it would drop them from the gate; run every test of the baseline's claims"
         )
     kept = kept_name(baseline, when or datetime.now(UTC)) if baseline.exists() else None
     if kept is not None:
@@ -63,15 +71,15 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
     return kept
 
 
-def _claims_of(data: object) -> set[str]:
-    """Return the claim ids a parsed run JSON holds (its tests' claims)."""
+def _tests_of(data: object) -> dict[str, str]:
+    """Return node id -> claim id of the claim tests a parsed run JSON holds."""
     tests = data.get("tests", []) if isinstance(data, dict) else []
-    return {str(t["claim_id"]) for t in tests if isinstance(t, dict) and t.get("claim_id")}
+    return {str(t.get("nodeid", "")): str(t["claim_id"]) for t in tests if isinstance(t, dict) and t.get("claim_id")}
 
 
-def _claims(path: Path) -> set[str]:
-    """Return the claim ids of the run JSON at ``path`` (none when it cannot be read or parsed)."""
+def _tests(path: Path) -> dict[str, str]:
+    """Return the claim tests of the run JSON at ``path`` (none when it cannot be read or parsed)."""
     try:
-        return _claims_of(json.loads(path.read_text(encoding="utf-8")))
+        return _tests_of(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
-        return set()
+        return {}

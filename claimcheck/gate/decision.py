@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from claimcheck.decide.verdicts import ClaimResult
-from claimcheck.gate.baseline import Comparison, StatChange
+from claimcheck.gate.baseline import Comparison, StatChange, render_comparison
 from claimcheck.gate.paired import POWER, Movement
 from claimcheck.provenance.expectations import RANK, ClaimPin
 
@@ -139,6 +139,7 @@ class Gate:
             "not_compared": list(self.not_compared),
             "extra_claims": list(self.extra_claims),
             "statistics": [_stat_dict(s) for s in comp.stats],
+            "section": render_comparison(comp),  # the report's section, as the session wrote it (``render`` reads it)
         }
 
 

@@ -220,7 +220,7 @@ def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Seq
         base = unit_values(first)
         for numerics, results in reruns:
             r = next((x for x in results if x.claim_id == cid and x.verdict is not Verdict.SKIPPED), None)
-            if r is not None:
+            if r is not None and _block(r) == _block(first):  # another version's block is no rerun of these seeds
                 seen.append((numerics, {k: (s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()}))
                 for sk, points in unit_values(r).items():
                     was, name = base.get(sk, {}), stat_key(*sk)
@@ -252,6 +252,11 @@ def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Seq
             stats[key] = replace(sp, rounding=max(moved), chaotic=chaotic)
         out[cid] = replace(pin, stats=stats, rounding=tuple(n for n, _ in seen))
     return out
+
+
+def _block(r: ClaimResult) -> str:
+    """Return the seed block of ``r``'s protocol ("" without one): a rerun of a claim must draw its block."""
+    return r.protocol.seeds.block if r.protocol is not None else ""
 
 
 def _edge_distances(r: ClaimResult) -> dict[str, list[float]]:

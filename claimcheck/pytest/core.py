@@ -81,6 +81,7 @@ class Core:
     reaper_dir: Path | None = None  # the controller's folder for the reapers' notes
     sigterm: tuple[Any] | None = None  # (SIGTERM's old handler,) while the core makes SIGTERM an interrupt
     code: dict[tuple[str, str], CodeFingerprint] = field(default_factory=dict)  # claim code per module, computed once
+    deselected: dict[str, str] = field(default_factory=dict)  # node id -> claim id of a claim test -k/-m deselected
 
     @property
     def store(self) -> ResultCache:

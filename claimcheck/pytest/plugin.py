@@ -112,6 +112,13 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Remember deselected claim tests: a claim some of whose tests run is decided only when all of them run."""
+    metas = {item.nodeid: meta[0] for item in items if (meta := claim_meta(item)) is not None}
+    if metas:
+        core_of(items[0].config).deselected.update(metas)
+
+
 @pytest.hookimpl(trylast=True)  # after -m and -k deselect: a claim that will not run starts nothing
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = {name for names in config.hook.pytest_claimcheck_capabilities(config=config) for name in names or ()}

@@ -119,6 +119,7 @@ ACCEPT_HINT = (
 )
 GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
+DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, deselected
 
 
 class WorkerClaims:
@@ -128,11 +129,15 @@ class WorkerClaims:
     a test whose own worker crashed before it could say.
     """
 
+    def __init__(self, deselected: dict[str, str]) -> None:
+        self.deselected = deselected  # the claim tests -k or -m deselected here (the core's, filled before start)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         output = getattr(session.config, "workeroutput", None)
         if output is not None:
             metas = {item.nodeid: claim_meta(item) for item in session.items}
             output[CLAIMS_OUTPUT] = {nodeid: list(meta) for nodeid, meta in metas.items() if meta is not None}
+            output[DESELECTED_OUTPUT] = dict(self.deselected)
 
 
 class Controller:
@@ -161,6 +166,7 @@ class Controller:
         self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
         self.reaper_dir: Path | None = None  # where a worker's reaper notes a test it killed (claimcheck.pytest.reaper)
         self.seen: set[str] = set()
+        self.deselected: dict[str, str] = {}  # node id -> claim id of a claim test -k or -m deselected
         self.written: Written | None = None
         self.deviations: list[str] = []
         self.results: list[ClaimResult] = []
@@ -189,6 +195,7 @@ class Controller:
         for nodeid, (cid, *titles) in getattr(node, "workeroutput", {}).get(CLAIMS_OUTPUT, {}).items():
             self.claim_by_node[nodeid] = cid
             self.titles[cid] = titles
+        self.deselected.update(getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, {}))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or not report.passed:  # a test cut off mid-call has only its setup report
@@ -248,8 +255,16 @@ class Controller:
             incomplete.append("the session was interrupted (Ctrl-C, or SIGTERM: a cancelled job)")
         if missing and (incomplete or session.shouldfail or session.shouldstop):
             incomplete += [f"did not run or finish: {n}" for n in missing]
+        selected = set(self.claim_by_node.values())  # a claim none of whose tests was selected is simply not run
+        cut = {n: c for n, c in self.deselected.items() if c in selected and n not in self.claim_by_node}
+        incomplete += [
+            f"deselected (-k, -m, --deselect or --lf): {n}; {c} is decided only when all its tests run"
+            for n, c in cut.items()
+        ]
         s = self.settings
         not_run = self._not_run(missing) if incomplete else {}
+        for n, c in cut.items():
+            not_run.setdefault(c, []).append(n)
         run = self.run
         run.tests = sorted(self.by_node.values(), key=lambda t: t.nodeid)
         run.incomplete, run.not_run = incomplete, not_run

@@ -92,7 +92,7 @@ def start(config: pytest.Config) -> None:
         clear_figure_cache(store.root / ctl.FIGURE_CACHE)
     core.set_up(store, engine, executor)
     if worker:  # tell the controller the claim of every test, a test whose worker crashes included
-        core.controller = ctl.WorkerClaims()
+        core.controller = ctl.WorkerClaims(core.deselected)
         config.pluginmanager.register(PlanSender(config, settings), "claimcheck-plan")
         if settings.timeout and worker.get(REAPER_DIR_INPUT):
             core.reaper = Reaper(Path(worker[REAPER_DIR_INPUT]), os.getpid())
@@ -100,6 +100,7 @@ def start(config: pytest.Config) -> None:
         places = Places.of(config.rootpath, data_dir=settings.data_dir, data_source=settings.data_dir_source)
         run = ctl.start_run(config, settings, executor, places)
         controller = ctl.Controller(run, settings, baseline, ledger, places)
+        controller.deselected = core.deselected
         if settings.timeout:  # where pytest-xdist workers' reapers leave a note before they kill one
             controller.reaper_dir = core.reaper_dir = Path(tempfile.mkdtemp(prefix="claimcheck-reaper-"))
         core.controller = controller

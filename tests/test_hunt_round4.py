@@ -1,0 +1,125 @@
+"""An outside user's fault hunt of 7 December (evening): each test is one defect it found, now fixed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claimcheck.cli.main import main
+from claimcheck.gate.accept import AcceptError, accept
+
+TOY = """
+import pytest
+
+ONE = pytest.mark.claim("C1", "a toy claim", "Sec. 1")
+
+
+@ONE
+def test_one(claim_record, claim_seed):
+    claim_record.check("s", 0.5, "<=", 1.0, label="toy")
+
+
+@ONE
+def test_one_shuffled(claim_record, claim_seed):
+    claim_record.check("s", 2.0, "<=", 1.0, control="shuffled", label="toy")
+
+
+@ONE
+def test_one_sanity(claim_record, claim_seed):
+    claim_record.check("s", 3.0, "<=", 1.0, control="sanity", label="toy")
+"""
+
+
+def test_a_claim_with_a_test_deselected_is_not_decided_and_the_report_says_which(pytester: pytest.Pytester) -> None:
+    # C3 read REPRODUCED with its one discriminating control deselected by -k (a sanity control counted as "a control")
+    pytester.makepyfile(test_toy=TOY)
+    result = pytester.runpytest_inprocess("--claim-report=out.md", "-k", "not shuffled")
+    result.stdout.fnmatch_lines(["*C1: INCONCLUSIVE*", "*3 test(s) of this claim did not run*"])
+    text = (pytester.path / "out.md").read_text()
+    assert "deselected (-k, -m, --deselect or --lf): test_toy.py::test_one_shuffled\\[seed0\\]" in text
+    whole = pytester.runpytest_inprocess("--claim-report=all.md", "-k", "toy")  # every test: no note
+    assert "deselected" not in (pytester.path / "all.md").read_text() and whole.ret == 0
+
+
+def test_a_claim_none_of_whose_tests_was_selected_is_simply_not_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY, test_other="def test_plain():\n    assert True\n")
+    result = pytester.runpytest_inprocess("--claim-report=out.md", "-k", "plain")
+    assert result.ret == 0 and "deselected (-k" not in result.stdout.str()
+
+
+def test_an_accepted_baseline_keeps_every_test_of_its_claims(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    pytester.runpytest_inprocess("--claim-report=base.md")
+    base = pytester.path / "base.json"
+    whole = base.read_text()
+    data = json.loads(whole)
+    data["tests"] = [t for t in data["tests"] if "shuffled" not in t["nodeid"]]
+    data["incomplete"] = []  # as an older run or an edited file could be
+    with pytest.raises(AcceptError, match=r"3 test.s. this run did not run .test_toy.py::test_one_shuffled\[seed0\]"):
+        accept(json.dumps(data), base)
+    assert base.read_text() == whole
+
+
+def test_expectations_pin_only_the_budget_the_run_ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_cli_output import _run_json
+
+    run = _run_json(tmp_path)  # a ci run
+    out = tmp_path / "exp.toml"
+    assert main(["expectations", str(run), "--budget", "standard", "-o", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert "--budget standard" in err and "ran budget ci" in err and not out.exists()
+    assert main(["expectations", str(run), "--budget", "ci", "-o", str(out)]) == 0 and "[ci]" in out.read_text()
+
+
+def test_render_of_a_gated_run_keeps_its_comparison_section(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    pytester.runpytest_inprocess("--claim-report=base.md")
+    pytester.runpytest_inprocess("--claim-report=now.md", "--claim-baseline=base.json")
+    written = (pytester.path / "now.md").read_text()
+    assert "## Comparison with baseline" in written
+    assert main(["render", str(pytester.path / "now.json"), "-o", str(pytester.path / "again.md")]) == 0
+    assert (pytester.path / "again.md").read_text() == written
+
+
+def test_ledger_show_names_an_id_the_ledger_never_held(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[1]
+    assert main(["ledger", "show", str(root / "claims" / "ledger"), "--claim", "C9"]) != 0
+    assert "--claim C9: no entry in the ledger; it holds C1, C2" in capsys.readouterr().err
+
+
+def test_render_into_a_folder_under_a_file_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_cli_output import _run_json
+
+    run = _run_json(tmp_path)
+    (tmp_path / "mine.md").write_text("mine")
+    assert main(["render", str(run), "-o", str(tmp_path / "mine.md" / "x.md")]) != 0
+    err = capsys.readouterr().err
+    assert "-o " in err and "choose a path you can write to" in err and (tmp_path / "mine.md").read_text() == "mine"
+
+
+def test_a_rerun_of_another_version_s_block_is_no_rounding_rerun_of_a_claim() -> None:
+    # the Xeon's run of C5 v6's block, given as a rounding rerun of C5 v7's, would make every statistic "chaotic"
+    from claimcheck.decide.record import ClaimRecorder
+    from claimcheck.decide.verdicts import TestOutcome
+    from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
+    from claimcheck.provenance.expectations import with_rounding
+    from claimcheck.report.rundata import RunData
+
+    def run(block: str, values: list[float]) -> list:  # type: ignore[type-arg]
+        part = Part("", "s stays small", (Stat("s", "<=", 1.0),), bar=0.5)
+        proto = ClaimProtocol("C1", 1, (part,), (Control("ctl", "", "shifted"),), Seeds(block, 1000, {"ci": 40}))
+        tests = []
+        for seed, v in enumerate(values):
+            rec = ClaimRecorder("C1", seed=seed, protocol=proto)
+            rec.check("s", v, unit=seed)
+            rec.check("s", 5.0, control="ctl", unit=seed)
+            tests.append(TestOutcome(f"t.py::test[{seed}]", "C1", "t", "s", "passed", rec, protocol=proto.to_dict()))
+        return RunData("r", {"cpu": "x"}, tests).results()
+
+    pinned = run("C1-v2", [0.1, 0.2, 0.3, 2.0])
+    (same,) = with_rounding(pinned, [("other", run("C1-v2", [0.1, 0.2, 0.3000001, 2.0]))]).values()
+    assert same.rounding == ("other",)
+    (kept,) = with_rounding(pinned, [("other", run("C1-v1", [0.9, 0.2, 0.3, 0.4]))]).values()
+    assert kept.rounding == () and not any(sp.chaotic for sp in kept.stats.values())
