@@ -126,6 +126,7 @@ def test_compare_and_matrix_take_history_entries(
     assert "## Comparison with baseline" in out
     assert "**worse beyond margin**" in out or "**better beyond margin**" in out
     assert main(["compare", "1", "2", "--fail"]) == 13  # the session's --claim-baseline-fail status: worse
+    assert main(["compare", "1", "2", "--fail=worse"]) == 13  # --claim-baseline-fail=worse fails on worse too
     capsys.readouterr()
     assert main(["compare", "1", "1", "--fail"]) == 0
     capsys.readouterr()

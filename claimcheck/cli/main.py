@@ -273,7 +273,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     base, now = _run_file(args.baseline, args), _run_file(args.run, args)
     comp = compare(load(now), load(base), str(base), parse_tolerance(args.tolerance, "--tolerance"))
     _write_or_print(f"Run: `{md(str(now))}`\n\n" + render_comparison(comp), args.output, args.force)
-    gate = judge(comp).exit_code("all") if args.fail else 0  # as the session's --claim-baseline-fail
+    gate = judge(comp).exit_code(args.fail) if args.fail else 0  # as the session's --claim-baseline-fail[=worse]
     return exit_status(0, bool(args.exact and comp.differences), gate)
 
 
@@ -560,9 +560,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--fail",
-        action="store_true",
+        nargs="?",
+        const="all",
+        default="",
+        choices=("all", "worse"),
         help="exit as --claim-baseline-fail does: 13 when a verdict fell or a statistic is worse beyond its margin, "
-        "14 when a statistic is undecided or not compared",
+        "14 when a statistic is undecided or not compared (--fail=worse: 13 only, as --claim-baseline-fail=worse)",
     )
     c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
     output(c)
