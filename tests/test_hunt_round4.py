@@ -101,25 +101,51 @@ def test_render_into_a_folder_under_a_file_says_what_to_do(tmp_path: Path, capsy
 
 def test_a_rerun_of_another_version_s_block_is_no_rounding_rerun_of_a_claim() -> None:
     # the Xeon's run of C5 v6's block, given as a rounding rerun of C5 v7's, would make every statistic "chaotic"
+    from claimcheck.provenance.expectations import with_rounding
+
+    pinned = _toy_results("C1-v2", [0.1, 0.2, 0.3, 2.0])
+    (same,) = with_rounding(pinned, [("other", _toy_results("C1-v2", [0.1, 0.2, 0.3000001, 2.0]))]).values()
+    assert same.rounding == ("other",)
+    (kept,) = with_rounding(pinned, [("other", _toy_results("C1-v1", [0.9, 0.2, 0.3, 0.4]))]).values()
+    assert kept.rounding == () and not any(sp.chaotic for sp in kept.stats.values())
+
+
+def _toy_results(block: str, values: list[float], claim: str = "C1") -> list:  # type: ignore[type-arg]
     from claimcheck.decide.record import ClaimRecorder
     from claimcheck.decide.verdicts import TestOutcome
     from claimcheck.protocol.spec import ClaimProtocol, Control, Part, Seeds, Stat
-    from claimcheck.provenance.expectations import with_rounding
     from claimcheck.report.rundata import RunData
 
-    def run(block: str, values: list[float]) -> list:  # type: ignore[type-arg]
-        part = Part("", "s stays small", (Stat("s", "<=", 1.0),), bar=0.5)
-        proto = ClaimProtocol("C1", 1, (part,), (Control("ctl", "", "shifted"),), Seeds(block, 1000, {"ci": 40}))
-        tests = []
-        for seed, v in enumerate(values):
-            rec = ClaimRecorder("C1", seed=seed, protocol=proto)
-            rec.check("s", v, unit=seed)
-            rec.check("s", 5.0, control="ctl", unit=seed)
-            tests.append(TestOutcome(f"t.py::test[{seed}]", "C1", "t", "s", "passed", rec, protocol=proto.to_dict()))
-        return RunData("r", {"cpu": "x"}, tests).results()
+    part = Part("", "s stays small", (Stat("s", "<=", 1.0),), bar=0.5)
+    proto = ClaimProtocol(claim, 1, (part,), (Control("ctl", "", "shifted"),), Seeds(block, 1000, {"ci": 40}))
+    tests = []
+    for seed, v in enumerate(values):
+        rec = ClaimRecorder(claim, seed=seed, protocol=proto)
+        rec.check("s", v, unit=seed)
+        rec.check("s", 5.0, control="ctl", unit=seed)
+        tests.append(TestOutcome(f"t.py::test[{seed}]", claim, "t", "s", "passed", rec, protocol=proto.to_dict()))
+    return RunData("r", {"cpu": "x"}, tests).results()
 
-    pinned = run("C1-v2", [0.1, 0.2, 0.3, 2.0])
-    (same,) = with_rounding(pinned, [("other", run("C1-v2", [0.1, 0.2, 0.3000001, 2.0]))]).values()
-    assert same.rounding == ("other",)
-    (kept,) = with_rounding(pinned, [("other", run("C1-v1", [0.9, 0.2, 0.3, 0.4]))]).values()
-    assert kept.rounding == () and not any(sp.chaotic for sp in kept.stats.values())
+
+def test_a_new_version_s_block_reads_as_one_line_saying_re_pin_not_as_every_statistic_moved() -> None:
+    # C5 v7 on its new block against v6's pins gave 19 deviation lines, each "if this change is intended, rewrite"
+    import tomllib
+
+    from claimcheck.provenance.expectations import (
+        NOT_IN_RUN,
+        OTHER_BLOCK,
+        audit,
+        deviations,
+        parse_pins,
+        pins_of,
+        render_pins,
+    )
+
+    pins = parse_pins(tomllib.loads(render_pins("ci", pins_of(_toy_results("C1-v1", [0.1, 0.2, 3.0])))), "-o", "x")
+    assert pins["ci"]["C1"].block == "C1-v1"
+    now = _toy_results("C1-v2", [0.9, 2.0, 3.0])
+    (line,) = deviations(now, pins["ci"], "the pins")
+    assert "block C1-v2" in line and "pins block C1-v1" in line and "re-pin" in line
+    assert not deviations(_toy_results("C1-v1", [0.1, 0.2, 3.0]), pins["ci"], "the pins")
+    rows = audit(now, {**pins["ci"], "C9": pins["ci"]["C1"]}, True)
+    assert [r[-1] for r in rows] == [NOT_IN_RUN, OTHER_BLOCK]

@@ -33,6 +33,8 @@ from claimcheck.gate.decision import exit_status, judge
 from claimcheck.gate.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.provenance.expectations import (
     AUDIT_HEADERS,
+    NOT_IN_RUN,
+    OTHER_BLOCK,
     PinnedAt,
     audit,
     load_expectations,
@@ -252,7 +254,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     rows = audit(results, pins[budget], same)
     outcomes = [row[-1] for row in rows]
     moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
-    verdicts = sum(row[1] == "verdict" for row in rows)
+    absent = outcomes.count(NOT_IN_RUN)
+    verdicts = sum(row[1] == "verdict" and row[-1] != NOT_IN_RUN for row in rows)
     summary = (
         f"audit of {args.run} against {args.expectations} [{budget}] "
         f"(pinned on {at.numerics or 'unrecorded numerics'}; "
@@ -261,12 +264,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         f"{outcomes.count('within tolerance')} within tolerance, "
         f"{sum(o.startswith('chaotic') for o in outcomes)} chaotic (held at the verdict level or by count), "
         f"{moved} moved beyond what the pins allow"
+        + (
+            f"; {outcomes.count(OTHER_BLOCK)} claim(s) drew another seed block than their pins"
+            if OTHER_BLOCK in outcomes
+            else ""
+        )
+        + (f"; {absent} pinned claim(s) not in this run" if absent else "")
     )
     table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
     _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
     if args.output is not None or not sys.stdout.isatty():  # on a terminal, the markdown just shown holds it
         print(summary, file=sys.stderr)
-    return 1 if moved else 0
+    return 1 if moved or OTHER_BLOCK in outcomes else 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

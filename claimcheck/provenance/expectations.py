@@ -51,6 +51,7 @@ class ClaimPin:
     controls: dict[str, str] = field(default_factory=dict)
     stats: dict[str, StatPin] = field(default_factory=dict)
     rounding: tuple[str, ...] = ()  # the numerics its block was rerun under to measure the rounding spread
+    block: str = ""  # the claim's own seed block (its protocol's, e.g. "C5-v7"): a new version draws new seeds
 
 
 Expected = dict[str, ClaimPin]
@@ -141,14 +142,17 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                 for name, bound in (("rtol", sp.rtol), ("atol", sp.atol), ("rounding", sp.rounding)):
                     if not (math.isfinite(bound) and bound >= 0):
                         raise _fail(option, path, f"{where} stats {key!r} {name}", f"must be >= 0, got {bound!r}")
-            extra = set(pin) - {"verdict", "parts", "controls", "stats", "why", "rounding"}
+            extra = set(pin) - {"verdict", "parts", "controls", "stats", "why", "rounding", "block"}
             if extra:
                 raise _fail(option, path, where, f"unknown fields {sorted(extra)}")
             rounding = pin.get("rounding", [])
             if not isinstance(rounding, list) or not all(isinstance(x, str) for x in rounding):
                 raise _fail(option, path, f"{where} rounding", "must be a list of numerics lines (strings)")
+            block = pin.get("block", "")
+            if not isinstance(block, str):
+                raise _fail(option, path, f"{where} block", f'must be a string such as "C5-v7", got {block!r}')
             out.setdefault(str(budget), {})[str(claim)] = ClaimPin(
-                str(verdict), parts, controls, stats, tuple(rounding)
+                str(verdict), parts, controls, stats, tuple(rounding), block
             )
     return out
 
@@ -200,6 +204,7 @@ def pins_of(results: Sequence[ClaimResult]) -> Expected:
             {p.name or "claim": p.verdict.value for p in r.parts},
             {c.name: c.status for c in r.controls},
             stats,
+            block=_block(r),
         )
     return out
 
@@ -273,12 +278,21 @@ def _edge_distances(r: ClaimResult) -> dict[str, list[float]]:
 AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "outcome")
 
 
+NOT_IN_RUN = "not in this run"  # an audit's outcome for a pinned claim the run did not run
+OTHER_BLOCK = "other block: re-pin"  # ... for a claim whose protocol version draws other seeds than its pins'
+
+
 def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: bool) -> list[tuple[str, ...]]:
     """Return one row per claim verdict and pinned statistic (``judge_stat``'s outcome, as the deviations)."""
     rows: list[tuple[str, ...]] = []
+    ran = {r.claim_id for r in results if r.verdict is not Verdict.SKIPPED}
+    rows += [(cid, "verdict", pin.verdict, "", "", NOT_IN_RUN) for cid, pin in expected.items() if cid not in ran]
     for r in results:
         pin = expected.get(r.claim_id)
         if pin is None or r.verdict is Verdict.SKIPPED:
+            continue
+        if pin.block and _block(r) and _block(r) != pin.block:  # a new version's seeds: nothing pairs with the pins
+            rows.append((r.claim_id, "seed block", pin.block, _block(r), "", OTHER_BLOCK))
             continue
         same = "same verdict" if r.verdict.value == pin.verdict else "verdict changed"
         rows.append((r.claim_id, "verdict", pin.verdict, r.verdict.value, "", same))
@@ -338,6 +352,13 @@ def deviations(
             if r.verdict is not Verdict.REPRODUCED:
                 listed = f"not listed in {source}" if source else "no expectations are set"
                 out.append(f"{r.claim_id} is {r.verdict.value} ({listed}, so it must reproduce)")
+            continue
+        if pin.block and _block(r) and _block(r) != pin.block:  # stale pins: one line, not one per statistic
+            out.append(
+                f"{r.claim_id} drew its seeds from block {_block(r)}, {source} pins block {pin.block}: a new protocol "
+                "version draws new seeds, so nothing of it is compared with these pins; re-pin it from its "
+                "confirmatory run (`claimcheck expectations <that run's .json>`)"
+            )
             continue
         if r.verdict.value != pin.verdict:
             out.append(f"{r.claim_id} is {r.verdict.value}, {source} expects {pin.verdict}")
@@ -482,6 +503,7 @@ def render_pins(budget: str, pins: Expected, header: str = "", at: PinnedAt | No
     ]
     for cid, pin in pins.items():
         lines += ["", f"[{budget}.{cid}]", f"verdict = {_toml_str(pin.verdict)}"]
+        lines += [f"block = {_toml_str(pin.block)}  # the claim's seed block"] if pin.block else []
         for name, table in (("parts", pin.parts), ("controls", pin.controls)):
             if table:
                 items = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in table.items())
