@@ -38,15 +38,26 @@ def test_a_claim_with_a_test_deselected_is_not_decided_and_the_report_says_which
     result = pytester.runpytest_inprocess("--claim-report=out.md", "-k", "not shuffled")
     result.stdout.fnmatch_lines(["*C1: INCONCLUSIVE*", "*3 test(s) of this claim did not run*"])
     text = (pytester.path / "out.md").read_text()
-    assert "deselected (-k, -m, --deselect or --lf): test_toy.py::test_one_shuffled\\[seed0\\]" in text
+    assert "not selected (a node id, -k, -m, --deselect or --lf): test_toy.py::test_one_shuffled\\[seed0\\]" in text
     whole = pytester.runpytest_inprocess("--claim-report=all.md", "-k", "toy")  # every test: no note
-    assert "deselected" not in (pytester.path / "all.md").read_text() and whole.ret == 0
+    assert "not selected (" not in (pytester.path / "all.md").read_text() and whole.ret == 0
+
+
+def test_a_claim_test_left_out_by_a_node_id_is_named_as_not_selected(pytester: pytest.Pytester) -> None:
+    # a node id (or --lf) collects some of a module's functions and deselects nothing: C3 read ERROR, no banner
+    pytester.makepyfile(test_toy=TOY)
+    result = pytester.runpytest_inprocess(
+        "--claim-report=out.md", "test_toy.py::test_one", "test_toy.py::test_one_sanity"
+    )
+    assert "INCOMPLETE RUN" in result.stdout.str()
+    text = (pytester.path / "out.md").read_text()
+    assert "not selected (a node id, -k, -m, --deselect or --lf): test_toy.py::test_one_shuffled;" in text
 
 
 def test_a_claim_none_of_whose_tests_was_selected_is_simply_not_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_toy=TOY, test_other="def test_plain():\n    assert True\n")
     result = pytester.runpytest_inprocess("--claim-report=out.md", "-k", "plain")
-    assert result.ret == 0 and "deselected (-k" not in result.stdout.str()
+    assert result.ret == 0 and "not selected (" not in result.stdout.str()
 
 
 def test_an_accepted_baseline_keeps_every_test_of_its_claims(pytester: pytest.Pytester) -> None:
@@ -149,3 +160,64 @@ def test_a_new_version_s_block_reads_as_one_line_saying_re_pin_not_as_every_stat
     assert not deviations(_toy_results("C1-v1", [0.1, 0.2, 3.0]), pins["ci"], "the pins")
     rows = audit(now, {**pins["ci"], "C9": pins["ci"]["C1"]}, True)
     assert [r[-1] for r in rows] == [NOT_IN_RUN, OTHER_BLOCK]
+
+
+def test_the_matrix_does_not_count_a_claim_an_interrupted_run_did_not_finish_as_agreeing(tmp_path: Path) -> None:
+    from claimcheck.cli.main import render_matrix
+    from claimcheck.report.rundata import RunData
+
+    done = RunData("r", {"git commit": "a"}, _toy_results("C1-v1", [0.1, 0.2, 3.0])[0].tests)
+    cut = RunData("r", {"git commit": "b"}, done.tests, not_run={"C1": ["t.py::test[3]"]})
+    text = render_matrix([("a.json", done), ("b.json", cut)])
+    row = next(line for line in text.splitlines() if line.startswith("| C1"))
+    assert "(did not finish)" in row and row.rstrip(" |").endswith("-")
+
+
+def test_expectations_refuse_an_incomplete_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_cli_output import _run_json
+
+    run = _run_json(tmp_path)
+    data = json.loads(run.read_text())
+    data["incomplete"] = ["not selected (a node id, -k, -m, --deselect or --lf): t.py::test_control"]
+    run.write_text(json.dumps(data))
+    out = tmp_path / "exp.toml"
+    assert main(["expectations", str(run), "-o", str(out)]) != 0 and not out.exists()
+    assert "the run is incomplete (not selected" in capsys.readouterr().err
+
+
+def test_the_gate_does_not_call_a_claim_the_run_did_not_finish_worse() -> None:
+    # -k "not c3_control_adversarial" against a full baseline read "worse: C3 REPRODUCED -> INCONCLUSIVE", exit 13
+    from claimcheck.gate.baseline import compare
+    from claimcheck.gate.decision import judge
+    from claimcheck.report.rundata import RunData
+
+    base = RunData("b", {"cpu": "x"}, _toy_results("C1-v1", [0.1, 0.2, 3.0])[0].tests)
+    cut = RunData("n", {"cpu": "x"}, base.tests[:2], not_run={"C1": ["t.py::test[2]"]})
+    comp = compare(cut, base, "base.json")
+    assert not comp.verdicts and any("did not finish in this run" in w for w in comp.not_compared)
+    assert judge(comp).status.value == "UNDECIDED" and judge(comp).exit_code("all") == 14  # blind, not worse: 14
+
+
+def test_collect_only_with_k_reports_no_incomplete_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_toy=TOY)
+    result = pytester.runpytest_inprocess("--co", "-k", "not shuffled")
+    assert "INCOMPLETE RUN" not in result.stdout.str()
+
+
+def test_a_block_with_stray_spaces_is_refused_naming_it(tmp_path: Path) -> None:
+    import tomllib
+
+    from claimcheck.errors import ConfigError
+    from claimcheck.provenance.expectations import parse_pins
+
+    raw = tomllib.loads('[ci.C2]\nverdict = "REPRODUCED"\nblock = "C2-v5 "\n')
+    with pytest.raises(ConfigError, match=r"\[ci.C2\] block"):
+        parse_pins(raw, "--claim-expectations", tmp_path / "e.toml")
+
+
+def test_render_of_a_run_whose_gate_has_no_section_does_not_point_to_one() -> None:
+    from claimcheck.report.markdown import gate_lines
+
+    lines = gate_lines({"line": "claim baseline: PASS", "consequence": "passes"})
+    assert not any("section Comparison with baseline" in line for line in lines)
+    assert any("section Comparison" in line for line in gate_lines({"line": "x", "section": "## Comparison"}))

@@ -96,3 +96,9 @@ def test_a_premise_the_model_breaks_is_on_the_terminal_too(pytester: pytest.Pyte
     )
     result = pytester.runpytest_inprocess()
     result.stdout.fnmatch_lines(["C9: INCONCLUSIVE*", "    model outside the claim's premises: no residual connection"])
+
+
+def test_past_every_cap_the_advice_names_the_first_budget_at_the_largest_cap() -> None:
+    # C4: standard and paper both cap at 60 units; the why line named paper
+    text = budget_for({"ci": 30, "standard": 60, "paper": 60}, 500, 30, current="ci")
+    assert text.endswith("(--claim-budget standard)")

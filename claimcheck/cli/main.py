@@ -89,9 +89,16 @@ def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
     ]
     rows = []
     for cid in claims:
-        cells = [f"**{rs[cid].verdict.value}**{_headline(rs[cid])}" if cid in rs else "not run" for rs in results]
-        agree = len({rs[cid].verdict for rs in results if cid in rs}) == 1
-        rows.append([md(cid), *cells, "yes" if agree else "**no**"])
+        cut = [cid in run.not_run for _, run in runs]  # an interrupted run's claim: its verdict is no finding
+        cells = [
+            "not run"
+            if cid not in rs
+            else f"**{rs[cid].verdict.value}**" + (" (did not finish)" if c else _headline(rs[cid]))
+            for rs, c in zip(results, cut, strict=True)
+        ]
+        done = [rs[cid].verdict for rs, c in zip(results, cut, strict=True) if cid in rs and not c]
+        agree = "-" if any(cut) and len(done) < 2 else "yes" if len(set(done)) == 1 else "**no**"
+        rows.append([md(cid), *cells, agree])
     settings = [["file", *(md(Path(source).name) for source, _ in runs)]]
     settings += [[md(key), *(md(run.env.get(key, "")) for _, run in runs)] for key in _MATRIX_ENV]
     lines = ["# Claim x run matrix", "", *table_lines(["claim", *names, "agree"], rows), "", "## Runs", ""]
@@ -251,7 +258,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         )
     here = numerics_label(run.env)
     same = at.rounds_as(here)
-    rows = audit(results, pins[budget], same)
+    rows = audit([r for r in results if r.claim_id not in run.not_run], pins[budget], same)
     outcomes = [row[-1] for row in rows]
     moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
     absent = outcomes.count(NOT_IN_RUN)
@@ -270,6 +277,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             else ""
         )
         + (f"; {absent} pinned claim(s) not in this run" if absent else "")
+        + (f"; an incomplete run, its unfinished claims not audited ({run.incomplete[0]})" if run.incomplete else "")
     )
     table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
     _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
@@ -313,7 +321,9 @@ def _cmd_history(args: argparse.Namespace) -> None:
     for e in entries:
         run = load(e.path)
         verdicts = [r.verdict.value for r in run.results()]
-        summary = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced"
+        summary = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced" + (
+            " (incomplete)" if run.incomplete else ""
+        )
         budget = run.env.get("budget", "").split(":")[0]
         print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
 
@@ -336,11 +346,16 @@ def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimRe
 
 def _cmd_expectations(args: argparse.Namespace) -> None:
     run = load(args.run)
+    if run.incomplete:  # an interrupted run, or one with a claim's test left out, pins what did not finish
+        raise ClaimcheckError(
+            f"{args.run}: the run is incomplete ({run.incomplete[0]}), so it pins nothing; rerun every test of the "
+            "claims to pin, and pin that run"
+        )
     ran = run.drawn()[0]
     if ran and args.budget and args.budget != ran:  # the pins of a budget are what a run at that budget gives
         raise ClaimcheckError(
             f"--budget {args.budget}: {args.run} ran budget {ran}, so its values are no pins for {args.budget}; "
-            f"pin it as --budget {ran}, or rerun at --claim-budget {args.budget}"
+            f"pin it as --budget {ran} (or leave --budget out)"
         )
     budget = args.budget or ran or "ci"
     seed = run.env.get("base seed", "0")

@@ -130,7 +130,8 @@ def budget_for(
             how = f" at most, {step} at a time until decided" if step else ""
             return f"budget {b} runs {n}{how} (--claim-budget {b})"
     if bigger:  # a projection at the effect as measured: the effect moves as units come, so say so
-        n, b = bigger[-1]
+        n = bigger[-1][0]
+        b = next(name for cap, name in bigger if cap == n)  # the cheapest budget at the largest cap
         looks = batch or {}
         caps = ", ".join(f"{name} {cap}" + (f" ({looks[name]} a look)" if looks.get(name) else "")
                          for name, cap in units.items())  # fmt: skip

@@ -372,6 +372,11 @@ def compare(
     skipped = Verdict.SKIPPED
     drawn = _other_block(current, baseline)
     for cid in sorted(set(now) | set(before)):
+        if cid in current.not_run and cid in before:  # a claim this run did not finish says nothing of the code
+            why = f"{cid}: did not finish in this run (interrupted, or a test of it deselected): not compared"
+            comp.missing.append(why)
+            comp.not_compared.append(why)
+            continue
         if cid not in now or cid not in before:
             comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
             (comp.extra_claims if cid in now else comp.missing_claims).append(cid)

@@ -149,7 +149,7 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
             if not isinstance(rounding, list) or not all(isinstance(x, str) for x in rounding):
                 raise _fail(option, path, f"{where} rounding", "must be a list of numerics lines (strings)")
             block = pin.get("block", "")
-            if not isinstance(block, str):
+            if not isinstance(block, str) or block != block.strip():
                 raise _fail(option, path, f"{where} block", f'must be a string such as "C5-v7", got {block!r}')
             out.setdefault(str(budget), {})[str(claim)] = ClaimPin(
                 str(verdict), parts, controls, stats, tuple(rounding), block

@@ -23,6 +23,7 @@ from claimcheck.pytest.markers import (
     claim_meta,
     claim_protocol_of,
     unit_seeds,
+    unselected,
 )
 from claimcheck.pytest.options import Settings, add_options, bare_values_as_test_paths
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
@@ -124,6 +125,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     known = {name for names in config.hook.pytest_claimcheck_capabilities(config=config) for name in names or ()}
     check_needs(items, known)
     if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
+        cut = core_of(config).deselected  # -k and -m said which; a node id or --lf leaves other functions out
+        cut.update({n: c for n, c in unselected(items).items() if not any(d.split("[")[0] == n for d in cut)})
         start_core(config)
     resume_gc()  # start_core gave it back frozen; a session without claims gets it back here
     if core_of(config).started and not config.option.collectonly:

@@ -257,8 +257,9 @@ class Controller:
             incomplete += [f"did not run or finish: {n}" for n in missing]
         selected = set(self.claim_by_node.values())  # a claim none of whose tests was selected is simply not run
         cut = {n: c for n, c in self.deselected.items() if c in selected and n not in self.claim_by_node}
+        cut = {} if session.config.option.collectonly else cut  # --co runs nothing, so nothing is cut short
         incomplete += [
-            f"deselected (-k, -m, --deselect or --lf): {n}; {c} is decided only when all its tests run"
+            f"not selected (a node id, -k, -m, --deselect or --lf): {n}; {c} is decided only when all its tests run"
             for n, c in cut.items()
         ]
         s = self.settings
@@ -490,8 +491,8 @@ class Controller:
             )
         elif source:
             fix = f"compare with the baseline's report; {ACCEPT_HINT}"
-        for line in self.deviations:
-            terminalreporter.write_line(f"deviation: {line} ({fix})", red=True)
+        for line in self.deviations:  # a pin of another seed block says what to do itself
+            terminalreporter.write_line(f"deviation: {line}" + ("" if "re-pin it" in line else f" ({fix})"), red=True)
         if self.saved is not None:
             terminalreporter.write_line(f"run saved to the history: {self.saved}")
         for line, red in self.gate_lines:

@@ -157,8 +157,11 @@ def _calibration_cell(run: RunData, r: ClaimResult, name: str) -> str:
     return md(part_mark(run.calibration, r.claim_id, r.protocol.part(name)))
 
 
-def _known(r: ClaimResult, expected: dict[str, object]) -> str:
-    pin = expected.get(r.claim_id)
+def _known(r: ClaimResult, run: RunData) -> str:
+    """Return " (known)" and the like against the pin; nothing for a claim that did not finish (no finding)."""
+    if r.claim_id in run.not_run:
+        return ""
+    pin = run.expected.get(r.claim_id)
     return md(known_label(r.verdict.value, str(pin.get("verdict")) if isinstance(pin, dict) else None))
 
 
@@ -185,7 +188,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
         )
         broken = premises(r)
         what = md(r.title) + (f" **Model outside the claim's premises:** {md('; '.join(broken))}" if broken else "")
-        head = f"| [{md(r.claim_id)}]({details}#{_anchor(r)}) | {what} | **{r.verdict.value}**{_known(r, run.expected)}"
+        head = f"| [{md(r.claim_id)}]({details}#{_anchor(r)}) | {what} | **{r.verdict.value}**{_known(r, run)}"
         taken = looks_taken(r)
         if len(r.parts) <= 1:
             p = r.parts[0] if r.parts else None
@@ -608,6 +611,8 @@ def gate_lines(gate: dict[str, Any]) -> list[str]:
     details = [str(d) for d in gate.get("details", [])]
     if details:
         lines += [f"- {md(d)}" for d in details] + [""]
+    if not gate.get("section"):  # a run written before the section travelled in its JSON
+        return lines
     return [*lines, "Each statistic's comparison is in the section Comparison with baseline, below.", ""]
 
 
@@ -643,7 +648,7 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
         status = _short_status(run.ledger.get(r.claim_id, "")) if r.protocol and r.protocol.declared else "no protocol"
         version = f"v{r.protocol.version} {status}" if r.protocol else "did not run"
         parts = f" ({split(r)})" if split(r) else ""
-        line = f"{r.claim_id}: {r.verdict.value}{_known(r, run.expected)}{parts} [{version}]: {r.title}"
+        line = f"{r.claim_id}: {r.verdict.value}{_known(r, run)}{parts} [{version}]: {r.title}"
         out.append((line, r.verdict is not Verdict.REPRODUCED))
         for p in r.parts:
             name = p.name or "claim"
