@@ -51,7 +51,54 @@ def test_a_claim_test_left_out_by_a_node_id_is_named_as_not_selected(pytester: p
     )
     assert "INCOMPLETE RUN" in result.stdout.str()
     text = (pytester.path / "out.md").read_text()
-    assert "not selected (a node id, -k, -m, --deselect or --lf): test_toy.py::test_one_shuffled;" in text
+    assert "not selected (a node id, -k, -m, --deselect or --lf): test_toy.py::test_one_shuffled\\[seed0\\];" in text
+
+
+def test_a_parametrized_id_or_a_class_method_left_out_is_named_and_a_whole_file_run_stays_complete(
+    pytester: pytest.Pytester,
+) -> None:
+    # a node id with one seed read REPRODUCED 1/1 COMPLETE; a class's other method was never seen; a module-level
+    # claim marker made a fixture named test_* a "left out" test
+    pytester.makepyfile(test_toy=TOY)
+    one = pytester.runpytest_inprocess("--claim-report=one.md", "test_toy.py::test_one[seed0]")
+    assert "INCOMPLETE RUN" in one.stdout.str() and "test_one\\[seed1\\]" in (pytester.path / "one.md").read_text()
+    pytester.makepyfile(
+        test_cls="""
+import pytest
+
+@pytest.mark.claim("C2", "a toy claim", "Sec. 2")
+class TestToy:
+    def test_two(self, claim_record, claim_seed):
+        claim_record.check("s", 0.5, "<=", 1.0, label="toy")
+
+    def test_two_shuffled(self, claim_record, claim_seed):
+        claim_record.check("s", 2.0, "<=", 1.0, control="shuffled", label="toy")
+""",
+        test_mod="""
+import pytest
+
+pytestmark = pytest.mark.claim("C3", "a toy claim", "Sec. 3")
+
+@pytest.fixture
+def test_input():
+    return 0.5
+
+def testing_helper():
+    return 1
+testing_helper.__test__ = False
+
+def test_three(claim_record, claim_seed, test_input):
+    claim_record.check("s", test_input, "<=", 1.0, label="toy")
+
+def test_three_shuffled(claim_record, claim_seed):
+    claim_record.check("s", 2.0, "<=", 1.0, control="shuffled", label="toy")
+""",
+    )
+    cls = pytester.runpytest_inprocess("--claim-report=cls.md", "test_cls.py::TestToy::test_two")
+    assert "INCOMPLETE RUN" in cls.stdout.str()
+    assert "test_cls.py::TestToy::test_two_shuffled\\[seed0\\]" in (pytester.path / "cls.md").read_text()
+    whole = pytester.runpytest_inprocess("--claim-report=mod.md", "test_mod.py")
+    assert "INCOMPLETE RUN" not in whole.stdout.str() and whole.ret == 0
 
 
 def test_a_claim_none_of_whose_tests_was_selected_is_simply_not_run(pytester: pytest.Pytester) -> None:
@@ -221,3 +268,16 @@ def test_render_of_a_run_whose_gate_has_no_section_does_not_point_to_one() -> No
     lines = gate_lines({"line": "claim baseline: PASS", "consequence": "passes"})
     assert not any("section Comparison with baseline" in line for line in lines)
     assert any("section Comparison" in line for line in gate_lines({"line": "x", "section": "## Comparison"}))
+
+
+def test_history_changes_skip_a_claim_a_run_did_not_finish() -> None:
+    # a -k run between two full ones read "C3 REPRODUCED -> INCONCLUSIVE", then back
+    from claimcheck.gate.history import Entry, verdict_changes
+
+    def entry(n: int) -> Entry:
+        return Entry(Path(f"m/{n:04d}_c_d.json"), "m", n, "c", "d")
+
+    runs = [(entry(1), {"C3": "REPRODUCED"}), (entry(2), {"C3": ""}), (entry(3), {"C3": "REPRODUCED"})]
+    assert [changed for _, changed in verdict_changes(runs)] == [[], []]
+    runs[2] = (entry(3), {"C3": "NOT REPRODUCED"})
+    assert [changed for _, changed in verdict_changes(runs)] == [[], ["C3 REPRODUCED -> NOT REPRODUCED"]]

@@ -314,7 +314,10 @@ def _cmd_history(args: argparse.Namespace) -> None:
         print(f"no runs saved in {where}; save one with: claimcheck history --save reports/claim-report.json")
         return
     if args.changes:
-        runs = [(e, {r.claim_id: r.verdict.value for r in load(e.path).results()}) for e in entries]
+        runs = []
+        for e in entries:  # a claim the run did not finish has no verdict to compare ("")
+            run = load(e.path)
+            runs.append((e, {r.claim_id: "" if r.claim_id in run.not_run else r.verdict.value for r in run.results()}))
         for e, changed in verdict_changes(runs):
             print(f"{e.name}  commit {e.commit}: {'; '.join(changed) if changed else 'no verdict changed'}")
         return

@@ -122,17 +122,20 @@ def verdict_changes(runs: Sequence[tuple[Entry, Mapping[str, str]]]) -> list[tup
     """Return, for every entry after the first of its machine, the claims whose verdict changed since the one before.
 
     ``runs`` pairs each entry (as ``list_entries`` orders them) with its verdicts by claim id. A
-    claim only one of the two runs has is named as appearing or gone.
+    claim only one of the two runs has is named as appearing or gone; one a run did not finish (its
+    verdict "") is not compared, and the next run is compared with its last finished verdict.
     """
     out: list[tuple[Entry, list[str]]] = []
     last: dict[str, Mapping[str, str]] = {}
     for entry, verdicts in runs:
         before = last.get(entry.machine)
-        last[entry.machine] = verdicts
+        unfinished = {cid for cid, v in verdicts.items() if not v}
+        carried = {cid: v for cid in unfinished if (v := (before or {}).get(cid))}  # its last finished verdict
+        last[entry.machine] = {**{k: v for k, v in verdicts.items() if v}, **carried}
         if before is None:
             continue
         changed = []
-        for cid in sorted(set(before) | set(verdicts), key=lambda c: (len(c), c)):
+        for cid in sorted((set(before) | set(verdicts)) - unfinished, key=lambda c: (len(c), c)):
             a, b = before.get(cid), verdicts.get(cid)
             if a != b:
                 changed.append(f"{cid} {a or '(not run)'} -> {b or '(not run)'}")

@@ -81,7 +81,8 @@ class Core:
     reaper_dir: Path | None = None  # the controller's folder for the reapers' notes
     sigterm: tuple[Any] | None = None  # (SIGTERM's old handler,) while the core makes SIGTERM an interrupt
     code: dict[tuple[str, str], CodeFingerprint] = field(default_factory=dict)  # claim code per module, computed once
-    deselected: dict[str, str] = field(default_factory=dict)  # node id -> claim id of a claim test -k/-m deselected
+    collected: dict[str, str] = field(default_factory=dict)  # node id -> claim id of every claim test pytest collected
+    deselected: dict[str, str] = field(default_factory=dict)  # ... of those the run leaves out (not among its items)
 
     @property
     def store(self) -> ResultCache:

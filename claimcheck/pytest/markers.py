@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -79,32 +80,6 @@ def check_needs(items: list[pytest.Item], known: set[str]) -> None:
                 )
 
 
-def unselected(items: list[pytest.Item]) -> dict[str, str]:
-    """Return ``file::function`` -> claim id for each claim test function of the items' modules not among them.
-
-    A node id on the command line or ``--lf`` collects only some of a module's functions and deselects
-    nothing, so a claim's other tests are found in its module: every function named ``test*`` that
-    carries the claim's marker (its own or the module's ``pytestmark``).
-    """
-    selected: dict[str, set[str]] = {}
-    modules: dict[str, Any] = {}
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is not None and claim_meta(item) is not None:
-            path = item.nodeid.split("::")[0]
-            selected.setdefault(path, set()).add(getattr(item, "originalname", item.name))
-            modules[path] = module
-    out = {}
-    for path, module in modules.items():
-        for name, fn in vars(module).items():
-            if name.startswith("test") and callable(fn) and name not in selected[path]:
-                marks = [*_marks(fn), *_marks(module)]
-                claim = next((m for m in marks if getattr(m, "name", "") == "claim" and m.args), None)
-                if claim is not None:
-                    out[f"{path}::{name}"] = str(claim.args[0])
-    return out
-
-
-def _marks(obj: object) -> list[Any]:
-    marks = getattr(obj, "pytestmark", [])
-    return list(marks) if isinstance(marks, list | tuple) else [marks]
+def claim_items(nodes: Sequence[object]) -> dict[str, str]:
+    """Return node id -> claim id of the claim tests among ``nodes`` (a collect report's result)."""
+    return {n.nodeid: meta[0] for n in nodes if isinstance(n, pytest.Item) and (meta := claim_meta(n)) is not None}

@@ -20,10 +20,10 @@ from claimcheck.pytest.markers import (
     MARKER_HELP,
     NEEDS_HELP,
     check_needs,
+    claim_items,
     claim_meta,
     claim_protocol_of,
     unit_seeds,
-    unselected,
 )
 from claimcheck.pytest.options import Settings, add_options, bare_values_as_test_paths
 from claimcheck.pytest.reaper import REAPER_DIR_INPUT
@@ -113,11 +113,14 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"claimcheck: base seed {s.seed}, budget {s.budget.name}, device {s.device}, data {s.data_dir}"
 
 
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    """Remember deselected claim tests: a claim some of whose tests run is decided only when all of them run."""
-    metas = {item.nodeid: meta[0] for item in items if (meta := claim_meta(item)) is not None}
-    if metas:
-        core_of(items[0].config).deselected.update(metas)
+@pytest.hookimpl(wrapper=True)  # every collector's report, node ids on the command line included
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """Remember every claim test collected, before a node id, -k, -m, --deselect or --lf leaves any out."""
+    report = yield
+    core_of(collector.config).collected.update(claim_items(report.result))
+    return report
 
 
 @pytest.hookimpl(trylast=True)  # after -m and -k deselect: a claim that will not run starts nothing
@@ -125,8 +128,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     known = {name for names in config.hook.pytest_claimcheck_capabilities(config=config) for name in names or ()}
     check_needs(items, known)
     if any(claim_meta(item) is not None for item in items):  # the first claim: the core is needed now
-        cut = core_of(config).deselected  # -k and -m said which; a node id or --lf leaves other functions out
-        cut.update({n: c for n, c in unselected(items).items() if not any(d.split("[")[0] == n for d in cut)})
+        core = core_of(config)  # a claim some of whose tests this run leaves out is decided by none of them
+        kept = {item.nodeid for item in items}
+        core.deselected.update({n: c for n, c in core.collected.items() if n not in kept})
         start_core(config)
     resume_gc()  # start_core gave it back frozen; a session without claims gets it back here
     if core_of(config).started and not config.option.collectonly:
