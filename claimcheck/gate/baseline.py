@@ -373,7 +373,7 @@ def compare(
     drawn = _other_block(current, baseline)
     for cid in sorted(set(now) | set(before)):
         if cid in current.not_run and cid in before:  # a claim this run did not finish says nothing of the code
-            why = f"{cid}: did not finish in this run (interrupted, or a test of it deselected): not compared"
+            why = f"{cid}: did not finish in this run (interrupted, or a test of it left out): not compared"
             comp.missing.append(why)
             comp.not_compared.append(why)
             continue

@@ -119,7 +119,7 @@ ACCEPT_HINT = (
 )
 GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
 CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
-DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, deselected
+DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, left out
 
 
 class WorkerClaims:
@@ -130,7 +130,7 @@ class WorkerClaims:
     """
 
     def __init__(self, deselected: dict[str, str]) -> None:
-        self.deselected = deselected  # the claim tests -k or -m deselected here (the core's, filled before start)
+        self.deselected = deselected  # the claim tests this worker's run left out (the core's, filled before start)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         output = getattr(session.config, "workeroutput", None)
@@ -166,7 +166,7 @@ class Controller:
         self.bare_failures: dict[str, str] = {}  # node id -> message of a test that failed without a payload
         self.reaper_dir: Path | None = None  # where a worker's reaper notes a test it killed (claimcheck.pytest.reaper)
         self.seen: set[str] = set()
-        self.deselected: dict[str, str] = {}  # node id -> claim id of a claim test -k or -m deselected
+        self.deselected: dict[str, str] = {}  # node id -> claim id of a claim test collected but left out
         self.written: Written | None = None
         self.deviations: list[str] = []
         self.results: list[ClaimResult] = []
