@@ -281,3 +281,12 @@ def test_history_changes_skip_a_claim_a_run_did_not_finish() -> None:
     assert [changed for _, changed in verdict_changes(runs)] == [[], []]
     runs[2] = (entry(3), {"C3": "NOT REPRODUCED"})
     assert [changed for _, changed in verdict_changes(runs)] == [[], ["C3 REPRODUCED -> NOT REPRODUCED"]]
+
+
+def test_the_audit_says_a_claim_the_run_did_not_finish_was_not_audited() -> None:
+    # a -k "not 4" C8 run read C8 "not in this run" although it ran
+    from claimcheck.provenance.expectations import DID_NOT_FINISH, audit, pins_of
+
+    results = _toy_results("C1-v1", [0.1, 0.2, 3.0])
+    rows = audit(results, pins_of(results), True, unfinished={"C1"})
+    assert [r[-1] for r in rows] == [DID_NOT_FINISH]

@@ -121,7 +121,7 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
     """Return why ``run`` cannot be the confirmatory run of registration ``reg`` (empty: it can)."""
     env, proto = run.env, r.protocol
     problems = []
-    budget = env.get("budget", "").split(":")[0]
+    budget = run.drawn()[0]
     if ledger.confirmation(reg, budget) is not None:  # said once: its block ran at this budget by this very entry
         problems.append(
             f"{reg.describe()} is already confirmed at {budget}; a block runs once per version and budget (another "
@@ -200,7 +200,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             print(f"{r.claim_id}: not confirmed: " + "; ".join(problems))
             continue
         assert reg is not None and r.protocol is not None
-        budget = run.env.get("budget", "").split(":")[0]
+        budget = run.drawn()[0]
         fields = {
             "claim": r.claim_id,
             "registration": reg.hash,

@@ -33,6 +33,7 @@ from claimcheck.gate.decision import exit_status, judge
 from claimcheck.gate.history import list_entries, resolve, save_run, verdict_changes
 from claimcheck.provenance.expectations import (
     AUDIT_HEADERS,
+    DID_NOT_FINISH,
     NOT_IN_RUN,
     OTHER_BLOCK,
     PinnedAt,
@@ -258,11 +259,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         )
     here = numerics_label(run.env)
     same = at.rounds_as(here)
-    rows = audit([r for r in results if r.claim_id not in run.not_run], pins[budget], same)
+    rows = audit(results, pins[budget], same, run.not_run)
     outcomes = [row[-1] for row in rows]
     moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
     absent = outcomes.count(NOT_IN_RUN)
-    verdicts = sum(row[1] == "verdict" and row[-1] != NOT_IN_RUN for row in rows)
+    verdicts = sum(row[1] == "verdict" and row[-1] not in (NOT_IN_RUN, DID_NOT_FINISH) for row in rows)
     summary = (
         f"audit of {args.run} against {args.expectations} [{budget}] "
         f"(pinned on {at.numerics or 'unrecorded numerics'}; "
@@ -277,7 +278,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             else ""
         )
         + (f"; {absent} pinned claim(s) not in this run" if absent else "")
-        + (f"; an incomplete run, its unfinished claims not audited ({run.incomplete[0]})" if run.incomplete else "")
+        + (
+            f"; an incomplete run: {outcomes.count(DID_NOT_FINISH)} claim(s) not audited ({run.incomplete[0]})"
+            if run.incomplete
+            else ""
+        )
     )
     table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
     _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
@@ -327,7 +332,7 @@ def _cmd_history(args: argparse.Namespace) -> None:
         summary = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced" + (
             " (incomplete)" if run.incomplete else ""
         )
-        budget = run.env.get("budget", "").split(":")[0]
+        budget = run.drawn()[0]
         print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
 
 

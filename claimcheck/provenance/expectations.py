@@ -264,6 +264,11 @@ def _block(r: ClaimResult) -> str:
     return r.protocol.seeds.block if r.protocol is not None else ""
 
 
+def _stale(pin: ClaimPin, r: ClaimResult) -> bool:
+    """Return whether ``pin`` names another seed block than the one ``r``'s protocol draws (a new version)."""
+    return bool(pin.block and _block(r) and _block(r) != pin.block)
+
+
 def _edge_distances(r: ClaimResult) -> dict[str, list[float]]:
     """Return, per statistic key, each check's distance from the edge where it stops being met (finite ones)."""
     out: dict[str, list[float]] = {}
@@ -279,10 +284,13 @@ AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "out
 
 
 NOT_IN_RUN = "not in this run"  # an audit's outcome for a pinned claim the run did not run
+DID_NOT_FINISH = "did not finish: not audited"  # ... for a claim only part of whose tests the run ran
 OTHER_BLOCK = "other block: re-pin"  # ... for a claim whose protocol version draws other seeds than its pins'
 
 
-def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: bool) -> list[tuple[str, ...]]:
+def audit(
+    results: Sequence[ClaimResult], expected: Expected, same_numerics: bool, unfinished: Collection[str] = ()
+) -> list[tuple[str, ...]]:
     """Return one row per claim verdict and pinned statistic (``judge_stat``'s outcome, as the deviations)."""
     rows: list[tuple[str, ...]] = []
     ran = {r.claim_id for r in results if r.verdict is not Verdict.SKIPPED}
@@ -291,7 +299,10 @@ def audit(results: Sequence[ClaimResult], expected: Expected, same_numerics: boo
         pin = expected.get(r.claim_id)
         if pin is None or r.verdict is Verdict.SKIPPED:
             continue
-        if pin.block and _block(r) and _block(r) != pin.block:  # a new version's seeds: nothing pairs with the pins
+        if r.claim_id in unfinished:  # part of its tests ran: its verdict and values are no finding
+            rows.append((r.claim_id, "verdict", pin.verdict, r.verdict.value, "", DID_NOT_FINISH))
+            continue
+        if _stale(pin, r):  # a new version's seeds: nothing pairs with the pins
             rows.append((r.claim_id, "seed block", pin.block, _block(r), "", OTHER_BLOCK))
             continue
         same = "same verdict" if r.verdict.value == pin.verdict else "verdict changed"
@@ -353,7 +364,7 @@ def deviations(
                 listed = f"not listed in {source}" if source else "no expectations are set"
                 out.append(f"{r.claim_id} is {r.verdict.value} ({listed}, so it must reproduce)")
             continue
-        if pin.block and _block(r) and _block(r) != pin.block:  # stale pins: one line, not one per statistic
+        if _stale(pin, r):  # stale pins: one line, not one per statistic
             out.append(
                 f"{r.claim_id} drew its seeds from block {_block(r)}, {source} pins block {pin.block}: a new protocol "
                 "version draws new seeds, so nothing of it is compared with these pins; re-pin it from its "

@@ -229,7 +229,7 @@ def why_inconclusive(run: RunData, r: ClaimResult) -> str:
     """Return the line that says what keeps ``r`` INCONCLUSIVE and the budget that would decide it (never cut)."""
     if r.claim_id in run.not_run:  # the run stopped before the claim finished: its reason says so
         return r.reason
-    return undecided_line(r, run.env.get("budget", "").split(":")[0])
+    return undecided_line(r, run.drawn()[0])
 
 
 def _subject(run: RunData) -> list[str]:
