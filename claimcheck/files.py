@@ -10,8 +10,24 @@ import functools
 import hashlib
 import os
 import tempfile
+import tomllib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
+from typing import Any
+
+import rtoml
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """Parse TOML ``text``: with rtoml (compiled; the 1.7 MB ledger in 0.02 s, tomllib's 0.19 s), tomllib on its error.
+
+    The two agree on valid files (tests/test_files_toml.py); on text rtoml refuses, tomllib parses it or raises
+    its own ``TOMLDecodeError`` (or ``RecursionError``), so callers catch and name the standard library's errors.
+    """
+    try:
+        return rtoml.loads(text)
+    except Exception:  # rtoml's TomlParsingError and anything else: the standard library's answer stands
+        return tomllib.loads(text)
 
 
 def user_cache_dir(name: str) -> Path:

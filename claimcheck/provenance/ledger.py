@@ -21,6 +21,7 @@ import tomli_w
 
 from claimcheck.decide.calibration import PartCalibration, decision_digest, ledger_results
 from claimcheck.errors import ConfigError
+from claimcheck.files import loads_toml
 from claimcheck.provenance import git
 from claimcheck.provenance.git import git_root as git_root  # the CLI reads it here
 
@@ -246,7 +247,7 @@ def read_file(path: Path, option: str = "claim_ledger") -> list[Entry]:
 
 def read_raw(path: Path, option: str = "claim_ledger") -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return loads_toml(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError(f"{option}: cannot read the ledger {path} ({e.strerror}); fix the path") from None
     except tomllib.TOMLDecodeError as e:
@@ -339,7 +340,7 @@ def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
     row["prev"] = before[-1].hash if before else ""
     row["hash"] = content_hash(row)
     text = render_entry(row)
-    if content_hash(tomllib.loads(text)["entry"][0]) != row["hash"]:  # it must read back as what was hashed
+    if content_hash(loads_toml(text)["entry"][0]) != row["hash"]:  # it must read back as what was hashed
         raise ConfigError(f"a {kind} entry for {path} does not read back as written; give plain data")
     head = "" if path.exists() and path.stat().st_size else HEADER.format(schema=SCHEMA)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -363,7 +364,7 @@ def migrate(path: Path, date: str = "") -> Entry:
     The old versions stay, marked legacy (their fingerprints are of the older scheme).
     """
     data = path.read_bytes()
-    raw = tomllib.loads(data.decode("utf-8"))
+    raw = loads_toml(data.decode("utf-8"))
     if "version" not in raw or "entry" in raw:
         raise ConfigError(f"{path} is not a ledger of the older format ([[version]] tables); nothing to migrate")
     legacy = [{**row, "legacy": True} for row in raw["version"]]
@@ -483,7 +484,7 @@ def _first_holding(
             return commit, True
         for source in [*tables, text]:
             try:
-                rows = tomllib.loads(source).get("entry", [])
+                rows = loads_toml(source).get("entry", [])
             except (tomllib.TOMLDecodeError, RecursionError):
                 continue
             for row in rows:
@@ -602,7 +603,7 @@ def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None
 
 def _committed_hashes(text: str) -> list[str] | None:
     try:
-        raw = tomllib.loads(text)
+        raw = loads_toml(text)
     except (tomllib.TOMLDecodeError, RecursionError):
         return []
     if "entry" not in raw:
