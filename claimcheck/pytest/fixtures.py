@@ -1,6 +1,4 @@
-"""The fixtures a claim test uses: ``claim_record``, ``claim_units``, ``claim_seeds``, the session's settings,
-budget, store, executor and cache (registered by the plugin at configure; each starts the core where it needs it).
-"""
+"""The fixtures a claim test uses: its record, units, seeds; the session's settings, budget, store, executor, cache."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Declare the claim options, and read and validate them once, into a frozen ``Settings``.
-
-``OPTIONS`` is the table the plugin registers (each option with its ini twin); ``Settings.from_config``
-reads a pytest config through that table, so every value is parsed, and every bad value refused
-with the option's name and the fix, in one place.
-"""
+"""Declare the claim options (``OPTIONS``, each with its ini twin); read and validate them once into ``Settings``."""
 
 from __future__ import annotations
 
@@ -384,10 +379,7 @@ def parse_device(text: str, option: str) -> str:
 
 
 def parse_report(text: str | None, option: str, root: Path) -> tuple[Path | None, Path | None]:
-    """Return the report path (relative to ``root``) and the symbolic link it was given as (else None).
-
-    Raise ConfigError naming ``option`` if it cannot be written.
-    """
+    """Return the report path (relative to ``root``) and the symbolic link it was given as (else None), or raise."""
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
         return None, None
@@ -431,9 +423,8 @@ def parse_report(text: str | None, option: str, root: Path) -> tuple[Path | None
 def bare_values_as_test_paths(args: list[str], invocation_dir: Path) -> bool:
     """Give a test path written after a bare ``--claim-report`` or ``--claim-baseline-fail`` back to the test paths.
 
-    Such an option in ``args`` becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``
-    (edited in place) when the next word is a test path or no gate mode; return whether any did. A value
-    given with ``=`` is never reread.
+    Such an option becomes ``--claim-report=<default>`` or ``--claim-baseline-fail=all`` in ``args`` when the next
+    word is a test path or no gate mode; return whether any did.
     """
     changed = False
     for i, (word, value) in enumerate(pairwise(args)):
@@ -539,10 +530,7 @@ def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> 
 
 
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
-    """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines, or raise ConfigError naming it.
-
-    The name is everything before the last ``=``; the margin a finite number >= 0.
-    """
+    """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines (split at the last ``=``)."""
     out: list[tuple[str, float]] = []
     for line in lines or ():
         name, eq, text = str(line).strip().rpartition("=")
@@ -573,10 +561,7 @@ def parse_executor(text: str, option: str) -> str:
 
 
 def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
-    """Return the Ray cluster named by ``source`` (the option or its ini key), else by $RAY_ADDRESS, with its source.
-
-    ("", "") when neither names one: an embedded local Ray.
-    """
+    """Return the Ray cluster named by ``source``, else by $RAY_ADDRESS, with its source ("", "": a local Ray)."""
     if value and str(value).strip():
         return str(value).strip(), source
     env = os.environ.get(RAY_ENV, "").strip()
@@ -602,10 +587,7 @@ def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on")
 
 
 def check_cache_dir(path: Path, source: str) -> None:
-    """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails.
-
-    A read-only cache folder is refused: the cache locks each entry even to read it.
-    """
+    """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails."""
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{source}: {path} is a file, not a folder; remove it or {CACHE_DIR_FIX}")
     parent = path
