@@ -37,8 +37,7 @@ _gc_paused = False  # whether pause_gc turned this process's cyclic collector of
 def pause_gc() -> None:
     """Turn the cyclic garbage collector off while the suite is imported, if it is on (``resume_gc`` undoes it).
 
-    Imports make objects that live as long as the process, and each automatic full collection walks them all
-    again (about 0.8 s of a warm claim run); ``start.start`` collects once and freezes them.
+    Each full collection would walk the imports' lasting objects again (0.8 s of a warm run); ``start`` freezes them.
     """
     global _gc_paused
     if gc.isenabled():

@@ -23,10 +23,7 @@ class UnitTimeout(Exception):
 
 @contextmanager
 def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
-    """Raise UnitTimeout naming ``what`` if the block runs longer than ``seconds`` x ``times`` (0: no limit).
-
-    Outside the main thread the limit is checked when the block ends.
-    """
+    """Raise UnitTimeout naming ``what`` if the block runs longer than ``seconds`` x ``times`` (0: no limit)."""
     if not seconds:
         yield
         return
@@ -62,10 +59,7 @@ def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
 
 
 def _settle(watchdog: _Watchdog, previous: Any, outer_end: float) -> bool:
-    """Stop the watchdog, give the timer and SIGALRM back; return whether a UnitTimeout arrived meanwhile.
-
-    One arriving inside this clean-up restarts it (every step can be redone): never left half done.
-    """
+    """Stop the watchdog, give the timer and SIGALRM back (redone if a timeout cuts in); return whether one did."""
     late = False
     while True:
         try:

@@ -115,10 +115,7 @@ def run_task(setup: WorkerSetup, task: Callable[[], T]) -> T:
 
 
 def _check_reachable(address: str, timeout: float = 10.0) -> None:
-    """Raise OSError unless ``host:port`` (or ``ray://host:port``) accepts a TCP connection within ``timeout`` s.
-
-    Ray itself retries an unreachable address for minutes; other forms (``auto``) are left to it.
-    """
+    """Raise OSError unless ``[ray://]host:port`` takes a TCP connection in ``timeout`` s (Ray retries for minutes)."""
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not port.isdigit():
         return
@@ -219,10 +216,7 @@ class RayExecutor(Executor):
         )
 
     def map(self, tasks: Sequence[Callable[[], T]], name: str = "task") -> list[T]:
-        """Submit every task at once and return their results in order, once all have finished.
-
-        On the first failure (its own exception with a note, or ``ClusterError``) the other tasks are cancelled.
-        """
+        """Submit every task at once and return their results in order; on the first failure cancel the others."""
         ray = self._ray
         refs = [
             self._task.options(name=name, retry_exceptions=False, **self._options).remote(self.setup, task)

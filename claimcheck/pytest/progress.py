@@ -315,10 +315,7 @@ class _Hooks:
 
 
 class PlanSender(_Hooks):
-    """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
-
-    The controller collects nothing, so could plan only tests; ``looked`` writes to stderr, the controller's.
-    """
+    """A pytest-xdist worker's hooks: put its plan on its first test's reports (the controller collects nothing)."""
 
     plan = ""  # the plan as JSON, until it is sent
 

@@ -411,10 +411,7 @@ class Controller:
         return out
 
     def _to_junitxml(self, config: pytest.Config) -> None:
-        """Add each claim's verdict to the junit XML as testsuite properties (CI dashboards read those).
-
-        The XML writer is the registered plugin with ``add_global_property`` (not pytest's private module).
-        """
+        """Add each claim's verdict to the junit XML writer (any plugin with ``add_global_property``) as properties."""
         writers = [p for p in config.pluginmanager.get_plugins() if callable(getattr(p, "add_global_property", None))]
         for xml in writers:
             for cid, v in self._verdicts().items():
