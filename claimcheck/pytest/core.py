@@ -1,8 +1,4 @@
-"""The claim core of one pytest process, held in one object under one StashKey (``CORE``).
-
-Made at configure, filled once by ``start.start``, torn down at unconfigure; a test's own state stays on its item's
-stash. On the controller SIGTERM (a cancelled CI job) ends the session as Ctrl-C does: exit 2, a report.
-"""
+"""The claim core of one pytest process under one StashKey (``CORE``); a test's own state stays on its item's stash."""
 
 from __future__ import annotations
 

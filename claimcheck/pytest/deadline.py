@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+_GRACE = 0.05  # seconds the watchdog leaves SIGALRM to act first
+
 
 class UnitTimeout(Exception):
     """A claim test or a training run ran past ``--claim-timeout``."""
@@ -104,9 +106,6 @@ class _Watchdog:
                 self.timer.cancel()
                 if self.fired:
                     _async_raise(self.target, None)
-
-
-_GRACE = 0.05  # seconds the watchdog leaves SIGALRM to act first
 
 
 def _async_raise(thread_id: int, error: type[BaseException] | None) -> None:

@@ -1,8 +1,4 @@
-"""Run zero-argument callables in this process or as tasks on a Ray cluster, with the same numbers either way.
-
-``RayExecutor`` sets each task up as this process is and checks it runs the same code (``run_task``); ray is imported
-only there (docs/cluster.md).
-"""
+"""Run zero-argument callables in this process, or as Ray tasks set up and checked as this process (docs/cluster.md)."""
 
 from __future__ import annotations
 

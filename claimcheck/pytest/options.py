@@ -110,6 +110,15 @@ GATE_CAP = "a whole multiple >= 1 of each claim test's units (16 at ci, 2 at sta
 FAIL_MODES = "nothing (fail on worse and undecided) or worse"  # the gate's mode: "all", "worse" or "" (off)
 FAIL_MODE_WORDS = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
               "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
+EXECUTORS = ("local", "ray")
+RAY_ENV = "RAY_ADDRESS"
+CACHE_MODES = ("on", "off", "clear")
+POOLS = ("confirmatory", "exploratory")
+SWITCH = {"on": True, "yes": True, "true": True, "1": True, "off": False, "no": False, "false": False, "0": False}
+CACHE_DIR_FIX = (
+    "choose a writable folder with --claim-cache-dir (ini claim_cache_dir), or run without the cache "
+    "(--claim-cache off)"
+)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -254,18 +263,15 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
 
 def check_encodable(value: object, option: str) -> None:
     """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (a path's surrogates)."""
-    texts = value if isinstance(value, list | tuple) else [value]
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = os.fsencode(text)
-            raise ConfigError(
-                f"{option}: {shown!r} holds bytes that are not UTF-8, and the report, its JSON and the cache "
-                "record their paths in UTF-8; give a path whose name is UTF-8"
-            ) from None
+    if not isinstance(value, str):  # every option's value is text or a flag's bool
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"{option}: {os.fsencode(value)!r} holds bytes that are not UTF-8, and the report, its JSON and the cache "
+            "record their paths in UTF-8; give a path whose name is UTF-8"
+        ) from None
 
 
 def _expected(
@@ -547,10 +553,6 @@ def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
-EXECUTORS = ("local", "ray")
-RAY_ENV = "RAY_ADDRESS"
-
-
 def parse_executor(text: str, option: str) -> str:
     """Return local or ray, or raise ConfigError naming ``option`` (and the install command when Ray is missing)."""
     name = _choice(text, option, {e: e for e in EXECUTORS})
@@ -566,15 +568,6 @@ def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
         return str(value).strip(), source
     env = os.environ.get(RAY_ENV, "").strip()
     return (env, f"${RAY_ENV}") if env else ("", "")
-
-
-CACHE_MODES = ("on", "off", "clear")
-POOLS = ("confirmatory", "exploratory")
-SWITCH = {"on": True, "yes": True, "true": True, "1": True, "off": False, "no": False, "false": False, "0": False}
-CACHE_DIR_FIX = (
-    "choose a writable folder with --claim-cache-dir (ini claim_cache_dir), or run without the cache "
-    "(--claim-cache off)"
-)
 
 
 def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on") -> Path | None:

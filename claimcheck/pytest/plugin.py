@@ -1,7 +1,4 @@
-"""The pytest plugin's hooks: claim options, the ``claim`` marker, and the hooks that carry results.
-
-A session that collects no claim never imports torch, numpy or the controller (docs/usage.md).
-"""
+"""The pytest plugin's hooks; a session that collects no claim never imports torch, numpy or the controller."""
 
 from __future__ import annotations
 

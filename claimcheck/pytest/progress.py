@@ -1,8 +1,4 @@
-"""Show how far a long claim run has got: per claim, units (test, seed pairs) done of planned, and the time left.
-
-``Progress`` is the bookkeeping, clocked from outside; ``ProgressReporter`` prints it on the controller, and
-each pytest-xdist worker's ``PlanSender`` sends it the plan (docs/usage.md, "Progress on a long run").
-"""
+"""Show how far a long claim run has got: per claim, units (test, seed pairs) done of planned, and the time left."""
 
 from __future__ import annotations
 
@@ -116,7 +112,8 @@ class Progress:
         self.tests = max(self.tests, self.tests_done)
         self.seconds += seconds
         units = max(1, units)
-        key = nodeid if nodeid in self.planned else self._first_open(claim)
+        unfinished = (k for k, t in self.planned.items() if t.claim == claim and not t.done)
+        key = nodeid if nodeid in self.planned else next(unfinished, None)  # else its claim's first not finished
         if key is not None:
             self.planned[key].done = True
         if cold and claim is not None and (nodeid or key):
@@ -136,9 +133,6 @@ class Progress:
         c.seconds += seconds
         c.cold = c.cold and cold
         return c
-
-    def _first_open(self, claim: str | None) -> str | None:
-        return next((k for k, t in self.planned.items() if t.claim == claim and not t.done), None)
 
     def done_of_planned(self) -> tuple[int, int, str]:
         """Return (done, planned, what): units over the claims when the plan knows them, else tests."""

@@ -1,8 +1,4 @@
-"""The controller's side of a session: collect claim outcomes, decide, write the report, set the exit status.
-
-Workers put each claim test's payload on its report (``user_properties``); the ``Controller`` merges them, decides
-every claim, writes the report set, hands the verdicts to junit XML, pytest-html and pytest-json-report.
-"""
+"""The controller's side of a session: merge claim tests' payloads, decide, write the report, set the exit status."""
 
 from __future__ import annotations
 
@@ -52,6 +48,13 @@ COUNTER_NAMES = {
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
+ACCEPT_HINT = (
+    "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
+    "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
+)
+GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
+CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
+DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, left out
 
 
 def start_run(config: pytest.Config, settings: Settings, executor: Executor, places: Places) -> RunData:
@@ -99,15 +102,6 @@ def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
     at = PinnedAt(int(seed) if seed.isdigit() else -1, baseline.env.get("seed pool", "confirmatory"))
     pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}
     return {"expected": pins, "expected_source": source, "expected_at": at}
-
-
-ACCEPT_HINT = (
-    "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
-    "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
-)
-GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
-CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
-DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, left out
 
 
 class WorkerClaims:
