@@ -45,11 +45,6 @@ class Option:
     kind: str = "value"  # value, flag (store_true; ini bool) or optional (a value that may be left out)
     const: str = DEFAULT_REPORT  # an optional option's value when it is given without one
 
-    @property
-    def dest(self) -> str:
-        """Return the attribute name argparse stores the option under."""
-        return self.flag.lstrip("-").replace("-", "_")
-
 
 OPTIONS: tuple[Option, ...] = (
     Option("--claim-report", "claim_report", "PATH", "write the claim report (markdown, JSON, figures) to PATH "
@@ -255,7 +250,7 @@ class Settings:
 
 def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
     """Return the option's value and where it came from: the command line, else the ini key."""
-    value = config.getoption(option.dest)
+    value = config.getoption(option.flag.lstrip("-").replace("-", "_"))  # argparse's dest
     if value is not None:
         return value, option.flag
     return config.getini(option.ini), f"ini {option.ini}"
