@@ -1,7 +1,4 @@
-"""Collect a suite's declared claims with pytest, running nothing: each claim's protocol and code fingerprint.
-
-``claimcheck ledger register`` reads the claims this way: a fingerprint is the one a session computes.
-"""
+"""Collect a suite's declared claims with pytest, running nothing: each claim's protocol and code fingerprint."""
 
 from __future__ import annotations
 

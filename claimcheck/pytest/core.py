@@ -1,11 +1,4 @@
-"""The claim core of one pytest process, held in one object under one StashKey (``CORE``).
-
-``plugin.pytest_configure`` puts a ``Core`` holding the settings in the config's stash;
-``start.start`` fills the rest once; ``plugin.pytest_unconfigure`` tears it down. A test's own
-state (its recorder, units and the store's counts before its call) stays on the item's stash,
-under the keys below. On the controller the core makes SIGTERM (a cancelled CI job) end the
-session as Ctrl-C does: exit 2, with an incomplete report.
-"""
+"""The claim core of one pytest process under one StashKey (``CORE``); a test's own state stays on its item's stash."""
 
 from __future__ import annotations
 
@@ -40,9 +33,7 @@ _gc_paused = False  # whether pause_gc turned this process's cyclic collector of
 def pause_gc() -> None:
     """Turn the cyclic garbage collector off while the suite is imported, if it is on (``resume_gc`` undoes it).
 
-    Imports make hundreds of thousands of objects that live as long as the process; each automatic full
-    collection walks all of them again (about 0.8 s of a warm claim run). ``start.start`` collects once and
-    freezes them; a session without claims gets the collector back after collection (``resume_gc``).
+    Each full collection would walk the imports' lasting objects again (0.8 s of a warm run); ``start`` freezes them.
     """
     global _gc_paused
     if gc.isenabled():
@@ -107,11 +98,9 @@ class Core:
         self._store, self._engine, self._executor = store, engine, executor
 
     def claim_code(self, item: pytest.Item) -> dict[str, str] | None:
-        """Return the fingerprint of the code that decides the item's claim and the engine's identity.
+        """Return the fingerprint of the code that decides the item's claim and the engine's identity (None: no module).
 
-        Computed once per module and session, at collection (``fingerprint_claims``), from the files
-        as they were imported: an edit made while the tests run does not change what the run says it
-        ran. None for a test outside a module (say a doctest item).
+        Computed at collection (``fingerprint_claims``): an edit made while the tests run changes nothing.
         """
         fp = self.code_of(item)
         if fp is None:

@@ -1,9 +1,7 @@
 """Stop a claim test or a training run that runs past its wall-clock limit (``--claim-timeout``).
 
-By ``SIGALRM`` in the main thread (a nested deadline never outlives the one around it), behind it
-a watchdog thread that raises in the main thread at its next bytecode (code under test may take the
-timer or the signal), and, whatever happened to the timer, when the block ends past its limit.
-What it cannot stop: docs/usage.md, "What --claim-timeout can stop".
+By ``SIGALRM`` in the main thread (never outliving the deadline around it), behind it a watchdog thread (code under
+test may take the timer), and when the block ends past its limit (docs/usage.md, "What --claim-timeout can stop").
 """
 
 from __future__ import annotations
@@ -18,6 +16,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+_GRACE = 0.05  # seconds the watchdog leaves SIGALRM to act first
+
 
 class UnitTimeout(Exception):
     """A claim test or a training run ran past ``--claim-timeout``."""
@@ -25,11 +25,7 @@ class UnitTimeout(Exception):
 
 @contextmanager
 def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
-    """Raise UnitTimeout naming ``what`` if the block runs longer than ``seconds`` x ``times`` (0: no limit).
-
-    ``times`` scales the limit for a block that does several units' work; outside the main thread
-    the limit is checked when the block ends.
-    """
+    """Raise UnitTimeout naming ``what`` if the block runs longer than ``seconds`` x ``times`` (0: no limit)."""
     if not seconds:
         yield
         return
@@ -65,10 +61,7 @@ def deadline(seconds: float, what: str, times: int = 1) -> Iterator[None]:
 
 
 def _settle(watchdog: _Watchdog, previous: Any, outer_end: float) -> bool:
-    """Stop the watchdog, give the timer and SIGALRM back; return whether a UnitTimeout arrived meanwhile.
-
-    One that arrives inside this clean-up restarts it (every step can be done again): never left half done.
-    """
+    """Stop the watchdog, give the timer and SIGALRM back (redone if a timeout cuts in); return whether one did."""
     late = False
     while True:
         try:
@@ -113,9 +106,6 @@ class _Watchdog:
                 self.timer.cancel()
                 if self.fired:
                     _async_raise(self.target, None)
-
-
-_GRACE = 0.05  # seconds the watchdog leaves SIGALRM to act first
 
 
 def _async_raise(thread_id: int, error: type[BaseException] | None) -> None:

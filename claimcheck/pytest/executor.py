@@ -1,10 +1,4 @@
-"""Run computations in this process or as tasks on a Ray cluster, with the same numbers either way.
-
-An ``Executor`` runs zero-argument callables and returns their results in order: the base one here;
-``RayExecutor`` as Ray tasks, each set up as this process is and checked to run the same code
-(``run_task``). Nothing here knows what a task computes; ray is imported only by ``RayExecutor``
-(docs/cluster.md).
-"""
+"""Run zero-argument callables in this process, or as Ray tasks set up and checked as this process (docs/cluster.md)."""
 
 from __future__ import annotations
 
@@ -117,10 +111,7 @@ def run_task(setup: WorkerSetup, task: Callable[[], T]) -> T:
 
 
 def _check_reachable(address: str, timeout: float = 10.0) -> None:
-    """Raise OSError unless ``host:port`` (or ``ray://host:port``) accepts a TCP connection within ``timeout`` s.
-
-    Ray itself retries an unreachable address for minutes; ``auto`` and other forms are left to it.
-    """
+    """Raise OSError unless ``[ray://]host:port`` takes a TCP connection in ``timeout`` s (Ray retries for minutes)."""
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not port.isdigit():
         return
@@ -131,10 +122,8 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
 class RayExecutor(Executor):
     """Run tasks on a Ray cluster: the one at ``address``, or an embedded local one sized to this machine.
 
-    Each task declares ``threads`` CPUs (this process's torch threads), or one GPU with ``gpu``; it refuses
-    to run where ``identity`` differs from this process's. With an address and ``ship_code``, this package's
-    source and ``packages`` go to the cluster. A task whose worker died runs again up to ``max_retries``
-    times; ``source`` names the setting that gave the address, for errors.
+    Each task takes ``threads`` CPUs or one GPU, refuses to run where ``identity`` differs, and is retried up to
+    ``max_retries`` times when its worker died; ``ship_code`` sends this package and ``packages`` to a named cluster.
     """
 
     def __init__(
@@ -223,11 +212,7 @@ class RayExecutor(Executor):
         )
 
     def map(self, tasks: Sequence[Callable[[], T]], name: str = "task") -> list[T]:
-        """Submit every task at once and return their results in order, once all have finished.
-
-        On the first failure (the task's own exception, re-raised with a note; ``ClusterError`` for a
-        worker that kept dying) the other tasks are cancelled and nothing is returned.
-        """
+        """Submit every task at once and return their results in order; on the first failure cancel the others."""
         ray = self._ray
         refs = [
             self._task.options(name=name, retry_exceptions=False, **self._options).remote(self.setup, task)

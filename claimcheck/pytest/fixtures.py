@@ -1,6 +1,4 @@
-"""The fixtures a claim test uses: ``claim_record``, ``claim_units``, ``claim_seeds``, the session's settings,
-budget, store, executor and cache (registered by the plugin at configure; each starts the core where it needs it).
-"""
+"""The fixtures a claim test uses: its record, units, seeds; the session's settings, budget, store, executor, cache."""
 
 from __future__ import annotations
 
@@ -81,11 +79,7 @@ def claim_units(request: pytest.FixtureRequest, claim_record: ClaimRecorder) -> 
     proto = claim_record.protocol
     reserve = None
     if proto is not None and proto.declared:
-
-        def after(first: int, upto: int) -> list[int]:
-            assert proto is not None
-            return gate_seeds(proto, s.seed, s.budget_index, s.pool, first, upto)
-
+        after = partial(gate_seeds, proto, s.seed, s.budget_index, s.pool)  # (first, upto) -> the gate's seeds
         baseline = core_of(request.config).baseline
         looks = claim_looks(claim_record, seeds, s.budget)
         margins, tol = dict(s.baseline_margins), s.tolerance.same

@@ -1,8 +1,4 @@
-"""Hooks a claim suite implements (in its conftest.py or plugin) to describe itself to the core.
-
-The core knows no paper and no model: a suite declares its budgets, the lines its report header
-shows, and the capabilities its ``claim_needs`` markers may name. Each hook is optional.
-"""
+"""Hooks a claim suite implements (in its conftest.py or plugin) to describe itself to the core; each is optional."""
 
 from __future__ import annotations
 
@@ -20,10 +16,7 @@ if TYPE_CHECKING:
 
 @pytest.hookspec(firstresult=True)
 def pytest_claimcheck_budgets(config: pytest.Config) -> list[Budget] | None:
-    """Return the suite's named budgets (run sizes); the first implementation that answers wins.
-
-    Without one, the core's ``ci``, ``standard`` and ``paper`` budgets apply.
-    """
+    """Return the suite's named budgets (run sizes); without one, the core's ``ci``, ``standard`` and ``paper``."""
 
 
 @pytest.hookspec
@@ -38,10 +31,7 @@ def pytest_claimcheck_capabilities(config: pytest.Config) -> list[str] | None:
 
 @pytest.hookspec(firstresult=True)
 def pytest_claimcheck_own_subject(config: pytest.Config) -> bool | None:
-    """Return False when the session checks a user's subject (say ``--claim-model``), not the suite's own.
-
-    The expectations an ini file names describe the suite's own subject, so they are then not applied.
-    """
+    """Return False when the session checks a user's subject (say ``--claim-model``): the ini's pins do not apply."""
 
 
 @pytest.hookspec
@@ -56,34 +46,22 @@ def pytest_claimcheck_data_files(config: pytest.Config, data_dir: Path) -> list[
 
 @pytest.hookspec
 def pytest_claimcheck_record_done(item: pytest.Item, record: ClaimRecorder) -> None:
-    """Finish a claim test's record after the test ran, before it travels to the controller.
-
-    A suite may add to the regime or the notes here, say what its model under test is.
-    """
+    """Finish a claim test's record (its regime, its notes) after the test ran, before it travels to the controller."""
 
 
 @pytest.hookspec(firstresult=True)
 def pytest_claimcheck_remote(config: pytest.Config) -> tuple[Callable[[], Mapping[str, str]], list[Path]] | None:
-    """Return what a remote executor needs: the identity a worker's code must match, and the packages to ship.
-
-    ``--claim-executor ray`` checks in every task that the worker imports the same engine code
-    (the identity), and ships the suite's packages with the core to a named cluster.
-    """
+    """Return what a remote executor needs: the identity a worker's code must match, and the packages to ship."""
 
 
 @pytest.hookspec(firstresult=True)
 def pytest_claimcheck_refusal(config: pytest.Config) -> str | None:
-    """Return why this session cannot run the suite's claims at all, or None.
-
-    The core then writes a report that says so, and ends the session as a usage error (exit 4).
-    """
+    """Return why this session cannot run the suite's claims at all (a report says so; exit 4), or None."""
 
 
 @pytest.hookspec(firstresult=True)
 def pytest_claimcheck_engine(config: pytest.Config) -> Engine | None:
     """Return what the suite's code is (``provenance.fingerprint.Engine``): its packages, its engine, its identity.
 
-    A claim's code fingerprint follows the claim module into the core and the suite's packages, and
-    stops at the engine's modules and at those listed as ``stop``; the ``identity`` is shown beside the
-    verdict. Without an answer, only the core and the claim's folder are followed (docs/protocols.md).
+    Without one, a claim's fingerprint follows only the core and the claim's folder (docs/protocols.md).
     """

@@ -37,10 +37,7 @@ def claim_protocol_of(node: Any) -> ClaimProtocol | None:
 
 
 def unit_seeds(s: Settings, proto: ClaimProtocol | None) -> list[int]:
-    """Return the seeds of a claim's units under the session's base seed, budget and pool.
-
-    A claim with no protocol draws the budget's number of seeds from the exploratory pool of its block.
-    """
+    """Return the seeds of a claim's units (no protocol: the budget's seeds from its block's exploratory pool)."""
     if proto is None:
         return [block_seed(s.seed, s.budget_index, i) for i in range(s.budget.seeds)]
     return proto.seed_list(s.seed, s.budget.name, s.budget.seeds, s.pool, s.budget_index)

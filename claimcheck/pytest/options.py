@@ -1,9 +1,4 @@
-"""Declare the claim options, and read and validate them once, into a frozen ``Settings``.
-
-``OPTIONS`` is the table the plugin registers (each option with its ini twin); ``Settings.from_config``
-reads a pytest config through that table, so every value is parsed, and every bad value refused
-with the option's name and the fix, in one place.
-"""
+"""Declare the claim options (``OPTIONS``, each with its ini twin); read and validate them once into ``Settings``."""
 
 from __future__ import annotations
 
@@ -49,11 +44,6 @@ class Option:
     default: str = ""  # the ini default (as text); "" means unset
     kind: str = "value"  # value, flag (store_true; ini bool) or optional (a value that may be left out)
     const: str = DEFAULT_REPORT  # an optional option's value when it is given without one
-
-    @property
-    def dest(self) -> str:
-        """Return the attribute name argparse stores the option under."""
-        return self.flag.lstrip("-").replace("-", "_")
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -115,6 +105,15 @@ GATE_CAP = "a whole multiple >= 1 of each claim test's units (16 at ci, 2 at sta
 FAIL_MODES = "nothing (fail on worse and undecided) or worse"  # the gate's mode: "all", "worse" or "" (off)
 FAIL_MODE_WORDS = {"": "", "all": "all", "worse": "worse", "true": "all", "1": "all", "yes": "all", "on": "all",
               "false": "", "0": "", "no": "", "off": ""}  # fmt: skip
+EXECUTORS = ("local", "ray")
+RAY_ENV = "RAY_ADDRESS"
+CACHE_MODES = ("on", "off", "clear")
+POOLS = ("confirmatory", "exploratory")
+SWITCH = {"on": True, "yes": True, "true": True, "1": True, "off": False, "no": False, "false": False, "0": False}
+CACHE_DIR_FIX = (
+    "choose a writable folder with --claim-cache-dir (ini claim_cache_dir), or run without the cache "
+    "(--claim-cache off)"
+)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -251,7 +250,7 @@ class Settings:
 
 def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
     """Return the option's value and where it came from: the command line, else the ini key."""
-    value = config.getoption(option.dest)
+    value = config.getoption(option.flag.lstrip("-").replace("-", "_"))  # argparse's dest
     if value is not None:
         return value, option.flag
     return config.getini(option.ini), f"ini {option.ini}"
@@ -259,18 +258,15 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
 
 def check_encodable(value: object, option: str) -> None:
     """Raise ConfigError naming ``option`` when ``value`` holds bytes that are not UTF-8 (a path's surrogates)."""
-    texts = value if isinstance(value, list | tuple) else [value]
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = os.fsencode(text)
-            raise ConfigError(
-                f"{option}: {shown!r} holds bytes that are not UTF-8, and the report, its JSON and the cache "
-                "record their paths in UTF-8; give a path whose name is UTF-8"
-            ) from None
+    if not isinstance(value, str):  # every option's value is text or a flag's bool
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"{option}: {os.fsencode(value)!r} holds bytes that are not UTF-8, and the report, its JSON and the cache "
+            "record their paths in UTF-8; give a path whose name is UTF-8"
+        ) from None
 
 
 def _expected(
@@ -384,10 +380,7 @@ def parse_device(text: str, option: str) -> str:
 
 
 def parse_report(text: str | None, option: str, root: Path) -> tuple[Path | None, Path | None]:
-    """Return the report path (relative to ``root``) and the symbolic link it was given as (else None).
-
-    Raise ConfigError naming ``option`` if it cannot be written.
-    """
+    """Return the report path (relative to ``root``) and the symbolic link it was given as (else None), or raise."""
     path = parse_path(str(text).strip() if text is not None else None, root)
     if path is None:
         return None, None
@@ -431,9 +424,8 @@ def parse_report(text: str | None, option: str, root: Path) -> tuple[Path | None
 def bare_values_as_test_paths(args: list[str], invocation_dir: Path) -> bool:
     """Give a test path written after a bare ``--claim-report`` or ``--claim-baseline-fail`` back to the test paths.
 
-    Such an option in ``args`` becomes ``--claim-report=<default report>`` or ``--claim-baseline-fail=all``
-    (edited in place) when the next word is a test path or no gate mode; return whether any did. A value
-    given with ``=`` is never reread.
+    Such an option becomes ``--claim-report=<default>`` or ``--claim-baseline-fail=all`` in ``args`` when the next
+    word is a test path or no gate mode; return whether any did.
     """
     changed = False
     for i, (word, value) in enumerate(pairwise(args)):
@@ -539,10 +531,7 @@ def check_report_spares_baseline(report: Path | None, baseline: Path | None) -> 
 
 
 def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
-    """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines, or raise ConfigError naming it.
-
-    The name is everything before the last ``=``; the margin a finite number >= 0.
-    """
+    """Return (CLAIM.statistic, margin) pairs from ``CLAIM.statistic=MARGIN`` lines (split at the last ``=``)."""
     out: list[tuple[str, float]] = []
     for line in lines or ():
         name, eq, text = str(line).strip().rpartition("=")
@@ -559,10 +548,6 @@ def parse_margins(lines: Any, option: str) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
-EXECUTORS = ("local", "ray")
-RAY_ENV = "RAY_ADDRESS"
-
-
 def parse_executor(text: str, option: str) -> str:
     """Return local or ray, or raise ConfigError naming ``option`` (and the install command when Ray is missing)."""
     name = _choice(text, option, {e: e for e in EXECUTORS})
@@ -573,23 +558,11 @@ def parse_executor(text: str, option: str) -> str:
 
 
 def resolve_ray_address(value: str | None, source: str) -> tuple[str, str]:
-    """Return the Ray cluster named by ``source`` (the option or its ini key), else by $RAY_ADDRESS, with its source.
-
-    ("", "") when neither names one: an embedded local Ray.
-    """
+    """Return the Ray cluster named by ``source``, else by $RAY_ADDRESS, with its source ("", "": a local Ray)."""
     if value and str(value).strip():
         return str(value).strip(), source
     env = os.environ.get(RAY_ENV, "").strip()
     return (env, f"${RAY_ENV}") if env else ("", "")
-
-
-CACHE_MODES = ("on", "off", "clear")
-POOLS = ("confirmatory", "exploratory")
-SWITCH = {"on": True, "yes": True, "true": True, "1": True, "off": False, "no": False, "false": False, "0": False}
-CACHE_DIR_FIX = (
-    "choose a writable folder with --claim-cache-dir (ini claim_cache_dir), or run without the cache "
-    "(--claim-cache off)"
-)
 
 
 def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on") -> Path | None:
@@ -602,10 +575,7 @@ def parse_cache_dir(text: str | None, option: str, root: Path, mode: str = "on")
 
 
 def check_cache_dir(path: Path, source: str) -> None:
-    """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails.
-
-    A read-only cache folder is refused: the cache locks each entry even to read it.
-    """
+    """Create ``path`` if needed and write a probe file in it; raise ConfigError naming ``source`` if that fails."""
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{source}: {path} is a file, not a folder; remove it or {CACHE_DIR_FIX}")
     parent = path

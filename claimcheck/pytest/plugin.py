@@ -1,9 +1,4 @@
-"""The pytest plugin: claim options, the ``claim`` marker, and the hooks that carry results.
-
-Hooks only: the fixtures are in ``fixtures``, the core's start in ``start``, the end of the session
-in ``session``. A session that collects no claim imports the options and the marker readers, never
-torch, numpy or the controller (docs/usage.md, "What the plugin costs a session without claims").
-"""
+"""The pytest plugin's hooks; a session that collects no claim never imports torch, numpy or the controller."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Show how far a long claim run has got: per claim, units done of units planned, and the time left.
-
-``Progress`` is the bookkeeping, pure and clocked from outside; a unit is one (test, seed) pair.
-``ProgressReporter`` prints its lines on the controller; under pytest-xdist each worker's
-``PlanSender`` puts the plan of units it collected on its first test report. The throttle and what
-a line says: docs/usage.md, "Progress on a long run".
-"""
+"""Show how far a long claim run has got: per claim, units (test, seed pairs) done of planned, and the time left."""
 
 from __future__ import annotations
 
@@ -70,11 +64,9 @@ class Estimate:
 class Progress:
     """Where a run stands: per claim, tests and units planned and done; the time left, estimated.
 
-    ``tests`` counts every planned test (of a claim or not); without ``by_units`` (a plan that knows
-    each test's units) the run is measured in tests. Each test not yet finished is estimated at the
-    best pace known for it: its own in an earlier cold run (``test_pace``) scaled by this run's
-    ``load``; else its claim's in this run; else its claim's earlier (``pace``), scaled; else the
-    run's so far (its claim named untimed). ``estimate`` also gives the time left at the caps.
+    ``tests`` counts every planned test; without ``by_units`` the run is measured in tests. A test not yet finished
+    is estimated at the best pace known: its own earlier (``test_pace``) x ``load``; else its claim's in this run;
+    else its claim's earlier (``pace``) x ``load``; else the run's so far (its claim named untimed).
     """
 
     claims: dict[str, ClaimProgress] = field(default_factory=dict)
@@ -91,10 +83,7 @@ class Progress:
     measured: float = 0.0  # what those tests took in this run
 
     def plan(self, claim: str | None, units: int = 1, nodeid: str | None = None, cap: int | None = None) -> None:
-        """Add one planned test, of ``claim`` (None: of no claim, or not known), running ``units`` (up to ``cap``).
-
-        ``nodeid`` names it (default: its position in the plan).
-        """
+        """Add one planned test of ``claim`` (None: none or unknown), ``units`` up to ``cap``, named ``nodeid``."""
         self.tests += 1
         units = max(1, units)
         cap = max(units, cap or units)
@@ -107,10 +96,7 @@ class Progress:
             self.by_units = True
 
     def adopt(self, plan: dict[str, tuple[str | None, int, int]]) -> bool:
-        """Plan from a worker's ``plan`` (node id -> claim, units, cap) if nothing is planned by units yet.
-
-        Return whether it was adopted: only before any test has finished, so that nothing counted is lost.
-        """
+        """Plan from a worker's ``plan`` (node id -> claim, units, cap) unless planned by units or a test finished."""
         if self.by_units or self.tests_done or not plan:
             return False
         self.tests, self.claims, self.planned = 0, {}, {}
@@ -121,15 +107,13 @@ class Progress:
     def finish(
         self, claim: str | None, units: int, seconds: float, cold: bool = True, nodeid: str | None = None
     ) -> ClaimProgress | None:
-        """Count one finished test (of ``claim``, ``units`` units, ``seconds`` long); return its claim's progress.
-
-        ``cold``: it computed its results; ``nodeid`` names it (default: its claim's first not yet finished).
-        """
+        """Count one finished test (``cold``: it computed its results); return its claim's progress."""
         self.tests_done += 1
         self.tests = max(self.tests, self.tests_done)
         self.seconds += seconds
         units = max(1, units)
-        key = nodeid if nodeid in self.planned else self._first_open(claim)
+        unfinished = (k for k, t in self.planned.items() if t.claim == claim and not t.done)
+        key = nodeid if nodeid in self.planned else next(unfinished, None)  # else its claim's first not finished
         if key is not None:
             self.planned[key].done = True
         if cold and claim is not None and (nodeid or key):
@@ -149,9 +133,6 @@ class Progress:
         c.seconds += seconds
         c.cold = c.cold and cold
         return c
-
-    def _first_open(self, claim: str | None) -> str | None:
-        return next((k for k, t in self.planned.items() if t.claim == claim and not t.done), None)
 
     def done_of_planned(self) -> tuple[int, int, str]:
         """Return (done, planned, what): units over the claims when the plan knows them, else tests."""
@@ -233,10 +214,7 @@ def clock_text(seconds: float) -> str:
 
 
 def recorded_units(payload: str) -> tuple[str | None, int, bool]:
-    """Return (claim id, distinct units its checks and exclusions name, cold) from a claim test's payload.
-
-    Cold: the test read nothing from the cache. One that cannot be read is (None, 0, False): its plan counts.
-    """
+    """Return (claim id, distinct units its record names, cold: nothing cached) of a payload, or (None, 0, False)."""
     try:
         p = json.loads(payload)
         record = p.get("record") or "{}"
@@ -277,8 +255,7 @@ class _Hooks:
     def plan_of(self, items: list[Any]) -> dict[str, tuple[str | None, int, int]]:
         """Return the plan of ``items``: node id -> (claim, units of its first look, units up to its cap).
 
-        A test takes all its claim's seeds through ``claim_seeds`` or ``claim_units`` (else it runs one
-        unit); a sequential claim plans its first look, and its plan grows when it looks again.
+        Only a test using ``claim_seeds`` or ``claim_units`` runs all its claim's seeds; any other runs one unit.
         """
         s = self.settings
         plan: dict[str, tuple[str | None, int, int]] = {}
@@ -295,10 +272,7 @@ class _Hooks:
         return plan
 
     def _writer(self) -> tuple[Callable[[str], None], bool]:
-        """Return (write one line, whether the output is a terminal): pytest's terminal reporter.
-
-        Writes nothing without a terminal reporter or under ``-qq``.
-        """
+        """Return (write one line, whether output is a terminal); a no-op without a terminal reporter or under -qq."""
         config = self.config
         if config.pluginmanager.get_plugin("terminalreporter") is None or config.getoption("verbose") < -1:
             return (lambda line: None), False
@@ -316,10 +290,7 @@ class _Hooks:
         self.started_at[nodeid] = time.monotonic()
 
     def looked(self, nodeid: str, claim: str, units: int, cap: int, undecided: bool = True) -> None:
-        """Say, throttled as the other lines, that a sequential test looked at ``units`` and goes on (up to ``cap``).
-
-        Called from inside the running test: written with pytest's output capture suspended.
-        """
+        """Say, throttled, that a sequential test looked at ``units`` and goes on (up to ``cap``), past the capture."""
         now = time.monotonic()
         write, tty = self._writer()
         if now - self.last < (TTY_EVERY if tty else LOG_EVERY) or now - self.started < MIN_SECONDS:
@@ -338,11 +309,7 @@ class _Hooks:
 
 
 class PlanSender(_Hooks):
-    """A pytest-xdist worker's hooks: put the plan of the collected tests on the first test's reports.
-
-    The controller collects nothing: without it, it could plan only tests, not units. A worker has no
-    terminal reporter, but its standard error is the controller's: ``looked`` writes there.
-    """
+    """A pytest-xdist worker's hooks: put its plan on its first test's reports (the controller collects nothing)."""
 
     plan = ""  # the plan as JSON, until it is sent
 
@@ -369,11 +336,7 @@ def read_plan(text: str) -> dict[str, tuple[str | None, int, int]]:
 
 
 class ProgressReporter(_Hooks):
-    """Print ``Progress`` lines on the terminal as tests finish.
-
-    Each cold test's seconds per unit are remembered in pytest's cache, per budget and node id, and
-    a later run estimates that test from them.
-    """
+    """Print ``Progress`` lines as tests finish; keep cold tests' paces in pytest's cache for later runs."""
 
     def __init__(self, config: Any, settings: Settings) -> None:
         super().__init__(config, settings)

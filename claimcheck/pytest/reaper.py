@@ -1,9 +1,7 @@
 """Enforce ``--claim-timeout`` from outside a pytest-xdist worker: kill the worker when one test outlives it.
 
-``Reaper`` is a small process per worker (started on the first test with a limit), armed at the
-start of each claim test and disarmed at its end. A test still running ``grace(limit)`` past its
-limit gets a note naming it in the folder the controller handed the worker, then its worker
-SIGKILL; the controller turns the crashed test into an ERROR quoting the note (docs/usage.md).
+A test still running ``grace(limit)`` past its limit gets a note in the controller's folder, then its worker SIGKILL;
+the controller turns the crashed test into an ERROR quoting the note (docs/usage.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""The controller's side of a session: collect claim outcomes, decide, write the report, set the exit status.
-
-Workers put each claim test's payload on its report (``user_properties``); the ``Controller``
-(registered as a plugin on the controller only) merges them, decides every claim when the session
-finishes, writes the report set, hands the verdicts to pytest's other channels (junit XML,
-pytest-html, pytest-json-report), and prints the terminal summary.
-"""
+"""The controller's side of a session: merge claim tests' payloads, decide, write the report, set the exit status."""
 
 from __future__ import annotations
 
@@ -54,13 +48,17 @@ COUNTER_NAMES = {
 }
 _RANK: dict[str, int] = {"passed": 0, "skipped": 1, "error": 2}
 FIGURE_CACHE = "figures"  # the folder of drawn figures inside the result cache (``figures.cached_group``)
+ACCEPT_HINT = (
+    "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
+    "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
+)
+GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
+CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
+DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, left out
 
 
 def start_run(config: pytest.Config, settings: Settings, executor: Executor, places: Places) -> RunData:
-    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options.
-
-    Paths are written by name (``places``), not as this machine's absolute paths.
-    """
+    """Return the run's header: a fresh run id, the settings, the suite's lines, the machine, the rerun options."""
     run_id = uuid.uuid4().hex[:12]
     suite_lines = config.hook.pytest_claimcheck_environment(config=config)
     suite_rerun = [o for opts in config.hook.pytest_claimcheck_rerun_options(config=config) for o in opts or ()]
@@ -89,11 +87,7 @@ def start_run(config: pytest.Config, settings: Settings, executor: Executor, pla
 
 
 def verified_ledger(settings: Settings) -> Ledger:
-    """Return the session's ledger, every file's chain verified and its confirmations checked against git.
-
-    Raise LedgerError naming the file and entry when the ledger was edited or git contradicts it;
-    nothing of an earlier session's verification is kept or trusted.
-    """
+    """Return the session's ledger, every file's chain verified and its confirmations checked against git, afresh."""
     if settings.ledger is None:
         return EMPTY
     ledger = load_ledger(settings.ledger, settings.ledger_source)
@@ -103,31 +97,15 @@ def verified_ledger(settings: Settings) -> Ledger:
 
 
 def baseline_pins(baseline: RunData, source: str) -> dict[str, Any]:
-    """Return the settings that make a baseline's verdicts the expected ones, on the block that run drew.
-
-    The pins keep no statistics: those are the gate's, compared seed by seed with margins (``baseline``).
-    """
+    """Return the settings that make a baseline's verdicts (not its statistics: the gate's) the expected ones."""
     seed = baseline.env.get("base seed", "0")
     at = PinnedAt(int(seed) if seed.isdigit() else -1, baseline.env.get("seed pool", "confirmatory"))
     pins = {k: replace(p, stats={}) for k, p in pins_of(baseline.results()).items()}
     return {"expected": pins, "expected_source": source, "expected_at": at}
 
 
-ACCEPT_HINT = (
-    "if the change is intended, accept this run as the new baseline: rerun with --claim-baseline-update, or "
-    "`claimcheck baseline accept <this run's .json> <the baseline .json>` (the old baseline is kept beside it)"
-)
-GATE_KEY = "claimcheck-gate"  # the user_properties key of a claim test's units run for the gate only
-CLAIMS_OUTPUT = "claimcheck_claims"  # a pytest-xdist worker's output: node id -> [claim id, title, source]
-DESELECTED_OUTPUT = "claimcheck_deselected"  # a pytest-xdist worker's output: node id -> claim id, left out
-
-
 class WorkerClaims:
-    """A pytest-xdist worker's hooks: hand the controller the claim of every test it collected.
-
-    Every worker collects every test, so a worker that finishes tells the controller the claim of
-    a test whose own worker crashed before it could say.
-    """
+    """A pytest-xdist worker's hooks: hand the controller the claim of every test it collected (a crashed one's too)."""
 
     def __init__(self, deselected: dict[str, str]) -> None:
         self.deselected = deselected  # the claim tests this worker's run left out (the core's, filled before start)
@@ -367,16 +345,16 @@ class Controller:
                 run.ledger[r.claim_id] = "unknown: no test of the claim reported the fingerprint of its code"
             else:
                 state = self.ledger.state(r.claim_id, code["fingerprint"], code.get("engine", ""))
-                consequence = ""
-                if state.kind == "changed" and self.settings.exploratory:
-                    consequence = "; labelled only: the run is declared exploratory"
-                elif state.kind == "changed":
-                    consequence = "; this fails the session (or declare the run exploratory: --claim-exploratory)"
-                run.ledger[r.claim_id] = state.text + consequence
-                code["state"] = state.kind
-                code["confirmed on"] = str(state.confirmation.get("engine")) if state.confirmation else ""
+                run.ledger[r.claim_id] = state.text
                 if state.kind == "changed":
                     self.changed.append(r.claim_id)
+                    run.ledger[r.claim_id] += (
+                        "; labelled only: the run is declared exploratory"
+                        if self.settings.exploratory
+                        else "; this fails the session (or declare the run exploratory: --claim-exploratory)"
+                    )
+                code["state"] = state.kind
+                code["confirmed on"] = str(state.confirmation.get("engine")) if state.confirmation else ""
 
     def _expectations_note(self, same_block: bool, other_kernels: str = "") -> str:
         """Return which expectations this run was held to, and why (``other_kernels``: numerics not the pins')."""
@@ -427,10 +405,7 @@ class Controller:
         return out
 
     def _to_junitxml(self, config: pytest.Config) -> None:
-        """Add each claim's verdict to the junit XML as testsuite properties (CI dashboards read those).
-
-        The XML writer is the registered plugin with ``add_global_property`` (not pytest's private module).
-        """
+        """Add each claim's verdict to the junit XML writer (any plugin with ``add_global_property``) as properties."""
         writers = [p for p in config.pluginmanager.get_plugins() if callable(getattr(p, "add_global_property", None))]
         for xml in writers:
             for cid, v in self._verdicts().items():

@@ -1,8 +1,4 @@
-"""Start the claim core in a process: the baseline and ledger checked, the executor, store and controller set up.
-
-``plugin.start_core`` calls ``start`` once a process; a session that collects no claim never imports
-this module (nor torch).
-"""
+"""Start the claim core in a process: the baseline and ledger checked, the executor, store and controller set up."""
 
 from __future__ import annotations
 
@@ -23,11 +19,7 @@ from claimcheck.pytest.reaper import REAPER_DIR_INPUT
 
 
 def start(config: pytest.Config) -> None:
-    """Start the claim core in this process; raise pytest.UsageError naming the option or file that cannot be set up.
-
-    A pytest-xdist worker gets its store, executor and plan sender; the controller the run, its ``Controller``
-    and reporters.
-    """
+    """Start the claim core in this process; raise pytest.UsageError naming the option or file that cannot be set up."""
     import torch
 
     import claimcheck.pytest.session as ctl
