@@ -1,7 +1,5 @@
 """Decide the baseline gate from a comparison: PASS, FAIL or UNDECIDED, what makes it so, and the exit status.
 
-Per statistic: equivalent, changed (worse or better) or undecided; per run: FAIL (something worse, a
-verdict that fell, a pinned verdict that deviates), UNDECIDED (something undecided or unseen) or PASS.
 docs/report.md ("The baseline gate", "Exit statuses") states the rule and the exit statuses.
 """
 
@@ -73,17 +71,15 @@ class Gate:
 
     def line(self) -> str:
         """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``."""
-        changed = self.worse + self.better
         text = (
-            f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {changed} changed "
+            f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {self.worse + self.better} changed "
             f"(worse {self.worse}, better {self.better}), {self.undecided} undecided"
         )
         if self.named:
             text += f"; {'worst' if self.worse else 'nearest to worse'}: {', '.join(self.named)}"
         if self.kind in ("draws changed", "numerics changed"):  # what the other outcomes say already
-            text += f"; {self.kind}" + (
-                f" in {', '.join(d.split(':', 1)[0] for d in self.drawn)}" if self.drawn else ""
-            )
+            where = f" in {', '.join(d.split(':', 1)[0] for d in self.drawn)}" if self.drawn else ""
+            text += f"; {self.kind}{where}"
         return text
 
     def details(self) -> list[str]:
@@ -216,10 +212,8 @@ def _drawn(comp: Comparison, claim: str, lost: int, told: int) -> str:
 
 
 def _kind(failing: bool, drawn: Mapping[str, Any], same_hardware: bool) -> str:
-    if failing:
-        return "maths changed"
-    if drawn:
-        return "draws changed"
+    if failing or drawn:
+        return "maths changed" if failing else "draws changed"
     return "nothing beyond margins" if same_hardware else "numerics changed"
 
 
@@ -228,10 +222,10 @@ def judge(comp: Comparison, pinned: int = 0) -> Gate:
 
     "Draws changed" is said, with the units that would decide, and decides nothing (docs/report.md).
     """
-    worse = sorted((s for s in comp.stats if s.movement is Movement.WORSE), key=_p_worse)
-    better = [s for s in comp.stats if s.movement is Movement.BETTER]
-    equivalent = [s for s in comp.stats if s.movement is Movement.EQUIVALENT]
-    undecided = sorted((s for s in comp.stats if s.movement in (Movement.UNDECIDED, None)), key=_p_worse)
+    worse, better, equivalent, undecided = (
+        sorted((s for s in comp.stats if s.movement in these), key=_p_worse)
+        for these in ((Movement.WORSE,), (Movement.BETTER,), (Movement.EQUIVALENT,), (Movement.UNDECIDED, None))
+    )
     drawn = comp.draws_changed()
     fell = [f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.worse]
     failing = (*fell, *(s.describe() for s in worse))
