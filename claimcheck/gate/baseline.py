@@ -220,9 +220,8 @@ def _direction(r: ClaimResult, key: StatKey) -> str:
 def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | None:
     if protocol is None or not protocol.declared:
         return None
-    part, _, statistic = key
     try:
-        stat = protocol.part(part).stat(statistic)
+        stat = protocol.part(key[0]).stat(key[2])
     except Exception:
         return None
     return None if stat is None else stat.margin
@@ -231,9 +230,7 @@ def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | No
 def _margin(
     declared: float | None, base: dict[tuple[str, str, str, int], Point], declared_by: str = "protocol"
 ) -> tuple[float, str]:
-    values = [v for v, _, _ in base.values()]
-    size = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
-    floor = FLOAT_FLOOR * size
+    floor = FLOAT_FLOOR * max((abs(v) for v, _, _ in base.values() if math.isfinite(v)), default=0.0)
     if declared is not None:
         return max(declared, floor), declared_by
     by_label: dict[str, list[float]] = defaultdict(list)
@@ -346,46 +343,42 @@ def compare(
     skipped = Verdict.SKIPPED
     drawn = _other_block(current, baseline)
     for cid in sorted(set(now) | set(before)):
-        if cid in current.not_run and cid in before:  # a claim this run did not finish says nothing of the code
+        new, old = now.get(cid), before.get(cid)
+        if cid in current.not_run and old is not None:  # a claim this run did not finish says nothing of the code
             comp.skip(f"{cid}: did not finish in this run (interrupted, or a test of it left out): not compared")
             continue
-        if cid not in now or cid not in before:
-            comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
-            (comp.extra_claims if cid in now else comp.missing_claims).append(cid)
-            if cid in now and now[cid].verdict is not skipped:  # as a statistic on one side only: not compared
+        if new is None or old is None:
+            comp.missing.append(f"{cid}: only in {'this run' if new is not None else 'the baseline'}")
+            (comp.extra_claims if new is not None else comp.missing_claims).append(cid)
+            if new is not None and new.verdict is not skipped:  # as a statistic on one side only: not compared
                 comp.not_compared.append(f"{cid}: only in this run (the baseline does not hold it)")
             continue
-        if now[cid].verdict is skipped and before[cid].verdict is not skipped:
+        if new.verdict is skipped and old.verdict is not skipped:
             comp.missing_claims.append(cid)
-        elif before[cid].verdict is skipped and now[cid].verdict is not skipped:
+        elif old.verdict is skipped and new.verdict is not skipped:
             comp.extra_claims.append(cid)
-        if now[cid].verdict != before[cid].verdict:
-            comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
+        if new.verdict != old.verdict:
+            comp.verdicts.append(VerdictChange(cid, old.verdict.value, new.verdict.value))
         if drawn:  # other seeds: no unit pairs, so only the verdicts say anything
             comp.skip(f"{cid}: {drawn}: other seeds, so no statistic or pass count is compared (verdicts only)")
             continue
-        comp.passes += _pass_changes(cid, now[cid], before[cid])
-        a, b = unit_values(now[cid], current_reserve), unit_values(before[cid], baseline_reserve)
-        looks = _looks(before[cid], baseline)
-        protocols = (now[cid].protocol, before[cid].protocol)
-        versions = tuple(p.version if p is not None else None for p in protocols)
-        if None not in versions and versions[0] != versions[1]:
-            comp.skip(
-                f"{cid}: the baseline ran protocol v{versions[1]}, this run v{versions[0]}: statistics not compared"
-            )
+        comp.passes += _pass_changes(cid, new, old)
+        a, b = unit_values(new, current_reserve), unit_values(old, baseline_reserve)
+        looks, protocols = _looks(old, baseline), (new.protocol, old.protocol)
+        v_new, v_old = (p.version if p is not None else None for p in protocols)
+        if None not in (v_new, v_old) and v_new != v_old:
+            comp.skip(f"{cid}: the baseline ran protocol v{v_old}, this run v{v_new}: statistics not compared")
             continue
         for key in [*b, *(k for k in a if k not in b)]:
             if key not in a or key not in b:
                 side, control = "this run" if key in a else "the baseline", f" (control: {key[1]})" if key[1] else ""
                 why = f"{cid} {key[2]}{control}: only in {side} (renamed, or a test missing on one side)"
                 comp.missing.append(why)
-                if now[cid].verdict is not skipped and before[cid].verdict is not skipped:
+                if new.verdict is not skipped and old.verdict is not skipped:
                     comp.not_compared.append(why)
                 continue
             user, k = margins.get(f"{cid}.{stat_name(*key)}"), looks.get(key, 1)
-            change, test = compare_stat(
-                cid, key, (a[key], b[key]), _direction(before[cid], key), protocols, tol, user, k
-            )
+            change, test = compare_stat(cid, key, (a[key], b[key]), _direction(old, key), protocols, tol, user, k)
             comp.stats.append(replace(change, looks=k))
             tests.append(test)
     worse = holm([t.p_worse if t else math.nan for t in tests], ALPHA)

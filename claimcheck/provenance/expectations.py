@@ -469,11 +469,9 @@ def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str
         f"{len(units)} of {n} values are {value} (units {', '.join(units[:6])}{', ...' if len(units) > 6 else ''})"
         for value, units in sorted(bad.items())
     )
-    meaning = (
-        "NaN: the statistic could not be computed on those units"
-        if "NaN" in bad
-        else "an infinite value comes from a division by zero, a log of zero or an overflow on those units"
-    )
+    nan = "NaN: the statistic could not be computed on those units"
+    inf = "an infinite value comes from a division by zero, a log of zero or an overflow on those units"
+    meaning = nan if "NaN" in bad else inf
     note = f"; the record notes: {notes[0]}" if notes else ""
     return f"non-finite: {counts}; {meaning}{note}"
 
