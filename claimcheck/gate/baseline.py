@@ -40,6 +40,7 @@ MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard
 FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest |value| (float noise)
 LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
 MARGINS_INI = "claim_baseline_margins"  # the ini option that sets margins per statistic
+Margins = Mapping[str, float] | None  # CLAIM.name -> margin, from MARGINS_INI
 
 
 @dataclass(frozen=True)
@@ -321,11 +322,7 @@ def _pass_changes(cid: str, now: ClaimResult, before: ClaimResult) -> list[PassC
 
 
 def compare(
-    current: RunData,
-    baseline: RunData,
-    source: str,
-    tolerance: Tolerance = DEFAULT_TOLERANCE,
-    margins: Mapping[str, float] | None = None,
+    current: RunData, baseline: RunData, source: str, tolerance: Tolerance = DEFAULT_TOLERANCE, margins: Margins = None
 ) -> Comparison:
     """Compare every claim, pass count and statistic of ``current`` with ``baseline`` (see the module).
 

@@ -120,23 +120,15 @@ class Gate:
     def to_dict(self, comp: Comparison, mode: str) -> dict[str, Any]:
         """Return the gate and every statistic's outcome, margin and power (the JSON sidecar's)."""
         return {
-            "status": self.status.value,
-            "kind": self.kind,
+            "status": self.status.value, "kind": self.kind,
             "draws_changed": {c: {"pairing_lost": n, "told": m} for c, (n, m) in comp.draws_changed().items()},
-            "line": self.line(),
-            "details": self.details(),
-            "mode": mode,
-            "exit_status": self.exit_code(mode),
-            "consequence": self.consequence(mode),
-            "baseline": comp.baseline,
-            "power": POWER,
+            "line": self.line(), "details": self.details(), "mode": mode, "exit_status": self.exit_code(mode),
+            "consequence": self.consequence(mode), "baseline": comp.baseline, "power": POWER,
             "counts": {k: getattr(self, k) for k in ("equivalent", "worse", "better", "undecided", "compared")},
-            "missing_claims": list(self.missing_claims),
-            "not_compared": list(self.not_compared),
-            "extra_claims": list(self.extra_claims),
-            "statistics": [_stat_dict(s) for s in comp.stats],
+            "missing_claims": list(self.missing_claims), "not_compared": list(self.not_compared),
+            "extra_claims": list(self.extra_claims), "statistics": [_stat_dict(s) for s in comp.stats],
             "section": render_comparison(comp),  # the report's section, as the session wrote it (``render`` reads it)
-        }
+        }  # fmt: skip
 
 
 def _outcome(s: StatChange) -> str:
@@ -152,28 +144,16 @@ def _number(x: float | None) -> float | None:
 def _stat_dict(s: StatChange) -> dict[str, Any]:
     t = s.test
     return {
-        "name": s.key,
-        "claim": s.claim_id,
-        "statistic": s.statistic,
-        "part": s.part,
-        "control": s.control,
-        "outcome": _outcome(s),
-        "movement": s.movement.value if s.movement else "not paired",
-        "units": t.n if t else 0,
-        "not_finite_both": t.unfinite if t else 0,
+        "name": s.key, "claim": s.claim_id, "statistic": s.statistic, "part": s.part, "control": s.control,
+        "outcome": _outcome(s), "movement": s.movement.value if s.movement else "not paired",
+        "units": t.n if t else 0, "not_finite_both": t.unfinite if t else 0,
         "not_finite_changed": t.left_out if t else 0,
-        "mean_change": _number(t.mean) if t else None,
-        "low": _number(t.low) if t else None,
-        "high": _number(t.high) if t else None,
-        "sd": _number(t.sd) if t else None,
-        "margin": t.margin if t else None,
-        "margin_source": s.margin_source,
-        "log10": s.log,
-        "detectable": _number(s.detectable),
-        "units_to_decide": s.units_to_decide,
-        "looks": s.looks,
+        "mean_change": _number(t.mean) if t else None, "low": _number(t.low) if t else None,
+        "high": _number(t.high) if t else None, "sd": _number(t.sd) if t else None,
+        "margin": t.margin if t else None, "margin_source": s.margin_source, "log10": s.log,
+        "detectable": _number(s.detectable), "units_to_decide": s.units_to_decide, "looks": s.looks,
         "pairing": _number(s.pairing),
-    }
+    }  # fmt: skip
 
 
 def _short(s: StatChange) -> str:

@@ -30,6 +30,8 @@ MIN_PAIRS = 4  # pair_correlation needs this many finite pairs
 SAME_SPREAD = 2.0  # new draws of the same law keep a statistic's spread within this factor
 FLIP_EXACT = 16  # sign_flip_p enumerates all 2^n flips up to this many pairs; beyond, FLIP_DRAWS of them
 FLIP_DRAWS = 1 << 14  # random flips (a fixed generator: the same p for the same differences)
+Floats = Sequence[float]
+Halves = tuple[float, float] | None  # a single pair's two values' own 90% half-widths (None: not known)
 
 
 def sign_flip_p(u: np.ndarray) -> float:
@@ -122,13 +124,7 @@ def _agree_unfinite(a: float, b: float) -> bool:
 
 
 def paired_test(
-    before: Sequence[float],
-    after: Sequence[float],
-    margin: float,
-    sign: int,
-    *,
-    halfwidths: tuple[float, float] | None = None,
-    looks: int = 1,
+    before: Floats, after: Floats, margin: float, sign: int, *, halfwidths: Halves = None, looks: int = 1
 ) -> PairedTest:
     """Compare ``after`` with ``before`` pair by pair against ``margin`` (>= 0); ``sign`` +1: larger is worse.
 
@@ -141,14 +137,7 @@ def paired_test(
     return replace(t, p_worse=times[0], p_better=times[1], p_equivalent=times[2])
 
 
-def _paired_test(
-    before: Sequence[float],
-    after: Sequence[float],
-    margin: float,
-    sign: int,
-    halfwidths: tuple[float, float] | None,
-    looks: int,
-) -> PairedTest:
+def _paired_test(before: Floats, after: Floats, margin: float, sign: int, halfwidths: Halves, looks: int) -> PairedTest:
     if len(before) != len(after):
         raise ValueError(f"paired_test needs as many values after as before, got {len(before)} and {len(after)}")
     if sign not in (1, -1):
@@ -211,13 +200,7 @@ def _paired_test(
 
 
 def _single(
-    mean: float,
-    w: float,
-    margin: float,
-    halfwidths: tuple[float, float] | None,
-    left_out: int,
-    identical: bool,
-    looks: int = 1,
+    mean: float, w: float, margin: float, halfwidths: Halves, left_out: int, identical: bool, looks: int = 1
 ) -> PairedTest:
     nan = math.nan
     if halfwidths is None or not all(math.isfinite(h) and h >= 0 for h in halfwidths):
