@@ -411,11 +411,8 @@ def _looks(before: ClaimResult, baseline: RunData) -> dict[StatKey, int]:
 def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
     """Return ``s`` with its detectable change and, when undecided, the units that decide it (at the last look)."""
     found = detectable(t.sd, t.n, t.margin, share / s.looks) if t.n >= 1 else math.nan
-    need = (
-        units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks)
-        if s.movement is Movement.UNDECIDED
-        else None
-    )
+    undecided = s.movement is Movement.UNDECIDED
+    need = units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks) if undecided else None
     return replace(s, detectable=found, units_to_decide=need)
 
 
@@ -457,13 +454,12 @@ def render_comparison(comp: Comparison) -> str:
         "the mean paired change now - baseline with its 90% interval, against an equivalence margin (the "
         f"protocol's, else {MARGIN_SPREAD:g} x the baseline's seed-to-seed SD). 'Worse beyond margin' is decided "
         f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm), by the paired t-test and "
-        "Fisher's sign-flip test together (on n units no change is shown below p = 2^-n), and fails "
-        "--claim-baseline-fail, as does a verdict that got worse; an undecided statistic fails it too "
-        "(--claim-baseline-fail=worse accepts undecided). 'Shown at "
-        f"{POWER:.0%}' is the true mean change the gate shows beyond the margin with probability at least "
-        f"{POWER:.0%} at these units (at {ALPHA:.0%} / the statistics compared; 'none' when the units are too "
-        "few for the sign-flip test to reach it); 'units to decide' "
-        "is how many units would decide an undecided statistic if its change and spread stayed as measured.",
+        "Fisher's sign-flip test together (on n units no change is shown below p = 2^-n), and fails --claim-baseline-"
+        "fail, as does a verdict that got worse; an undecided statistic fails it too (--claim-baseline-fail=worse "
+        f"accepts undecided). 'Shown at {POWER:.0%}' is the true mean change the gate shows beyond the margin with "
+        f"probability at least {POWER:.0%} at these units (at {ALPHA:.0%} / the statistics compared; 'none' when the "
+        "units are too few for the sign-flip test to reach it); 'units to decide' is how many units would decide an "
+        "undecided statistic if its change and spread stayed as measured.",
         "",
     ]
     changes = [

@@ -97,8 +97,7 @@ class GateCheck:
         now = record_values(self.name, checks)
         out: dict[str, str] = {}
         for key, b in self.before.items():
-            a = now.get(key)
-            if not a:
+            if not (a := now.get(key)):
                 continue
             change, test = compare_stat(
                 self.claim_id, key, (a, b), self.directions[key], (self.protocol,), self.tol,

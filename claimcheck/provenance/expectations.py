@@ -229,20 +229,21 @@ def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Seq
             values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
             mets, ns, medians = ([v[i] for v in values] for i in range(3))
             moved = [relative(sp.median, m) for m in medians]
+            far = reach.get(key, 0.0)
+            near = sum(g <= far for g in gaps.get(key, ()))  # units rounding could carry across
             chaotic = ""
-            near = sum(g <= reach.get(key, 0.0) for g in gaps.get(key, ()))  # units rounding could carry across
             if len(set(zip(mets, ns, strict=True))) > 1:
                 chaotic = (
                     f"measured met {_span(mets)} of {_span(ns)}, median {_span(medians, '.4g')} "
                     f"over {len(values)} numerics"
                 )
-            elif reach.get(key, 0.0) > 0 and near:
+            elif far > 0 and near:
                 chaotic = (
                     f"measured met {sp.met} of {sp.n} over {len(values)} numerics, but rounding moved a unit by "
-                    f"{reach[key]:.3g} and {near} unit{'s' if near > 1 else ''} sit within that of the edge"
+                    f"{far:.3g} and {near} unit{'s' if near > 1 else ''} sit within that of the edge"
                 )
             if math.isfinite(sp.median):  # a median of values each moved at most r moves at most r
-                moved.append(reach.get(key, 0.0) / max(abs(sp.median), ABS_FLOOR))
+                moved.append(far / max(abs(sp.median), ABS_FLOOR))
             stats[key] = replace(sp, rounding=max(moved), chaotic=chaotic)
         out[cid] = replace(pin, stats=stats, rounding=tuple(n for n, _ in seen))
     return out
@@ -534,8 +535,7 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
     """Split TOML text into (table name, its lines) in order; the lines before the first table have name ""."""
     out: list[tuple[str, list[str]]] = [("", [])]
     for line in text.splitlines():
-        found = _HEADER_LINE.match(line.strip())
-        if found:
+        if found := _HEADER_LINE.match(line.strip()):
             out.append((found["name"].strip(), []))
         out[-1][1].append(line)
     return out
