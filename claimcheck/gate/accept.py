@@ -1,7 +1,4 @@
-"""Accept a run as the new baseline in one step, keeping the old baseline beside it as ``<stem>.<UTC time>.json``.
-
-Used by ``--claim-baseline-update`` and ``claimcheck baseline accept RUN.json BASELINE.json`` (docs/report.md).
-"""
+"""Accept a run as the new baseline (``--claim-baseline-update``, ``claimcheck baseline accept``), keeping the old."""
 
 from __future__ import annotations
 
@@ -44,7 +41,10 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
         raise AcceptError(
             f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
         )
-    held = _tests(baseline) if baseline.exists() else {}
+    try:
+        held = _tests_of(json.loads(baseline.read_text(encoding="utf-8"))) if baseline.exists() else {}
+    except (OSError, ValueError):  # a baseline that cannot be read or parsed holds no claim tests
+        held = {}
     ran = _tests_of(data)
     dropped = sorted(set(held.values()) - set(ran.values()))
     if dropped:  # a partial run would take those claims out of the gate without a word
@@ -75,11 +75,3 @@ def _tests_of(data: object) -> dict[str, str]:
     """Return node id -> claim id of the claim tests a parsed run JSON holds."""
     tests = data.get("tests", []) if isinstance(data, dict) else []
     return {str(t.get("nodeid", "")): str(t["claim_id"]) for t in tests if isinstance(t, dict) and t.get("claim_id")}
-
-
-def _tests(path: Path) -> dict[str, str]:
-    """Return the claim tests of the run JSON at ``path`` (none when it cannot be read or parsed)."""
-    try:
-        return _tests_of(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return {}

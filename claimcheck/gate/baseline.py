@@ -1,8 +1,7 @@
 """Compare a run with a baseline run on the same units: verdicts, pass counts, and every statistic seed by seed.
 
-The regression gate: each statistic's per-unit values are paired by test, label and unit and tested
-by ``claimcheck.gate.paired`` against a margin (``_margin``), worse beyond it decided at a family-wise
-``ALPHA`` (Holm). docs/report.md ("The baseline gate", "Margins") gives the rules.
+Values are paired by test, label and unit and tested by ``claimcheck.gate.paired`` against a margin, worse
+decided at a family-wise ``ALPHA`` (Holm); docs/report.md ("The baseline gate", "Margins") gives the rules.
 """
 
 from __future__ import annotations
@@ -14,15 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from claimcheck.decide.stats import spread
-from claimcheck.decide.verdicts import (
-    ClaimResult,
-    ControlResult,
-    PartResult,
-    Point,
-    StatKey,
-    Verdict,
-    unit_values,
-)
+from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, Point, StatKey, Verdict, unit_values
 from claimcheck.decide.verdicts import UnitValues as Values
 from claimcheck.errors import ConfigError
 from claimcheck.gate.paired import (
@@ -49,6 +40,7 @@ MARGIN_SPREAD = 0.5  # default margin: half the baseline's seed-to-seed standard
 FLOAT_FLOOR = 1e-9  # the margin is at least this times the statistic's largest |value| (float noise)
 LOG_SPAN = 100.0  # a positive statistic whose baseline values span more than this ratio is compared on log10
 MARGINS_INI = "claim_baseline_margins"  # the ini option that sets margins per statistic
+Margins = Mapping[str, float] | None  # CLAIM.name -> margin, from MARGINS_INI
 
 
 @dataclass(frozen=True)
@@ -88,15 +80,14 @@ class PassChange:
         return self.before != self.after or bool(self.lost or self.gained)
 
     @property
-    def flips(self) -> str:
-        """Return e.g. ``lost: 211004; gained: 3`` ("" when no unit flipped)."""
+    def flips(self) -> str:  # e.g. "lost: 211004; gained: 3"; "" when no unit flipped
         return "; ".join(f"{w}: {', '.join(u)}" for w, u in (("lost", self.lost), ("gained", self.gained)) if u)
 
     def describe(self) -> str:
         """Return e.g. ``C1: 29/29 -> 28/29 (lost: 211004)``."""
         part = "" if self.part == "claim" else f" {self.part}"
-        counts = f"{self.before[0]}/{self.before[1]} -> {self.after[0]}/{self.after[1]}"
-        return f"{self.claim_id}{part}: {counts}" + (f" ({self.flips})" if self.flips else "")
+        flips = f" ({self.flips})" if self.flips else ""
+        return f"{self.claim_id}{part}: {self.before[0]}/{self.before[1]} -> {self.after[0]}/{self.after[1]}{flips}"
 
 
 @dataclass(frozen=True)
@@ -136,8 +127,7 @@ class StatChange:
         return stat_name(self.part, self.control, self.statistic)
 
     @property
-    def key(self) -> str:
-        """Return ``CLAIM.name``, the name ``claim_baseline_margins`` sets a margin by."""
+    def key(self) -> str:  # CLAIM.name, the name claim_baseline_margins sets a margin by
         return f"{self.claim_id}.{self.name}"
 
     def describe(self) -> str:
@@ -182,15 +172,17 @@ class Comparison:
         ]
 
     def draws_changed(self) -> dict[str, tuple[int, int]]:
-        """Return {claim: (statistics whose pairing is lost, statistics where it could be told)} where most lost it.
-
-        Such a claim drew other numbers from the same seeds (docs/report.md, "What kind of change").
-        """
+        """Return {claim: (statistics whose pairing is lost, statistics where it could be told)} where most lost it."""
         told: dict[str, list[bool]] = defaultdict(list)
         for s in self.stats:
             if not math.isnan(s.pairing):
                 told[s.claim_id].append(s.pairing_lost)
         return {c: (sum(v), len(v)) for c, v in told.items() if 2 * sum(v) > len(v)}
+
+    def skip(self, why: str) -> None:
+        """Record what of claims on both sides was not compared: in ``missing`` and ``not_compared``."""
+        self.missing.append(why)
+        self.not_compared.append(why)
 
     def counts(self) -> dict[str, int]:
         out = {m.value: 0 for m in Movement} | {"not paired": 0}
@@ -205,14 +197,9 @@ def stat_name(part: str, control: str | None, statistic: str) -> str:
     return f"{part}: {statistic}" if part else statistic
 
 
-def statistic_names(run: RunData) -> set[str]:
-    """Return ``CLAIM.name`` of every statistic ``run`` recorded: the names ``claim_baseline_margins`` takes."""
-    return {f"{r.claim_id}.{stat_name(*key)}" for r in run.results() for key in unit_values(r)}
-
-
 def check_margins(margins: Mapping[str, float], baseline: RunData, option: str = f"ini {MARGINS_INI}") -> None:
     """Raise ConfigError naming ``option`` when a margin names a statistic the baseline did not record."""
-    known = statistic_names(baseline)
+    known = {f"{r.claim_id}.{stat_name(*key)}" for r in baseline.results() for key in unit_values(r)}
     for name in margins:
         if name not in known:
             close = difflib.get_close_matches(name, sorted(known), n=3)
@@ -234,9 +221,8 @@ def _direction(r: ClaimResult, key: StatKey) -> str:
 def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | None:
     if protocol is None or not protocol.declared:
         return None
-    part, _, statistic = key
     try:
-        stat = protocol.part(part).stat(statistic)
+        stat = protocol.part(key[0]).stat(key[2])
     except Exception:
         return None
     return None if stat is None else stat.margin
@@ -245,9 +231,7 @@ def _declared_margin(protocol: ClaimProtocol | None, key: StatKey) -> float | No
 def _margin(
     declared: float | None, base: dict[tuple[str, str, str, int], Point], declared_by: str = "protocol"
 ) -> tuple[float, str]:
-    values = [v for v, _, _ in base.values()]
-    size = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
-    floor = FLOAT_FLOOR * size
+    floor = FLOAT_FLOOR * max((abs(v) for v, _, _ in base.values() if math.isfinite(v)), default=0.0)
     if declared is not None:
         return max(declared, floor), declared_by
     by_label: dict[str, list[float]] = defaultdict(list)
@@ -264,9 +248,7 @@ def _margin(
 
 
 def _halfwidths(a: Point, b: Point) -> tuple[float, float] | None:
-    if None in (a[1], a[2], b[1], b[2]):
-        return None
-    return ((a[2] - a[1]) / 2, (b[2] - b[1]) / 2)  # type: ignore[operator]
+    return None if None in (*a[1:], *b[1:]) else ((a[2] - a[1]) / 2, (b[2] - b[1]) / 2)  # type: ignore[operator]
 
 
 def compare_stat(
@@ -285,43 +267,34 @@ def compare_stat(
     """
     a, b = values
     shared = [k for k in b if k in a]
-    med_b, med_a = spread([v for v, _, _ in b.values()]).median, spread([v for v, _, _ in a.values()]).median
-    test = None
-    pairing = ratio = math.nan
-    source = ""
-    differ = sum(relative(b[k][0], a[k][0]) > tol for k in shared)
-    rels = [relative(b[k][0], a[k][0]) for k in shared] or [relative(med_b, med_a)]
-    log = False
+    med_b, med_a = (spread([v for v, _, _ in d.values()]).median for d in (b, a))
+    rels = [relative(b[k][0], a[k][0]) for k in shared] or [relative(med_b, med_a)]  # unpaired: the medians
+    test, pairing, ratio, source, log = None, math.nan, math.nan, "", False
     if shared:
-        declared = next((m for m in (_declared_margin(p, key) for p in protocols) if m is not None), None)
         by = f"ini {MARGINS_INI}" if user_margin is not None else "protocol"
-        declared = user_margin if user_margin is not None else declared
+        declared = next(
+            (m for m in (user_margin, *(_declared_margin(p, key) for p in protocols)) if m is not None), None
+        )
         log = declared is None and _log_scale([b[k][0] for k in shared], [a[k][0] for k in shared])
         base, cur = ({k: _log10(p) for k, p in d.items()} if log else d for d in (b, a))
         margin, source = _margin(declared, base if looks > 1 else {k: base[k] for k in shared}, by)
         halves = _halfwidths(base[shared[0]], cur[shared[0]]) if len(shared) == 1 else None
-        pairing, ratio = pair_correlation([base[k][0] for k in shared], [cur[k][0] for k in shared])
-        test = paired_test(
-            [base[k][0] for k in shared],
-            [cur[k][0] for k in shared],
-            margin,
-            1 if (direction in ("<=", "<")) != (key[1] is not None) else -1,  # +1: larger is worse (a control: smaller)
-            halfwidths=halves,
-            looks=looks,
-        )
-    else:
-        differ = int(relative(med_b, med_a) > tol)
+        before, after = [base[k][0] for k in shared], [cur[k][0] for k in shared]
+        pairing, ratio = pair_correlation(before, after)
+        sign = (
+            1 if (direction in ("<=", "<")) != (key[1] is not None) else -1
+        )  # +1: larger is worse (a control: smaller)
+        test = paired_test(before, after, margin, sign, halfwidths=halves, looks=looks)
     change = StatChange(
         cid, key[2], key[0], key[1], direction, med_b, med_a, test, source, None,
-        differ, len(shared) or 1, max(rels), log, pairing=pairing, spread_ratio=ratio,
+        sum(r > tol for r in rels), len(shared) or 1, max(rels), log, pairing=pairing, spread_ratio=ratio,
     )  # fmt: skip
     return change, test
 
 
 def _log_scale(before: list[float], after: list[float]) -> bool:
-    finite = [v for v in before + after if math.isfinite(v)]
     base = [v for v in before if math.isfinite(v)]
-    return bool(base) and all(v > 0 for v in finite) and max(base) > LOG_SPAN * min(base)
+    return bool(base) and all(v > 0 for v in before + after if math.isfinite(v)) and max(base) > LOG_SPAN * min(base)
 
 
 def _log10(p: Point) -> Point:
@@ -349,11 +322,7 @@ def _pass_changes(cid: str, now: ClaimResult, before: ClaimResult) -> list[PassC
 
 
 def compare(
-    current: RunData,
-    baseline: RunData,
-    source: str,
-    tolerance: Tolerance = DEFAULT_TOLERANCE,
-    margins: Mapping[str, float] | None = None,
+    current: RunData, baseline: RunData, source: str, tolerance: Tolerance = DEFAULT_TOLERANCE, margins: Margins = None
 ) -> Comparison:
     """Compare every claim, pass count and statistic of ``current`` with ``baseline`` (see the module).
 
@@ -366,58 +335,48 @@ def compare(
     comp = Comparison(baseline=source, same_hardware=same, tolerance=tol)
     now = {r.claim_id: r for r in current.results()}
     before = {r.claim_id: r for r in baseline.results()}
-    current_reserve = {n: g.checks for n, g in current.gate_units.items()}
-    baseline_reserve = {n: g.checks for n, g in baseline.gate_units.items()}
+    current_reserve, baseline_reserve = ({n: g.checks for n, g in r.gate_units.items()} for r in (current, baseline))
     tests: list[PairedTest | None] = []
     skipped = Verdict.SKIPPED
     drawn = _other_block(current, baseline)
     for cid in sorted(set(now) | set(before)):
-        if cid in current.not_run and cid in before:  # a claim this run did not finish says nothing of the code
-            why = f"{cid}: did not finish in this run (interrupted, or a test of it left out): not compared"
-            comp.missing.append(why)
-            comp.not_compared.append(why)
+        new, old = now.get(cid), before.get(cid)
+        if cid in current.not_run and old is not None:  # a claim this run did not finish says nothing of the code
+            comp.skip(f"{cid}: did not finish in this run (interrupted, or a test of it left out): not compared")
             continue
-        if cid not in now or cid not in before:
-            comp.missing.append(f"{cid}: only in {'this run' if cid in now else 'the baseline'}")
-            (comp.extra_claims if cid in now else comp.missing_claims).append(cid)
-            if cid in now and now[cid].verdict is not skipped:  # as a statistic on one side only: not compared
+        if new is None or old is None:
+            comp.missing.append(f"{cid}: only in {'this run' if new is not None else 'the baseline'}")
+            (comp.extra_claims if new is not None else comp.missing_claims).append(cid)
+            if new is not None and new.verdict is not skipped:  # as a statistic on one side only: not compared
                 comp.not_compared.append(f"{cid}: only in this run (the baseline does not hold it)")
             continue
-        if now[cid].verdict is skipped and before[cid].verdict is not skipped:
+        if new.verdict is skipped and old.verdict is not skipped:
             comp.missing_claims.append(cid)
-        elif before[cid].verdict is skipped and now[cid].verdict is not skipped:
+        elif old.verdict is skipped and new.verdict is not skipped:
             comp.extra_claims.append(cid)
-        if now[cid].verdict != before[cid].verdict:
-            comp.verdicts.append(VerdictChange(cid, before[cid].verdict.value, now[cid].verdict.value))
+        if new.verdict != old.verdict:
+            comp.verdicts.append(VerdictChange(cid, old.verdict.value, new.verdict.value))
         if drawn:  # other seeds: no unit pairs, so only the verdicts say anything
-            why = f"{cid}: {drawn}: other seeds, so no statistic or pass count is compared (verdicts only)"
-            comp.missing.append(why)
-            comp.not_compared.append(why)
+            comp.skip(f"{cid}: {drawn}: other seeds, so no statistic or pass count is compared (verdicts only)")
             continue
-        comp.passes += _pass_changes(cid, now[cid], before[cid])
-        a, b = unit_values(now[cid], current_reserve), unit_values(before[cid], baseline_reserve)
-        looks = _looks(before[cid], baseline)
-        protocols = (now[cid].protocol, before[cid].protocol)
-        versions = tuple(p.version if p is not None else None for p in protocols)
-        if None not in versions and versions[0] != versions[1]:
-            why = f"{cid}: the baseline ran protocol v{versions[1]}, this run v{versions[0]}: statistics not compared"
-            comp.missing.append(why)
-            comp.not_compared.append(why)
+        comp.passes += _pass_changes(cid, new, old)
+        a, b = unit_values(new, current_reserve), unit_values(old, baseline_reserve)
+        looks, protocols = _looks(old, baseline), (new.protocol, old.protocol)
+        v_new, v_old = (p.version if p is not None else None for p in protocols)
+        if None not in (v_new, v_old) and v_new != v_old:
+            comp.skip(f"{cid}: the baseline ran protocol v{v_old}, this run v{v_new}: statistics not compared")
             continue
         for key in [*b, *(k for k in a if k not in b)]:
             if key not in a or key not in b:
                 side, control = "this run" if key in a else "the baseline", f" (control: {key[1]})" if key[1] else ""
                 why = f"{cid} {key[2]}{control}: only in {side} (renamed, or a test missing on one side)"
                 comp.missing.append(why)
-                if now[cid].verdict is not skipped and before[cid].verdict is not skipped:
+                if new.verdict is not skipped and old.verdict is not skipped:
                     comp.not_compared.append(why)
                 continue
-            user = margins.get(f"{cid}.{stat_name(*key)}")
-            direction = _direction(before[cid], key)
-            k = looks.get(key, 1)
-            change, test = compare_stat(cid, key, (a[key], b[key]), direction, protocols, tol, user, k)
-            change = replace(change, looks=k)
-            comp.stats.append(change)
+            user, k = margins.get(f"{cid}.{stat_name(*key)}"), looks.get(key, 1)
+            change, test = compare_stat(cid, key, (a[key], b[key]), _direction(old, key), protocols, tol, user, k)
+            comp.stats.append(replace(change, looks=k))
             tests.append(test)
     worse = holm([t.p_worse if t else math.nan for t in tests], ALPHA)
     better = holm([t.p_better if t else math.nan for t in tests], ALPHA)
@@ -429,8 +388,8 @@ def compare(
 
 def _other_block(now: RunData, before: RunData) -> str:
     """Return how the two runs' seed blocks differ, "" when they are the same (a field unrecorded on a side: same)."""
-    names = ("budget", "base seed", "pool")
-    differ = [(n, b, a) for n, a, b in zip(names, now.drawn(), before.drawn(), strict=True) if a and b and a != b]
+    drawn = zip(("budget", "base seed", "pool"), now.drawn(), before.drawn(), strict=True)
+    differ = [(n, b, a) for n, a, b in drawn if a and b and a != b]
     if not differ:
         return ""
     then, here = (", ".join(f"{n} {d[k]}" for n, *d in differ) for k in (0, 1))
@@ -452,11 +411,8 @@ def _looks(before: ClaimResult, baseline: RunData) -> dict[StatKey, int]:
 def _powered(s: StatChange, t: PairedTest, share: float) -> StatChange:
     """Return ``s`` with its detectable change and, when undecided, the units that decide it (at the last look)."""
     found = detectable(t.sd, t.n, t.margin, share / s.looks) if t.n >= 1 else math.nan
-    need = (
-        units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks)
-        if s.movement is Movement.UNDECIDED
-        else None
-    )
+    undecided = s.movement is Movement.UNDECIDED
+    need = units_to_decide(t, share / s.looks, alpha_equivalent=ALPHA / s.looks) if undecided else None
     return replace(s, detectable=found, units_to_decide=need)
 
 
@@ -479,18 +435,8 @@ def _stat_row(s: StatChange) -> list[str]:
     sees = f"±{s.detectable:.3g}" if math.isfinite(s.detectable) else ""
     sees = "none: too few units" if math.isinf(s.detectable) else sees
     need = "" if s.movement is not Movement.UNDECIDED else f"{s.units_to_decide}" if s.units_to_decide else "unknown"
-    return [
-        md(s.claim_id),
-        md(s.name),
-        f"{s.before:.4g}",
-        f"{s.after:.4g}",
-        change,
-        units,
-        md(margin),
-        sees,
-        need,
-        outcome,
-    ]
+    medians = [f"{s.before:.4g}", f"{s.after:.4g}"]
+    return [md(s.claim_id), md(s.name), *medians, change, units, md(margin), sees, need, outcome]
 
 
 _STAT_HEAD = ["claim", "statistic", "baseline median", "now median", "mean paired change [90%]", "units", "margin"]
@@ -508,24 +454,19 @@ def render_comparison(comp: Comparison) -> str:
         "the mean paired change now - baseline with its 90% interval, against an equivalence margin (the "
         f"protocol's, else {MARGIN_SPREAD:g} x the baseline's seed-to-seed SD). 'Worse beyond margin' is decided "
         f"at a family-wise {ALPHA:.0%} over the {n_tested} statistics compared (Holm), by the paired t-test and "
-        "Fisher's sign-flip test together (on n units no change is shown below p = 2^-n), and fails "
-        "--claim-baseline-fail, as does a verdict that got worse; an undecided statistic fails it too "
-        "(--claim-baseline-fail=worse accepts undecided). 'Shown at "
-        f"{POWER:.0%}' is the true mean change the gate shows beyond the margin with probability at least "
-        f"{POWER:.0%} at these units (at {ALPHA:.0%} / the statistics compared; 'none' when the units are too "
-        "few for the sign-flip test to reach it); 'units to decide' "
-        "is how many units would decide an undecided statistic if its change and spread stayed as measured.",
+        "Fisher's sign-flip test together (on n units no change is shown below p = 2^-n), and fails --claim-baseline-"
+        "fail, as does a verdict that got worse; an undecided statistic fails it too (--claim-baseline-fail=worse "
+        f"accepts undecided). 'Shown at {POWER:.0%}' is the true mean change the gate shows beyond the margin with "
+        f"probability at least {POWER:.0%} at these units (at {ALPHA:.0%} / the statistics compared; 'none' when the "
+        "units are too few for the sign-flip test to reach it); 'units to decide' is how many units would decide an "
+        "undecided statistic if its change and spread stayed as measured.",
         "",
     ]
-    if comp.verdicts:
-        parts += ["**Verdict changes**", ""]
-        parts += [
-            f"- {md(v.claim_id)}: {md(v.before)} -> **{md(v.after)}**" + (" (regression)" if v.regression else "")
-            for v in comp.verdicts
-        ]
-        parts.append("")
-    else:
-        parts += ["No verdict changed.", ""]
+    changes = [
+        f"- {md(v.claim_id)}: {md(v.before)} -> **{md(v.after)}**" + (" (regression)" if v.regression else "")
+        for v in comp.verdicts
+    ]
+    parts += ["**Verdict changes**", "", *changes, ""] if changes else ["No verdict changed.", ""]
     moved = [p for p in comp.passes if p.changed]
     if moved:
         rows = [
@@ -539,8 +480,7 @@ def render_comparison(comp: Comparison) -> str:
     counts = comp.counts()
     parts += ["**Statistics**: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v), ""]
     ordered = sorted(comp.stats, key=lambda s: _ORDER[s.movement])
-    shown = [s for s in ordered if s.movement is not Movement.EQUIVALENT]
-    hidden = [s for s in ordered if s.movement is Movement.EQUIVALENT]
+    shown, hidden = ([s for s in ordered if (s.movement is Movement.EQUIVALENT) is eq] for eq in (False, True))
     if shown:
         parts += [*table_lines(_STAT_HEAD, [_stat_row(s) for s in shown]), ""]
     if hidden:

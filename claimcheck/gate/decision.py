@@ -1,7 +1,5 @@
 """Decide the baseline gate from a comparison: PASS, FAIL or UNDECIDED, what makes it so, and the exit status.
 
-Per statistic: equivalent, changed (worse or better) or undecided; per run: FAIL (something worse, a
-verdict that fell, a pinned verdict that deviates), UNDECIDED (something undecided or unseen) or PASS.
 docs/report.md ("The baseline gate", "Exit statuses") states the rule and the exit statuses.
 """
 
@@ -73,17 +71,15 @@ class Gate:
 
     def line(self) -> str:
         """Return ``claim baseline: STATUS — N equivalent, N changed (worse W, better B), N undecided[; worst: …]``."""
-        changed = self.worse + self.better
         text = (
-            f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {changed} changed "
+            f"claim baseline: {self.status.value} — {self.equivalent} equivalent, {self.worse + self.better} changed "
             f"(worse {self.worse}, better {self.better}), {self.undecided} undecided"
         )
         if self.named:
             text += f"; {'worst' if self.worse else 'nearest to worse'}: {', '.join(self.named)}"
         if self.kind in ("draws changed", "numerics changed"):  # what the other outcomes say already
-            text += f"; {self.kind}" + (
-                f" in {', '.join(d.split(':', 1)[0] for d in self.drawn)}" if self.drawn else ""
-            )
+            where = f" in {', '.join(d.split(':', 1)[0] for d in self.drawn)}" if self.drawn else ""
+            text += f"; {self.kind}{where}"
         return text
 
     def details(self) -> list[str]:
@@ -124,23 +120,15 @@ class Gate:
     def to_dict(self, comp: Comparison, mode: str) -> dict[str, Any]:
         """Return the gate and every statistic's outcome, margin and power (the JSON sidecar's)."""
         return {
-            "status": self.status.value,
-            "kind": self.kind,
+            "status": self.status.value, "kind": self.kind,
             "draws_changed": {c: {"pairing_lost": n, "told": m} for c, (n, m) in comp.draws_changed().items()},
-            "line": self.line(),
-            "details": self.details(),
-            "mode": mode,
-            "exit_status": self.exit_code(mode),
-            "consequence": self.consequence(mode),
-            "baseline": comp.baseline,
-            "power": POWER,
+            "line": self.line(), "details": self.details(), "mode": mode, "exit_status": self.exit_code(mode),
+            "consequence": self.consequence(mode), "baseline": comp.baseline, "power": POWER,
             "counts": {k: getattr(self, k) for k in ("equivalent", "worse", "better", "undecided", "compared")},
-            "missing_claims": list(self.missing_claims),
-            "not_compared": list(self.not_compared),
-            "extra_claims": list(self.extra_claims),
-            "statistics": [_stat_dict(s) for s in comp.stats],
+            "missing_claims": list(self.missing_claims), "not_compared": list(self.not_compared),
+            "extra_claims": list(self.extra_claims), "statistics": [_stat_dict(s) for s in comp.stats],
             "section": render_comparison(comp),  # the report's section, as the session wrote it (``render`` reads it)
-        }
+        }  # fmt: skip
 
 
 def _outcome(s: StatChange) -> str:
@@ -156,28 +144,16 @@ def _number(x: float | None) -> float | None:
 def _stat_dict(s: StatChange) -> dict[str, Any]:
     t = s.test
     return {
-        "name": s.key,
-        "claim": s.claim_id,
-        "statistic": s.statistic,
-        "part": s.part,
-        "control": s.control,
-        "outcome": _outcome(s),
-        "movement": s.movement.value if s.movement else "not paired",
-        "units": t.n if t else 0,
-        "not_finite_both": t.unfinite if t else 0,
+        "name": s.key, "claim": s.claim_id, "statistic": s.statistic, "part": s.part, "control": s.control,
+        "outcome": _outcome(s), "movement": s.movement.value if s.movement else "not paired",
+        "units": t.n if t else 0, "not_finite_both": t.unfinite if t else 0,
         "not_finite_changed": t.left_out if t else 0,
-        "mean_change": _number(t.mean) if t else None,
-        "low": _number(t.low) if t else None,
-        "high": _number(t.high) if t else None,
-        "sd": _number(t.sd) if t else None,
-        "margin": t.margin if t else None,
-        "margin_source": s.margin_source,
-        "log10": s.log,
-        "detectable": _number(s.detectable),
-        "units_to_decide": s.units_to_decide,
-        "looks": s.looks,
+        "mean_change": _number(t.mean) if t else None, "low": _number(t.low) if t else None,
+        "high": _number(t.high) if t else None, "sd": _number(t.sd) if t else None,
+        "margin": t.margin if t else None, "margin_source": s.margin_source, "log10": s.log,
+        "detectable": _number(s.detectable), "units_to_decide": s.units_to_decide, "looks": s.looks,
         "pairing": _number(s.pairing),
-    }
+    }  # fmt: skip
 
 
 def _short(s: StatChange) -> str:
@@ -216,10 +192,8 @@ def _drawn(comp: Comparison, claim: str, lost: int, told: int) -> str:
 
 
 def _kind(failing: bool, drawn: Mapping[str, Any], same_hardware: bool) -> str:
-    if failing:
-        return "maths changed"
-    if drawn:
-        return "draws changed"
+    if failing or drawn:
+        return "maths changed" if failing else "draws changed"
     return "nothing beyond margins" if same_hardware else "numerics changed"
 
 
@@ -228,10 +202,10 @@ def judge(comp: Comparison, pinned: int = 0) -> Gate:
 
     "Draws changed" is said, with the units that would decide, and decides nothing (docs/report.md).
     """
-    worse = sorted((s for s in comp.stats if s.movement is Movement.WORSE), key=_p_worse)
-    better = [s for s in comp.stats if s.movement is Movement.BETTER]
-    equivalent = [s for s in comp.stats if s.movement is Movement.EQUIVALENT]
-    undecided = sorted((s for s in comp.stats if s.movement in (Movement.UNDECIDED, None)), key=_p_worse)
+    worse, better, equivalent, undecided = (
+        sorted((s for s in comp.stats if s.movement in these), key=_p_worse)
+        for these in ((Movement.WORSE,), (Movement.BETTER,), (Movement.EQUIVALENT,), (Movement.UNDECIDED, None))
+    )
     drawn = comp.draws_changed()
     fell = [f"{v.claim_id}: {v.before} -> {v.after}" for v in comp.verdicts if v.worse]
     failing = (*fell, *(s.describe() for s in worse))

@@ -1,7 +1,6 @@
-"""Keep past runs' JSON in a history folder, as pytest-benchmark keeps ``.benchmarks/``.
+"""Keep past runs' JSON in a history folder (``<history>/<machine>/<NNNN>_<commit>_<date>.json``).
 
-Entries are ``<history>/<machine>/<NNNN>_<commit>_<date>.json``, named by path, number or a prefix
-of their name (docs/report.md, "The ``claimcheck`` command").
+Entries are named by path, number or a prefix of their name (docs/report.md, "The ``claimcheck`` command").
 """
 
 from __future__ import annotations
@@ -48,11 +47,10 @@ def _slug(text: str, keep: str = r"[^A-Za-z0-9.+-]+") -> str:
 
 def machine_id(env: dict[str, str]) -> str:
     """Return the folder name of the machine a run's environment describes, e.g. ``Linux-py3.11-cpu-1a2b3c4d``."""
-    system = env.get("platform", "").split("-")[0] or "unknown"
-    python = ".".join(env.get("python", "").split(".")[:2]) or "unknown"
-    device = env.get("device", "") or "unknown"
+    system, python = env.get("platform", "").split("-")[0], ".".join(env.get("python", "").split(".")[:2])
+    device = (env.get("device", "") or "unknown").split(":")[0]
     digest = hashlib.sha256("\0".join(hardware_key(env)).encode()).hexdigest()[:8]
-    return f"{_slug(system)}-py{_slug(python)}-{_slug(device.split(':')[0])}-{digest}"
+    return f"{_slug(system)}-py{_slug(python)}-{_slug(device)}-{digest}"
 
 
 def _date(env: dict[str, str]) -> str:
@@ -75,9 +73,7 @@ def history_dir(root: Path, folder: Path | None = None) -> Path:
 def save_run(run_json_text: str, root: Path, env: dict[str, str], *, folder: Path | None = None) -> Path:
     """Save a run's JSON text as the next entry of its machine's history; return the path.
 
-    ``root`` is the project root, ``env`` the run's environment (``RunData.env``), ``folder``
-    the history folder when it is not ``.claimcheck/history``. The file is written whole and
-    takes a number no other entry has, even when two sessions save at once.
+    The file is written whole and takes a number no other entry has, even when two sessions save at once.
     """
     machine = history_dir(root, folder) / machine_id(env)
     try:
@@ -103,12 +99,8 @@ def save_run(run_json_text: str, root: Path, env: dict[str, str], *, folder: Pat
 
 
 def _entries(machine: Path) -> list[Entry]:
-    found = []
-    for p in machine.glob("*.json"):
-        m = _ENTRY.fullmatch(p.name)
-        if m:
-            found.append(Entry(p, machine.name, int(m.group(1)), m.group(2), m.group(3)))
-    return found
+    found = [(p, _ENTRY.fullmatch(p.name)) for p in machine.glob("*.json")]
+    return [Entry(p, machine.name, int(m[1]), m[2], m[3]) for p, m in found if m]
 
 
 def list_entries(root: Path, *, folder: Path | None = None) -> list[Entry]:
@@ -134,12 +126,9 @@ def verdict_changes(runs: Sequence[tuple[Entry, Mapping[str, str]]]) -> list[tup
         last[entry.machine] = {**{k: v for k, v in verdicts.items() if v}, **carried}
         if before is None:
             continue
-        changed = []
-        for cid in sorted((set(before) | set(verdicts)) - unfinished, key=lambda c: (len(c), c)):
-            a, b = before.get(cid), verdicts.get(cid)
-            if a != b:
-                changed.append(f"{cid} {a or '(not run)'} -> {b or '(not run)'}")
-        out.append((entry, changed))
+        ids = sorted((set(before) | set(verdicts)) - unfinished, key=lambda c: (len(c), c))
+        moved = [(cid, before.get(cid), verdicts.get(cid)) for cid in ids if before.get(cid) != verdicts.get(cid)]
+        out.append((entry, [f"{cid} {a or '(not run)'} -> {b or '(not run)'}" for cid, a, b in moved]))
     return out
 
 
@@ -150,9 +139,7 @@ def resolve(spec: str, root: Path, *, folder: Path | None = None, machine: str |
     """
     if Path(spec).is_file():
         return Path(spec)
-    entries = list_entries(root, folder=folder)
-    if machine is not None:
-        entries = [e for e in entries if e.machine == machine]
+    entries = [e for e in list_entries(root, folder=folder) if machine is None or e.machine == machine]
     if spec.isdigit():
         matches = [e for e in entries if e.number == int(spec)]
     else:

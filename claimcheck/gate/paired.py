@@ -1,10 +1,8 @@
 """Decide whether a statistic moved between two runs on the same units: paired differences against a margin.
 
-Equivalent (TOST: the 90% interval inside (-delta, delta)), worse or better beyond the margin (the
-paired t-test and Fisher's exact sign-flip test, the larger p deciding; the caller applies Holm), or
-undecided; ``sign`` +1: larger is worse. A single pair is tested by a normal approximation from the
-runs' own intervals. With ``looks`` pre-stated looks every p is multiplied by ``looks``. Non-finite
-pairs: ``unfinite``, ``left_out``, ``lost``. docs/report.md ("The baseline gate") gives the rule and why.
+Equivalent (TOST), worse or better beyond the margin (the paired t-test and Fisher's sign-flip test, the larger
+p deciding; the caller applies Holm), or undecided; a single pair by a normal approximation from the runs' own
+intervals; with K ``looks`` every p is multiplied by K. docs/report.md ("The baseline gate") gives the rule and why.
 """
 
 from __future__ import annotations
@@ -32,6 +30,8 @@ MIN_PAIRS = 4  # pair_correlation needs this many finite pairs
 SAME_SPREAD = 2.0  # new draws of the same law keep a statistic's spread within this factor
 FLIP_EXACT = 16  # sign_flip_p enumerates all 2^n flips up to this many pairs; beyond, FLIP_DRAWS of them
 FLIP_DRAWS = 1 << 14  # random flips (a fixed generator: the same p for the same differences)
+Floats = Sequence[float]
+Halves = tuple[float, float] | None  # a single pair's two values' own 90% half-widths (None: not known)
 
 
 def sign_flip_p(u: np.ndarray) -> float:
@@ -58,8 +58,7 @@ def _signs(n: int) -> np.ndarray:
 def pair_correlation(before: Sequence[float], after: Sequence[float]) -> tuple[float, float]:
     """Return a statistic's correlation over the units between before and after, and its spread's ratio after/before.
 
-    Near 1: the same draws; near 0: drawn anew (docs/report.md, "What kind of change"). Finite pairs
-    only; (NaN, NaN) with fewer than ``MIN_PAIRS`` or no spread on a side. Descriptive: no test uses them.
+    Near 1: the same draws; near 0: drawn anew (docs/report.md, "What kind of change"). Descriptive: no test uses them.
     """
     pairs = np.array([(b, a) for b, a in zip(before, after, strict=True) if math.isfinite(b) and math.isfinite(a)])
     if len(pairs) < MIN_PAIRS or pairs[:, 0].std() == 0.0 or pairs[:, 1].std() == 0.0:
@@ -83,12 +82,10 @@ class Movement(StrEnum):
 
 @dataclass(frozen=True)
 class PairedTest:
-    """The paired comparison of one statistic: the mean difference, its interval, the one-sided p-values.
+    """The paired comparison of one statistic: the mean of ``after - before``, its interval, the one-sided p-values.
 
-    ``mean``, ``low`` and ``high`` are of ``after - before`` in the statistic's own units;
-    ``p_worse`` tests H0 "the difference towards worse is at most the margin", ``p_better`` H0 "the
-    difference towards better is at most the margin", ``p_equivalent`` is TOST's (the larger of its
-    two one-sided p-values). NaN p-values mean the test could not be run (too few finite pairs).
+    ``p_worse`` (``p_better``) tests H0 "the difference towards worse (better) is at most the margin",
+    ``p_equivalent`` is TOST's; NaN: the test could not be run (too few finite pairs).
     """
 
     n: int  # finite pairs tested
@@ -127,43 +124,20 @@ def _agree_unfinite(a: float, b: float) -> bool:
 
 
 def paired_test(
-    before: Sequence[float],
-    after: Sequence[float],
-    margin: float,
-    sign: int,
-    *,
-    halfwidths: tuple[float, float] | None = None,
-    looks: int = 1,
+    before: Floats, after: Floats, margin: float, sign: int, *, halfwidths: Halves = None, looks: int = 1
 ) -> PairedTest:
     """Compare ``after`` with ``before`` pair by pair against ``margin`` (>= 0); ``sign`` +1: larger is worse.
 
-    ``halfwidths``: the two values' own 90% half-widths, used for a single pair. See the module.
+    ``halfwidths``: the two values' own 90% half-widths, used for a single pair.
     """
     if looks < 1:
         raise ValueError(f"looks must be >= 1, got {looks}")
-    test = _paired_test(before, after, margin, sign, halfwidths, looks)
-    if looks == 1:
-        return test
-    return replace(
-        test,
-        p_worse=_times(test.p_worse, looks),
-        p_better=_times(test.p_better, looks),
-        p_equivalent=_times(test.p_equivalent, looks),
-    )
+    t = _paired_test(before, after, margin, sign, halfwidths, looks)
+    times = [p if math.isnan(p) or looks == 1 else min(1.0, p * looks) for p in (t.p_worse, t.p_better, t.p_equivalent)]
+    return replace(t, p_worse=times[0], p_better=times[1], p_equivalent=times[2])
 
 
-def _times(p: float, looks: int) -> float:
-    return p if math.isnan(p) else min(1.0, p * looks)
-
-
-def _paired_test(
-    before: Sequence[float],
-    after: Sequence[float],
-    margin: float,
-    sign: int,
-    halfwidths: tuple[float, float] | None,
-    looks: int,
-) -> PairedTest:
+def _paired_test(before: Floats, after: Floats, margin: float, sign: int, halfwidths: Halves, looks: int) -> PairedTest:
     if len(before) != len(after):
         raise ValueError(f"paired_test needs as many values after as before, got {len(before)} and {len(after)}")
     if sign not in (1, -1):
@@ -173,13 +147,9 @@ def _paired_test(
     big = max((abs(float(x)) for x in (*before, *after) if math.isfinite(x)), default=0.0)
     if big > _SCALE_PAST:  # a difference or square of such values could overflow: test them scaled by a power of 2
         scale = 2.0 ** (math.frexp(big)[1] - 400)  # exact: values keep their bits; the largest < 2**400, squares finite
+        halves = None if halfwidths is None else (halfwidths[0] / scale, halfwidths[1] / scale)
         small = _paired_test(
-            [x / scale for x in before],
-            [x / scale for x in after],
-            margin / scale,
-            sign,
-            None if halfwidths is None else (halfwidths[0] / scale, halfwidths[1] / scale),
-            looks,
+            [x / scale for x in before], [x / scale for x in after], margin / scale, sign, halves, looks
         )
         return replace(  # a mean past the float range is reported as the infinity it is; the p-values stand
             small, mean=small.mean * scale, low=small.low * scale, high=small.high * scale, margin=margin,
@@ -210,7 +180,7 @@ def _paired_test(
         p_eq = nan if left_out else 0.0 if abs(m) < margin or (m == 0.0 and margin == 0.0) else 1.0
         return PairedTest(
             n, mean, mean, mean, margin, p_worse, p_better, p_eq, left_out, identical, 0.0, unfinite, lost
-        )  # fmt: skip
+        )
     se = sd / math.sqrt(n)
     half = float(sps.t.ppf(1 - (1 - LEVEL) / 2 / looks, n - 1)) * se
     from statsmodels.stats.weightstats import ttost_paired  # a second to import: only when a gate runs
@@ -230,13 +200,7 @@ def _paired_test(
 
 
 def _single(
-    mean: float,
-    w: float,
-    margin: float,
-    halfwidths: tuple[float, float] | None,
-    left_out: int,
-    identical: bool,
-    looks: int = 1,
+    mean: float, w: float, margin: float, halfwidths: Halves, left_out: int, identical: bool, looks: int = 1
 ) -> PairedTest:
     nan = math.nan
     if halfwidths is None or not all(math.isfinite(h) and h >= 0 for h in halfwidths):
@@ -281,9 +245,8 @@ def _power(gap: float, sd: float, n: int, alpha: float) -> float:
 def detectable(sd: float, n: int, margin: float, alpha: float, power: float = POWER) -> float:
     """Return the smallest true mean change ``paired_test``'s one-sided test at ``alpha`` shows with ``power``.
 
-    ``margin + ncp sd / sqrt(n - 1)`` (the sign-flip test has about the t-test's power on one pair
-    fewer; docs/report.md, "Power in view"); one pair: a normal test, ``sd`` its standard error; inf
-    when 2^-n > alpha.
+    ``margin + ncp sd / sqrt(n - 1)``: the sign-flip test has about the t-test's power on one pair fewer
+    (docs/report.md, "Power in view"); one pair: a normal test, ``sd`` its standard error; inf when 2^-n > alpha.
     """
     if not (math.isfinite(sd) and sd >= 0 and n >= 1):
         return math.nan

@@ -1,9 +1,7 @@
 """Let the baseline gate decide by adding units: its pre-stated looks, its reserve of units, and when it stops.
 
-A baseline run with ``--claim-gate-cap`` records a *reserve* of units (``GateUnits``) through the
-gate's looks (``gate_looks``); a run compared with it adds units while undecided (``GateCheck``),
-each look tested at ALPHA / K, "changed" in the worker at ALPHA / M too. See docs/report.md,
-"Deciding by adding units".
+A ``--claim-gate-cap`` baseline records a reserve (``GateUnits``); a run compared with it adds units while
+undecided, each look at ALPHA / K, "changed" at ALPHA / M too (docs/report.md, "Deciding by adding units").
 """
 
 from __future__ import annotations
@@ -49,14 +47,8 @@ def gate_seeds(proto: ClaimProtocol, base: int, budget_index: int, pool: str, fi
 
 def family(baseline: RunData) -> int:
     """Return M, the statistics the baseline holds: the most a session can compare, Holm's largest family."""
-    return max(
-        1,
-        sum(
-            len({(c.part, c.control, c.statistic) for c in t.record.checks})
-            for t in baseline.tests
-            if t.record is not None
-        ),
-    )
+    held = [{(c.part, c.control, c.statistic) for c in t.record.checks} for t in baseline.tests if t.record is not None]
+    return max(1, sum(map(len, held)))
 
 
 @dataclass(frozen=True)
@@ -83,9 +75,8 @@ class GateCheck:
         margins: Mapping[str, float] | None = None,
         tol: float = 0.0,
     ) -> None:
-        self.claim_id, self.protocol, self.tol = claim_id, protocol, tol
+        self.claim_id, self.protocol, self.tol, self.margins = claim_id, protocol, tol, dict(margins or {})
         self.name = unqualified(nodeid)
-        self.margins = dict(margins or {})
         base = next((t for t in baseline.tests if t.claim_id == claim_id and unqualified(t.nodeid) == self.name), None)
         self.nodeid = base.nodeid if base is not None else nodeid
         reserve = baseline.gate_units.get(self.nodeid)
@@ -106,8 +97,7 @@ class GateCheck:
         now = record_values(self.name, checks)
         out: dict[str, str] = {}
         for key, b in self.before.items():
-            a = now.get(key)
-            if not a:
+            if not (a := now.get(key)):
                 continue
             change, test = compare_stat(
                 self.claim_id, key, (a, b), self.directions[key], (self.protocol,), self.tol,
@@ -130,12 +120,7 @@ def outcome(test: PairedTest | None, share: float) -> str:
     return "equivalent" if test.movement() is Movement.EQUIVALENT else "undecided"
 
 
-@dataclass(frozen=True)
-class _Mark:
-    checks: int
-    notes: int
-    curves: int
-    exclusions: int
+_Mark = tuple[int, int, int, int]  # the lengths of a record's checks, notes, curves and exclusions
 
 
 class Reserve:
@@ -146,25 +131,21 @@ class Reserve:
     """
 
     def __init__(self, looks: Sequence[int], seeds: Sequence[int], check: GateCheck | None, to_cap: bool) -> None:
-        self.looks = list(looks)
-        self.seeds = list(seeds)  # the reserve's seeds, after the claim's own
-        self.check = check
-        self.to_cap = to_cap
-        self.units = GateUnits(list(self.looks))
+        self.looks, self.seeds = list(looks), list(seeds)  # the reserve's seeds, after the claim's own
+        self.check, self.to_cap, self.units = check, to_cap, GateUnits(list(looks))
         self.last: Look | None = None
 
     def mark(self, record: ClaimRecorder) -> _Mark:
-        return _Mark(len(record.checks), len(record.notes), len(record.curves), len(record.exclusions))
+        return len(record.checks), len(record.notes), len(record.curves), len(record.exclusions)
 
     def take(self, record: ClaimRecorder, mark: _Mark, batch: Sequence[int], upto: int) -> None:
         """Move what ``record`` got on ``batch`` (reserve units) into the reserve; drop its notes, curves, exclusions.
 
         Only checks on the batch's own units are kept (a pooled estimate is the verdict's, not a unit's).
         """
-        units = {str(s) for s in batch}
-        self.units.checks += [c for c in record.checks[mark.checks :] if c.unit in units]
-        del record.checks[mark.checks :]
-        del record.notes[mark.notes :], record.curves[mark.curves :], record.exclusions[mark.exclusions :]
+        units, (checks, notes, curves, exclusions) = {str(s) for s in batch}, mark
+        self.units.checks += [c for c in record.checks[checks:] if c.unit in units]
+        del record.checks[checks:], record.notes[notes:], record.curves[curves:], record.exclusions[exclusions:]
         self.units.units = upto
 
     def done(self, record: ClaimRecorder, index: int, upto: int) -> bool:

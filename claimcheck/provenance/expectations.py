@@ -1,9 +1,7 @@
 """Pin what a suite is known to give, check by check, and find what deviates from it.
 
-The expectations file pins, per budget and claim, the verdict, each part's verdict, each control's status
-and, per statistic, its count of met checks and median within ``rtol``/``atol``, measured on one block of
-seeds under one set of numerics, with each statistic's rounding spread where measured. How a run on
-another block or other numerics is held: docs/protocols.md, "Expectations per block".
+Per budget and claim: the verdict, parts, controls and, per statistic, its count of met checks and median
+(within ``rtol``/``atol``, with its rounding spread where measured); docs/protocols.md, "Expectations per block".
 """
 
 from __future__ import annotations
@@ -127,32 +125,26 @@ def parse_pins(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[st
                 if not isinstance(s, dict) or not {"met", "n", "median"} <= set(s):
                     raise _fail(option, path, f"{where} stats {key!r}", "needs met, n and median")
                 try:
-                    stats[str(key)] = StatPin(
-                        int(s["met"]),
-                        int(s["n"]),
-                        float(s["median"]),
-                        float(s.get("rtol", DEFAULT_RTOL)),
-                        float(s.get("atol", 0.0)),
-                        float(s.get("rounding", 0.0)),
-                        str(s.get("chaotic", "")),
-                    )
+                    met, n, median = int(s["met"]), int(s["n"]), float(s["median"])
+                    bounds = {
+                        k: float(s.get(k, d)) for k, d in (("rtol", DEFAULT_RTOL), ("atol", 0.0), ("rounding", 0.0))
+                    }
                 except (TypeError, ValueError) as e:
                     raise _fail(option, path, f"{where} stats {key!r}", f"not a number ({e})") from None
-                sp = stats[str(key)]
-                for name, bound in (("rtol", sp.rtol), ("atol", sp.atol), ("rounding", sp.rounding)):
+                for name, bound in bounds.items():
                     if not (math.isfinite(bound) and bound >= 0):
                         raise _fail(option, path, f"{where} stats {key!r} {name}", f"must be >= 0, got {bound!r}")
+                stats[str(key)] = StatPin(met, n, median, **bounds, chaotic=str(s.get("chaotic", "")))
             extra = set(pin) - {"verdict", "parts", "controls", "stats", "why", "rounding", "block"}
             if extra:
                 raise _fail(option, path, where, f"unknown fields {sorted(extra)}")
-            rounding = pin.get("rounding", [])
+            rounding, block = pin.get("rounding", []), pin.get("block", "")
             if not isinstance(rounding, list) or not all(isinstance(x, str) for x in rounding):
                 raise _fail(option, path, f"{where} rounding", "must be a list of numerics lines (strings)")
-            block = pin.get("block", "")
             if not isinstance(block, str) or block != block.strip():
                 raise _fail(option, path, f"{where} block", f'must be a string such as "C5-v7", got {block!r}')
             out.setdefault(str(budget), {})[str(claim)] = ClaimPin(
-                str(verdict), parts, controls, stats, tuple(rounding), block
+                verdict, parts, controls, stats, tuple(rounding), block
             )
     return out
 
@@ -170,12 +162,11 @@ def parse_blocks(raw: Mapping[str, Any], option: str, path: Path | str) -> dict[
     """Return {budget: the block its pins came from} (base seed 0, confirmatory, when a table names none)."""
     out = {}
     for budget, table in raw.items():
-        seed, pool = dict(table).get("base_seed", 0), dict(table).get("pool", "confirmatory")
+        seed, pool, kernels = (dict(table).get(k, d) for k, d in zip(BLOCK_KEYS, (0, "confirmatory", ""), strict=True))
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise _fail(option, path, f"[{budget}] base_seed", f"must be a non-negative integer, got {seed!r}")
         if pool not in ("confirmatory", "exploratory"):
             raise _fail(option, path, f"[{budget}] pool", f"must be confirmatory or exploratory, got {pool!r}")
-        kernels = dict(table).get("numerics", "")
         if not isinstance(kernels, str):
             raise _fail(option, path, f"[{budget}] numerics", f'must be a string such as "cpu AVX512", got {kernels!r}')
         out[str(budget)] = PinnedAt(seed, pool, kernels)
@@ -194,19 +185,17 @@ def load_expectations(path: Path, option: str) -> tuple[dict[str, Expected], dic
 
 
 def pins_of(results: Sequence[ClaimResult]) -> Expected:
-    out: Expected = {}
-    for r in results:
-        if r.verdict is Verdict.SKIPPED:
-            continue
-        stats = {k: StatPin(s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()}
-        out[r.claim_id] = ClaimPin(
+    return {
+        r.claim_id: ClaimPin(
             r.verdict.value,
             {p.name or "claim": p.verdict.value for p in r.parts},
             {c.name: c.status for c in r.controls},
-            stats,
+            {k: StatPin(s.met, s.values.n, s.values.median) for k, s in _recorded(r).items()},
             block=_block(r),
         )
-    return out
+        for r in results
+        if r.verdict is not Verdict.SKIPPED
+    }
 
 
 def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Sequence[ClaimResult]]]) -> Expected:
@@ -240,20 +229,21 @@ def with_rounding(pinned: Sequence[ClaimResult], reruns: Sequence[tuple[str, Seq
             values = [(sp.met, sp.n, sp.median)] + [v[key] for _, v in seen if key in v]
             mets, ns, medians = ([v[i] for v in values] for i in range(3))
             moved = [relative(sp.median, m) for m in medians]
+            far = reach.get(key, 0.0)
+            near = sum(g <= far for g in gaps.get(key, ()))  # units rounding could carry across
             chaotic = ""
-            near = sum(g <= reach.get(key, 0.0) for g in gaps.get(key, ()))  # units rounding could carry across
             if len(set(zip(mets, ns, strict=True))) > 1:
                 chaotic = (
                     f"measured met {_span(mets)} of {_span(ns)}, median {_span(medians, '.4g')} "
                     f"over {len(values)} numerics"
                 )
-            elif reach.get(key, 0.0) > 0 and near:
+            elif far > 0 and near:
                 chaotic = (
                     f"measured met {sp.met} of {sp.n} over {len(values)} numerics, but rounding moved a unit by "
-                    f"{reach[key]:.3g} and {near} unit{'s' if near > 1 else ''} sit within that of the edge"
+                    f"{far:.3g} and {near} unit{'s' if near > 1 else ''} sit within that of the edge"
                 )
             if math.isfinite(sp.median):  # a median of values each moved at most r moves at most r
-                moved.append(reach.get(key, 0.0) / max(abs(sp.median), ABS_FLOOR))
+                moved.append(far / max(abs(sp.median), ABS_FLOOR))
             stats[key] = replace(sp, rounding=max(moved), chaotic=chaotic)
         out[cid] = replace(pin, stats=stats, rounding=tuple(n for n, _ in seen))
     return out
@@ -281,8 +271,6 @@ def _edge_distances(r: ClaimResult) -> dict[str, list[float]]:
 
 
 AUDIT_HEADERS = ("claim", "statistic", "pinned", "here", "rounding spread", "outcome")
-
-
 NOT_IN_RUN = "not in this run"  # an audit's outcome for a pinned claim the run did not run
 DID_NOT_FINISH = "did not finish: not audited"  # ... for a claim only part of whose tests the run ran
 OTHER_BLOCK = "other block: re-pin"  # ... for a claim whose protocol version draws other seeds than its pins'
@@ -292,9 +280,10 @@ def audit(
     results: Sequence[ClaimResult], expected: Expected, same_numerics: bool, unfinished: Collection[str] = ()
 ) -> list[tuple[str, ...]]:
     """Return one row per claim verdict and pinned statistic (``judge_stat``'s outcome, as the deviations)."""
-    rows: list[tuple[str, ...]] = []
     ran = {r.claim_id for r in results if r.verdict is not Verdict.SKIPPED}
-    rows += [(cid, "verdict", pin.verdict, "", "", NOT_IN_RUN) for cid, pin in expected.items() if cid not in ran]
+    rows: list[tuple[str, ...]] = [
+        (cid, "verdict", p.verdict, "", "", NOT_IN_RUN) for cid, p in expected.items() if cid not in ran
+    ]
     for r in results:
         pin = expected.get(r.claim_id)
         if pin is None or r.verdict is Verdict.SKIPPED:
@@ -310,11 +299,9 @@ def audit(
         now = _recorded(r)
         for key, sp in pin.stats.items():
             spread = sp.chaotic or (f"{sp.rounding:.2g} of the median" if pin.rounding else "not measured")
-            pinned = f"{sp.met}/{sp.n}, {sp.median:.6g}"
-            s = now.get(key)
-            outcome, _ = judge_stat(sp, s, not same_numerics and bool(pin.rounding))
+            outcome, _ = judge_stat(sp, s := now.get(key), not same_numerics and bool(pin.rounding))
             here = f"{s.met}/{s.values.n}, {s.values.median:.6g}" if s is not None else ""
-            rows.append((r.claim_id, key, pinned, here, spread, outcome))
+            rows.append((r.claim_id, key, f"{sp.met}/{sp.n}, {sp.median:.6g}", here, spread, outcome))
     return rows
 
 
@@ -354,10 +341,8 @@ def deviations(
     """
     out = []
     for r in results:
-        if r.verdict is Verdict.SKIPPED:
-            continue
         pin = expected.get(r.claim_id)
-        if r.claim_id in partial:
+        if r.verdict is Verdict.SKIPPED or r.claim_id in partial:
             continue
         if pin is None:
             if r.verdict is not Verdict.REPRODUCED:
@@ -382,8 +367,9 @@ def deviations(
             ("part", pin.parts, {p.name or "claim" for p in r.parts}),
             ("control", pin.controls, {c.name for c in r.controls}),
         ):
-            gone = [n for n in pinned if n not in here]
-            out += [f"{r.claim_id} {kind} {n!r} is pinned in {source} but not in this run" for n in gone]
+            out += [
+                f"{r.claim_id} {kind} {n!r} is pinned in {source} but not in this run" for n in pinned if n not in here
+            ]
         if same_block and (same_numerics or pin.rounding):
             out += _block_deviations(r, pin, source, skip_chaotic=not same_numerics)
     return out
@@ -398,14 +384,15 @@ def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: C
             continue
         now = _recorded(r)
         for key, sp in pin.stats.items():
-            s = now.get(key)
+            if (s := now.get(key)) is None:
+                continue
             outcome, _ = judge_stat(sp, s, bool(pin.rounding))
-            if s is not None and outcome == "chaotic: verdict level":
+            if outcome == "chaotic: verdict level":
                 out.append(
                     f"{r.claim_id} {key}: met {s.met}/{s.values.n}, median {s.values.median:.6g}; chaotic under "
                     f"rounding ({sp.chaotic}; pinned {sp.met}/{sp.n}, {sp.median:.6g}), held at the verdict level"
                 )
-            elif s is not None and outcome == "chaotic median: count held":
+            elif outcome == "chaotic median: count held":
                 out.append(
                     f"{r.claim_id} {key}: median {s.values.median:.6g}; rounding moves it by up to {sp.rounding:.3g} "
                     f"of itself (pinned {sp.median:.6g}, rtol {sp.rtol:g}), so its count alone is held"
@@ -415,11 +402,12 @@ def chaotic_notes(results: Sequence[ClaimResult], expected: Expected, partial: C
 
 def _block_deviations(r: ClaimResult, pin: ClaimPin, source: str, skip_chaotic: bool = False) -> list[str]:
     """Return the deviations of the controls and statistics (``skip_chaotic``: another numerics' run)."""
-    out = []
-    for c in r.controls:
-        want = pin.controls.get(c.name)
-        if want is not None and c.status != want:
-            out.append(f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{want}'")
+    wants = ((c, pin.controls.get(c.name)) for c in r.controls)
+    out = [
+        f"{r.claim_id} control '{c.name}' {c.status}, {source} expects '{w}'"
+        for c, w in wants
+        if w not in (None, c.status)
+    ]
     now = _recorded(r)
     for key, sp in pin.stats.items():
         _, problems = judge_stat(sp, now.get(key), skip_chaotic, source, r)
@@ -437,9 +425,7 @@ def judge_stat(
     """Return how a recorded statistic stands against its pin: an outcome and the deviations that make it.
 
     ``lenient`` (other numerics, a measured rounding spread): a chaotic statistic is held at the verdict
-    level, a median that rounding moves past its tolerance by its count alone. Outcomes: ``not recorded``,
-    ``moved beyond``, ``chaotic: verdict level``, ``chaotic median: count held``, ``identical``,
-    ``within rounding``, ``within tolerance``.
+    level, a median that rounding moves past its tolerance by its count alone.
     """
     if s is None:
         return "not recorded", [f"pinned in {source} but not recorded"]
@@ -455,13 +441,13 @@ def judge_stat(
         why = f" ({nonfinite_why(r, s.part, s.control, s.statistic)})" if r is not None and odd else ""
         tol = f"rtol {sp.rtol:g}" + (f", atol {sp.atol:g}" if sp.atol else "")
         problems.append(f"median {s.values.median:.6g}{why}, {source} pins {sp.median:.6g} ({tol})")
-    if problems:
-        return "moved beyond", problems
-    if not median_held:
-        return "chaotic median: count held", []
-    if relative(sp.median, s.values.median) == 0:
-        return "identical", []
-    return ("within rounding" if relative(sp.median, s.values.median) <= sp.rounding else "within tolerance"), []
+    move = relative(sp.median, s.values.median)
+    if problems or not median_held or move == 0:
+        return (
+            "moved beyond" if problems else "chaotic median: count held" if not median_held else "identical",
+            problems,
+        )
+    return ("within rounding" if move <= sp.rounding else "within tolerance"), []
 
 
 def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str) -> str:
@@ -484,11 +470,9 @@ def nonfinite_why(r: ClaimResult, part: str, control: str | None, statistic: str
         f"{len(units)} of {n} values are {value} (units {', '.join(units[:6])}{', ...' if len(units) > 6 else ''})"
         for value, units in sorted(bad.items())
     )
-    meaning = (
-        "NaN: the statistic could not be computed on those units"
-        if "NaN" in bad
-        else "an infinite value comes from a division by zero, a log of zero or an overflow on those units"
-    )
+    nan = "NaN: the statistic could not be computed on those units"
+    inf = "an infinite value comes from a division by zero, a log of zero or an overflow on those units"
+    meaning = nan if "NaN" in bad else inf
     note = f"; the record notes: {notes[0]}" if notes else ""
     return f"non-finite: {counts}; {meaning}{note}"
 
@@ -551,8 +535,7 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
     """Split TOML text into (table name, its lines) in order; the lines before the first table have name ""."""
     out: list[tuple[str, list[str]]] = [("", [])]
     for line in text.splitlines():
-        found = _HEADER_LINE.match(line.strip())
-        if found:
+        if found := _HEADER_LINE.match(line.strip()):
             out.append((found["name"].strip(), []))
         out[-1][1].append(line)
     return out
