@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from claimcheck.decide import stats, verdicts
-from claimcheck.gate import baseline
+from claimcheck.gate import baseline, paired
 from claimcheck.gate.paired import (
     ALPHA,
     Movement,
@@ -208,3 +208,10 @@ def test_the_pair_correlation_tells_the_same_draws_from_new_ones() -> None:
     assert all(math.isnan(x) for x in pair_correlation([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))  # too few pairs
     assert all(math.isnan(x) for x in pair_correlation([1.0] * 5, [1.0, 2.0, 3.0, 4.0, 5.0]))  # no spread
     assert pair_correlation([1.0, 2.0, math.nan, 3.0, 4.0], [1.0, 2.0, 5.0, 3.0, 4.0]) == pytest.approx((1.0, 1.0))
+
+
+def test_units_to_show_finds_the_fewest_units_past_half_the_cap() -> None:
+    """Between 2^19 and the cap the answer is searched, not the cap returned (it returned 1,000,000 here)."""
+    n = paired.units_to_show(0.0035, 1.0, 0.05, change=False)
+    assert n is not None and 2**19 < n < paired.MAX_UNITS
+    assert paired._power(0.0035, 1.0, n, 0.05) >= paired.POWER > paired._power(0.0035, 1.0, n - 1, 0.05)

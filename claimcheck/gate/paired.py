@@ -284,8 +284,11 @@ def units_to_show(gap: float, sd: float, alpha: float, power: float = POWER, *, 
     lo, hi = 2, 4
     while _power(gap, sd, hi, alpha) < power:
         lo, hi = hi, hi * 2
-        if hi > MAX_UNITS:
-            return None if _power(gap, sd, MAX_UNITS, alpha) < power else MAX_UNITS
+        if hi > MAX_UNITS:  # search (lo, MAX_UNITS] when MAX_UNITS reaches the power, else there is no answer
+            if _power(gap, sd, MAX_UNITS, alpha) < power:
+                return None
+            hi = MAX_UNITS
+            break
     while hi - lo > 1:  # power grows with n: lo falls short, hi reaches it
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if _power(gap, sd, mid, alpha) >= power else (mid, hi)
