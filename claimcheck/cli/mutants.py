@@ -107,18 +107,15 @@ def load_catalogue(path: Path) -> Catalogue:
         raise CatalogueError(f"{path}: [reference] model must be a --claim-model spec (a string)")
     entries = tuple(_entry(e, kind, Path(path), i) for kind in KINDS for i, e in enumerate(raw.get(kind, [])))
     names = [e.name for e in entries]
-    if len(set(names)) != len(names):
-        raise CatalogueError(
-            f"{path}: entry names must be unique, got {sorted(n for n in names if names.count(n) > 1)}"
-        )
+    if twice := sorted(n for n in names if names.count(n) > 1):
+        raise CatalogueError(f"{path}: entry names must be unique, got {twice}")
     return Catalogue(Path(path), str(ref.get("model", "")), entries)
 
 
 def patched_checkout(root: Path, edits: Sequence[Edit], where: str) -> Path:
-    """Return a temporary copy of the checkout at ``root`` (its git files) with ``edits`` applied.
+    """Return a temporary copy of the checkout at ``root`` (its git files), ``edits`` applied; the caller removes it.
 
     Raise CatalogueError naming ``where`` when an edit's ``old`` text does not occur exactly once.
-    The caller removes the copy.
     """
     listed = git.output(root, "ls-files", "--cached", "--others", "--exclude-standard")
     if listed is None:
@@ -177,36 +174,25 @@ class Judgement:
 
 def _matches(expected: str, killers: Mapping[str, list[str]]) -> bool:
     kind, _, ids = expected.partition(":")
-    if kind not in killers:
-        return False
-    if not ids:
-        return True
-    return any(cid.strip() in " ".join(killers[kind]) for cid in ids.split(","))
+    return kind in killers and (not ids or any(cid.strip() in " ".join(killers[kind]) for cid in ids.split(",")))
 
 
 def judge(entry: Entry, reference: RunData, run: RunData | Exception, seconds: float = 0.0) -> Judgement:
     """Return what caught ``entry``'s run (or its refusal) against ``reference``'s, claim by claim."""
-    j = Judgement(entry, seconds=seconds)
     if not isinstance(run, RunData):
-        j.refused = str(run)
-        j.killers["probe"] = [j.refused]
-        return j
+        return Judgement(entry, {"probe": [str(run)]}, refused=str(run), seconds=seconds)
+    j = Judgement(entry, seconds=seconds)
     ref = {r.claim_id: r for r in reference.results()}
     now = {r.claim_id: r for r in run.results()}
     j.verdicts = {cid: r.verdict.value for cid, r in now.items()}
     pairs = [(cid, ref[cid].verdict, r.verdict) for cid, r in now.items() if cid in ref]
     worse = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if VerdictChange(cid, a.value, b.value).worse]
-    if worse:
-        j.killers["claims"] = worse
     j.changed = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if a != b]
     comp = compare(run, reference, "the reference run")
     gate = [s.describe() for s in comp.stats if s.worse]
-    if gate:
-        j.killers["gate"] = gate
     j.better = [s.describe() for s in comp.stats if s.movement is Movement.BETTER]
     screen = [f"{cid}: {'; '.join(new)}" for cid, r in now.items() if (new := _new_premises(r, ref.get(cid)))]
-    if screen:
-        j.killers["first screen"] = screen
+    j.killers = {k: seen for k, seen in (("claims", worse), ("gate", gate), ("first screen", screen)) if seen}
     return j
 
 
