@@ -72,7 +72,7 @@ def _zone(p: PartCalibration) -> str:
     return "; ".join(cells) or "-"
 
 
-def _name(p: PartCalibration) -> str:
+def _name(p: PartCalibration | RuleSimulation) -> str:
     return f"{p.claim}/{p.part}" if p.part else p.claim
 
 
@@ -92,8 +92,7 @@ def _family_lines(p: PartCalibration, origin: str) -> list[str]:
         if f.wrong_ranges:
             ranges = ", ".join(f"{k} {lo:.4g}..{hi:.4g}" for k, (lo, hi) in f.wrong_ranges.items())
             lines.append(f"  - wrong over: {ranges}")
-        for w in f.wrong:
-            lines.append(f"  - {w.describe()}")
+        lines += [f"  - {w.describe()}" for w in f.wrong]
     return lines
 
 
@@ -101,25 +100,21 @@ def _rule_table(rules: Sequence[RuleSimulation]) -> list[str]:
     order = (Verdict.REPRODUCED, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED)
     rows = []
     for sim in rules:
-        name = f"{sim.claim}/{sim.part}" if sim.part else sim.claim
         for r in sim.rows:
-            rows.append([name, f"{sim.bar:g}", f"{r.budget} ({r.units})", f"{r.true_rate:g}"])
+            rows.append([_name(sim), f"{sim.bar:g}", f"{r.budget} ({r.units})", f"{r.true_rate:g}"])
             rows[-1] += [f"{r.share(v):.3f}" for v in order]
     return table_lines(["part", "bar", "budget (units)", "true pass rate", *(v.value for v in order)], rows)
 
 
 def _below_floor(parts: Sequence[PartCalibration]) -> list[str]:
     """Return one line per family whose share of right answers is below the floor: which, how far, and why."""
-    lines = []
-    for p in parts:
-        for f in p.families:
-            r = f.rate
-            if r.rate < FLOOR:
-                why = f.why or "no reason given"
-                lines.append(
-                    f"- {_name(p)} ({f.origin}) {f.describe()} = {r.rate:.3f} [{r.low:.3f}]: answer known because {why}"
-                )
-    return lines
+    return [
+        f"- {_name(p)} ({f.origin}) {f.describe()} = {r.rate:.3f} [{r.low:.3f}]: answer known because "
+        f"{f.why or 'no reason given'}"
+        for p in parts
+        for f in p.families
+        if (r := f.rate).rate < FLOOR
+    ]
 
 
 def _origin_sections(p: PartCalibration) -> list[str]:
