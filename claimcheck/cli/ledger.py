@@ -66,8 +66,7 @@ def cmd_register(args: argparse.Namespace) -> int:
     if path is None:
         raise ConfigError("no ledger: the suite sets no claim_ledger; name one with --ledger")
     ledger = load_ledger(path)
-    missing = sorted(set(args.claim) - set(found.claims))
-    if missing:
+    if missing := sorted(set(args.claim) - set(found.claims)):
         raise ConfigError(f"--claim {missing}: not collected; found {sorted(found.claims)}")
     appended = 0
     for cid in [c for c in sorted(found.claims) if not args.claim or c in args.claim]:
@@ -77,8 +76,7 @@ def cmd_register(args: argparse.Namespace) -> int:
             print("  covers: " + ", ".join(c.code.covers))
             print("  stops at: " + (", ".join(c.code.stops) or "nothing"))
             continue
-        known = ledger.registration(cid, c.code.digest)
-        if known is not None:
+        if (known := ledger.registration(cid, c.code.digest)) is not None:
             print(f"{cid}: unchanged, already registered as {known.describe()}")
             continue
         block = args.block or c.protocol.seeds.block
@@ -165,10 +163,8 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
 
 def _result(r: ClaimResult) -> str:
     """Return the confirmation's result text: the verdict's reason and each control's status and rate."""
-    controls = "; ".join(
-        f"control {c.name}: {c.status}" + (f", {c.rate.format()}" if c.rate else "") for c in r.controls
-    )
-    return f"{r.reason}; {controls}"[:1500] if controls else r.reason[:1500]
+    controls = [f"control {c.name}: {c.status}" + (f", {c.rate.format()}" if c.rate else "") for c in r.controls]
+    return "; ".join([r.reason, *controls])[:1500]
 
 
 def cmd_confirm(args: argparse.Namespace) -> int:
@@ -178,8 +174,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     ledger = load_ledger(args.ledger)
     refused = 0
     results = run.results()
-    unknown = sorted(set(args.claim) - {r.claim_id for r in results})
-    if unknown:
+    if unknown := sorted(set(args.claim) - {r.claim_id for r in results}):
         raise ConfigError(
             f"--claim {', '.join(unknown)}: not in the run {args.run}; it holds "
             f"{', '.join(sorted(r.claim_id for r in results)) or 'no claim'}"

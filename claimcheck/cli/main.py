@@ -54,21 +54,22 @@ from claimcheck.report.write import foreign_details, markdown_files, write_markd
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
 
 
-def _headline(r: ClaimResult) -> str:
-    if not r.claim_stats:
-        return ""
-    s = r.claim_stats[0]
-    return f" ({md(s.statistic)} {s.values.format()})"
+def _cell(r: ClaimResult | None, cut: bool) -> str:
+    """Return a matrix cell: the verdict and its headline statistic, or why there is none."""
+    if r is None:
+        return "not run"
+    if cut or not r.claim_stats:
+        return f"**{r.verdict.value}**" + (" (did not finish)" if cut else "")
+    return f"**{r.verdict.value}** ({md(r.claim_stats[0].statistic)} {r.claim_stats[0].values.format()})"
 
 
 def run_heading(env: dict[str, str]) -> str:
     """Return a column head naming a run by what it ran: commit, machine and date."""
-    commit = (env.get("git commit", "") or "unknown commit") + (
-        " (dirty)" if env.get("git tree dirty") == "True" else ""
-    )
+    commit = env.get("git commit", "") or "unknown commit"
+    dirty = " (dirty)" if env.get("git tree dirty") == "True" else ""
     gpu = env.get("gpu", "none")
     machine = (env.get("cpu", "") or "unknown machine") + (f", {gpu}" if gpu and gpu != "none" else "")
-    return f"{commit}, {machine}, {env.get('date', '')[:16] or 'no date'}"
+    return f"{commit}{dirty}, {machine}, {env.get('date', '')[:16] or 'no date'}"
 
 
 def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
@@ -80,18 +81,12 @@ def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
     claims = sorted({cid for rs in results for cid in rs}, key=lambda c: (len(c), c))
     heads = [run_heading(run.env) for _, run in runs]
     names = [
-        md(h if heads.count(h) == 1 else f"{h}, {Path(source).name}")
-        for h, (source, _) in zip(heads, runs, strict=True)
+        md(h if heads.count(h) == 1 else f"{h}, {Path(src).name}") for h, (src, _) in zip(heads, runs, strict=True)
     ]
     rows = []
     for cid in claims:
         cut = [cid in run.not_run for _, run in runs]  # an interrupted run's claim: its verdict is no finding
-        cells = [
-            "not run"
-            if cid not in rs
-            else f"**{rs[cid].verdict.value}**" + (" (did not finish)" if c else _headline(rs[cid]))
-            for rs, c in zip(results, cut, strict=True)
-        ]
+        cells = [_cell(rs.get(cid), c) for rs, c in zip(results, cut, strict=True)]
         done = [rs[cid].verdict for rs, c in zip(results, cut, strict=True) if cid in rs and not c]
         agree = "-" if any(cut) and len(done) < 2 else "yes" if len(set(done)) == 1 else "**no**"
         rows.append([md(cid), *cells, agree])
@@ -244,7 +239,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     pins, blocks = load_expectations(args.expectations, "--expectations")
     if budget not in pins:
         raise ClaimcheckError(f"--expectations {args.expectations}: no [{budget}] table; name another with --budget")
-    at, results = blocks[budget], run.results()
+    at = blocks[budget]
     seed = run.env.get("base seed", "0")
     if not at.covers(int(seed) if seed.isdigit() else -1, run.env.get("seed pool", "confirmatory")):
         raise ClaimcheckError(
@@ -253,8 +248,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             f"--claim-seed {at.base_seed} --claim-pool {at.pool} --claim-report) and audit that run"
         )
     here = numerics_label(run.env)
-    same = at.rounds_as(here)
-    rows = audit(results, pins[budget], same, run.not_run)
+    rows = audit(run.results(), pins[budget], at.rounds_as(here), run.not_run)
     outcomes = [row[-1] for row in rows]
     n = outcomes.count
     moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
@@ -316,9 +310,7 @@ def _cmd_history(args: argparse.Namespace) -> None:
     for e in entries:
         run = load(e.path)
         verdicts = [r.verdict.value for r in run.results()]
-        done = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced" + (
-            " (incomplete)" if run.incomplete else ""
-        )
+        done = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced{' (incomplete)' if run.incomplete else ''}"
         print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {run.drawn()[0]}  {done}")
 
 
@@ -403,10 +395,8 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     seconds, targets = _timings(timings, args.force, args.reuse), args.targets.split(",")
 
     def runner(name: str, report: Path, extra: Sequence[str], cwd: Path | None) -> tuple[RunData | Exception, float]:
-        if args.reuse and report.stem in seconds:
-            found = reused(report)
-            if found is not None:
-                return found, seconds[report.stem]
+        if args.reuse and report.stem in seconds and (found := reused(report)) is not None:
+            return found, seconds[report.stem]
         start = time.monotonic()
         try:
             run: RunData | Exception = run_suite(report, args.budget, targets, [*extra, *args.pytest_args], cwd)
@@ -468,11 +458,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     suite = calibrate_suite(protocols, args.seed, args.cases, args.reps, progress)
     if args.json is not None:
         _write_or_print(json.dumps(suite.to_dict(), indent=1) + "\n", args.json, args.force, "--json")
-    if args.record is not None:
-        where = args.record  # LEDGER when --record names no path: the ledger commands' default too
-        added = record_in_ledger(where, suite.parts)
+    if args.record is not None:  # LEDGER when --record names no path: the ledger commands' default too
+        added = record_in_ledger(args.record, suite.parts)
         print(
-            f"recorded {len(added)} calibration result(s) in the ledger {where} "
+            f"recorded {len(added)} calibration result(s) in the ledger {args.record} "
             f"({len(suite.parts) - len(added)} unchanged since their last entry)",
             file=sys.stderr,
         )

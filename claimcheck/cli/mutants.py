@@ -86,8 +86,7 @@ def _entry(raw: Any, kind: str, source: Path, i: int) -> Entry:
     if not isinstance(model, str) or not (model or edits):
         raise CatalogueError(f"{where}: give a model (path/to/file.py:factory), edits, or both")
     expect = _strings(raw.get("expect", []), f"{where}: expect")
-    unknown = [x for x in expect if x.split(":")[0] not in KILLERS]
-    if unknown:
+    if unknown := [x for x in expect if x.split(":")[0] not in KILLERS]:
         raise CatalogueError(f"{where}: expect names {unknown}; the killers are {list(KILLERS)}")
     if kind == "mutant" and not expect and not raw.get("uncovered"):
         raise CatalogueError(f"{where}: a mutant names what should catch it (expect) or why nothing can (uncovered)")
@@ -221,13 +220,11 @@ def run_catalogue(
 ) -> tuple[dict[str, Outcome], list[Judgement]]:
     """Run each reference once, then every entry (or those named in ``only``), ``jobs`` at a time.
 
-    ``runner(name, report, args, cwd)`` runs the suite with ``args`` and a report at ``report``, in
-    ``cwd`` when it is a patched copy of the checkout at ``root``, and returns the run (or the error
-    that stopped it at start) with its wall time. Return the reference runs by model, with their
-    wall times, and the judgements in catalogue order.
+    ``runner(name, report, args, cwd)`` runs the suite with ``args`` and a report at ``report``, in ``cwd`` when it is a
+    patched copy of the checkout at ``root``, and returns the run (or the error that stopped it at start) with its wall
+    time. Return the reference runs by model, with their wall times, and the judgements in catalogue order.
     """
-    unknown = sorted(set(only) - {e.name for e in catalogue.entries})
-    if unknown:
+    if unknown := sorted(set(only) - {e.name for e in catalogue.entries}):
         raise CatalogueError(f"{catalogue.source}: --only names {unknown}, which the catalogue does not hold")
     entries = [e for e in catalogue.entries if not only or e.name in only]
     refs: dict[str, Outcome] = {}
