@@ -481,16 +481,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="claimcheck",
         formatter_class=_Formatter,
-        description=(
-            "Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, and "
-            "calibrate its decision rules. "
-            "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
-            "prefix of its name (see: claimcheck history)."
-        ),
-        epilog=(
-            "stability, mutants and ledger register pass everything after -- to pytest. "
-            "claimcheck COMMAND --help: its options."
-        ),
+        description="Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, "
+        "and calibrate its decision rules. Wherever a run's JSON is asked for, an entry of the run history also works: "
+        "its number or a prefix of its name (see: claimcheck history).",
+        epilog="stability, mutants and ledger register pass everything after -- to pytest. "
+        "claimcheck COMMAND --help: its options.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

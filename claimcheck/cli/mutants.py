@@ -291,8 +291,7 @@ def render_catalogue(catalogue: Catalogue, refs: Mapping[str, Outcome], judgemen
     uncovered = [j for j in mutants if not j.caught and j.entry.uncovered]
     alarms = [j for j in benign if j.caught]
     runs = {model: run for model, (run, _) in refs.items() if isinstance(run, RunData)}
-    first = next(iter(runs.values()), None)
-    env = first.env if first is not None else {}
+    env = next((run.env for run in runs.values()), {})
     lines = [
         "# Mutation score of the claim suite",
         "",

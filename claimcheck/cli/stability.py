@@ -77,9 +77,8 @@ def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
 
 def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budget: str) -> str:
     """Return the markdown table: claim x (verdicts, flips, INCONCLUSIVE, controls failed)."""
-    shown = (
-        f"{seeds[0]}-{seeds[-1]}" if list(seeds) == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
-    )
+    consecutive = list(seeds) == list(range(seeds[0], seeds[-1] + 1))
+    shown = f"{seeds[0]}-{seeds[-1]}" if consecutive else ", ".join(map(str, seeds))
     lines = [
         f"# Verdict stability over {len(seeds)} base seeds ({shown}), budget {md(budget)}",
         "",
