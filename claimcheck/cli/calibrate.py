@@ -68,11 +68,10 @@ def _bound(p: PartCalibration, side: str, origin: str = "design") -> str:
 
 
 def _zone(p: PartCalibration) -> str:
-    cells = [f"{o[0]} {_bound(p, 'zone', o)}" for o in p.origins if p.rate("zone", o).n]
-    return "; ".join(cells) or "-"
+    return "; ".join(f"{o[0]} {_bound(p, 'zone', o)}" for o in p.origins if p.rate("zone", o).n) or "-"
 
 
-def _name(p: PartCalibration) -> str:
+def _name(p: PartCalibration | RuleSimulation) -> str:
     return f"{p.claim}/{p.part}" if p.part else p.claim
 
 
@@ -92,8 +91,7 @@ def _family_lines(p: PartCalibration, origin: str) -> list[str]:
         if f.wrong_ranges:
             ranges = ", ".join(f"{k} {lo:.4g}..{hi:.4g}" for k, (lo, hi) in f.wrong_ranges.items())
             lines.append(f"  - wrong over: {ranges}")
-        for w in f.wrong:
-            lines.append(f"  - {w.describe()}")
+        lines += [f"  - {w.describe()}" for w in f.wrong]
     return lines
 
 
@@ -101,34 +99,27 @@ def _rule_table(rules: Sequence[RuleSimulation]) -> list[str]:
     order = (Verdict.REPRODUCED, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED)
     rows = []
     for sim in rules:
-        name = f"{sim.claim}/{sim.part}" if sim.part else sim.claim
         for r in sim.rows:
-            rows.append([name, f"{sim.bar:g}", f"{r.budget} ({r.units})", f"{r.true_rate:g}"])
+            rows.append([_name(sim), f"{sim.bar:g}", f"{r.budget} ({r.units})", f"{r.true_rate:g}"])
             rows[-1] += [f"{r.share(v):.3f}" for v in order]
     return table_lines(["part", "bar", "budget (units)", "true pass rate", *(v.value for v in order)], rows)
 
 
 def _below_floor(parts: Sequence[PartCalibration]) -> list[str]:
     """Return one line per family whose share of right answers is below the floor: which, how far, and why."""
-    lines = []
-    for p in parts:
-        for f in p.families:
-            r = f.rate
-            if r.rate < FLOOR:
-                why = f.why or "no reason given"
-                lines.append(
-                    f"- {_name(p)} ({f.origin}) {f.describe()} = {r.rate:.3f} [{r.low:.3f}]: answer known because {why}"
-                )
-    return lines
+    return [
+        f"- {_name(p)} ({f.origin}) {f.describe()} = {r.rate:.3f} [{r.low:.3f}]: answer known because "
+        f"{f.why or 'no reason given'}"
+        for p in parts
+        for f in p.families
+        if (r := f.rate).rate < FLOOR
+    ]
 
 
 def _origin_sections(p: PartCalibration) -> list[str]:
     if p.origins == ("design",) or not p.origins:
         return [*_family_lines(p, "design"), ""]
-    out = []
-    for origin in p.origins:
-        out += [f"#### {origin} families", "", *_family_lines(p, origin), ""]
-    return out
+    return [line for o in p.origins for line in [f"#### {o} families", "", *_family_lines(p, o), ""]]
 
 
 def render_calibration(suite: SuiteCalibration) -> str:
@@ -153,15 +144,11 @@ def render_calibration(suite: SuiteCalibration) -> str:
         rows.append([_name(p), p.status, *(_bound(p, side, o) for o in origins for side in ("pass", "fail"))])
         rows[-1] += [_zone(p), _worst(p) if p.decision else "no decision declared"]
     lines += table_lines(head, rows)
-    failing = suite.failing
-    lines += ["", f"**Failing calibration**: {', '.join(_name(p) for p in failing) or 'none'}", ""]
-    below = _below_floor(parts)
-    if below:
+    lines += ["", f"**Failing calibration**: {', '.join(_name(p) for p in suite.failing) or 'none'}", ""]
+    if below := _below_floor(parts):
         lines += [f"**Families below {FLOOR:g}** (share of cases answered right):", "", *below, ""]
-    uncal = [p for p in parts if p.status == "uncalibrated"]
-    if uncal:
+    if uncal := [p for p in parts if p.status == "uncalibrated"]:
         lines += [f"**Uncalibrated**: {', '.join(f'{_name(p)} ({p.summary()})' for p in uncal)}", ""]
-    flagged = [c for c in suite.controls if c["flag"]]
     lines += ["## Controls", ""]
     for c in suite.controls:
         disc = ", ".join(d["name"] for d in c["discriminating"]) or "none"
@@ -169,15 +156,11 @@ def render_calibration(suite: SuiteCalibration) -> str:
         positive = f"; positive (must pass): {', '.join(c['positive'])}" if c.get("positive") else ""
         flag = f" **{c['flag'].upper()}**" if c["flag"] else ""
         lines.append(f"- {c['claim']}:{flag} discriminating: {disc}; sanity (not counted): {sanity}{positive}")
-    if flagged:
-        lines += [
-            "",
-            f"{len(flagged)} claim(s) have no discriminating control: " + ", ".join(c["claim"] for c in flagged),
-        ]
+    if flagged := [c["claim"] for c in suite.controls if c["flag"]]:
+        lines += ["", f"{len(flagged)} claim(s) have no discriminating control: {', '.join(flagged)}"]
     lines += ["", "## Families, part by part", ""]
     for p in parts:
-        lines += [f"### {_name(p)}: {p.status}", "", f"decision `{p.decision or 'none'}`", ""]
-        lines += _origin_sections(p)
+        lines += [f"### {_name(p)}: {p.status}", "", f"decision `{p.decision or 'none'}`", "", *_origin_sections(p)]
     lines += [
         "## The claim-level rule",
         "",

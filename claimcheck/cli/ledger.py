@@ -1,8 +1,7 @@
 """``claimcheck ledger``: register a claim's code, confirm a registration from its run, verify and show the ledger.
 
-``register`` collects the claims with pytest, so the fingerprint is the one a session computes with
-the suite's own hooks; ``confirm`` first checks that the run is its registered block's one
-confirmatory run (``confirm_problems``).
+``register`` collects the claims with pytest, so the fingerprint is the one a session computes with the suite's
+own hooks; ``confirm`` first checks that the run is its registered block's one confirmatory run (``confirm_problems``).
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import argparse
 import hashlib
 import shutil
 from collections.abc import Callable
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -66,21 +66,17 @@ def cmd_register(args: argparse.Namespace) -> int:
     if path is None:
         raise ConfigError("no ledger: the suite sets no claim_ledger; name one with --ledger")
     ledger = load_ledger(path)
-    chosen = [c for c in sorted(found.claims) if not args.claim or c in args.claim]
+    if missing := sorted(set(args.claim) - set(found.claims)):
+        raise ConfigError(f"--claim {missing}: not collected; found {sorted(found.claims)}")
     appended = 0
-    if args.claim and set(args.claim) - set(chosen):
-        raise ConfigError(
-            f"--claim {sorted(set(args.claim) - set(chosen))}: not collected; found {sorted(found.claims)}"
-        )
-    for cid in chosen:
+    for cid in [c for c in sorted(found.claims) if not args.claim or c in args.claim]:
         c = found.claims[cid]
         if args.dry_run:
             print(f"{cid}: code {c.code.digest} over {len(c.code.covers)} definitions (engine {c.engine or 'none'})")
             print("  covers: " + ", ".join(c.code.covers))
             print("  stops at: " + (", ".join(c.code.stops) or "nothing"))
             continue
-        known = ledger.registration(cid, c.code.digest)
-        if known is not None:
+        if (known := ledger.registration(cid, c.code.digest)) is not None:
             print(f"{cid}: unchanged, already registered as {known.describe()}")
             continue
         block = args.block or c.protocol.seeds.block
@@ -160,18 +156,15 @@ def confirm_problems(run: RunData, r: ClaimResult, reg: Entry, ledger: Ledger, r
         )
     elif first is None:
         problems.append(f"{reg.describe()} is not committed; commit the ledger, then run the block")
-    else:
-        if git.run(root, "merge-base", "--is-ancestor", first, env.get("git commit", "")).returncode != 0:
-            problems.append(f"the run's commit {env.get('git commit')} does not descend from {first[:12]}")
+    elif git.run(root, "merge-base", "--is-ancestor", first, env.get("git commit", "")).returncode != 0:
+        problems.append(f"the run's commit {env.get('git commit')} does not descend from {first[:12]}")
     return problems
 
 
 def _result(r: ClaimResult) -> str:
     """Return the confirmation's result text: the verdict's reason and each control's status and rate."""
-    controls = "; ".join(
-        f"control {c.name}: {c.status}" + (f", {c.rate.format()}" if c.rate else "") for c in r.controls
-    )
-    return f"{r.reason}; {controls}"[:1500] if controls else r.reason[:1500]
+    controls = [f"control {c.name}: {c.status}" + (f", {c.rate.format()}" if c.rate else "") for c in r.controls]
+    return "; ".join([r.reason, *controls])[:1500]
 
 
 def cmd_confirm(args: argparse.Namespace) -> int:
@@ -181,15 +174,12 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     ledger = load_ledger(args.ledger)
     refused = 0
     results = run.results()
-    unknown = sorted(set(args.claim) - {r.claim_id for r in results})
-    if unknown:
+    if unknown := sorted(set(args.claim) - {r.claim_id for r in results}):
         raise ConfigError(
             f"--claim {', '.join(unknown)}: not in the run {args.run}; it holds "
             f"{', '.join(sorted(r.claim_id for r in results)) or 'no claim'}"
         )
-    for r in results:
-        if args.claim and r.claim_id not in args.claim:
-            continue
+    for r in [r for r in results if not args.claim or r.claim_id in args.claim]:
         code = run.code.get(r.claim_id, {})
         reg = ledger.registration(r.claim_id, code.get("fingerprint", ""))
         problems = confirm_problems(run, r, reg, ledger, args.reused_block_why) if reg is not None else []
@@ -200,11 +190,10 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             print(f"{r.claim_id}: not confirmed: " + "; ".join(problems))
             continue
         assert reg is not None and r.protocol is not None
-        budget = run.drawn()[0]
         fields = {
             "claim": r.claim_id,
             "registration": reg.hash,
-            "budget": budget,
+            "budget": run.drawn()[0],
             "base_seed": 0,
             "pool": "confirmatory",
             "seeds": seeds_text(sorted(_units(r))),
@@ -215,9 +204,8 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             "result": _result(r),
             "run_id": run.env.get("run id", ""),
             "run_sha256": run_sha256,
+            **({"reused_block": args.reused_block_why} if args.reused_block_why else {}),
         }
-        if args.reused_block_why:
-            fields["reused_block"] = args.reused_block_why
         entry = append(reg.file, "confirm", fields)
         print(f"{r.claim_id}: confirmed {reg.describe()} by {entry.describe()}: {r.verdict.value}")
     return 1 if refused else 0
@@ -262,12 +250,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             for line in history(ledger, cid):
                 print(f"  {line}")
         return 0
-    last = None
-    for e in ledger.entries:
-        if e.file != last:
-            print(f"{e.file}:")
-            last = e.file
-        print(f"  {describe_entry(e)}")
+    for file, entries in groupby(ledger.entries, key=lambda e: e.file):
+        print(f"{file}:")
+        for e in entries:
+            print(f"  {describe_entry(e)}")
     return 0
 
 
@@ -306,18 +292,11 @@ def add_commands(command: Command) -> None:
     c = action("confirm", "record a run as the confirmatory run of the registrations its claims match", cmd_confirm)
     c.add_argument("run", type=Path, help="the .json written next to the run's claim report")
     c.add_argument("--claim", action="append", default=[], help="confirm only this claim (repeatable)")
-    c.add_argument(
-        "--reused-block-why",
-        default="",
-        metavar="TEXT",
-        help="confirm on a block that already ran at this budget, for this recorded reason (shown with the state)",
-    )
+    text = "confirm on a block that already ran at this budget, for this recorded reason (shown with the state)"
+    c.add_argument("--reused-block-why", default="", metavar="TEXT", help=text)
     c.add_argument("--ledger", type=_ledger_path, default=LEDGER, help="the ledger (default claims/ledger)")
-    v = action(
-        "verify",
-        "check every hash chain, each file against its git history, and each confirmation",
-        cmd_verify,
-    )
+    text = "check every hash chain, each file against its git history, and each confirmation"
+    v = action("verify", text, cmd_verify)
     v.add_argument("ledger", type=_ledger_path, nargs="?", default=LEDGER, help="default claims/ledger")
     s = action("show", "print the ledger's entries, or one claim's history", cmd_show)
     s.add_argument("ledger", type=_ledger_path, nargs="?", default=LEDGER, help="default claims/ledger")

@@ -1,7 +1,6 @@
 """The ``claimcheck`` command: re-render reports, compare runs, keep a run history, and run the suite many times.
 
-Every place that takes a run's JSON also takes an entry of the run history (``claimcheck
-history`` lists them): its number, or a prefix of its name (``claimcheck.gate.history``).
+Every place that takes a run's JSON also takes a history entry: its number, or a prefix of its name.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,48 +54,39 @@ from claimcheck.report.write import foreign_details, markdown_files, write_markd
 _MATRIX_ENV = ("date", "cpu", "gpu", "device", "torch", "budget", "base seed", "git commit")
 
 
-def _headline(r: ClaimResult) -> str:
-    if not r.claim_stats:
-        return ""
-    s = r.claim_stats[0]
-    return f" ({md(s.statistic)} {s.values.format()})"
+def _cell(r: ClaimResult | None, cut: bool) -> str:
+    """Return a matrix cell: the verdict and its headline statistic, or why there is none."""
+    if r is None:
+        return "not run"
+    if cut or not r.claim_stats:
+        return f"**{r.verdict.value}**" + (" (did not finish)" if cut else "")
+    return f"**{r.verdict.value}** ({md(r.claim_stats[0].statistic)} {r.claim_stats[0].values.format()})"
 
 
 def run_heading(env: dict[str, str]) -> str:
     """Return a column head naming a run by what it ran: commit, machine and date."""
     commit = env.get("git commit", "") or "unknown commit"
-    if env.get("git tree dirty") == "True":
-        commit += " (dirty)"
-    machine = env.get("cpu", "") or "unknown machine"
+    dirty = " (dirty)" if env.get("git tree dirty") == "True" else ""
     gpu = env.get("gpu", "none")
-    if gpu and gpu != "none":
-        machine += f", {gpu}"
-    date = env.get("date", "")[:16] or "no date"
-    return f"{commit}, {machine}, {date}"
+    machine = (env.get("cpu", "") or "unknown machine") + (f", {gpu}" if gpu and gpu != "none" else "")
+    return f"{commit}{dirty}, {machine}, {env.get('date', '')[:16] or 'no date'}"
 
 
 def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
     """Return markdown: one row per claim, one column per run, each cell the verdict and headline statistic.
 
-    Each column is headed by its run (commit, machine, date); two runs that share a head are told
-    apart by their file names, and the table of settings below names every run's file.
+    Columns are headed by run (commit, machine, date), told apart by file name when two heads are the same.
     """
     results = [{r.claim_id: r for r in run.results()} for _, run in runs]
     claims = sorted({cid for rs in results for cid in rs}, key=lambda c: (len(c), c))
     heads = [run_heading(run.env) for _, run in runs]
     names = [
-        md(h if heads.count(h) == 1 else f"{h}, {Path(source).name}")
-        for h, (source, _) in zip(heads, runs, strict=True)
+        md(h if heads.count(h) == 1 else f"{h}, {Path(src).name}") for h, (src, _) in zip(heads, runs, strict=True)
     ]
     rows = []
     for cid in claims:
         cut = [cid in run.not_run for _, run in runs]  # an interrupted run's claim: its verdict is no finding
-        cells = [
-            "not run"
-            if cid not in rs
-            else f"**{rs[cid].verdict.value}**" + (" (did not finish)" if c else _headline(rs[cid]))
-            for rs, c in zip(results, cut, strict=True)
-        ]
+        cells = [_cell(rs.get(cid), c) for rs, c in zip(results, cut, strict=True)]
         done = [rs[cid].verdict for rs, c in zip(results, cut, strict=True) if cid in rs and not c]
         agree = "-" if any(cut) and len(done) < 2 else "yes" if len(set(done)) == 1 else "**no**"
         rows.append([md(cid), *cells, agree])
@@ -120,6 +110,8 @@ def _positive(text: str) -> int:
 
 FORCE_HELP = "replace an existing -o file even if claimcheck did not write it"
 HISTORY_HELP = "the run history folder (default .claimcheck/history in the current folder)"
+Parser = argparse.ArgumentParser
+Handler = Callable[[argparse.Namespace], int | None]
 
 
 def check_output(out: Path | None, force: bool, option: str = "-o") -> None:
@@ -164,13 +156,16 @@ def _write_or_print(text: str, out: Path | None, force: bool, option: str = "-o"
         print(f"wrote {out}", file=sys.stderr)
 
 
-def _out_folder(out: Path) -> None:
-    """Raise ClaimcheckError when ``--out`` names something other than a folder (or a path to create one at)."""
+def _summary_file(args: argparse.Namespace, name: str) -> Path:
+    """Return the summary ``name`` in ``--out``; raise ClaimcheckError before any run if either would be refused."""
+    out: Path = args.out
     if os.path.lexists(out) and not out.is_dir():
         raise ClaimcheckError(
             f"--out {out}: it is a file, not a folder, and the runs' reports go into it; nothing was run; "
             "give a folder (it is created when missing)"
         )
+    check_output(out / name, args.force, "--out")
+    return out / name
 
 
 def _cmd_render(args: argparse.Namespace) -> None:
@@ -183,18 +178,15 @@ def _cmd_render(args: argparse.Namespace) -> None:
         sys.stdout.write(render(run, figure_folder=folder.name, extra=gated))
         return
     check_output(out, args.force)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)  # as --claim-report and audit -o do
-    except OSError as e:
-        raise cannot_write("-o", out, e) from None
     files = markdown_files(run, out, folder.name, gated, None)
-    why = None if args.force else foreign_details(out, files)
+    why = None if args.force else foreign_details(out, files)  # None while out's folder is missing
     if why is not None:
         raise ClaimcheckError(
             f"-o {out}: the report is too long for one file, and its per-claim sections go beside it: {why}; "
             "nothing is written; choose another path, or add --force to replace it"
         )
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as --claim-report and audit -o do
         _render_files(run, args, out, folder, files)
     except OSError as e:
         raise cannot_write("-o", out, e) from None
@@ -224,10 +216,8 @@ def _render_files(run: RunData, args: argparse.Namespace, out: Path, folder: Pat
         files = markdown_files(run, out, folder.name, _gated(run), {p.name for p in placed})
     details = write_markdown_files(out, files)
     record_written(out, [out, *placed, *([details] if details else [])])
-    print(
-        f"wrote {out}" + (f" and {details.name} (the report would exceed a PR comment)" if details else ""),
-        file=sys.stderr,
-    )
+    beside = f" and {details.name} (the report would exceed a PR comment)" if details else ""
+    print(f"wrote {out}{beside}", file=sys.stderr)
 
 
 def _cmd_matrix(args: argparse.Namespace) -> None:
@@ -249,7 +239,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     pins, blocks = load_expectations(args.expectations, "--expectations")
     if budget not in pins:
         raise ClaimcheckError(f"--expectations {args.expectations}: no [{budget}] table; name another with --budget")
-    at, results = blocks[budget], run.results()
+    at = blocks[budget]
     seed = run.env.get("base seed", "0")
     if not at.covers(int(seed) if seed.isdigit() else -1, run.env.get("seed pool", "confirmatory")):
         raise ClaimcheckError(
@@ -258,31 +248,22 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             f"--claim-seed {at.base_seed} --claim-pool {at.pool} --claim-report) and audit that run"
         )
     here = numerics_label(run.env)
-    same = at.rounds_as(here)
-    rows = audit(results, pins[budget], same, run.not_run)
+    rows = audit(run.results(), pins[budget], at.rounds_as(here), run.not_run)
     outcomes = [row[-1] for row in rows]
+    n = outcomes.count
     moved = sum(o in ("moved beyond", "verdict changed", "not recorded") for o in outcomes)
-    absent = outcomes.count(NOT_IN_RUN)
     verdicts = sum(row[1] == "verdict" and row[-1] not in (NOT_IN_RUN, DID_NOT_FINISH) for row in rows)
+    notes = [
+        f"{n(OTHER_BLOCK)} claim(s) drew another seed block than their pins" if n(OTHER_BLOCK) else "",
+        f"{n(NOT_IN_RUN)} pinned claim(s) not in this run" if n(NOT_IN_RUN) else "",
+        f"an incomplete run: {n(DID_NOT_FINISH)} claim(s) not audited ({run.incomplete[0]})" if run.incomplete else "",
+    ]
     summary = (
-        f"audit of {args.run} against {args.expectations} [{budget}] "
-        f"(pinned on {at.numerics or 'unrecorded numerics'}; "
-        f"here {here}): {outcomes.count('same verdict')} of {verdicts} verdicts the same; "
-        f"statistics: {outcomes.count('identical')} identical, {outcomes.count('within rounding')} within rounding, "
-        f"{outcomes.count('within tolerance')} within tolerance, "
+        f"audit of {args.run} against {args.expectations} [{budget}] (pinned on {at.numerics or 'unrecorded numerics'}"
+        f"; here {here}): {n('same verdict')} of {verdicts} verdicts the same; statistics: {n('identical')} identical, "
+        f"{n('within rounding')} within rounding, {n('within tolerance')} within tolerance, "
         f"{sum(o.startswith('chaotic') for o in outcomes)} chaotic (held at the verdict level or by count), "
-        f"{moved} moved beyond what the pins allow"
-        + (
-            f"; {outcomes.count(OTHER_BLOCK)} claim(s) drew another seed block than their pins"
-            if OTHER_BLOCK in outcomes
-            else ""
-        )
-        + (f"; {absent} pinned claim(s) not in this run" if absent else "")
-        + (
-            f"; an incomplete run: {outcomes.count(DID_NOT_FINISH)} claim(s) not audited ({run.incomplete[0]})"
-            if run.incomplete
-            else ""
-        )
+        f"{moved} moved beyond what the pins allow" + "".join(f"; {note}" for note in notes if note)
     )
     table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
     _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
@@ -329,11 +310,8 @@ def _cmd_history(args: argparse.Namespace) -> None:
     for e in entries:
         run = load(e.path)
         verdicts = [r.verdict.value for r in run.results()]
-        summary = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced" + (
-            " (incomplete)" if run.incomplete else ""
-        )
-        budget = run.drawn()[0]
-        print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {budget}  {summary}")
+        done = f"{verdicts.count('REPRODUCED')}/{len(verdicts)} reproduced{' (incomplete)' if run.incomplete else ''}"
+        print(f"{e.name}  commit {e.commit}  {run.env.get('date', '')}  {run.drawn()[0]}  {done}")
 
 
 def _reruns(run: RunData, paths: Sequence[Path]) -> list[tuple[str, list[ClaimResult]]]:
@@ -367,8 +345,7 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
         )
     budget = args.budget or ran or "ci"
     seed = run.env.get("base seed", "0")
-    pool, kernels = run.env.get("seed pool", "confirmatory"), numerics_label(run.env)
-    at = PinnedAt(int(seed) if seed.isdigit() else 0, pool, kernels)
+    at = PinnedAt(int(seed) if seed.isdigit() else 0, run.env.get("seed pool", "confirmatory"), numerics_label(run.env))
     reruns = _reruns(run, args.rounding)
     rounding = f" --rounding {' '.join(p.name for p in args.rounding)}" if args.rounding else ""
     header = (
@@ -381,13 +358,11 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
     pins = with_rounding(run.results(), reruns)
     out: Path | None = args.output
     if out is not None and os.path.lexists(out) and not args.force:  # keep the other claims' pins
+        note = f"{', '.join(pins) or 'no claim'}: {header.splitlines()[-1]}"
         try:
-            existing = out.read_text(encoding="utf-8")
+            merged = merge_pins(out.read_text(encoding="utf-8"), out, budget, pins, note, at)
         except (OSError, UnicodeDecodeError) as e:
             raise ClaimcheckError(f"-o {out}: cannot read it ({e}); choose another path, or add --force") from None
-        try:
-            note = f"{', '.join(pins) or 'no claim'}: {header.splitlines()[-1]}"
-            merged = merge_pins(existing, out, budget, pins, note, at)
         except ConfigError as e:
             raise ClaimcheckError(
                 f"-o {out}: not merged into: {e}; choose another path, or add --force to replace the file"
@@ -400,9 +375,7 @@ def _cmd_expectations(args: argparse.Namespace) -> None:
 
 def _cmd_stability(args: argparse.Namespace) -> None:
     seeds = [args.first + i for i in range(args.base_seeds)]
-    _out_folder(args.out)
-    summary = args.out / "stability.md"
-    check_output(summary, args.force, "--out")  # before the runs, not after them
+    summary = _summary_file(args, "stability.md")
     runs = run_seeds(seeds, args.out, args.budget, args.pytest_args, args.targets.split(","), args.jobs)
     text = render_stability(stability(runs), seeds, args.budget)
     _write_or_print(text, summary, args.force, "--out")
@@ -418,21 +391,15 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
     else:
         raise ClaimcheckError("mutants: give --catalogue FILE, or a reference model and at least one mutant")
 
-    _out_folder(args.out)
-    summary, timings = args.out / "mutants.md", args.out / "timings.json"
-    check_output(summary, args.force, "--out")  # before the runs, not after them
-    seconds = _timings(timings, args.force, args.reuse)
+    summary, timings = _summary_file(args, "mutants.md"), args.out / "timings.json"
+    seconds, targets = _timings(timings, args.force, args.reuse), args.targets.split(",")
 
     def runner(name: str, report: Path, extra: Sequence[str], cwd: Path | None) -> tuple[RunData | Exception, float]:
-        if args.reuse and report.stem in seconds:
-            found = reused(report)
-            if found is not None:
-                return found, seconds[report.stem]
+        if args.reuse and report.stem in seconds and (found := reused(report)) is not None:
+            return found, seconds[report.stem]
         start = time.monotonic()
         try:
-            run: RunData | Exception = run_suite(
-                report, args.budget, args.targets.split(","), [*extra, *args.pytest_args], cwd
-            )
+            run: RunData | Exception = run_suite(report, args.budget, targets, [*extra, *args.pytest_args], cwd)
         except RunRefused as e:
             run = e
         seconds[report.stem] = time.monotonic() - start
@@ -450,8 +417,7 @@ def _cmd_mutants(args: argparse.Namespace) -> None:
 def _timings(path: Path, force: bool, reuse: bool) -> dict[str, float]:
     """Return the seconds each run took by report name from ``path`` when ``reuse``, else nothing.
 
-    Raise ClaimcheckError when ``path`` holds something other than such a table (a file of the
-    user's, a link), unless ``force``: the runs write it as they finish.
+    Unless ``force``, raise ClaimcheckError when ``path`` holds anything else (a user's file, a link): runs write it.
     """
     if not os.path.lexists(path):
         return {}
@@ -492,11 +458,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     suite = calibrate_suite(protocols, args.seed, args.cases, args.reps, progress)
     if args.json is not None:
         _write_or_print(json.dumps(suite.to_dict(), indent=1) + "\n", args.json, args.force, "--json")
-    if args.record is not None:
-        where = args.record  # LEDGER when --record names no path: the ledger commands' default too
-        added = record_in_ledger(where, suite.parts)
+    if args.record is not None:  # LEDGER when --record names no path: the ledger commands' default too
+        added = record_in_ledger(args.record, suite.parts)
         print(
-            f"recorded {len(added)} calibration result(s) in the ledger {where} "
+            f"recorded {len(added)} calibration result(s) in the ledger {args.record} "
             f"({len(suite.parts) - len(added)} unchanged since their last entry)",
             file=sys.stderr,
         )
@@ -512,96 +477,79 @@ class _Formatter(argparse.HelpFormatter):
         self._action_max_length = 16
 
 
-def _history_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--history", type=Path, metavar="DIR", help=HISTORY_HELP)
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="claimcheck",
         formatter_class=_Formatter,
-        description=(
-            "Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, and "
-            "calibrate its decision rules. "
-            "Wherever a run's JSON is asked for, an entry of the run history also works: its number or a "
-            "prefix of its name (see: claimcheck history)."
-        ),
-        epilog=(
-            "stability, mutants and ledger register pass everything after -- to pytest. "
-            "claimcheck COMMAND --help: its options."
-        ),
+        description="Re-render claim reports, compare runs, keep a history of runs, run the claim suite many times, "
+        "and calibrate its decision rules. Wherever a run's JSON is asked for, an entry of the run history also works: "
+        "its number or a prefix of its name (see: claimcheck history).",
+        epilog="stability, mutants and ledger register pass everything after -- to pytest. "
+        "claimcheck COMMAND --help: its options.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    def command(name: str, text: str, func: Handler | None = None) -> Parser:
+        p = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        if func is not None:
+            p.set_defaults(func=func)
+        return p
 
-    def output(p: argparse.ArgumentParser, history: bool = True) -> None:  # -o, --force and --history
-        p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout)")
+    def history(p: Parser) -> None:
+        p.add_argument("--history", type=Path, metavar="DIR", help=HISTORY_HELP)
+
+    def output(p: Parser, with_history: bool = True, text: str = "write the markdown here (default: stdout)") -> None:
+        p.add_argument("-o", "--output", type=Path, help=text)
         p.add_argument("--force", action="store_true", help=FORCE_HELP)
-        if history:
-            _history_option(p)
+        if with_history:
+            history(p)
 
-    p = command("render", "re-render a report (and its figures) from a run's JSON")
+    def suite(p: Parser, out: str, written: str) -> None:  # the options of the commands that run the suite
+        p.add_argument("--budget", default="ci", help="budget of every run (default ci)")
+        p.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
+        p.add_argument("--out", type=Path, default=Path(f"reports/{out}"), help="folder for the runs' reports")
+        p.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
+        p.add_argument("--force", action="store_true", help=f"replace {written}")
+
+    p = command("render", "re-render a report (and its figures) from a run's JSON", _cmd_render)
     p.add_argument("run", help="the .json written next to a claim report, or a history entry")
-    p.add_argument("-o", "--output", type=Path, help="write the markdown here (default: stdout, without figures)")
+    output(p, text="write the markdown here (default: stdout, without figures)")
     p.add_argument("--no-figures", action="store_true", help="do not redraw the figures")
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _history_option(p)
-    p.set_defaults(func=_cmd_render)
-    m = command("matrix", "tabulate claims x runs, e.g. one run per machine")
+    m = command("matrix", "tabulate claims x runs, e.g. one run per machine", _cmd_matrix)
     m.add_argument("runs", nargs="+", help="run .json files or history entries")
     output(m)
-    m.set_defaults(func=_cmd_matrix)
-    e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML")
+    e = command("expectations", "pin a run's verdicts, parts, controls and statistics as TOML", _cmd_expectations)
     e.add_argument("run", type=Path, help="the .json written next to a claim report")
     e.add_argument("--budget", default=None, help="the budget table to write (default: the run's budget)")
-    e.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        help="write the TOML here (default: stdout); into an existing expectations file, only this run's claims "
-        "are replaced and every other pin is kept",
+    text = (
+        "write the TOML here (default: stdout); into an existing expectations file, only this run's claims "
+        "are replaced and every other pin is kept"
     )
+    e.add_argument("-o", "--output", type=Path, help=text)
     e.add_argument("--force", action="store_true", help="replace an existing -o file whole instead of merging into it")
-    e.add_argument(
-        "--rounding",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="JSON",
-        help="runs of the same block under other numerics (ATEN_CPU_CAPABILITY=avx2 or default, another CPU, "
-        "--claim-threads): each statistic's rounding spread is measured over them and pinned with it",
+    text = (
+        "runs of the same block under other numerics (ATEN_CPU_CAPABILITY=avx2 or default, another CPU, "
+        "--claim-threads): each statistic's rounding spread is measured over them and pinned with it"
     )
-    e.set_defaults(func=_cmd_expectations)
-    a = command(
-        "audit", "hold a run of the pinned block (on new hardware, say) to the expectations, statistic by statistic"
-    )
+    e.add_argument("--rounding", nargs="+", type=Path, default=[], metavar="JSON", help=text)
+    text = "hold a run of the pinned block (on new hardware, say) to the expectations, statistic by statistic"
+    a = command("audit", text, _cmd_audit)
     a.add_argument("run", help="the run's .json (a run of the block the expectations were pinned on)")
     a.add_argument("--expectations", type=Path, default=Path("claims/expectations.toml"), help="the pins (TOML)")
     a.add_argument("--budget", default=None, help="the budget table (default: the run's budget)")
     output(a)
-    a.set_defaults(func=_cmd_audit)
-    c = command("compare", "compare a run with a baseline: verdicts, then statistics")
+    c = command("compare", "compare a run with a baseline: verdicts, then statistics", _cmd_compare)
     c.add_argument("baseline", help="the trusted run: a .json file or a history entry")
     c.add_argument("run", help="the run to check: a .json file or a history entry")
-    c.add_argument(
-        "--tolerance",
-        default="0,0.05",
-        help="relative tolerance SAME[,CROSS] of the bit-identity check (default 0,0.05: bit for bit on one machine)",
+    text = "relative tolerance SAME[,CROSS] of the bit-identity check (default 0,0.05: bit for bit on one machine)"
+    c.add_argument("--tolerance", default="0,0.05", help=text)
+    text = (
+        "exit as --claim-baseline-fail does: 13 when a verdict fell or a statistic is worse beyond its margin, "
+        "14 when a statistic is undecided or not compared (--fail=worse: 13 only, as --claim-baseline-fail=worse)"
     )
-    c.add_argument(
-        "--fail",
-        nargs="?",
-        const="all",
-        default="",
-        choices=("all", "worse"),
-        help="exit as --claim-baseline-fail does: 13 when a verdict fell or a statistic is worse beyond its margin, "
-        "14 when a statistic is undecided or not compared (--fail=worse: 13 only, as --claim-baseline-fail=worse)",
-    )
+    c.add_argument("--fail", nargs="?", const="all", default="", choices=("all", "worse"), help=text)
     c.add_argument("--exact", action="store_true", help="exit 1 when any verdict or value is not the baseline's")
     output(c)
-    c.set_defaults(func=_cmd_compare)
     b = command("baseline", "manage the regression gate's baseline")
     actions = b.add_subparsers(dest="action", required=True, metavar="ACTION")
     a = actions.add_parser(
@@ -611,71 +559,42 @@ def _parser() -> argparse.ArgumentParser:
     )
     a.add_argument("run", help="the run to accept: a .json file or a history entry")
     a.add_argument("baseline", type=Path, help="the baseline .json file (created when missing)")
-    _history_option(a)
+    history(a)
     a.set_defaults(func=_cmd_baseline_accept)
-    h = command("history", "list the saved runs, or save one")
+    h = command("history", "list the saved runs, or save one", _cmd_history)
     h.add_argument("--save", type=Path, metavar="RUN.json", help="save this run as the next entry of its machine")
-    h.add_argument(
-        "--changes",
-        action="store_true",
-        help="list, entry by entry, the verdicts that changed since the machine's last",
-    )
-    _history_option(h)
-    h.set_defaults(func=_cmd_history)
-    s = command("stability", "run the suite over K base seeds (K independent replications); count verdict flips")
+    text = "list, entry by entry, the verdicts that changed since the machine's last"
+    h.add_argument("--changes", action="store_true", help=text)
+    history(h)
+    text = "run the suite over K base seeds (K independent replications); count verdict flips"
+    s = command("stability", text, _cmd_stability)
     s.add_argument("--base-seeds", type=_positive, default=20, metavar="K", help="how many base seeds (default 20)")
     s.add_argument("--first", type=int, default=0, help="the first base seed (default 0)")
-    s.add_argument("--budget", default="ci", help="budget of every run (default ci)")
-    s.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
-    s.add_argument("--out", type=Path, default=Path("reports/stability"), help="folder for the runs' reports")
-    s.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
-    s.add_argument(
-        "--force", action="store_true", help="replace <out>/stability.md even if claimcheck did not write it"
-    )
-    s.set_defaults(func=_cmd_stability)
-    u = command("mutants", "run a catalogue of mutants and benign edits; say what caught each (the mutation score)")
-    u.add_argument(
-        "models",
-        nargs="*",
-        metavar="MODEL",
-        help="without --catalogue: the trusted model, then broken ones (package.module:factory or file.py:factory)",
-    )
+    suite(s, "stability", "<out>/stability.md even if claimcheck did not write it")
+    text = "run a catalogue of mutants and benign edits; say what caught each (the mutation score)"
+    u = command("mutants", text, _cmd_mutants)
+    text = "without --catalogue: the trusted model, then broken ones (package.module:factory or file.py:factory)"
+    u.add_argument("models", nargs="*", metavar="MODEL", help=text)
     u.add_argument("--catalogue", type=Path, metavar="TOML", help="the catalogue of mutants and benign edits")
     u.add_argument("--only", default="", metavar="NAMES", help="comma-separated entries of the catalogue to run")
-    u.add_argument(
-        "--reuse",
-        action="store_true",
-        help="judge the runs an earlier call left in --out again instead of rerunning them",
-    )
-    u.add_argument("--budget", default="ci", help="budget of every run (default ci)")
-    u.add_argument("--targets", default="claims", help="comma-separated test paths (default claims)")
-    u.add_argument("--jobs", type=_positive, default=1, help="suite runs at a time (default 1)")
-    u.add_argument("--out", type=Path, default=Path("reports/mutants"), help="folder for the runs' reports")
-    u.add_argument(
-        "--force",
-        action="store_true",
-        help="replace <out>/mutants.md and <out>/timings.json even if claimcheck did not write them",
-    )
-    u.set_defaults(func=_cmd_mutants)
-    k = command("calibrate", "run every part's decision on cases whose answer is known; simulate the claim rule")
+    text = "judge the runs an earlier call left in --out again instead of rerunning them"
+    u.add_argument("--reuse", action="store_true", help=text)
+    suite(u, "mutants", "<out>/mutants.md and <out>/timings.json even if claimcheck did not write them")
+    text = "run every part's decision on cases whose answer is known; simulate the claim rule"
+    k = command("calibrate", text, _cmd_calibrate)
     k.add_argument("paths", nargs="*", type=Path, default=[Path("claims")], help="claim modules or folders (claims)")
     k.add_argument("--json", type=Path, metavar="PATH", help="write every count, bound and wrong case here")
-    k.add_argument(
-        "--record",
-        type=Path,
-        nargs="?",
-        const=LEDGER,
-        metavar="PATH",
-        help=f"append each changed part's result to the ledger as a calibrate entry (default {LEDGER}, as the "
-        "ledger commands; give your suite's claim_ledger), where the report reads it",
+    text = (
+        f"append each changed part's result to the ledger as a calibrate entry (default {LEDGER}, as the "
+        "ledger commands; give your suite's claim_ledger), where the report reads it"
     )
+    k.add_argument("--record", type=Path, nargs="?", const=LEDGER, metavar="PATH", help=text)
     k.add_argument("--cases", type=_positive, help="cases per family instead of each family's own count (a quick look)")
     k.add_argument("--reps", type=_positive, default=RULE_REPS, help=f"simulated claims per rule row ({RULE_REPS})")
     k.add_argument("--seed", type=int, default=0, help="seed of the case generators (default 0)")
     k.add_argument("--only", metavar="IDS", help="comma-separated claim ids to calibrate (default: all)")
     k.add_argument("--fail", action="store_true", help="exit 1 when a part fails calibration")
-    output(k, history=False)
-    k.set_defaults(func=_cmd_calibrate)
+    output(k, with_history=False)
     add_ledger_commands(command)
     return parser
 

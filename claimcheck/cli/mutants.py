@@ -86,8 +86,7 @@ def _entry(raw: Any, kind: str, source: Path, i: int) -> Entry:
     if not isinstance(model, str) or not (model or edits):
         raise CatalogueError(f"{where}: give a model (path/to/file.py:factory), edits, or both")
     expect = _strings(raw.get("expect", []), f"{where}: expect")
-    unknown = [x for x in expect if x.split(":")[0] not in KILLERS]
-    if unknown:
+    if unknown := [x for x in expect if x.split(":")[0] not in KILLERS]:
         raise CatalogueError(f"{where}: expect names {unknown}; the killers are {list(KILLERS)}")
     if kind == "mutant" and not expect and not raw.get("uncovered"):
         raise CatalogueError(f"{where}: a mutant names what should catch it (expect) or why nothing can (uncovered)")
@@ -107,18 +106,15 @@ def load_catalogue(path: Path) -> Catalogue:
         raise CatalogueError(f"{path}: [reference] model must be a --claim-model spec (a string)")
     entries = tuple(_entry(e, kind, Path(path), i) for kind in KINDS for i, e in enumerate(raw.get(kind, [])))
     names = [e.name for e in entries]
-    if len(set(names)) != len(names):
-        raise CatalogueError(
-            f"{path}: entry names must be unique, got {sorted(n for n in names if names.count(n) > 1)}"
-        )
+    if twice := sorted(n for n in names if names.count(n) > 1):
+        raise CatalogueError(f"{path}: entry names must be unique, got {twice}")
     return Catalogue(Path(path), str(ref.get("model", "")), entries)
 
 
 def patched_checkout(root: Path, edits: Sequence[Edit], where: str) -> Path:
-    """Return a temporary copy of the checkout at ``root`` (its git files) with ``edits`` applied.
+    """Return a temporary copy of the checkout at ``root`` (its git files), ``edits`` applied; the caller removes it.
 
     Raise CatalogueError naming ``where`` when an edit's ``old`` text does not occur exactly once.
-    The caller removes the copy.
     """
     listed = git.output(root, "ls-files", "--cached", "--others", "--exclude-standard")
     if listed is None:
@@ -177,36 +173,25 @@ class Judgement:
 
 def _matches(expected: str, killers: Mapping[str, list[str]]) -> bool:
     kind, _, ids = expected.partition(":")
-    if kind not in killers:
-        return False
-    if not ids:
-        return True
-    return any(cid.strip() in " ".join(killers[kind]) for cid in ids.split(","))
+    return kind in killers and (not ids or any(cid.strip() in " ".join(killers[kind]) for cid in ids.split(",")))
 
 
 def judge(entry: Entry, reference: RunData, run: RunData | Exception, seconds: float = 0.0) -> Judgement:
     """Return what caught ``entry``'s run (or its refusal) against ``reference``'s, claim by claim."""
-    j = Judgement(entry, seconds=seconds)
     if not isinstance(run, RunData):
-        j.refused = str(run)
-        j.killers["probe"] = [j.refused]
-        return j
+        return Judgement(entry, {"probe": [str(run)]}, refused=str(run), seconds=seconds)
+    j = Judgement(entry, seconds=seconds)
     ref = {r.claim_id: r for r in reference.results()}
     now = {r.claim_id: r for r in run.results()}
     j.verdicts = {cid: r.verdict.value for cid, r in now.items()}
     pairs = [(cid, ref[cid].verdict, r.verdict) for cid, r in now.items() if cid in ref]
     worse = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if VerdictChange(cid, a.value, b.value).worse]
-    if worse:
-        j.killers["claims"] = worse
     j.changed = [f"{cid} {a.value} -> {b.value}" for cid, a, b in pairs if a != b]
     comp = compare(run, reference, "the reference run")
     gate = [s.describe() for s in comp.stats if s.worse]
-    if gate:
-        j.killers["gate"] = gate
     j.better = [s.describe() for s in comp.stats if s.movement is Movement.BETTER]
     screen = [f"{cid}: {'; '.join(new)}" for cid, r in now.items() if (new := _new_premises(r, ref.get(cid)))]
-    if screen:
-        j.killers["first screen"] = screen
+    j.killers = {k: seen for k, seen in (("claims", worse), ("gate", gate), ("first screen", screen)) if seen}
     return j
 
 
@@ -235,13 +220,11 @@ def run_catalogue(
 ) -> tuple[dict[str, Outcome], list[Judgement]]:
     """Run each reference once, then every entry (or those named in ``only``), ``jobs`` at a time.
 
-    ``runner(name, report, args, cwd)`` runs the suite with ``args`` and a report at ``report``, in
-    ``cwd`` when it is a patched copy of the checkout at ``root``, and returns the run (or the error
-    that stopped it at start) with its wall time. Return the reference runs by model, with their
-    wall times, and the judgements in catalogue order.
+    ``runner(name, report, args, cwd)`` runs the suite with ``args`` and a report at ``report``, in ``cwd`` when it is a
+    patched copy of the checkout at ``root``, and returns the run (or the error that stopped it at start) with its wall
+    time. Return the reference runs by model, with their wall times, and the judgements in catalogue order.
     """
-    unknown = sorted(set(only) - {e.name for e in catalogue.entries})
-    if unknown:
+    if unknown := sorted(set(only) - {e.name for e in catalogue.entries}):
         raise CatalogueError(f"{catalogue.source}: --only names {unknown}, which the catalogue does not hold")
     entries = [e for e in catalogue.entries if not only or e.name in only]
     refs: dict[str, Outcome] = {}
@@ -308,8 +291,7 @@ def render_catalogue(catalogue: Catalogue, refs: Mapping[str, Outcome], judgemen
     uncovered = [j for j in mutants if not j.caught and j.entry.uncovered]
     alarms = [j for j in benign if j.caught]
     runs = {model: run for model, (run, _) in refs.items() if isinstance(run, RunData)}
-    first = next(iter(runs.values()), None)
-    env = first.env if first is not None else {}
+    env = next((run.env for run in runs.values()), {})
     lines = [
         "# Mutation score of the claim suite",
         "",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claimcheck.cli.suite_runs import run_many
-from claimcheck.decide.verdicts import Verdict
+from claimcheck.decide.verdicts import ClaimResult, Verdict
 from claimcheck.report.markdown import md, table_lines
 from claimcheck.report.rundata import RunData
 
@@ -51,27 +51,25 @@ def disjoint(units: Sequence[set[str]]) -> int:
 
 def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
     """Return, per claim, the verdict counts, flips, INCONCLUSIVE moves and control failures over ``runs``."""
-    by_claim: dict[str, list[tuple[str, int, int]]] = {}
-    seeds: dict[str, list[set[str]]] = {}
+    by_claim: dict[str, list[ClaimResult]] = {}
     for run in runs:
         for r in run.results():
-            by_claim.setdefault(r.claim_id, []).append((r.verdict.value, r.controls_failed, r.controls_total))
-            seeds.setdefault(r.claim_id, []).append({c.unit for t in r.tests if t.record for c in t.record.checks})
+            by_claim.setdefault(r.claim_id, []).append(r)
     out = []
     for cid in sorted(by_claim, key=lambda c: (len(c), c)):
-        rows = by_claim[cid]
-        verdicts = [v for v, _, _ in rows]
+        rs = by_claim[cid]
+        verdicts = [r.verdict.value for r in rs]
         out.append(
             ClaimStability(
                 claim_id=cid,
                 verdicts=dict(Counter(verdicts)),
-                runs=len(rows),
+                runs=len(rs),
                 flips=flips(verdicts),
-                inconclusive=sum(v == Verdict.INCONCLUSIVE.value for v in verdicts),
-                controls_failed=sum(f for _, f, _ in rows),
-                controls_total=sum(t for _, _, t in rows),
-                runs_with_every_control_failing=sum(1 for _, f, t in rows if t > 0 and f == t),
-                independent=disjoint(seeds[cid]),
+                inconclusive=verdicts.count(Verdict.INCONCLUSIVE.value),
+                controls_failed=sum(r.controls_failed for r in rs),
+                controls_total=sum(r.controls_total for r in rs),
+                runs_with_every_control_failing=sum(0 < r.controls_total == r.controls_failed for r in rs),
+                independent=disjoint([{c.unit for t in r.tests if t.record for c in t.record.checks} for r in rs]),
             )
         )
     return out
@@ -79,9 +77,8 @@ def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
 
 def render_stability(rows: Sequence[ClaimStability], seeds: Sequence[int], budget: str) -> str:
     """Return the markdown table: claim x (verdicts, flips, INCONCLUSIVE, controls failed)."""
-    shown = (
-        f"{seeds[0]}-{seeds[-1]}" if list(seeds) == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
-    )
+    consecutive = list(seeds) == list(range(seeds[0], seeds[-1] + 1))
+    shown = f"{seeds[0]}-{seeds[-1]}" if consecutive else ", ".join(map(str, seeds))
     lines = [
         f"# Verdict stability over {len(seeds)} base seeds ({shown}), budget {md(budget)}",
         "",

@@ -24,10 +24,9 @@ def run_suite(
 ) -> RunData:
     """Run ``pytest targets`` with a claim report at ``report`` and return the run it wrote.
 
-    pytest's output goes to ``report`` with the suffix ``.log``. The session's exit status is not
-    an error: a claim that does not reproduce fails its test and is still in the report. With
-    ``cwd`` the session runs in that folder with it first on ``PYTHONPATH`` (a patched copy of the
-    checkout: its packages win over the installed ones).
+    pytest's output goes to ``report`` with the suffix ``.log``. The session's exit status is not an error: a claim that
+    does not reproduce fails its test and is still in the report. With ``cwd`` the session runs in that folder with it
+    first on ``PYTHONPATH`` (a patched copy of the checkout: its packages win over the installed ones).
     """
     cmd = [
         sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider",
