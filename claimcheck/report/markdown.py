@@ -19,7 +19,7 @@ from urllib.parse import quote
 from claimcheck.decide.calibration import entry_of, part_mark
 from claimcheck.decide.record import Check
 from claimcheck.decide.undecided import undecided_line
-from claimcheck.decide.verdicts import ClaimResult, PartResult, UnitScore, Verdict
+from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, UnitScore, Verdict
 from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.provenance.expectations import known_label
 from claimcheck.report.rundata import RunData
@@ -70,8 +70,13 @@ def rerun_command(run: RunData, targets: Sequence[str]) -> str:
 
 def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]], cell: Any = str) -> list[str]:
     """Return a markdown table's lines, each cell written by ``cell``; unpadded, to keep a report small."""
-    line = [f"| {' | '.join(cell(c) for c in row)} |" for row in (headers, *rows)]
+    line = [_row(*(cell(c) for c in row)) for row in (headers, *rows)]
     return [line[0], "|" + "---|" * len(headers), *line[1:]]
+
+
+def _row(*cells: object) -> str:
+    """Return one table row, unpadded; a None cell is left empty (``| |``)."""
+    return "|" + "|".join(" " if c is None else f" {c} " for c in cells) + "|"
 
 
 _ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
@@ -117,10 +122,8 @@ def _short_status(status: str) -> str:
     return status.split(":", 1)[0] if status else "n/a"
 
 
-def _rate_cell(p: PartResult) -> str:
-    if p.rate is not None:
-        return p.rate.format()
-    return _intervals(p.estimates)
+def _rate_cell(p: PartResult | ControlResult) -> str:
+    return p.rate.format() if p.rate is not None else _intervals(p.estimates)
 
 
 def _intervals(estimates: Sequence[Check]) -> str:
@@ -135,8 +138,10 @@ def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
     return f"> {p.bar:g}" if p.bar < 1 else "every unit"
 
 
-def _excluded(p: PartResult) -> int:
-    return sum(bool(u.excluded) for u in p.units)
+def _part_cells(run: RunData, r: ClaimResult, p: PartResult) -> tuple[str, str, int, str]:
+    """Return a part's first-screen cells: its rate, its bar, how many units were excluded, its calibration."""
+    excluded = sum(bool(u.excluded) for u in p.units)
+    return _rate_cell(p), _bar_cell(p, r.protocol), excluded, _calibration_cell(run, r, p.name)
 
 
 def _controls_cell(r: ClaimResult) -> str:
@@ -167,14 +172,12 @@ def _known(r: ClaimResult, run: RunData) -> str:
 
 def premises(r: ClaimResult) -> list[str]:
     """Return the premises of the claim that its subject breaks, as its records state them (``PREMISES_KEY``)."""
-    found = [
-        str(items[PREMISES_KEY])
-        for t in r.tests
-        if t.record
-        for items in t.record.regime.values()
-        if items.get(PREMISES_KEY)
-    ]
-    return list(dict.fromkeys(found))
+    regimes = [items for t in r.tests if t.record for items in t.record.regime.values()]
+    return list(dict.fromkeys(str(items[PREMISES_KEY]) for items in regimes if items.get(PREMISES_KEY)))
+
+
+FIRST_SCREEN_HEAD = ["claim", "what it says", "verdict", "units passed, rate [interval]", "bar", "excluded"]
+FIRST_SCREEN_HEAD += ["controls", "protocol", "calibration"]
 
 
 def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "") -> list[str]:
@@ -188,29 +191,21 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
         )
         broken = premises(r)
         what = md(r.title) + (f" **Model outside the claim's premises:** {md('; '.join(broken))}" if broken else "")
-        head = f"| [{md(r.claim_id)}]({details}#{_anchor(r)}) | {what} | **{r.verdict.value}**{_known(r, run)}"
-        taken = looks_taken(r)
-        if len(r.parts) <= 1:
-            p = r.parts[0] if r.parts else None
-            rows.append(
-                f"{head} | {_rate_cell(p) if p else 'n/a'}{md(f' ({taken})' if taken else '')} | "
-                f"{_bar_cell(p, proto) if p else 'n/a'} | {_excluded(p) if p else 0} | {_controls_cell(r)} | "
-                f"{version} | {_calibration_cell(run, r, p.name) if p else 'n/a'} |"
-            )
+        head = [f"[{md(r.claim_id)}]({details}#{_anchor(r)})", what, f"**{r.verdict.value}**{_known(r, run)}"]
+        taken, controls = looks_taken(r), _controls_cell(r)
+        if len(r.parts) > 1:
+            head[-1] += f" ({md(split(r))})" if split(r) else ""
+            rows.append(_row(*head, md(taken), None, None, controls, version, None))
+            for p in r.parts:
+                rate, bar, excluded, calibration = _part_cells(run, r, p)
+                claim = f"{md(r.claim_id)}.{md(p.name)}"
+                rows.append(_row(claim, md(p.statement), p.verdict.value, rate, bar, excluded, None, None, calibration))
             continue
-        parts = f" ({md(split(r))})" if split(r) else ""
-        rows.append(f"{head}{parts} | {md(taken)} | | | {_controls_cell(r)} | {version} | |")
-        rows += [
-            f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
-            f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
-            for p in r.parts
-        ]
-    header = [
-        "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol "
-        "| calibration |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    out = _subject(run) + header + rows + _ledger_lines(run, results)
+        rate, bar, excluded, calibration = _part_cells(run, r, r.parts[0]) if r.parts else ("n/a", "n/a", 0, "n/a")
+        rows.append(
+            _row(*head, rate + md(f" ({taken})" if taken else ""), bar, excluded, controls, version, calibration)
+        )
+    out = _subject(run) + table_lines(FIRST_SCREEN_HEAD, []) + rows + _ledger_lines(run, results)
     why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
     if why:
         out += ["", "**Why not, and how to rerun**", ""]
@@ -270,10 +265,7 @@ def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
 
 
 def _trim(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut + " ..."
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 _CONTROL_KINDS = {
@@ -432,6 +424,14 @@ SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON 
 SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
 
 
+def _may_pass(c: ControlResult) -> str:
+    if c.kind == "positive":
+        return "must pass, as its part"
+    if c.rate is None:
+        return "interval must not meet"
+    return "none" if c.max_pass_rate <= 0 else f"< {c.max_pass_rate:g}"
+
+
 def _capped(rows: list[str], what: str) -> list[str]:
     if len(rows) <= SHOWN_ROWS:
         return rows
@@ -478,22 +478,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         parts += ["**Tests that raised**", ""]
         parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
-        rows = [
-            [
-                c.name + _KIND_NOTE.get(c.kind, ""),
-                c.why,
-                c.rate.format() if c.rate else _intervals(c.estimates),
-                "must pass, as its part"
-                if c.kind == "positive"
-                else "interval must not meet"
-                if c.rate is None
-                else "none"
-                if c.max_pass_rate <= 0
-                else f"< {c.max_pass_rate:g}",
-                c.status,
-            ]
-            for c in r.controls
-        ]
+        rows = [[c.name + _KIND_NOTE.get(c.kind, ""), c.why, _rate_cell(c), _may_pass(c), c.status] for c in r.controls]
         heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
         head = ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"]
         parts += [heading, "", *table_lines(head, rows, md), ""]
