@@ -272,54 +272,46 @@ def _number(v: Any) -> bool:
 def _validate(raw: dict[str, Any], source: str) -> None:
     """Check every field a report is built from, so that a bad file fails here, naming the first bad field."""
 
-    def bad(where: str, what: str) -> RunFileError:
-        return RunFileError(f"{source}: {where}: {what}; give the .json written next to a claim report")
+    def need(ok: bool, where: str, what: str) -> None:
+        if not ok:
+            raise RunFileError(f"{source}: {where}: {what}; give the .json written next to a claim report")
 
-    if not isinstance(raw.get("title"), str):
-        raise bad("title", "must be a string")
-    if not isinstance(raw.get("env"), dict) or not all(
-        isinstance(v, str | int | float | bool) for v in raw["env"].values()
-    ):
-        raise bad("env", "must be an object of strings, numbers and booleans")
+    need(isinstance(raw.get("title"), str), "title", "must be a string")
+    env = raw.get("env")
+    ok = isinstance(env, dict) and all(isinstance(v, str | int | float | bool) for v in env.values())
+    need(ok, "env", "must be an object of strings, numbers and booleans")
     tests = raw.get("tests")
-    if not isinstance(tests, list):
-        raise bad("tests", "must be a list")
-    for i, t in enumerate(tests):
+    need(isinstance(tests, list), "tests", "must be a list")
+    for i, t in enumerate(tests or []):
         where = f"tests[{i}]"
-        if not isinstance(t, dict):
-            raise bad(where, "must be an object")
+        need(isinstance(t, dict), where, "must be an object")
         for name in ("nodeid", "claim_id", "title", "source", "message"):
-            if not isinstance(t.get(name, ""), str) or (name not in t and name != "message"):
-                raise bad(f"{where}.{name}", f"must be a string, got {t.get(name)!r}")
-        if t.get("outcome") not in _OUTCOMES:
-            raise bad(f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {t.get('outcome')!r}")
-        if not _number(t.get("duration", 0.0)):
-            raise bad(f"{where}.duration", "must be a number")
+            ok = isinstance(t.get(name, ""), str) and (name in t or name == "message")
+            need(ok, f"{where}.{name}", f"must be a string, got {t.get(name)!r}")
+        outcome = t.get("outcome")
+        need(outcome in _OUTCOMES, f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {outcome!r}")
+        need(_number(t.get("duration", 0.0)), f"{where}.duration", "must be a number")
         rec = t.get("record")
         if rec is None:
             continue
-        if not isinstance(rec, dict) or not isinstance(rec.get("checks", []), list):
-            raise bad(f"{where}.record", "must be an object with a list of checks")
+        ok = isinstance(rec, dict) and isinstance(rec.get("checks", []), list)
+        need(ok, f"{where}.record", "must be an object with a list of checks")
         for j, c in enumerate(rec.get("checks", [])):
             cw = f"{where}.record.checks[{j}]"
-            if not isinstance(c, dict):
-                raise bad(cw, "must be an object")
-            if not isinstance(c.get("statistic"), str):
-                raise bad(f"{cw}.statistic", f"must be a string, got {c.get('statistic')!r}")
+            need(isinstance(c, dict), cw, "must be an object")
+            statistic = c.get("statistic")
+            need(isinstance(statistic, str), f"{cw}.statistic", f"must be a string, got {statistic!r}")
             for name in ("value", "threshold"):
-                if not _number(c.get(name)):
-                    raise bad(f"{cw}.{name}", f"must be a number, got {c.get(name)!r}")
-            if c.get("direction") not in _DIRECTIONS:
-                raise bad(f"{cw}.direction", f"must be one of {sorted(_DIRECTIONS)}, got {c.get('direction')!r}")
-            if c.get("control") is not None and not isinstance(c["control"], str):
-                raise bad(f"{cw}.control", "must be a string or null")
+                need(_number(c.get(name)), f"{cw}.{name}", f"must be a number, got {c.get(name)!r}")
+            ok = c.get("direction") in _DIRECTIONS
+            need(ok, f"{cw}.direction", f"must be one of {sorted(_DIRECTIONS)}, got {c.get('direction')!r}")
+            need(c.get("control") is None or isinstance(c["control"], str), f"{cw}.control", "must be a string or null")
             for name in ("label", "part", "unit", "interval"):
-                if not isinstance(c.get(name, ""), str):
-                    raise bad(f"{cw}.{name}", "must be a string")
+                need(isinstance(c.get(name, ""), str), f"{cw}.{name}", "must be a string")
         for j, cv in enumerate(rec.get("curves", [])):
             ys = cv.get("y") if isinstance(cv, dict) else None
-            if not isinstance(ys, list) or not all(_number(y) for y in ys):
-                raise bad(f"{where}.record.curves[{j}].y", "must be a list of numbers")
+            ok = isinstance(ys, list) and all(_number(y) for y in ys)
+            need(ok, f"{where}.record.curves[{j}].y", "must be a list of numbers")
 
 
 def regenerate(raw: dict[str, Any], source: str = "baseline.json") -> str:

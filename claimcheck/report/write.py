@@ -12,22 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimcheck.files import write_atomic
+from claimcheck.report import fileset
 from claimcheck.report.figures import draw_figures
-from claimcheck.report.fileset import (
-    DETAILS_MARK,
-    commit,
-    details_path,
-    figure_dir,
-    foreign,
-    forget_written,
-    owns,
-    read_manifest,
-    record_written,
-    recover,
-    remove_staging,
-    sidecar_path,
-    staging_dir,
-)
+from claimcheck.report.fileset import DETAILS_MARK, details_path, foreign, owns
 from claimcheck.report.markdown import MAX_CHARS, claim_sections, md, render, render_compact, render_details
 from claimcheck.report.rundata import RunData, dumps
 from claimcheck.store.filelock import LockTimeout, hold, to_stderr
@@ -47,8 +34,7 @@ class Written:
 
 @contextmanager
 def _report_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside ``path`` (``filelock.hold``) so that two sessions never interleave their
-    report sets; a lock not got in time ends as an OSError."""
+    """Hold a lock beside ``path`` so that two sessions never interleave their report sets (a timeout: OSError)."""
     lock = path.with_name(f".{path.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -69,15 +55,12 @@ class ReportWriteError(Exception):
 
 
 def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
-    """Finish or clean up what a killed run left (``recover``), then put a banner on the existing report, when
-    claimcheck wrote it (``owns``), so a run killed before it finishes leaves it marked; return what was done.
-
-    Best effort: a report that cannot be read or written is left alone.
-    """
+    """Finish what a killed run left (``recover``), then banner the report claimcheck wrote (``owns``) so that a run
+    killed before it finishes leaves it marked; return what was done (best effort: a failure leaves it alone)."""
     try:
         with _report_lock(path):
-            done = recover(path)
-            m = read_manifest(path)
+            done = fileset.recover(path)
+            m = fileset.read_manifest(path)
             if m is None or not owns(path, path):
                 return done
             raw = path.read_bytes()
@@ -87,7 +70,7 @@ def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
             if text.startswith("> **This report is from an earlier run.**"):
                 text = text.split("\n\n", 1)[-1]
             write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
-            record_written(path, [path])  # the banner is claimcheck's too: record the new content
+            fileset.record_written(path, [path])  # the banner is claimcheck's too: record the new content
             return done
     except (OSError, UnicodeDecodeError):
         return []
@@ -105,18 +88,16 @@ def write_report(
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
 
-    ``sections`` are markdown sections the session rendered (its comparison with the baseline), ``problems``
-    what it could not do; ``figure_cache`` a folder of figures drawn before (``figures.cached_group``);
-    ``sidecar`` the run's JSON text when the caller has it (``rundata.dumps``). A figure that fails is named
-    in the report. The set is staged and committed under one lock (``fileset``): the old set or the new one,
-    never a mix. Raise ReportWriteError naming the path and the cause when it cannot be written; the old set
-    is kept.
+    ``sections``: markdown the session rendered (the baseline comparison); ``problems``: what it could not do;
+    ``figure_cache``: ``figures.cached_group``'s folder; ``sidecar``: the run's JSON text if the caller has it. The
+    set is staged and committed under one lock: the old set or the new one, never a mix; ReportWriteError (the
+    old set kept) names the path and the cause when it cannot be written.
     """
-    written = Written(path, sidecar_path(path), problems=list(problems))
+    written = Written(path, fileset.sidecar_path(path), problems=list(problems))
     extra = list(sections)
     try:
         with _report_lock(path):
-            recover(path)
+            fileset.recover(path)
             _write_set(run, path, written, extra, figures, figure_cache, sidecar)
     except OSError as e:
         where = f" ({e.filename})" if e.filename else ""
@@ -148,9 +129,9 @@ def _write_set(
         if why is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     run_id = run.env.get("run id", "run")
-    stage = staging_dir(path, run_id)
-    folder = figure_dir(path)
-    remove_staging(path, stage.name)
+    stage = fileset.staging_dir(path, run_id)
+    folder = fileset.figure_dir(path)
+    fileset.remove_staging(path, stage.name)
     try:
         write_atomic(stage / written.json.name, dumps(run) if sidecar is None else sidecar)
         try:  # figures never decide the outcome
@@ -173,19 +154,17 @@ def _write_set(
         if why is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
-        remove_staging(path, stage.name)
+        fileset.remove_staging(path, stage.name)
         raise
-    written.left_alone = commit(
+    written.left_alone = fileset.commit(
         path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])]
     )  # an old details file goes only when the manifest records it with its present content
 
 
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
-    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write.
-
-    The problems name each file relative to the report's folder (the markdown carries no path of the machine).
-    """
-    folder = figure_dir(report)
+    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write (the
+    problems name each relative to the report's folder: the markdown carries no path of the machine)."""
+    folder = fileset.figure_dir(report)
     if folder.exists() and not folder.is_dir():
         problems.append(f"no figure is shown: {folder.name} is a file, not a folder")
         return []
@@ -217,10 +196,8 @@ def markdown_files(
 
 
 def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
-    """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
-
-    When the report is whole, an earlier details file is removed only if claimcheck wrote it (``owns``).
-    """
+    """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None
+    (an earlier details file is then removed only if claimcheck wrote it)."""
     for name, text in files.items():
         write_atomic(path.with_name(name), text)
     details = details_path(path)
@@ -228,7 +205,7 @@ def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
         return details
     if owns(path, details):
         details.unlink()
-        forget_written(path, [details])
+        fileset.forget_written(path, [details])
     return None
 
 
