@@ -4,6 +4,7 @@ in docs/report.md."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -112,8 +113,7 @@ def break_gaps(x: np.ndarray, *ys: np.ndarray) -> tuple[np.ndarray, ...]:
 def _threshold(curves: Sequence[Curve], given: float | None) -> float | None:
     if given is not None:
         return float(given)
-    found = [getattr(c, "threshold", None) for c in curves]
-    values = [float(t) for t in found if t is not None]
+    values = [float(t) for c in curves if (t := getattr(c, "threshold", None)) is not None]
     return values[0] if values else None
 
 
@@ -147,22 +147,17 @@ def figure_key(title: str, curves: Sequence[Curve], threshold: float | None) -> 
             for c in curves
         ],  # vars: no deep copy; a curve's optional drawing attributes (kind, threshold) too
         "threshold": threshold,
-        "code": _source_digest(),
-        "matplotlib": _matplotlib_version(),
+        "code": _drawing_code()[0],
+        "matplotlib": _drawing_code()[1],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
 @functools.cache
-def _source_digest() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-
-
-@functools.cache
-def _matplotlib_version() -> str:
-    """Return the installed matplotlib's version, looked up once a process (each lookup scans the installed
+def _drawing_code() -> tuple[str, str]:
+    """Return this file's sha256 and matplotlib's version, once a process (a version lookup scans the installed
     packages' metadata: 20 ms, 0.3 s over a report's 16 figures), without importing matplotlib."""
-    return version("matplotlib")
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), version("matplotlib")
 
 
 def cached_group(
@@ -185,11 +180,9 @@ def cached_group(
     if hit is not None:
         return hit
     png, left_out = draw_group(title, curves, threshold=threshold)
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs a redraw next time, never the figure
         if secret is not None:
             write_atomic(path, seal(FIGURE_SEAL, f"{key} {left_out}\n".encode() + png, secret))
-    except OSError:
-        pass  # a cache that cannot be written costs a redraw next time, never the figure
     return png, left_out
 
 
