@@ -58,11 +58,9 @@ def axis_labels(group: str, curves: Sequence[Curve]) -> tuple[str, str]:
     xlabel = next((c.xlabel for c in curves if c.xlabel), "")
     ylabel = next((c.ylabel for c in curves if c.ylabel), "")
     name = re.sub(r"^C\d+:?\s+", "", group)
-    m = re.fullmatch(r"(.+?) vs (.+?)(?:, .*)?", name)
-    if m:
+    if m := re.fullmatch(r"(.+?) vs (.+?)(?:, .*)?", name):
         ylabel, xlabel = ylabel or m.group(1), xlabel or m.group(2)
-    m = re.fullmatch(r"(.+?) per (GD step|step)", name, flags=re.IGNORECASE)
-    if m:
+    if m := re.fullmatch(r"(.+?) per (GD step|step)", name, flags=re.IGNORECASE):
         ylabel, xlabel = ylabel or m.group(1), xlabel or "GD step"
     if not xlabel:
         xlabel = "GD step" if all(c.x is None for c in curves) else "x"

@@ -206,16 +206,14 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
             _row(*head, rate + md(f" ({taken})" if taken else ""), bar, excluded, controls, version, calibration)
         )
     out = _subject(run) + table_lines(FIRST_SCREEN_HEAD, []) + rows + _ledger_lines(run, results)
-    why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
-    if why:
+    if why := [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
             nodeids = [t.nodeid for t in r.tests] or run.not_run.get(r.claim_id, [])  # or a claim that did not run
             out.append(f"  rerun: {code(rerun_command(run, list(dict.fromkeys(n.split('::')[0] for n in nodeids))))}")
-    skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
-    if skipped:
+    if skipped := [r for r in results if r.verdict is Verdict.SKIPPED]:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
     return out
 
@@ -234,8 +232,7 @@ def _subject(run: RunData) -> list[str]:
         return []
     name = run.env.get("model", "")
     line = f"**Model under test**: `{md(name)}`: {md(facts)}." if name else f"**Model under test**: {md(facts)}."
-    on = run.env.get(CONFIRMED_ON_KEY, "")
-    if on:
+    if on := run.env.get(CONFIRMED_ON_KEY, ""):
         line += (
             f" A protocol's ledger status (confirmed or exploratory) was earned on {md(on)}; it says nothing yet "
             "about this model, whose verdicts are the ones below."
@@ -250,8 +247,7 @@ def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
     """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
     groups: dict[str, list[str]] = {}
     for r in results:
-        state = run.code.get(r.claim_id, {}).get("state")
-        if state:
+        if state := run.code.get(r.claim_id, {}).get("state"):
             groups.setdefault(state, []).append(r.claim_id)
     if not groups:
         return []
@@ -454,8 +450,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if any(cache.values()):
         read = f"{cache['cached']} read, {cache['verified']} of those read verified"
         parts += [f"**Cache**: {cache['computed']} computed, {read}", ""]
-    level = _claim_level(r)
-    if level:
+    if level := _claim_level(r):
         parts += [md(level), ""]
     looks: list[str] = []  # the looks each batched test took: units, what was decided, and why it stopped
     for t in r.tests:
@@ -473,8 +468,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
         parts += [f"Error: {md(_trim(r.reason, 600))}", ""]
-    errors = [t for t in r.tests if t.outcome == "error"]
-    if errors:
+    if errors := [t for t in r.tests if t.outcome == "error"]:
         parts += ["**Tests that raised**", ""]
         parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
@@ -482,8 +476,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
         head = ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"]
         parts += [heading, "", *table_lines(head, rows, md), ""]
-    stats = r.claim_stats + r.control_stats
-    if stats:
+    if stats := r.claim_stats + r.control_stats:
         rows = [
             [
                 (f"control: {s.control}" if s.control else s.part or "claim"),
@@ -503,17 +496,14 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
             seen[key] = seen.get(key, 0) + 1
     regimes = _capped([f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())], "regimes")
     parts += ["**Regime tested**", "", "\n".join(regimes) if seen else "_no regime recorded_", ""]
-    notes = [n for t in r.tests if t.record for n in t.record.notes]
-    if notes:
+    if notes := [n for t in r.tests if t.record for n in t.record.notes]:
         listed = _capped([f"- {md(_trim(n, SHOWN_CHARS))}" for n in dict.fromkeys(notes)], "notes")
         parts += ["<details><summary>Notes</summary>", "", *listed, "", "</details>", ""]
     groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
     names = {g: figure_name(r.claim_id, g) for g in groups}  # linked when drawn (in ``shown``; None: every figure)
-    figures = [f"![{md(g)}]({quote(figure_folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
-    if figures:
+    if figures := [f"![{md(g)}]({quote(figure_folder)}/{n})" for g, n in names.items() if shown is None or n in shown]:
         parts += ["**Figures**", "", *figures, ""]
-    skipped = [t for t in r.tests if t.outcome == "skipped"]
-    if skipped:
+    if skipped := [t for t in r.tests if t.outcome == "skipped"]:
         parts += ["**Skipped tests**", ""] + [f"- {md(t.nodeid)}: {md(t.message)}" for t in skipped]
     return "\n".join(parts).rstrip() + "\n"
 
@@ -568,8 +558,7 @@ def render(
         parts += ["", f"Per-claim details (protocol, parts, controls, statistics, regime, notes, figures): [{details}]"
                   f"({details}); every value is in the JSON sidecar."]  # fmt: skip
     parts += ["", RULE_TEXT, ""]
-    session = session_level(results)
-    if session:
+    if session := session_level(results):
         parts += [md(session), ""]
     parts += [*extra]  # the baseline comparison (and any problems writing the report) before the environment
     env = [(k, portable(v) if isinstance(v, str) else v) for k, v in run.env.items()]
@@ -593,8 +582,7 @@ def claim_sections(run: RunData, figure_folder: str = "figures", figures: set[st
 def gate_lines(gate: dict[str, Any]) -> list[str]:
     """Return the report's lines for the baseline gate: its line in bold, then what makes it (``gate.to_dict``)."""
     lines = [f"**{md(str(gate.get('line', '')))}** ({md(str(gate.get('consequence', '')))})", ""]
-    details = [str(d) for d in gate.get("details", [])]
-    if details:
+    if details := [str(d) for d in gate.get("details", [])]:
         lines += [f"- {md(d)}" for d in details] + [""]
     if not gate.get("section"):  # a run written before the section travelled in its JSON
         return lines
@@ -640,18 +628,15 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
         if r.controls and r.controls_total == 0:
             out.append(("    no discriminating control: every control it ran fails by construction", True))
-        taken = looks_taken(r)
-        if taken:
+        if taken := looks_taken(r):
             out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
         if r.verdict is Verdict.INCONCLUSIVE:
             out.append((f"    why: {why_inconclusive(run, r)}", True))
-        broken = premises(r)
-        if broken:
+        if broken := premises(r):
             out.append((f"    model outside the claim's premises: {'; '.join(broken)}", True))
-    not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
-    if not_holding:
+    if not_holding := [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]:
         out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))
     return out
 

@@ -104,8 +104,7 @@ def write_report(
         raise ReportWriteError(
             f"cannot write the claim report {path}: {e.strerror or type(e).__name__}{where}"
         ) from None
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
+    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
         try:
             with open(summary, "a", encoding="utf-8") as f:
                 f.write(render_compact(run) + "\n")
