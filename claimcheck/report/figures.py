@@ -161,11 +161,8 @@ def _drawing_code() -> tuple[str, str]:
 def cached_group(
     title: str, curves: Sequence[Curve], *, threshold: float | None = None, cache: Path | None = None
 ) -> tuple[bytes, int]:
-    """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before.
-
-    An entry is sealed (``FIGURE_SEAL``) over its key, the count and the PNG; one that fails its seal or holds
-    another key is drawn again and replaced.
-    """
+    """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before (an entry is
+    sealed over its key, the count and the PNG; one that fails its seal or holds another key is drawn again)."""
     if cache is None:
         return draw_group(title, curves, threshold=threshold)
     key = figure_key(title, curves, threshold)
@@ -287,11 +284,9 @@ def draw_figures(
     thresholds: Mapping[tuple[str, str], float] | None = None,
     cache: Path | None = None,
 ) -> Figures:
-    """Write one PNG per (claim, curve group) into ``folder`` (none when not ``enabled``); never raise for one.
-
-    ``thresholds`` maps (claim id, group) to a level drawn on that figure; ``cache`` is ``cached_group``'s folder.
-    A figure that fails is listed in ``problems``, values left out in ``notes``.
-    """
+    """Write one PNG per (claim, curve group) into ``folder`` (none when not ``enabled``); never raise for one:
+    a figure that fails is listed in ``problems``, values left out in ``notes``. ``thresholds`` maps (claim id,
+    group) to a level drawn on that figure; ``cache`` is ``cached_group``'s folder."""
     out = Figures()
     if not enabled:
         return out

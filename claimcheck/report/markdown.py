@@ -1,9 +1,7 @@
 """Render a run as markdown: a first screen (what reproduced, how sure, why not, how to rerun), then one section
 per claim (protocol, parts, controls, statistics, regime, notes, figures); when the whole would exceed ``MAX_CHARS``
 the sections go to a details file (``render(..., details=...)``, ``render_details``) that the first screen links.
-
-The suite describes its subject through the run's environment (``SUBJECT_KEY``, ``CONFIRMED_ON_KEY``) and, in a
-claim's records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject breaks).
+The suite describes its subject in the run's env (``SUBJECT_KEY``, ``CONFIRMED_ON_KEY``) and regimes (``PREMISES_KEY``).
 """
 
 from __future__ import annotations
@@ -100,11 +98,8 @@ def counts(results: Sequence[ClaimResult]) -> str:
 
 
 def split(r: ClaimResult) -> str:
-    """Return which parts of a claim held and which did not, where their verdicts differ, else "".
-
-    An unresolved zone part comes first, then the claim's own verdict: ``INCONCLUSIVE at stops (stopping not
-    resolved up to 256 d); REPRODUCED at collapse, slows``.
-    """
+    """Return which parts of a claim held and which did not, where their verdicts differ, else "": an unresolved
+    zone part first, then the claim's own verdict (``INCONCLUSIVE at stops (...); REPRODUCED at collapse, slows``)."""
     if len(r.parts) <= 1 or r.verdict is Verdict.SKIPPED:
         return ""
     unresolved = [f"{p.verdict.value} at {p.name or 'claim'} ({p.unresolved})" for p in r.parts if p.unresolved]
@@ -534,11 +529,8 @@ def render(
     sections: Sequence[str] | None = None,
 ) -> str:
     """Return the markdown report: the first screen, ``extra`` sections (a baseline comparison), the environment,
-    then the per-claim sections (``sections`` when rendered already), or a link to ``details`` when it is given.
-
-    ``figure_folder`` is the figures' folder relative to the report; ``figures`` the figure files that exist
-    (None: link every figure the run recorded).
-    """
+    then the per-claim sections (``sections`` when rendered already), or a link to ``details`` when it is given;
+    ``figure_folder`` is relative to the report, ``figures`` the figure files that exist (None: link every one)."""
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
     parts += gate_lines(run.gate) if run.gate else []

@@ -87,7 +87,6 @@ def write_report(
     sidecar: str | None = None,
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
-
     ``sections``: markdown the session rendered (the baseline comparison); ``problems``: what it could not do;
     ``figure_cache``: ``figures.cached_group``'s folder; ``sidecar``: the run's JSON text if the caller has it. The
     set is staged and committed under one lock: the old set or the new one, never a mix; ReportWriteError (the
