@@ -17,7 +17,7 @@ from urllib.parse import quote
 from claimcheck.decide.calibration import entry_of, part_mark
 from claimcheck.decide.record import Check
 from claimcheck.decide.undecided import undecided_line
-from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, UnitScore, Verdict
+from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, UnitScore, Verdict
 from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.provenance.expectations import known_label
 from claimcheck.report.rundata import RunData
@@ -265,15 +265,14 @@ _CONTROL_KINDS = {
 }
 
 
+_UNDECLARED = "No protocol declared: every unit must meet every threshold, and every control unit must fail."
+
+
 def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
     fp = f"code fingerprint {identity['fingerprint'][:12]}" if identity.get("fingerprint") else "no code fingerprint"
     lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
     if not proto.declared:
-        return [
-            *lines,
-            "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
-            "",
-        ]
+        return [*lines, _UNDECLARED, ""]
     batched = bool(proto.seeds.batch)
     for p in proto.parts:
         if p.rule == "pass-rate" and p.bar < 1:
@@ -396,9 +395,7 @@ def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
             verb = "accepted" if f["expect"] == "pass" else "rejected"
             out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
         out.append("")
-    failed = [
-        u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
-    ]  # a mean has no failing unit
+    failed = [u for u in p.units if not u.passed and not u.excluded] if p.rule == "pass-rate" else []  # a mean: none
     excluded = [u for u in p.units if u.excluded]
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
     out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
@@ -421,6 +418,11 @@ def _may_pass(c: ControlResult) -> str:
     if c.rate is None:
         return "interval must not meet"
     return "none" if c.max_pass_rate <= 0 else f"< {c.max_pass_rate:g}"
+
+
+def _stat_row(s: StatSummary) -> list[str]:
+    where = f"control: {s.control}" if s.control else s.part or "claim"
+    return [where, s.statistic, f"{s.direction} {s.threshold:g}", s.values.format(), f"{s.met}/{s.values.n}"]
 
 
 def _capped(rows: list[str], what: str) -> list[str]:
@@ -472,17 +474,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         head = ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"]
         parts += [heading, "", *table_lines(head, rows, md), ""]
     if stats := r.claim_stats + r.control_stats:
-        rows = [
-            [
-                (f"control: {s.control}" if s.control else s.part or "claim"),
-                s.statistic,
-                f"{s.direction} {s.threshold:g}",
-                s.values.format(),
-                f"{s.met}/{s.values.n}",
-            ]
-            for s in stats
-        ]
-        head = ["part", "statistic", "threshold", "median [min, max] (n)", "met"]
+        head, rows = ["part", "statistic", "threshold", "median [min, max] (n)", "met"], [_stat_row(s) for s in stats]
         parts += ["**Statistics** (every check of every unit)", "", *table_lines(head, rows, md), ""]
     seen: dict[str, int] = {}
     for t in r.tests:
