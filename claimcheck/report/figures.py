@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 LIMIT = 1e150  # larger magnitudes overflow matplotlib's transforms and tick locators
 SPARSE = 12  # sweeps with at most this many points get markers
 _SCATTER_NAMES = re.compile(r"\bper (configuration|config|point)\b|\bscatter\b", re.IGNORECASE)
+FIGURE_SEAL = b"claimcheck-figure/2 hmac-sha256\n"  # the first line of a cached figure; its HMAC follows
+FIGURE_CAP = 64 * 2**20  # 64 MiB: the largest cached figure read (a figure is tens of KiB)
 
 
 @dataclass
@@ -179,10 +181,6 @@ def cached_group(
         if secret is not None:
             write_atomic(path, seal(FIGURE_SEAL, f"{key} {left_out}\n".encode() + png, secret))
     return png, left_out
-
-
-FIGURE_SEAL = b"claimcheck-figure/2 hmac-sha256\n"  # the first line of a cached figure; its HMAC follows
-FIGURE_CAP = 64 * 2**20  # 64 MiB: the largest cached figure read (a figure is tens of KiB)
 
 
 def _cached_figure(path: Path, key: str, secret: bytes) -> tuple[bytes, int] | None:

@@ -32,11 +32,40 @@ PREMISES_KEY = "premises broken"  # regime entry: the claim's premises its subje
 MAX_CHARS = 60_000  # a GitHub pull-request comment holds 65,536 characters; leave room for a comparison
 RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes, so it never replaces the full report
 VERDICT_ORDER = tuple(Verdict)
-
-
 _URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
 _WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
 WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
+_ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
+FIRST_SCREEN_HEAD = (
+    "claim|what it says|verdict|units passed, rate [interval]|bar|excluded|controls|protocol|calibration"
+)
+STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
+_CONTROL_KINDS = {
+    "sanity": "sanity: fails by construction, not counted",
+    "positive": "positive: the claim holds there by construction",
+}
+_UNDECLARED = "No protocol declared: every unit must meet every threshold, and every control unit must fail."
+_KIND_NOTE = {
+    "sanity": " (sanity: fails by construction, not counted)",
+    "positive": " (positive: holds by construction, must pass)",
+}
+SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
+SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
+RULE_TEXT = (
+    "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
+    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
+    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
+    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
+    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
+    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
+    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
+    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
+    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
+    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
+    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
+    "95% lower bounds of its sensitivity and specificity both reach 0.9."
+)
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit for one step summary
 
 
 def md(text: object) -> str:
@@ -75,9 +104,6 @@ def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]], cel
 def _row(*cells: object) -> str:
     """Return one table row, unpadded; a None cell is left empty (``| |``)."""
     return "|" + "|".join(" " if c is None else f" {c} " for c in cells) + "|"
-
-
-_ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
 
 
 def portable(text: str) -> str:
@@ -171,10 +197,6 @@ def premises(r: ClaimResult) -> list[str]:
     return list(dict.fromkeys(str(items[PREMISES_KEY]) for items in regimes if items.get(PREMISES_KEY)))
 
 
-FIRST_SCREEN_HEAD = ["claim", "what it says", "verdict", "units passed, rate [interval]", "bar", "excluded"]
-FIRST_SCREEN_HEAD += ["controls", "protocol", "calibration"]
-
-
 def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "") -> list[str]:
     rows = []
     on = run.env.get(CONFIRMED_ON_KEY, "")
@@ -200,7 +222,7 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
         rows.append(
             _row(*head, rate + md(f" ({taken})" if taken else ""), bar, excluded, controls, version, calibration)
         )
-    out = _subject(run) + table_lines(FIRST_SCREEN_HEAD, []) + rows + _ledger_lines(run, results)
+    out = _subject(run) + table_lines(FIRST_SCREEN_HEAD.split("|"), []) + rows + _ledger_lines(run, results)
     if why := [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
@@ -235,9 +257,6 @@ def _subject(run: RunData) -> list[str]:
     return [line, ""]
 
 
-STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
-
-
 def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
     """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
     groups: dict[str, list[str]] = {}
@@ -257,15 +276,6 @@ def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
 
 def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
-
-
-_CONTROL_KINDS = {
-    "sanity": "sanity: fails by construction, not counted",
-    "positive": "positive: the claim holds there by construction",
-}
-
-
-_UNDECLARED = "No protocol declared: every unit must meet every threshold, and every control unit must fail."
 
 
 def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
@@ -404,14 +414,6 @@ def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
     return out
 
 
-_KIND_NOTE = {
-    "sanity": " (sanity: fails by construction, not counted)",
-    "positive": " (positive: holds by construction, must pass)",
-}
-SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
-SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
-
-
 def _may_pass(c: ControlResult) -> str:
     if c.kind == "positive":
         return "must pass, as its part"
@@ -493,22 +495,6 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if skipped := [t for t in r.tests if t.outcome == "skipped"]:
         parts += ["**Skipped tests**", ""] + [f"- {md(t.nodeid)}: {md(t.message)}" for t in skipped]
     return "\n".join(parts).rstrip() + "\n"
-
-
-RULE_TEXT = (
-    "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
-    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
-    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
-    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
-    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
-    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
-    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
-    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
-    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
-    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
-    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
-    "95% lower bounds of its sensitivity and specificity both reach 0.9."
-)
 
 
 def render(
@@ -623,9 +609,6 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
     if not_holding := [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]:
         out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))
     return out
-
-
-STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit for one step summary
 
 
 def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:

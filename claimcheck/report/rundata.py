@@ -20,16 +20,23 @@ READABLE = {  # older schemas read as they are: what they lack is derived or lef
     "the gate derives them from the baseline's spread",
 }
 OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}
-
-
 MAX_INT_DIGITS = 308  # an integer of a run file longer than this is past the float range: refused, naming its field
+NOT_STARTED = "the run did not start: "  # how a run refused at start names itself in ``incomplete``
+DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
+TYPED_ENV: dict[str, type] = {
+    "base seed": int,
+    "torch threads": int,
+    "git tree dirty": bool,
+    "budget position": int,
+    "deterministic algorithms": bool,
+}  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
+_LEAVES = (str, int, float, bool, type(None))
+_OUTCOMES = {"passed", "error", "skipped"}
+_DIRECTIONS = {"<=", ">=", "<", ">"}
 
 
 class RunFileError(DataError):
     """A run JSON file cannot be read or is not of this schema."""
-
-
-NOT_STARTED = "the run did not start: "  # how a run refused at start names itself in ``incomplete``
 
 
 @dataclass
@@ -50,9 +57,6 @@ class GateUnits:
             int(raw.get("units", 0)),
             str(raw.get("stopped", "")),
         )
-
-
-DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
 
 
 @dataclass
@@ -102,15 +106,6 @@ class RunData:
         return self._decided if self._decided is not None else aggregate(self.tests, self.not_run, self.titles)
 
 
-TYPED_ENV: dict[str, type] = {
-    "base seed": int,
-    "torch threads": int,
-    "git tree dirty": bool,
-    "budget position": int,
-    "deterministic algorithms": bool,
-}  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
-
-
 def _typed(key: str, value: str) -> Any:
     """Return ``value`` as its JSON type when ``key`` is one of ``TYPED_ENV`` and it parses; else the text."""
     kind = TYPED_ENV.get(key)
@@ -119,9 +114,6 @@ def _typed(key: str, value: str) -> Any:
     if kind is int and value.lstrip("-").isdigit():
         return int(value)
     return value
-
-
-_LEAVES = (str, int, float, bool, type(None))
 
 
 def plain(value: Any) -> Any:
@@ -179,12 +171,7 @@ def claim_dict(
         "multiplicity": r.multiplicity,
         "family": r.family,
         "looks": [  # per test that ran its units in batches: its schedule, its looks and why it stopped
-            {
-                "test": t.nodeid,
-                "schedule": list(t.record.schedule),
-                "looks": [plain(look) for look in t.record.looks],
-                "stopped": t.record.stopped,
-            }
+            {"test": t.nodeid, **_pick(t.record, "schedule looks stopped")}
             for t in r.tests
             if t.record is not None and t.record.schedule
         ],
@@ -259,10 +246,6 @@ def from_dict(raw: Any, source: str) -> RunData:
         )
     except (KeyError, TypeError, ValueError) as e:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None
-
-
-_OUTCOMES = {"passed", "error", "skipped"}
-_DIRECTIONS = {"<=", ">=", "<", ">"}
 
 
 def _number(v: Any) -> bool:
