@@ -121,9 +121,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, _LEAVES):
         return value
     if isinstance(value, list | tuple):
-        if all(isinstance(v, _LEAVES) for v in value):
-            return list(value)
-        return [plain(v) for v in value]
+        return list(value) if all(isinstance(v, _LEAVES) for v in value) else [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if is_dataclass(value) and not isinstance(value, type):
@@ -341,8 +339,7 @@ def load(path: Path) -> RunData:
         raise RunFileError(f"{path}: not valid JSON at line {e.lineno} ({e.msg})") from None
     except RecursionError:
         raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
-    huge = _huge_int(raw)
-    if huge is not None:
+    if (huge := _huge_int(raw)) is not None:
         where, text = huge
         raise RunFileError(
             f"{path}: {where}: an integer of {len(text.lstrip('-')):,} digits ({text[:12]}...), past the "

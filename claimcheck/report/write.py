@@ -12,9 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimcheck.files import write_atomic
-from claimcheck.report import fileset
 from claimcheck.report.figures import draw_figures
-from claimcheck.report.fileset import DETAILS_MARK, details_path, foreign, owns
+from claimcheck.report.fileset import (
+    DETAILS_MARK,
+    commit,
+    details_path,
+    figure_dir,
+    foreign,
+    forget_written,
+    owns,
+    read_manifest,
+    record_written,
+    recover,
+    remove_staging,
+    sidecar_path,
+    staging_dir,
+)
 from claimcheck.report.markdown import MAX_CHARS, claim_sections, md, render, render_compact, render_details
 from claimcheck.report.rundata import RunData, dumps
 from claimcheck.store.filelock import LockTimeout, hold, to_stderr
@@ -59,8 +72,8 @@ def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
     killed before it finishes leaves it marked; return what was done (best effort: a failure leaves it alone)."""
     try:
         with _report_lock(path):
-            done = fileset.recover(path)
-            m = fileset.read_manifest(path)
+            done = recover(path)
+            m = read_manifest(path)
             if m is None or not owns(path, path):
                 return done
             raw = path.read_bytes()
@@ -70,7 +83,7 @@ def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
             if text.startswith("> **This report is from an earlier run.**"):
                 text = text.split("\n\n", 1)[-1]
             write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
-            fileset.record_written(path, [path])  # the banner is claimcheck's too: record the new content
+            record_written(path, [path])  # the banner is claimcheck's too: record the new content
             return done
     except (OSError, UnicodeDecodeError):
         return []
@@ -92,11 +105,11 @@ def write_report(
     set is staged and committed under one lock: the old set or the new one, never a mix; ReportWriteError (the
     old set kept) names the path and the cause when it cannot be written.
     """
-    written = Written(path, fileset.sidecar_path(path), problems=list(problems))
+    written = Written(path, sidecar_path(path), problems=list(problems))
     extra = list(sections)
     try:
         with _report_lock(path):
-            fileset.recover(path)
+            recover(path)
             _write_set(run, path, written, extra, figures, figure_cache, sidecar)
     except OSError as e:
         where = f" ({e.filename})" if e.filename else ""
@@ -127,9 +140,9 @@ def _write_set(
         if why is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     run_id = run.env.get("run id", "run")
-    stage = fileset.staging_dir(path, run_id)
-    folder = fileset.figure_dir(path)
-    fileset.remove_staging(path, stage.name)
+    stage = staging_dir(path, run_id)
+    folder = figure_dir(path)
+    remove_staging(path, stage.name)
     try:
         write_atomic(stage / written.json.name, dumps(run) if sidecar is None else sidecar)
         try:  # figures never decide the outcome
@@ -152,9 +165,9 @@ def _write_set(
         if why is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
-        fileset.remove_staging(path, stage.name)
+        remove_staging(path, stage.name)
         raise
-    written.left_alone = fileset.commit(
+    written.left_alone = commit(
         path, run_id, [written.json, *written.figures, path, *([details] if written.details else [])]
     )  # an old details file goes only when the manifest records it with its present content
 
@@ -162,7 +175,7 @@ def _write_set(
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
     """Return the figures that may be moved into place: none over a file or folder claimcheck did not write (the
     problems name each relative to the report's folder: the markdown carries no path of the machine)."""
-    folder = fileset.figure_dir(report)
+    folder = figure_dir(report)
     if folder.exists() and not folder.is_dir():
         problems.append(f"no figure is shown: {folder.name} is a file, not a folder")
         return []
@@ -203,7 +216,7 @@ def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
         return details
     if owns(path, details):
         details.unlink()
-        fileset.forget_written(path, [details])
+        forget_written(path, [details])
     return None
 
 
