@@ -173,8 +173,7 @@ def cached_group(
         secret: bytes | None = cache_secret(cache)
     except OSError:
         secret = None  # a cache without its key is not read, and not written
-    hit = _cached_figure(path, key, secret) if secret is not None else None
-    if hit is not None:
+    if secret is not None and (hit := _cached_figure(path, key, secret)) is not None:
         return hit
     png, left_out = draw_group(title, curves, threshold=threshold)
     with contextlib.suppress(OSError):  # a cache that cannot be written costs a redraw next time, never the figure

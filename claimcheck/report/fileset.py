@@ -152,8 +152,7 @@ def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
             f"{_quote(entry)} is not a name claimcheck gives a file of the report set {report} (the report, "
             f"{sidecar_path(report).name}, {details_path(report).name}, or a figure in {figure_dir(report).name}/)"
         )
-    path = inside(report, entry)
-    if path is None:
+    if (path := inside(report, entry)) is None:
         return f"{_quote(entry)} lies outside the report folder {report.parent}"
     if not os.path.lexists(path):
         return None
@@ -333,8 +332,7 @@ def record_written(report: Path, written: list[Path], run_id: str = "") -> None:
 
 def forget_written(report: Path, removed: list[Path]) -> None:
     """Drop ``removed`` (files claimcheck just removed) from the manifest beside ``report``, if it names them."""
-    m = read_manifest(report)
-    if m is None:
+    if (m := read_manifest(report)) is None:
         return
     entries = {_relative(report, p) for p in removed}
     if not entries & set(m.files):

@@ -272,8 +272,7 @@ def _validate(raw: dict[str, Any], source: str) -> None:
         outcome = t.get("outcome")
         need(outcome in _OUTCOMES, f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {outcome!r}")
         need(_number(t.get("duration", 0.0)), f"{where}.duration", "must be a number")
-        rec = t.get("record")
-        if rec is None:
+        if (rec := t.get("record")) is None:
             continue
         ok = isinstance(rec, dict) and isinstance(rec.get("checks", []), list)
         need(ok, f"{where}.record", "must be an object with a list of checks")

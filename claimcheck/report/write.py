@@ -136,8 +136,7 @@ def _write_set(
 ) -> None:
     """Stage the sidecar, the figures and the markdown, then commit them (the lock is held)."""
     for target in (path, written.json):
-        why = foreign(path, target)
-        if why is not None:
+        if (why := foreign(path, target)) is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     run_id = run.env.get("run id", "run")
     stage = staging_dir(path, run_id)
@@ -161,8 +160,7 @@ def _write_set(
             write_atomic(stage / name, text)
         details = details_path(path)
         written.details = details if details.name in files else None
-        why = foreign(path, details) if written.details else None
-        if why is not None:
+        if written.details and (why := foreign(path, details)) is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
         remove_staging(path, stage.name)
@@ -181,8 +179,7 @@ def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[P
         return []
     out = []
     for p in figures:
-        why = foreign(report, p)
-        if why is None:
+        if (why := foreign(report, p)) is None:
             out.append(p)
         else:
             where = p.relative_to(report.parent).as_posix()
