@@ -50,9 +50,8 @@ def kind_of(curve: Curve) -> str:
     explicit = getattr(curve, "kind", None)
     if explicit in ("scatter", "line"):
         return str(explicit)
-    if curve.x is not None and len(curve.x) > 1 and np.any(np.diff(np.asarray(curve.x, dtype=np.float64)) < 0):
-        return "scatter"
-    return "scatter" if _SCATTER_NAMES.search(curve.name) else "line"
+    backwards = curve.x is not None and len(curve.x) > 1 and np.any(np.diff(np.asarray(curve.x, dtype=np.float64)) < 0)
+    return "scatter" if backwards or _SCATTER_NAMES.search(curve.name) else "line"
 
 
 def axis_labels(group: str, curves: Sequence[Curve]) -> tuple[str, str]:

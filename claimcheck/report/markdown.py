@@ -31,7 +31,6 @@ CONFIRMED_ON_KEY = "protocols confirmed on"  # env entry: set when the ledger's 
 PREMISES_KEY = "premises broken"  # regime entry: the claim's premises its subject breaks (in the claim's row)
 MAX_CHARS = 60_000  # a GitHub pull-request comment holds 65,536 characters; leave room for a comparison
 RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes, so it never replaces the full report
-VERDICT_ORDER = tuple(Verdict)
 _URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
 _WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
 WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
@@ -118,7 +117,7 @@ def _anchor(r: ClaimResult) -> str:
 def counts(results: Sequence[ClaimResult]) -> str:
     """Return the headline (markdown): the count of each verdict value, every value named, and each split claim."""
     c = Counter(r.verdict for r in results)
-    text = ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
+    text = ", ".join(f"{c[v]} {v.value}" for v in Verdict)
     splits = [f"{md(r.claim_id)} {md(split(r))}" for r in results if split(r)]
     return text + (f" ({'; '.join(splits)})" if splits else "")
 
