@@ -145,10 +145,7 @@ def to_dict(run: RunData) -> dict[str, Any]:
 
 
 def claim_dict(
-    r: ClaimResult,
-    status: str,
-    code: dict[str, str] | None = None,
-    calibration: Sequence[Mapping[str, Any]] = (),
+    r: ClaimResult, status: str, code: dict[str, str] | None = None, calibration: Sequence[Mapping[str, Any]] = ()
 ) -> dict[str, Any]:
     """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
     proto = r.protocol
