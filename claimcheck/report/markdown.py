@@ -285,10 +285,8 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
     batched = bool(proto.seeds.batch)
     for p in proto.parts:
         if p.rule == "pass-rate" and p.bar < 1:
-            rule = f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
-            rule += (
-                f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else ""
-            )
+            sequence = f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks"
+            rule = f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look{sequence if batched else ''}"
         elif p.rule == "pass-rate":
             rule = "every admissible unit must pass (a failure is a counterexample)"
         elif p.rule == "mean":
@@ -301,9 +299,7 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
             rule = "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
-        for s in p.stats:
-            why = f" ({md(s.why)})" if s.why else ""
-            lines.append(f"  - {md(s.describe())}{why}")
+        lines += [f"  - {md(s.describe())}" + (f" ({md(s.why)})" if s.why else "") for s in p.stats]
         if p.premise:
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
     rules = {p.name: p.rule for p in proto.parts}
