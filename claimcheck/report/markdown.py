@@ -429,13 +429,8 @@ def _capped(rows: list[str], what: str) -> list[str]:
 
 
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
-    parts = [
-        f'<a id="{_anchor(r)}"></a>',
-        f"## {md(r.claim_id)}: {md(r.title)}",
-        "",
-        f"**Verdict: {r.verdict.value}**. Paper source: {md(r.source)}",
-        "",
-    ]
+    parts = [f'<a id="{_anchor(r)}"></a>', f"## {md(r.claim_id)}: {md(r.title)}", ""]
+    parts += [f"**Verdict: {r.verdict.value}**. Paper source: {md(r.source)}", ""]
     if r.verdict is Verdict.SKIPPED:
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
@@ -448,8 +443,7 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         parts += [md(level), ""]
     looks: list[str] = []  # the looks each batched test took: units, what was decided, and why it stopped
     for t in r.tests:
-        rec = t.record
-        if rec is None or not rec.schedule:
+        if (rec := t.record) is None or not rec.schedule:
             continue
         plan = ", ".join(str(n) for n in rec.schedule)
         looks.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
