@@ -4,6 +4,7 @@ in docs/report.md."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 LIMIT = 1e150  # larger magnitudes overflow matplotlib's transforms and tick locators
 SPARSE = 12  # sweeps with at most this many points get markers
 _SCATTER_NAMES = re.compile(r"\bper (configuration|config|point)\b|\bscatter\b", re.IGNORECASE)
+FIGURE_SEAL = b"claimcheck-figure/2 hmac-sha256\n"  # the first line of a cached figure; its HMAC follows
+FIGURE_CAP = 64 * 2**20  # 64 MiB: the largest cached figure read (a figure is tens of KiB)
 
 
 @dataclass
@@ -47,9 +50,8 @@ def kind_of(curve: Curve) -> str:
     explicit = getattr(curve, "kind", None)
     if explicit in ("scatter", "line"):
         return str(explicit)
-    if curve.x is not None and len(curve.x) > 1 and np.any(np.diff(np.asarray(curve.x, dtype=np.float64)) < 0):
-        return "scatter"
-    return "scatter" if _SCATTER_NAMES.search(curve.name) else "line"
+    backwards = curve.x is not None and len(curve.x) > 1 and np.any(np.diff(np.asarray(curve.x, dtype=np.float64)) < 0)
+    return "scatter" if backwards or _SCATTER_NAMES.search(curve.name) else "line"
 
 
 def axis_labels(group: str, curves: Sequence[Curve]) -> tuple[str, str]:
@@ -57,11 +59,9 @@ def axis_labels(group: str, curves: Sequence[Curve]) -> tuple[str, str]:
     xlabel = next((c.xlabel for c in curves if c.xlabel), "")
     ylabel = next((c.ylabel for c in curves if c.ylabel), "")
     name = re.sub(r"^C\d+:?\s+", "", group)
-    m = re.fullmatch(r"(.+?) vs (.+?)(?:, .*)?", name)
-    if m:
+    if m := re.fullmatch(r"(.+?) vs (.+?)(?:, .*)?", name):
         ylabel, xlabel = ylabel or m.group(1), xlabel or m.group(2)
-    m = re.fullmatch(r"(.+?) per (GD step|step)", name, flags=re.IGNORECASE)
-    if m:
+    if m := re.fullmatch(r"(.+?) per (GD step|step)", name, flags=re.IGNORECASE):
         ylabel, xlabel = ylabel or m.group(1), xlabel or "GD step"
     if not xlabel:
         xlabel = "GD step" if all(c.x is None for c in curves) else "x"
@@ -112,8 +112,7 @@ def break_gaps(x: np.ndarray, *ys: np.ndarray) -> tuple[np.ndarray, ...]:
 def _threshold(curves: Sequence[Curve], given: float | None) -> float | None:
     if given is not None:
         return float(given)
-    found = [getattr(c, "threshold", None) for c in curves]
-    values = [float(t) for t in found if t is not None]
+    values = [float(t) for c in curves if (t := getattr(c, "threshold", None)) is not None]
     return values[0] if values else None
 
 
@@ -147,32 +146,24 @@ def figure_key(title: str, curves: Sequence[Curve], threshold: float | None) -> 
             for c in curves
         ],  # vars: no deep copy; a curve's optional drawing attributes (kind, threshold) too
         "threshold": threshold,
-        "code": _source_digest(),
-        "matplotlib": _matplotlib_version(),
+        "code": _drawing_code()[0],
+        "matplotlib": _drawing_code()[1],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
 @functools.cache
-def _source_digest() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-
-
-@functools.cache
-def _matplotlib_version() -> str:
-    """Return the installed matplotlib's version, looked up once a process (each lookup scans the installed
+def _drawing_code() -> tuple[str, str]:
+    """Return this file's sha256 and matplotlib's version, once a process (a version lookup scans the installed
     packages' metadata: 20 ms, 0.3 s over a report's 16 figures), without importing matplotlib."""
-    return version("matplotlib")
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), version("matplotlib")
 
 
 def cached_group(
     title: str, curves: Sequence[Curve], *, threshold: float | None = None, cache: Path | None = None
 ) -> tuple[bytes, int]:
-    """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before.
-
-    An entry is sealed (``FIGURE_SEAL``) over its key, the count and the PNG; one that fails its seal or holds
-    another key is drawn again and replaced.
-    """
+    """Return ``draw_group``'s PNG and count, from ``cache`` when the same figure was drawn before (an entry is
+    sealed over its key, the count and the PNG; one that fails its seal or holds another key is drawn again)."""
     if cache is None:
         return draw_group(title, curves, threshold=threshold)
     key = figure_key(title, curves, threshold)
@@ -181,20 +172,13 @@ def cached_group(
         secret: bytes | None = cache_secret(cache)
     except OSError:
         secret = None  # a cache without its key is not read, and not written
-    hit = _cached_figure(path, key, secret) if secret is not None else None
-    if hit is not None:
+    if secret is not None and (hit := _cached_figure(path, key, secret)) is not None:
         return hit
     png, left_out = draw_group(title, curves, threshold=threshold)
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs a redraw next time, never the figure
         if secret is not None:
             write_atomic(path, seal(FIGURE_SEAL, f"{key} {left_out}\n".encode() + png, secret))
-    except OSError:
-        pass  # a cache that cannot be written costs a redraw next time, never the figure
     return png, left_out
-
-
-FIGURE_SEAL = b"claimcheck-figure/2 hmac-sha256\n"  # the first line of a cached figure; its HMAC follows
-FIGURE_CAP = 64 * 2**20  # 64 MiB: the largest cached figure read (a figure is tens of KiB)
 
 
 def _cached_figure(path: Path, key: str, secret: bytes) -> tuple[bytes, int] | None:
@@ -296,11 +280,9 @@ def draw_figures(
     thresholds: Mapping[tuple[str, str], float] | None = None,
     cache: Path | None = None,
 ) -> Figures:
-    """Write one PNG per (claim, curve group) into ``folder`` (none when not ``enabled``); never raise for one.
-
-    ``thresholds`` maps (claim id, group) to a level drawn on that figure; ``cache`` is ``cached_group``'s folder.
-    A figure that fails is listed in ``problems``, values left out in ``notes``.
-    """
+    """Write one PNG per (claim, curve group) into ``folder`` (none when not ``enabled``); never raise for one:
+    a figure that fails is listed in ``problems``, values left out in ``notes``. ``thresholds`` maps (claim id,
+    group) to a level drawn on that figure; ``cache`` is ``cached_group``'s folder."""
     out = Figures()
     if not enabled:
         return out

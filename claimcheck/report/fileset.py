@@ -1,11 +1,10 @@
 """Own a report's set of files (markdown, JSON sidecar, details file, figures) and replace it as a whole.
 
-A manifest beside the report (``.<report name>.manifest.json``) names each file the last run wrote, with its
-sha256; only such a file, under a name claimcheck gives a file of the set (``own_name``) and holding what
-claimcheck writes there, is ever replaced or removed; any other entry is left alone and named
-(``ReportSetWarning``). A new set is staged beside the report, then committed: the manifest names the moves
-(the commit point), the files are moved into place, and ``recover`` finishes a commit a kill cut short
-(docs/reliability.md, "Nothing lost, nothing injected").
+A manifest beside the report names each file the last run wrote, with its sha256; only such a file, under a name
+claimcheck gives a file of the set (``own_name``) and holding what claimcheck writes there, is ever replaced or
+removed; any other entry is left alone and named (``ReportSetWarning``). A new set is staged beside the report,
+then committed: the manifest names the moves (the commit point), the files are moved into place, and ``recover``
+finishes a commit a kill cut short (docs/reliability.md, "Nothing lost, nothing injected").
 """
 
 from __future__ import annotations
@@ -41,18 +40,16 @@ class ReportSetWarning(UserWarning):
 
 @dataclass
 class Manifest:
-    """The files of one report set (relative to the report's folder), and a commit's moves while it is under way.
-
-    ``sha256``: each file's hash as claimcheck wrote it; ``before``: each file a commit replaces or removes, as it
-    was when the commit began. An entry without a matching hash is never removed, moved or moved over.
-    """
+    """The files of one report set (relative to the report's folder), and a commit's moves while it is under way;
+    an entry without a matching hash (``sha256``, or ``before``: as it was when the commit began) is never removed,
+    moved or moved over."""
 
     run_id: str
     files: list[str] = field(default_factory=list)
     moves: list[tuple[str, str]] = field(default_factory=list)  # staged -> final, still to do
     remove: list[str] = field(default_factory=list)  # files of the old set the new one lacks, still to remove
-    sha256: dict[str, str] = field(default_factory=dict)
-    before: dict[str, str] = field(default_factory=dict)
+    sha256: dict[str, str] = field(default_factory=dict)  # each file's hash as claimcheck wrote it
+    before: dict[str, str] = field(default_factory=dict)  # each file a commit replaces or removes, as it was
 
 
 def manifest_path(report: Path) -> Path:
@@ -135,9 +132,7 @@ def inside(report: Path, entry: str) -> Path | None:
     """Return the path a manifest ``entry`` (relative, no ``..`` or NUL) names in the report's folder or below it
     (links resolved), or None if it leaves the folder."""
     rel = PurePosixPath(entry)
-    if not entry or rel.is_absolute() or ".." in rel.parts or "\\" in entry or "\0" in entry:
-        return None
-    if rel == PurePosixPath("."):
+    if not rel.parts or rel.is_absolute() or ".." in rel.parts or "\\" in entry or "\0" in entry:  # "", "."
         return None
     folder = report.parent
     path = folder.joinpath(*rel.parts)
@@ -157,8 +152,7 @@ def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
             f"{_quote(entry)} is not a name claimcheck gives a file of the report set {report} (the report, "
             f"{sidecar_path(report).name}, {details_path(report).name}, or a figure in {figure_dir(report).name}/)"
         )
-    path = inside(report, entry)
-    if path is None:
+    if (path := inside(report, entry)) is None:
         return f"{_quote(entry)} lies outside the report folder {report.parent}"
     if not os.path.lexists(path):
         return None
@@ -172,8 +166,7 @@ def _why_not_ours(report: Path, entry: str, recorded: str | None) -> str | None:
 
 
 def _not_its_content(report: Path, entry: str, path: Path) -> str | None:
-    """Return why ``path`` does not hold what claimcheck writes under the set's name ``entry`` (a run file, a
-    details file opening with ``DETAILS_MARK``, a PNG; the report may hold anything), or None."""
+    """Return why ``path`` does not hold what claimcheck writes as ``entry`` (the report may hold anything), or None."""
     if entry == report.name:
         return None
     try:
@@ -203,19 +196,15 @@ def _relative(report: Path, path: Path) -> str:
 
 
 def owns(report: Path, path: Path) -> bool:
-    """Return whether the manifest records ``path`` as a file of the set at ``report`` with its present content
-    (nothing is inferred from a file's name or what it holds)."""
+    """Return whether the manifest records ``path`` as a file of the set at ``report`` with its present content."""
     m = read_manifest(report)
     try:
         entry = _relative(report, path)
     except ValueError:
         return False
-    return (
-        m is not None
-        and entry in m.files
-        and os.path.lexists(path)
-        and _why_not_ours(report, entry, m.sha256.get(entry)) is None
-    )
+    if m is None or entry not in m.files or not os.path.lexists(path):
+        return False
+    return _why_not_ours(report, entry, m.sha256.get(entry)) is None
 
 
 def foreign(report: Path, path: Path) -> str | None:
@@ -282,12 +271,9 @@ def commit(report: Path, run_id: str, staged: list[Path]) -> list[str]:
 
 
 def _apply(report: Path, m: Manifest) -> list[str]:
-    """Do the moves and removals ``m`` names that are not done yet, then record the set as complete.
-
-    A move goes from this report's staging folder to a file of the set, with the content recorded for it, over
-    nothing or the file recorded before; a removal only of a file with the content recorded. Return what was
-    left alone.
-    """
+    """Do the moves and removals ``m`` names that are not done yet, then record the set as complete; return what
+    was left alone (a move only from this report's staging folder to a file of the set, with the content recorded
+    for it, over nothing or the file recorded before; a removal only of a file with the content recorded)."""
     left: list[str] = []
     for src, dst in m.moves:
         source, target = inside(report, src), inside(report, dst)
@@ -346,8 +332,7 @@ def record_written(report: Path, written: list[Path], run_id: str = "") -> None:
 
 def forget_written(report: Path, removed: list[Path]) -> None:
     """Drop ``removed`` (files claimcheck just removed) from the manifest beside ``report``, if it names them."""
-    m = read_manifest(report)
-    if m is None:
+    if (m := read_manifest(report)) is None:
         return
     entries = {_relative(report, p) for p in removed}
     if not entries & set(m.files):

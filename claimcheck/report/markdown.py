@@ -1,9 +1,7 @@
 """Render a run as markdown: a first screen (what reproduced, how sure, why not, how to rerun), then one section
 per claim (protocol, parts, controls, statistics, regime, notes, figures); when the whole would exceed ``MAX_CHARS``
 the sections go to a details file (``render(..., details=...)``, ``render_details``) that the first screen links.
-
-The suite describes its subject through the run's environment (``SUBJECT_KEY``, ``CONFIRMED_ON_KEY``) and, in a
-claim's records, a regime entry ``PREMISES_KEY`` (the claim's premises the subject breaks).
+The suite describes its subject in the run's env (``SUBJECT_KEY``, ``CONFIRMED_ON_KEY``) and regimes (``PREMISES_KEY``).
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from urllib.parse import quote
 from claimcheck.decide.calibration import entry_of, part_mark
 from claimcheck.decide.record import Check
 from claimcheck.decide.undecided import undecided_line
-from claimcheck.decide.verdicts import ClaimResult, PartResult, UnitScore, Verdict
+from claimcheck.decide.verdicts import ClaimResult, ControlResult, PartResult, StatSummary, UnitScore, Verdict
 from claimcheck.protocol.spec import N_BUDGETS, SPAN, ClaimProtocol
 from claimcheck.provenance.expectations import known_label
 from claimcheck.report.rundata import RunData
@@ -33,12 +31,40 @@ CONFIRMED_ON_KEY = "protocols confirmed on"  # env entry: set when the ledger's 
 PREMISES_KEY = "premises broken"  # regime entry: the claim's premises its subject breaks (in the claim's row)
 MAX_CHARS = 60_000  # a GitHub pull-request comment holds 65,536 characters; leave room for a comparison
 RERUN_REPORT = "reports/claim-rerun.md"  # where a printed rerun command writes, so it never replaces the full report
-VERDICT_ORDER = tuple(Verdict)
-
-
 _URL_SCHEME = re.compile(r"(?<=[A-Za-z0-9])://")  # http://, https://, ftp://: GFM links them bare
 _WWW = re.compile(r"(?i)\b(www)\.")  # www.host: GFM links it bare
 WORD_JOINER = "\u2060"  # invisible; before an @ it keeps GFM from reading an email address (no escape does)
+_ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
+FIRST_SCREEN_HEAD = (
+    "claim|what it says|verdict|units passed, rate [interval]|bar|excluded|controls|protocol|calibration"
+)
+STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
+_CONTROL_KINDS = {
+    "sanity": "sanity: fails by construction, not counted",
+    "positive": "positive: the claim holds there by construction",
+}
+_UNDECLARED = "No protocol declared: every unit must meet every threshold, and every control unit must fail."
+_KIND_NOTE = {
+    "sanity": " (sanity: fails by construction, not counted)",
+    "positive": " (positive: holds by construction, must pass)",
+}
+SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
+SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
+RULE_TEXT = (
+    "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
+    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
+    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
+    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
+    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
+    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
+    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
+    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
+    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
+    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
+    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
+    "95% lower bounds of its sensitivity and specificity both reach 0.9."
+)
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit for one step summary
 
 
 def md(text: object) -> str:
@@ -70,11 +96,13 @@ def rerun_command(run: RunData, targets: Sequence[str]) -> str:
 
 def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]], cell: Any = str) -> list[str]:
     """Return a markdown table's lines, each cell written by ``cell``; unpadded, to keep a report small."""
-    line = [f"| {' | '.join(cell(c) for c in row)} |" for row in (headers, *rows)]
+    line = [_row(*(cell(c) for c in row)) for row in (headers, *rows)]
     return [line[0], "|" + "---|" * len(headers), *line[1:]]
 
 
-_ABSOLUTE = re.compile(r"(?<![\w.$~/:-])/(?:[^\s/'\"=]+/)*([^\s/'\"=]+)")
+def _row(*cells: object) -> str:
+    """Return one table row, unpadded; a None cell is left empty (``| |``)."""
+    return "|" + "|".join(" " if c is None else f" {c} " for c in cells) + "|"
 
 
 def portable(text: str) -> str:
@@ -89,17 +117,14 @@ def _anchor(r: ClaimResult) -> str:
 def counts(results: Sequence[ClaimResult]) -> str:
     """Return the headline (markdown): the count of each verdict value, every value named, and each split claim."""
     c = Counter(r.verdict for r in results)
-    text = ", ".join(f"{c[v]} {v.value}" for v in VERDICT_ORDER)
+    text = ", ".join(f"{c[v]} {v.value}" for v in Verdict)
     splits = [f"{md(r.claim_id)} {md(split(r))}" for r in results if split(r)]
     return text + (f" ({'; '.join(splits)})" if splits else "")
 
 
 def split(r: ClaimResult) -> str:
-    """Return which parts of a claim held and which did not, where their verdicts differ, else "".
-
-    An unresolved zone part comes first, then the claim's own verdict: ``INCONCLUSIVE at stops (stopping not
-    resolved up to 256 d); REPRODUCED at collapse, slows``.
-    """
+    """Return which parts of a claim held and which did not, where their verdicts differ, else "": an unresolved
+    zone part first, then the claim's own verdict (``INCONCLUSIVE at stops (...); REPRODUCED at collapse, slows``)."""
     if len(r.parts) <= 1 or r.verdict is Verdict.SKIPPED:
         return ""
     unresolved = [f"{p.verdict.value} at {p.name or 'claim'} ({p.unresolved})" for p in r.parts if p.unresolved]
@@ -117,10 +142,8 @@ def _short_status(status: str) -> str:
     return status.split(":", 1)[0] if status else "n/a"
 
 
-def _rate_cell(p: PartResult) -> str:
-    if p.rate is not None:
-        return p.rate.format()
-    return _intervals(p.estimates)
+def _rate_cell(p: PartResult | ControlResult) -> str:
+    return p.rate.format() if p.rate is not None else _intervals(p.estimates)
 
 
 def _intervals(estimates: Sequence[Check]) -> str:
@@ -135,8 +158,10 @@ def _bar_cell(p: PartResult, proto: ClaimProtocol | None) -> str:
     return f"> {p.bar:g}" if p.bar < 1 else "every unit"
 
 
-def _excluded(p: PartResult) -> int:
-    return sum(bool(u.excluded) for u in p.units)
+def _part_cells(run: RunData, r: ClaimResult, p: PartResult) -> tuple[str, str, int, str]:
+    """Return a part's first-screen cells: its rate, its bar, how many units were excluded, its calibration."""
+    excluded = sum(bool(u.excluded) for u in p.units)
+    return _rate_cell(p), _bar_cell(p, r.protocol), excluded, _calibration_cell(run, r, p.name)
 
 
 def _controls_cell(r: ClaimResult) -> str:
@@ -167,14 +192,8 @@ def _known(r: ClaimResult, run: RunData) -> str:
 
 def premises(r: ClaimResult) -> list[str]:
     """Return the premises of the claim that its subject breaks, as its records state them (``PREMISES_KEY``)."""
-    found = [
-        str(items[PREMISES_KEY])
-        for t in r.tests
-        if t.record
-        for items in t.record.regime.values()
-        if items.get(PREMISES_KEY)
-    ]
-    return list(dict.fromkeys(found))
+    regimes = [items for t in r.tests if t.record for items in t.record.regime.values()]
+    return list(dict.fromkeys(str(items[PREMISES_KEY]) for items in regimes if items.get(PREMISES_KEY)))
 
 
 def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "") -> list[str]:
@@ -188,39 +207,29 @@ def _first_screen(run: RunData, results: Sequence[ClaimResult], details: str = "
         )
         broken = premises(r)
         what = md(r.title) + (f" **Model outside the claim's premises:** {md('; '.join(broken))}" if broken else "")
-        head = f"| [{md(r.claim_id)}]({details}#{_anchor(r)}) | {what} | **{r.verdict.value}**{_known(r, run)}"
-        taken = looks_taken(r)
-        if len(r.parts) <= 1:
-            p = r.parts[0] if r.parts else None
-            rows.append(
-                f"{head} | {_rate_cell(p) if p else 'n/a'}{md(f' ({taken})' if taken else '')} | "
-                f"{_bar_cell(p, proto) if p else 'n/a'} | {_excluded(p) if p else 0} | {_controls_cell(r)} | "
-                f"{version} | {_calibration_cell(run, r, p.name) if p else 'n/a'} |"
-            )
+        head = [f"[{md(r.claim_id)}]({details}#{_anchor(r)})", what, f"**{r.verdict.value}**{_known(r, run)}"]
+        taken, controls = looks_taken(r), _controls_cell(r)
+        if len(r.parts) > 1:
+            head[-1] += f" ({md(split(r))})" if split(r) else ""
+            rows.append(_row(*head, md(taken), None, None, controls, version, None))
+            for p in r.parts:
+                rate, bar, excluded, calibration = _part_cells(run, r, p)
+                claim = f"{md(r.claim_id)}.{md(p.name)}"
+                rows.append(_row(claim, md(p.statement), p.verdict.value, rate, bar, excluded, None, None, calibration))
             continue
-        parts = f" ({md(split(r))})" if split(r) else ""
-        rows.append(f"{head}{parts} | {md(taken)} | | | {_controls_cell(r)} | {version} | |")
-        rows += [
-            f"| {md(r.claim_id)}.{md(p.name)} | {md(p.statement)} | {p.verdict.value} | {_rate_cell(p)} | "
-            f"{_bar_cell(p, proto)} | {_excluded(p)} | | | {_calibration_cell(run, r, p.name)} |"
-            for p in r.parts
-        ]
-    header = [
-        "| claim | what it says | verdict | units passed, rate [interval] | bar | excluded | controls | protocol "
-        "| calibration |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    out = _subject(run) + header + rows + _ledger_lines(run, results)
-    why = [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
-    if why:
+        rate, bar, excluded, calibration = _part_cells(run, r, r.parts[0]) if r.parts else ("n/a", "n/a", 0, "n/a")
+        rows.append(
+            _row(*head, rate + md(f" ({taken})" if taken else ""), bar, excluded, controls, version, calibration)
+        )
+    out = _subject(run) + table_lines(FIRST_SCREEN_HEAD.split("|"), []) + rows + _ledger_lines(run, results)
+    if why := [r for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]:
         out += ["", "**Why not, and how to rerun**", ""]
         for r in why:
             text = why_inconclusive(run, r) if r.verdict is Verdict.INCONCLUSIVE else _trim(r.reason, 400)
             out.append(f"- **{md(r.claim_id)} {r.verdict.value}**: {md(text)}")
             nodeids = [t.nodeid for t in r.tests] or run.not_run.get(r.claim_id, [])  # or a claim that did not run
             out.append(f"  rerun: {code(rerun_command(run, list(dict.fromkeys(n.split('::')[0] for n in nodeids))))}")
-    skipped = [r for r in results if r.verdict is Verdict.SKIPPED]
-    if skipped:
+    if skipped := [r for r in results if r.verdict is Verdict.SKIPPED]:
         out += ["", "**Skipped**", ""] + [f"- {md(r.claim_id)}: {md(r.reason)}" for r in skipped]
     return out
 
@@ -239,8 +248,7 @@ def _subject(run: RunData) -> list[str]:
         return []
     name = run.env.get("model", "")
     line = f"**Model under test**: `{md(name)}`: {md(facts)}." if name else f"**Model under test**: {md(facts)}."
-    on = run.env.get(CONFIRMED_ON_KEY, "")
-    if on:
+    if on := run.env.get(CONFIRMED_ON_KEY, ""):
         line += (
             f" A protocol's ledger status (confirmed or exploratory) was earned on {md(on)}; it says nothing yet "
             "about this model, whose verdicts are the ones below."
@@ -248,15 +256,11 @@ def _subject(run: RunData) -> list[str]:
     return [line, ""]
 
 
-STATE_WORDS = {"confirmed": "confirmed", "registered": "registered, not confirmed", "changed": "changed"}
-
-
 def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
     """Return the first screen's ledger line: which claims are confirmed, registered or changed, and on which engine."""
     groups: dict[str, list[str]] = {}
     for r in results:
-        state = run.code.get(r.claim_id, {}).get("state")
-        if state:
+        if state := run.code.get(r.claim_id, {}).get("state"):
             groups.setdefault(state, []).append(r.claim_id)
     if not groups:
         return []
@@ -270,34 +274,19 @@ def _ledger_lines(run: RunData, results: Sequence[ClaimResult]) -> list[str]:
 
 
 def _trim(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut + " ..."
-
-
-_CONTROL_KINDS = {
-    "sanity": "sanity: fails by construction, not counted",
-    "positive": "positive: the claim holds there by construction",
-}
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str]) -> list[str]:
     fp = f"code fingerprint {identity['fingerprint'][:12]}" if identity.get("fingerprint") else "no code fingerprint"
     lines = [f"**Protocol v{proto.version}** ({md(status or 'no ledger')}; {fp})", ""]
     if not proto.declared:
-        return [
-            *lines,
-            "No protocol declared: every unit must meet every threshold, and every control unit must fail.",
-            "",
-        ]
+        return [*lines, _UNDECLARED, ""]
     batched = bool(proto.seeds.batch)
     for p in proto.parts:
         if p.rule == "pass-rate" and p.bar < 1:
-            rule = f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look"
-            rule += (
-                f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks" if batched else ""
-            )
+            sequence = f", beta-binomial confidence sequence (prior Beta{tuple(proto.prior)}) over looks"
+            rule = f"pass rate of {md(p.unit)}s vs bar {p.bar:g}: exact test at one look{sequence if batched else ''}"
         elif p.rule == "pass-rate":
             rule = "every admissible unit must pass (a failure is a counterexample)"
         elif p.rule == "mean":
@@ -310,9 +299,7 @@ def _protocol_block(proto: ClaimProtocol, status: str, identity: dict[str, str])
             rule = "estimate with its interval vs the threshold (interval only: outside the family-wise level)"
         name = f"{code(p.name)}: " if p.name else ""
         lines.append(f"- {name}{md(p.statement)}; rule: {rule}")
-        for s in p.stats:
-            why = f" ({md(s.why)})" if s.why else ""
-            lines.append(f"  - {md(s.describe())}{why}")
+        lines += [f"  - {md(s.describe())}" + (f" ({md(s.why)})" if s.why else "") for s in p.stats]
         if p.premise:
             lines.append(f"  - premise (a unit outside it is excluded and listed): {md(p.premise)}")
     rules = {p.name: p.rule for p in proto.parts}
@@ -413,9 +400,7 @@ def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
             verb = "accepted" if f["expect"] == "pass" else "rejected"
             out.append(f"- must {f['expect']}: {md(f['name'])}: {f['right']}/{f['cases']} {verb}")
         out.append("")
-    failed = [
-        u for u in p.units if not u.passed and not u.excluded and p.rule == "pass-rate"
-    ]  # a mean has no failing unit
+    failed = [u for u in p.units if not u.passed and not u.excluded] if p.rule == "pass-rate" else []  # a mean: none
     excluded = [u for u in p.units if u.excluded]
     out += _unit_lines(run, "Units that failed", failed, p.unit_name)
     out += _unit_lines(run, "Units excluded (outside the premise; not counted)", excluded, p.unit_name)
@@ -424,12 +409,17 @@ def _part_block(run: RunData, r: ClaimResult, p: PartResult) -> list[str]:
     return out
 
 
-_KIND_NOTE = {
-    "sanity": " (sanity: fails by construction, not counted)",
-    "positive": " (positive: holds by construction, must pass)",
-}
-SHOWN_CHARS = 400  # longer notes and regimes are cut in the markdown; the JSON sidecar has them whole
-SHOWN_ROWS = 8  # notes or regimes shown per claim; the rest are counted and left to the JSON
+def _may_pass(c: ControlResult) -> str:
+    if c.kind == "positive":
+        return "must pass, as its part"
+    if c.rate is None:
+        return "interval must not meet"
+    return "none" if c.max_pass_rate <= 0 else f"< {c.max_pass_rate:g}"
+
+
+def _stat_row(s: StatSummary) -> list[str]:
+    where = f"control: {s.control}" if s.control else s.part or "claim"
+    return [where, s.statistic, f"{s.direction} {s.threshold:g}", s.values.format(), f"{s.met}/{s.values.n}"]
 
 
 def _capped(rows: list[str], what: str) -> list[str]:
@@ -439,13 +429,8 @@ def _capped(rows: list[str], what: str) -> list[str]:
 
 
 def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] | None) -> str:
-    parts = [
-        f'<a id="{_anchor(r)}"></a>',
-        f"## {md(r.claim_id)}: {md(r.title)}",
-        "",
-        f"**Verdict: {r.verdict.value}**. Paper source: {md(r.source)}",
-        "",
-    ]
+    parts = [f'<a id="{_anchor(r)}"></a>', f"## {md(r.claim_id)}: {md(r.title)}", ""]
+    parts += [f"**Verdict: {r.verdict.value}**. Paper source: {md(r.source)}", ""]
     if r.verdict is Verdict.SKIPPED:
         return "\n".join([*parts, f"Skipped: {md(r.reason)}"])
     if r.protocol is not None:
@@ -454,13 +439,11 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
     if any(cache.values()):
         read = f"{cache['cached']} read, {cache['verified']} of those read verified"
         parts += [f"**Cache**: {cache['computed']} computed, {read}", ""]
-    level = _claim_level(r)
-    if level:
+    if level := _claim_level(r):
         parts += [md(level), ""]
     looks: list[str] = []  # the looks each batched test took: units, what was decided, and why it stopped
     for t in r.tests:
-        rec = t.record
-        if rec is None or not rec.schedule:
+        if (rec := t.record) is None or not rec.schedule:
             continue
         plan = ", ".join(str(n) for n in rec.schedule)
         looks.append(f"- `{md(t.nodeid)}`: looks planned at {plan} units; {md(rec.stopped or 'did not finish')}")
@@ -473,43 +456,16 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
         parts += _part_block(run, r, p)
     if r.verdict is Verdict.ERROR:
         parts += [f"Error: {md(_trim(r.reason, 600))}", ""]
-    errors = [t for t in r.tests if t.outcome == "error"]
-    if errors:
+    if errors := [t for t in r.tests if t.outcome == "error"]:
         parts += ["**Tests that raised**", ""]
         parts += [f"- {code(t.nodeid)}: {md(_trim(t.message, 300))}" for t in errors] + [""]
     if r.controls:
-        rows = [
-            [
-                c.name + _KIND_NOTE.get(c.kind, ""),
-                c.why,
-                c.rate.format() if c.rate else _intervals(c.estimates),
-                "must pass, as its part"
-                if c.kind == "positive"
-                else "interval must not meet"
-                if c.rate is None
-                else "none"
-                if c.max_pass_rate <= 0
-                else f"< {c.max_pass_rate:g}",
-                c.status,
-            ]
-            for c in r.controls
-        ]
+        rows = [[c.name + _KIND_NOTE.get(c.kind, ""), c.why, _rate_cell(c), _may_pass(c), c.status] for c in r.controls]
         heading = "**Controls** (positive ones must pass)" if r.positive_controls else "**Negative controls**"
         head = ["control", "why the claim should not hold there", "passed (as if the claim held)", "may pass", "status"]
         parts += [heading, "", *table_lines(head, rows, md), ""]
-    stats = r.claim_stats + r.control_stats
-    if stats:
-        rows = [
-            [
-                (f"control: {s.control}" if s.control else s.part or "claim"),
-                s.statistic,
-                f"{s.direction} {s.threshold:g}",
-                s.values.format(),
-                f"{s.met}/{s.values.n}",
-            ]
-            for s in stats
-        ]
-        head = ["part", "statistic", "threshold", "median [min, max] (n)", "met"]
+    if stats := r.claim_stats + r.control_stats:
+        head, rows = ["part", "statistic", "threshold", "median [min, max] (n)", "met"], [_stat_row(s) for s in stats]
         parts += ["**Statistics** (every check of every unit)", "", *table_lines(head, rows, md), ""]
     seen: dict[str, int] = {}
     for t in r.tests:
@@ -518,35 +474,16 @@ def _section(run: RunData, r: ClaimResult, figure_folder: str, shown: set[str] |
             seen[key] = seen.get(key, 0) + 1
     regimes = _capped([f"- {md(_trim(k, SHOWN_CHARS))} (tests: {n})" for k, n in sorted(seen.items())], "regimes")
     parts += ["**Regime tested**", "", "\n".join(regimes) if seen else "_no regime recorded_", ""]
-    notes = [n for t in r.tests if t.record for n in t.record.notes]
-    if notes:
+    if notes := [n for t in r.tests if t.record for n in t.record.notes]:
         listed = _capped([f"- {md(_trim(n, SHOWN_CHARS))}" for n in dict.fromkeys(notes)], "notes")
         parts += ["<details><summary>Notes</summary>", "", *listed, "", "</details>", ""]
     groups = dict.fromkeys(c.group for t in r.tests if t.record for c in t.record.curves)
     names = {g: figure_name(r.claim_id, g) for g in groups}  # linked when drawn (in ``shown``; None: every figure)
-    figures = [f"![{md(g)}]({quote(figure_folder)}/{n})" for g, n in names.items() if shown is None or n in shown]
-    if figures:
+    if figures := [f"![{md(g)}]({quote(figure_folder)}/{n})" for g, n in names.items() if shown is None or n in shown]:
         parts += ["**Figures**", "", *figures, ""]
-    skipped = [t for t in r.tests if t.outcome == "skipped"]
-    if skipped:
+    if skipped := [t for t in r.tests if t.outcome == "skipped"]:
         parts += ["**Skipped tests**", ""] + [f"- {md(t.nodeid)}: {md(t.message)}" for t in skipped]
     return "\n".join(parts).rstrip() + "\n"
-
-
-RULE_TEXT = (
-    "How a verdict is decided: each unit (normally a seed) of a part passes when it meets every "
-    "threshold; units outside the claim's premise are excluded and listed. Each part's pass rate (or mean) "
-    "is tested against the protocol's bar in both directions: with exact tests when its units ran in one "
-    "look (the interval shown is Clopper-Pearson at 1 - 2 alpha, 90% by default), with anytime-valid "
-    "confidence sequences when they were added in batches (marked 'anytime'). REPRODUCED needs every part "
-    "shown above its bar and every discriminating control shown below its allowed rate, each at alpha; a part "
-    "shown below its bar (NOT REPRODUCED) or a control shown passing too often (ERROR) must pass Holm's "
-    "correction over the claim's family. Anything else is INCONCLUSIVE (docs/decisions.md). Only "
-    "discriminating controls (ones a naive check could have been fooled by) count as failing as required; "
-    "sanity controls (a shuffle, an algebraic impossibility) are shown but not counted. A part's calibration "
-    "is its decision run on cases whose answer is known (claimcheck calibrate): calibrated when the one-sided "
-    "95% lower bounds of its sensitivity and specificity both reach 0.9."
-)
 
 
 def render(
@@ -559,11 +496,8 @@ def render(
     sections: Sequence[str] | None = None,
 ) -> str:
     """Return the markdown report: the first screen, ``extra`` sections (a baseline comparison), the environment,
-    then the per-claim sections (``sections`` when rendered already), or a link to ``details`` when it is given.
-
-    ``figure_folder`` is the figures' folder relative to the report; ``figures`` the figure files that exist
-    (None: link every figure the run recorded).
-    """
+    then the per-claim sections (``sections`` when rendered already), or a link to ``details`` when it is given;
+    ``figure_folder`` is relative to the report, ``figures`` the figure files that exist (None: link every one)."""
     results = run.results()
     parts = [f"# {md(run.title)}", "", f"**{counts(results)}**", ""]
     parts += gate_lines(run.gate) if run.gate else []
@@ -583,8 +517,7 @@ def render(
         parts += ["", f"Per-claim details (protocol, parts, controls, statistics, regime, notes, figures): [{details}]"
                   f"({details}); every value is in the JSON sidecar."]  # fmt: skip
     parts += ["", RULE_TEXT, ""]
-    session = session_level(results)
-    if session:
+    if session := session_level(results):
         parts += [md(session), ""]
     parts += [*extra]  # the baseline comparison (and any problems writing the report) before the environment
     env = [(k, portable(v) if isinstance(v, str) else v) for k, v in run.env.items()]
@@ -608,8 +541,7 @@ def claim_sections(run: RunData, figure_folder: str = "figures", figures: set[st
 def gate_lines(gate: dict[str, Any]) -> list[str]:
     """Return the report's lines for the baseline gate: its line in bold, then what makes it (``gate.to_dict``)."""
     lines = [f"**{md(str(gate.get('line', '')))}** ({md(str(gate.get('consequence', '')))})", ""]
-    details = [str(d) for d in gate.get("details", [])]
-    if details:
+    if details := [str(d) for d in gate.get("details", [])]:
         lines += [f"- {md(d)}" for d in details] + [""]
     if not gate.get("section"):  # a run written before the section travelled in its JSON
         return lines
@@ -655,23 +587,17 @@ def terminal_lines(run: RunData, results: Sequence[ClaimResult]) -> list[tuple[s
             out.append((f"    {name}: {p.verdict.value}: {_rate_cell(p)} vs bar {_bar_cell(p, r.protocol)}", False))
         if r.controls and r.controls_total == 0:
             out.append(("    no discriminating control: every control it ran fails by construction", True))
-        taken = looks_taken(r)
-        if taken:
+        if taken := looks_taken(r):
             out.append((f"    looks: {taken}", False))
         if r.verdict is Verdict.ERROR:
             out.append((f"    {_trim(r.reason, 300)}", True))
         if r.verdict is Verdict.INCONCLUSIVE:
             out.append((f"    why: {why_inconclusive(run, r)}", True))
-        broken = premises(r)
-        if broken:
+        if broken := premises(r):
             out.append((f"    model outside the claim's premises: {'; '.join(broken)}", True))
-    not_holding = [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]
-    if not_holding:
+    if not_holding := [r.claim_id for r in results if r.verdict not in (Verdict.REPRODUCED, Verdict.SKIPPED)]:
         out.append((f"claims that do not hold as REPRODUCED in this run: {', '.join(not_holding)}", True))
     return out
-
-
-STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit for one step summary
 
 
 def render_compact(run: RunData, limit: int = STEP_SUMMARY_LIMIT // 2) -> str:

@@ -27,18 +27,19 @@ class Places:
         venv: Path | None = None,
     ) -> Places:
         """Return the places of a run rooted at ``root``; ``data_dir`` is named by ``data_source`` when a variable."""
+        if venv is None and sys.prefix != sys.base_prefix:  # this Python runs in a virtual environment
+            venv = Path(sys.prefix)
         found: dict[str, str] = {}
         for folder, name in (
             (home if home is not None else Path.home(), "~"),
             (root, ""),
-            (venv if venv is not None else _venv(), "$VIRTUAL_ENV"),
+            (venv, "$VIRTUAL_ENV"),
             (data_dir if data_source.startswith("$") else None, data_source),
         ):
             if folder is not None and str(folder) not in ("", "/"):
                 found[str(folder)] = name
                 found.setdefault(str(folder.resolve()), name)
-        ordered = sorted(found.items(), key=lambda kv: len(kv[0]), reverse=True)
-        return cls(tuple(ordered))
+        return cls(tuple(sorted(found.items(), key=lambda kv: len(kv[0]), reverse=True)))
 
     def shorten(self, text: str) -> str:
         """Return ``text`` with every named folder written by its name (a path under the root made relative)."""
@@ -52,8 +53,3 @@ class Places:
             return (short + m.group(2)) if short else ("" if m.group(2) else ".")
 
         return re.sub(rf"({pattern})(/|(?![\w.-]))", name, text)
-
-
-def _venv() -> Path | None:
-    """Return the virtual environment this Python runs in, or None outside one."""
-    return Path(sys.prefix) if sys.prefix != sys.base_prefix else None

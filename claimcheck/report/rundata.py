@@ -20,16 +20,23 @@ READABLE = {  # older schemas read as they are: what they lack is derived or lef
     "the gate derives them from the baseline's spread",
 }
 OLD_SCHEMAS = {"claimcheck-run/1": "written before verdicts came from protocols (every run had to pass)"}
-
-
 MAX_INT_DIGITS = 308  # an integer of a run file longer than this is past the float range: refused, naming its field
+NOT_STARTED = "the run did not start: "  # how a run refused at start names itself in ``incomplete``
+DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
+TYPED_ENV: dict[str, type] = {
+    "base seed": int,
+    "torch threads": int,
+    "git tree dirty": bool,
+    "budget position": int,
+    "deterministic algorithms": bool,
+}  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
+_LEAVES = (str, int, float, bool, type(None))
+_OUTCOMES = {"passed", "error", "skipped"}
+_DIRECTIONS = {"<=", ">=", "<", ">"}
 
 
 class RunFileError(DataError):
     """A run JSON file cannot be read or is not of this schema."""
-
-
-NOT_STARTED = "the run did not start: "  # how a run refused at start names itself in ``incomplete``
 
 
 @dataclass
@@ -50,9 +57,6 @@ class GateUnits:
             int(raw.get("units", 0)),
             str(raw.get("stopped", "")),
         )
-
-
-DECISION_INPUTS = frozenset({"tests", "not_run", "titles"})  # the fields of RunData its verdicts are decided from
 
 
 @dataclass
@@ -102,15 +106,6 @@ class RunData:
         return self._decided if self._decided is not None else aggregate(self.tests, self.not_run, self.titles)
 
 
-TYPED_ENV: dict[str, type] = {
-    "base seed": int,
-    "torch threads": int,
-    "git tree dirty": bool,
-    "budget position": int,
-    "deterministic algorithms": bool,
-}  # env entries the JSON writes as numbers or booleans; the report shows every entry as text
-
-
 def _typed(key: str, value: str) -> Any:
     """Return ``value`` as its JSON type when ``key`` is one of ``TYPED_ENV`` and it parses; else the text."""
     kind = TYPED_ENV.get(key)
@@ -121,17 +116,12 @@ def _typed(key: str, value: str) -> Any:
     return value
 
 
-_LEAVES = (str, int, float, bool, type(None))
-
-
 def plain(value: Any) -> Any:
     """Return ``value`` as JSON-ready data: dataclasses as dicts, tuples as lists (``asdict`` without its copies)."""
     if isinstance(value, _LEAVES):
         return value
     if isinstance(value, list | tuple):
-        if all(isinstance(v, _LEAVES) for v in value):
-            return list(value)
-        return [plain(v) for v in value]
+        return list(value) if all(isinstance(v, _LEAVES) for v in value) else [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if is_dataclass(value) and not isinstance(value, type):
@@ -155,10 +145,7 @@ def to_dict(run: RunData) -> dict[str, Any]:
 
 
 def claim_dict(
-    r: ClaimResult,
-    status: str,
-    code: dict[str, str] | None = None,
-    calibration: Sequence[Mapping[str, Any]] = (),
+    r: ClaimResult, status: str, code: dict[str, str] | None = None, calibration: Sequence[Mapping[str, Any]] = ()
 ) -> dict[str, Any]:
     """Return one claim's verdict and evidence as plain data: parts (with calibration marks), controls, statistics."""
     proto = r.protocol
@@ -179,12 +166,7 @@ def claim_dict(
         "multiplicity": r.multiplicity,
         "family": r.family,
         "looks": [  # per test that ran its units in batches: its schedule, its looks and why it stopped
-            {
-                "test": t.nodeid,
-                "schedule": list(t.record.schedule),
-                "looks": [plain(look) for look in t.record.looks],
-                "stopped": t.record.stopped,
-            }
+            {"test": t.nodeid, **_pick(t.record, "schedule looks stopped")}
             for t in r.tests
             if t.record is not None and t.record.schedule
         ],
@@ -261,10 +243,6 @@ def from_dict(raw: Any, source: str) -> RunData:
         raise RunFileError(f"{source}: malformed claimcheck run file ({type(e).__name__}: {e})") from None
 
 
-_OUTCOMES = {"passed", "error", "skipped"}
-_DIRECTIONS = {"<=", ">=", "<", ">"}
-
-
 def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
@@ -272,54 +250,45 @@ def _number(v: Any) -> bool:
 def _validate(raw: dict[str, Any], source: str) -> None:
     """Check every field a report is built from, so that a bad file fails here, naming the first bad field."""
 
-    def bad(where: str, what: str) -> RunFileError:
-        return RunFileError(f"{source}: {where}: {what}; give the .json written next to a claim report")
+    def need(ok: bool, where: str, what: str) -> None:
+        if not ok:
+            raise RunFileError(f"{source}: {where}: {what}; give the .json written next to a claim report")
 
-    if not isinstance(raw.get("title"), str):
-        raise bad("title", "must be a string")
-    if not isinstance(raw.get("env"), dict) or not all(
-        isinstance(v, str | int | float | bool) for v in raw["env"].values()
-    ):
-        raise bad("env", "must be an object of strings, numbers and booleans")
+    need(isinstance(raw.get("title"), str), "title", "must be a string")
+    env = raw.get("env")
+    ok = isinstance(env, dict) and all(isinstance(v, str | int | float | bool) for v in env.values())
+    need(ok, "env", "must be an object of strings, numbers and booleans")
     tests = raw.get("tests")
-    if not isinstance(tests, list):
-        raise bad("tests", "must be a list")
-    for i, t in enumerate(tests):
+    need(isinstance(tests, list), "tests", "must be a list")
+    for i, t in enumerate(tests or []):
         where = f"tests[{i}]"
-        if not isinstance(t, dict):
-            raise bad(where, "must be an object")
+        need(isinstance(t, dict), where, "must be an object")
         for name in ("nodeid", "claim_id", "title", "source", "message"):
-            if not isinstance(t.get(name, ""), str) or (name not in t and name != "message"):
-                raise bad(f"{where}.{name}", f"must be a string, got {t.get(name)!r}")
-        if t.get("outcome") not in _OUTCOMES:
-            raise bad(f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {t.get('outcome')!r}")
-        if not _number(t.get("duration", 0.0)):
-            raise bad(f"{where}.duration", "must be a number")
-        rec = t.get("record")
-        if rec is None:
+            ok = isinstance(t.get(name, ""), str) and (name in t or name == "message")
+            need(ok, f"{where}.{name}", f"must be a string, got {t.get(name)!r}")
+        outcome = t.get("outcome")
+        need(outcome in _OUTCOMES, f"{where}.outcome", f"must be one of {sorted(_OUTCOMES)}, got {outcome!r}")
+        need(_number(t.get("duration", 0.0)), f"{where}.duration", "must be a number")
+        if (rec := t.get("record")) is None:
             continue
-        if not isinstance(rec, dict) or not isinstance(rec.get("checks", []), list):
-            raise bad(f"{where}.record", "must be an object with a list of checks")
+        ok = isinstance(rec, dict) and isinstance(rec.get("checks", []), list)
+        need(ok, f"{where}.record", "must be an object with a list of checks")
         for j, c in enumerate(rec.get("checks", [])):
             cw = f"{where}.record.checks[{j}]"
-            if not isinstance(c, dict):
-                raise bad(cw, "must be an object")
-            if not isinstance(c.get("statistic"), str):
-                raise bad(f"{cw}.statistic", f"must be a string, got {c.get('statistic')!r}")
+            need(isinstance(c, dict), cw, "must be an object")
+            statistic = c.get("statistic")
+            need(isinstance(statistic, str), f"{cw}.statistic", f"must be a string, got {statistic!r}")
             for name in ("value", "threshold"):
-                if not _number(c.get(name)):
-                    raise bad(f"{cw}.{name}", f"must be a number, got {c.get(name)!r}")
-            if c.get("direction") not in _DIRECTIONS:
-                raise bad(f"{cw}.direction", f"must be one of {sorted(_DIRECTIONS)}, got {c.get('direction')!r}")
-            if c.get("control") is not None and not isinstance(c["control"], str):
-                raise bad(f"{cw}.control", "must be a string or null")
+                need(_number(c.get(name)), f"{cw}.{name}", f"must be a number, got {c.get(name)!r}")
+            ok = c.get("direction") in _DIRECTIONS
+            need(ok, f"{cw}.direction", f"must be one of {sorted(_DIRECTIONS)}, got {c.get('direction')!r}")
+            need(c.get("control") is None or isinstance(c["control"], str), f"{cw}.control", "must be a string or null")
             for name in ("label", "part", "unit", "interval"):
-                if not isinstance(c.get(name, ""), str):
-                    raise bad(f"{cw}.{name}", "must be a string")
+                need(isinstance(c.get(name, ""), str), f"{cw}.{name}", "must be a string")
         for j, cv in enumerate(rec.get("curves", [])):
             ys = cv.get("y") if isinstance(cv, dict) else None
-            if not isinstance(ys, list) or not all(_number(y) for y in ys):
-                raise bad(f"{where}.record.curves[{j}].y", "must be a list of numbers")
+            ok = isinstance(ys, list) and all(_number(y) for y in ys)
+            need(ok, f"{where}.record.curves[{j}].y", "must be a list of numbers")
 
 
 def regenerate(raw: dict[str, Any], source: str = "baseline.json") -> str:
@@ -366,8 +335,7 @@ def load(path: Path) -> RunData:
         raise RunFileError(f"{path}: not valid JSON at line {e.lineno} ({e.msg})") from None
     except RecursionError:
         raise RunFileError(f"{path}: nested too deeply to be a claimcheck run file") from None
-    huge = _huge_int(raw)
-    if huge is not None:
+    if (huge := _huge_int(raw)) is not None:
         where, text = huge
         raise RunFileError(
             f"{path}: {where}: an integer of {len(text.lstrip('-')):,} digits ({text[:12]}...), past the "

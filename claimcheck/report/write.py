@@ -47,8 +47,7 @@ class Written:
 
 @contextmanager
 def _report_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside ``path`` (``filelock.hold``) so that two sessions never interleave their
-    report sets; a lock not got in time ends as an OSError."""
+    """Hold a lock beside ``path`` so that two sessions never interleave their report sets (a timeout: OSError)."""
     lock = path.with_name(f".{path.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -69,11 +68,8 @@ class ReportWriteError(Exception):
 
 
 def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
-    """Finish or clean up what a killed run left (``recover``), then put a banner on the existing report, when
-    claimcheck wrote it (``owns``), so a run killed before it finishes leaves it marked; return what was done.
-
-    Best effort: a report that cannot be read or written is left alone.
-    """
+    """Finish what a killed run left (``recover``), then banner the report claimcheck wrote (``owns``) so that a run
+    killed before it finishes leaves it marked; return what was done (best effort: a failure leaves it alone)."""
     try:
         with _report_lock(path):
             done = recover(path)
@@ -104,13 +100,10 @@ def write_report(
     sidecar: str | None = None,
 ) -> Written:
     """Write the report set of ``run`` (JSON sidecar, figures, markdown) as a whole, then the CI step summary.
-
-    ``sections`` are markdown sections the session rendered (its comparison with the baseline), ``problems``
-    what it could not do; ``figure_cache`` a folder of figures drawn before (``figures.cached_group``);
-    ``sidecar`` the run's JSON text when the caller has it (``rundata.dumps``). A figure that fails is named
-    in the report. The set is staged and committed under one lock (``fileset``): the old set or the new one,
-    never a mix. Raise ReportWriteError naming the path and the cause when it cannot be written; the old set
-    is kept.
+    ``sections``: markdown the session rendered (the baseline comparison); ``problems``: what it could not do;
+    ``figure_cache``: ``figures.cached_group``'s folder; ``sidecar``: the run's JSON text if the caller has it. The
+    set is staged and committed under one lock: the old set or the new one, never a mix; ReportWriteError (the
+    old set kept) names the path and the cause when it cannot be written.
     """
     written = Written(path, sidecar_path(path), problems=list(problems))
     extra = list(sections)
@@ -123,8 +116,7 @@ def write_report(
         raise ReportWriteError(
             f"cannot write the claim report {path}: {e.strerror or type(e).__name__}{where}"
         ) from None
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
+    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
         try:
             with open(summary, "a", encoding="utf-8") as f:
                 f.write(render_compact(run) + "\n")
@@ -144,8 +136,7 @@ def _write_set(
 ) -> None:
     """Stage the sidecar, the figures and the markdown, then commit them (the lock is held)."""
     for target in (path, written.json):
-        why = foreign(path, target)
-        if why is not None:
+        if (why := foreign(path, target)) is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     run_id = run.env.get("run id", "run")
     stage = staging_dir(path, run_id)
@@ -169,8 +160,7 @@ def _write_set(
             write_atomic(stage / name, text)
         details = details_path(path)
         written.details = details if details.name in files else None
-        why = foreign(path, details) if written.details else None
-        if why is not None:
+        if written.details and (why := foreign(path, details)) is not None:
             raise ReportWriteError(f"cannot write the claim report {path}: {why}")
     except BaseException:
         remove_staging(path, stage.name)
@@ -181,18 +171,15 @@ def _write_set(
 
 
 def _placeable(report: Path, figures: list[Path], problems: list[str]) -> list[Path]:
-    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write.
-
-    The problems name each file relative to the report's folder (the markdown carries no path of the machine).
-    """
+    """Return the figures that may be moved into place: none over a file or folder claimcheck did not write (the
+    problems name each relative to the report's folder: the markdown carries no path of the machine)."""
     folder = figure_dir(report)
     if folder.exists() and not folder.is_dir():
         problems.append(f"no figure is shown: {folder.name} is a file, not a folder")
         return []
     out = []
     for p in figures:
-        why = foreign(report, p)
-        if why is None:
+        if (why := foreign(report, p)) is None:
             out.append(p)
         else:
             where = p.relative_to(report.parent).as_posix()
@@ -217,10 +204,8 @@ def markdown_files(
 
 
 def write_markdown_files(path: Path, files: dict[str, str]) -> Path | None:
-    """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None.
-
-    When the report is whole, an earlier details file is removed only if claimcheck wrote it (``owns``).
-    """
+    """Write ``files`` (``markdown_files``' answer for ``path``) beside ``path``; return the details file, or None
+    (an earlier details file is then removed only if claimcheck wrote it)."""
     for name, text in files.items():
         write_atomic(path.with_name(name), text)
     details = details_path(path)
