@@ -226,8 +226,6 @@ def _cmd_matrix(args: argparse.Namespace) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
-
     run = load(_run_file(args.run, args))
     drawn = run.drawn()[0]
     budget = args.budget or drawn or "ci"
@@ -265,7 +263,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         f"{sum(o.startswith('chaotic') for o in outcomes)} chaotic (held at the verdict level or by count), "
         f"{moved} moved beyond what the pins allow" + "".join(f"; {note}" for note in notes if note)
     )
-    table = tabulate([[md(c) for c in row] for row in rows], headers=AUDIT_HEADERS, tablefmt="github")
+    table = "\n".join(table_lines(AUDIT_HEADERS, rows, md))  # the report's own table writer: unpadded markdown
     _write_or_print(f"{md(summary)}\n\n{table}\n", args.output, args.force)
     if args.output is not None or not sys.stdout.isatty():  # on a terminal, the markdown just shown holds it
         print(summary, file=sys.stderr)
