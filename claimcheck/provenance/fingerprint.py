@@ -143,20 +143,10 @@ def _binds(stmt: ast.stmt) -> tuple[str, ...]:
 
 
 def _import_targets(stmt: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> dict[str, str]:
-    out = {}
-    if isinstance(stmt, ast.Import):
-        for a in stmt.names:
-            if a.asname:
-                out[a.asname] = a.name
-            else:
-                top = a.name.split(".")[0]
-                out[top] = top
-        return out
+    if isinstance(stmt, ast.Import):  # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``c`` to ``a.b``
+        return dict((a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2 for a in stmt.names)
     base = import_base(stmt, module, is_package)
-    for a in stmt.names:
-        if a.name != "*":
-            out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-    return out
+    return {a.asname or a.name: f"{base}.{a.name}" if base else a.name for a in stmt.names if a.name != "*"}
 
 
 def _flatten(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -174,22 +164,17 @@ def _flatten(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _parse(name: str, path: Path, source: bytes) -> _Module:
     tree = ast.parse(source, filename=str(path))
-    statements: list[ast.stmt] = []
-    binders: dict[str, list[int]] = {}
-    imports: dict[str, str] = {}
-    order = []
+    module = _Module(name, path, [], {}, {}, [])
     for stmt in _flatten(tree.body):
         if isinstance(stmt, ast.Import | ast.ImportFrom):
-            imports.update(_import_targets(stmt, name, path.name == "__init__.py"))
-            continue
-        if _is_doc(stmt):
-            continue
-        statements.append(stmt)
-        names = _binds(stmt)
-        for n in names:
-            binders.setdefault(n, []).append(len(statements) - 1)
-        order.append((len(statements) - 1, names))
-    return _Module(name, path, statements, binders, imports, order)
+            module.imports.update(_import_targets(stmt, name, path.name == "__init__.py"))
+        elif not _is_doc(stmt):
+            module.statements.append(stmt)
+            names = _binds(stmt)
+            for n in names:
+                module.binders.setdefault(n, []).append(len(module.statements) - 1)
+            module.order.append((len(module.statements) - 1, names))
+    return module
 
 
 _PARSED: dict[tuple[str, Path], tuple[bytes, _Module]] = {}  # (module, file) -> (its source, parsed)
@@ -211,11 +196,9 @@ def _forget_changed() -> None:
 
 
 def _module(name: str, path: Path) -> _Module:
-    hit = _PARSED.get((name, path))
-    if hit is None:
+    if (hit := _PARSED.get((name, path))) is None:
         source = path.read_bytes()
-        hit = (source, _parse(name, path, source))
-        _PARSED[(name, path)] = hit
+        hit = _PARSED[(name, path)] = (source, _parse(name, path, source))
     return hit[1]
 
 
@@ -377,10 +360,7 @@ class _Serialiser:
 
     def _qualified(self, name: str) -> str | None:
         """Return the qualified name a local or module-level import gave ``name``."""
-        for names in self._visible():
-            if name in names:
-                return names[name]
-        return self.module.imports.get(name)
+        return next((names[name] for names in self._visible() if name in names), self.module.imports.get(name))
 
     def _scope(self, kind: str, body: Sequence[ast.AST], params: Sequence[str]) -> dict[str, str | None]:
         names: dict[str, str | None] = dict.fromkeys(params)
@@ -413,10 +393,8 @@ class _Serialiser:
         if isinstance(node, ast.Name):
             token = self._lookup(node.id) if isinstance(node.ctx, ast.Load) else None
             return ["Name", token or node.id]
-        if isinstance(node, ast.Attribute):
-            resolved = self._attribute(node)
-            if resolved is not None:
-                return ["Name", resolved]
+        if isinstance(node, ast.Attribute) and (resolved := self._attribute(node)) is not None:
+            return ["Name", resolved]
         if isinstance(node, ast.AnnAssign):
             return ["AnnAssign", {"target": self.emit(node.target), "value": self.emit(node.value)}]
         if isinstance(node, ast.arg):
@@ -431,12 +409,8 @@ class _Serialiser:
         return [type(node).__name__, fields]
 
     def _fields(self, node: ast.AST, skip: frozenset[str] = frozenset()) -> dict[str, Plain]:
-        out = {}
-        for k, v in ast.iter_fields(node):
-            if k in _IGNORED_FIELDS or k in skip or v is None or v == []:
-                continue
-            out[k] = self.emit(v)
-        return out
+        ignored = _IGNORED_FIELDS | skip
+        return {k: self.emit(v) for k, v in ast.iter_fields(node) if k not in ignored and v is not None and v != []}
 
     def _attribute(self, node: ast.Attribute) -> str | None:
         """Return the token of a dotted name over an imported module (``np.linalg.norm``), else None."""

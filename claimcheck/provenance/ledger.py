@@ -108,11 +108,8 @@ class Ledger:
 
     def registration(self, claim: str, fingerprint: str) -> Entry | None:
         """Return the latest registration of ``claim`` whose code fingerprint is ``fingerprint``."""
-        found = [
-            e
-            for e in self.of(claim, "register")
-            if (e.get("fingerprint"), e.get("scheme")) == (fingerprint, CODE_SCHEME)
-        ]
+        wanted = (fingerprint, CODE_SCHEME)
+        found = [e for e in self.of(claim, "register") if (e.get("fingerprint"), e.get("scheme")) == wanted]
         return found[-1] if found else None
 
     def confirmations(self, registration: Entry) -> list[Entry]:
@@ -141,38 +138,29 @@ class Ledger:
         code = f"v{reg.get('version')} (code {fingerprint[:12]}, registered {reg.get('date')})"
         now = f"this run: engine {engine}" if engine else "this run: no engine identity"
         shown = [e for e in self.confirmations(reg) if e.hash not in self.unproven]
-        conf = shown[0] if shown else None
         unproven = [e for e in self.confirmations(reg) if e.hash in self.unproven]
-        if conf is None and unproven:
-            return State(
-                "registered",
-                f"registered: {code}, unconfirmed: {self.unproven[unproven[0].hash]}; a confirmation counts only "
-                f"when git shows its run's commit after the registration's; {now}",
-                reg,
+        if not shown:
+            why = (
+                f", unconfirmed: {self.unproven[unproven[0].hash]}; a confirmation counts only when git shows its "
+                "run's commit after the registration's"
+                if unproven
+                else f", not confirmed: block {reg.get('block')} has not run at base seed 0 (exploratory until it has)"
             )
-        if conf is None:
-            return State(
-                "registered",
-                f"registered: {code}, not confirmed: block {reg.get('block')} has not run at base seed 0 "
-                f"(exploratory until it has); {now}",
-                reg,
-            )
+            return State("registered", f"registered: {code}{why}; {now}", reg)
+        conf = shown[0]
         if self.committed is not None and conf.hash not in self.committed:
-            return State(
-                "registered",
-                f"registered: {code}; its confirmation ({conf.describe()}: {conf.get('verdict')}) is pending: it is "
-                "not committed yet, so it confirms nothing until the ledger file is committed; " + now,
-                reg,
-            )
+            pending = f"its confirmation ({conf.describe()}: {conf.get('verdict')}) is pending: it is not committed yet"
+            why = f"; {pending}, so it confirms nothing until the ledger file is committed"
+            return State("registered", f"registered: {code}{why}; {now}", reg)
         same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
         if conf.get("reused_block"):
             same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
-        for more in shown[1:]:
-            if self.committed is None or more.hash in self.committed:
-                same += (
-                    f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
-                    f"{more.get('commit')}, {more.get('date')}: {more.get('verdict')})"
-                )
+        same += "".join(
+            f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
+            f"{more.get('commit')}, {more.get('date')}: {more.get('verdict')})"
+            for more in shown[1:]
+            if self.committed is None or more.hash in self.committed
+        )
         return State(
             "confirmed",
             f"confirmed: {code} at {conf.get('budget')}, base seed {conf.get('base_seed')}, on engine "
@@ -201,18 +189,16 @@ def ledger_files(path: Path) -> list[Path]:
 
 
 def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
-    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
+    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain (LedgerError).
 
-    Raise LedgerError naming the file and the entry when the chain breaks, ConfigError naming the first
-    bad field (or the path, when it does not exist and is not a ``.toml`` file to be made).
+    A missing path is an empty ledger to be made when it names a ``.toml`` file, else a ConfigError.
     """
     if not (path.is_dir() or path.is_file()):
         if path.suffix != ".toml":
             raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
         return Ledger(path)
-    files = ledger_files(path)
-    for f in files:
-        _inside_repository(f, option)
+    for f in (files := ledger_files(path)):
+        _inside_repository(f, option)  # every file first: a link out of the repository is named before any content
     raws = [(f, read_raw(f, option)) for f in files]
     return Ledger(path, [e for f, raw in raws for e in entries_of(raw, f, option)])
 
@@ -282,8 +268,7 @@ def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger")
             raise LedgerError(
                 f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) follows "
                 f"{entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: an entry was "
-                "removed, inserted or reordered. "
-                "Restore the file from git"
+                "removed, inserted or reordered. Restore the file from git"
             )
         prev = entry.hash
         out.append(entry)
@@ -332,8 +317,7 @@ def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
     """Append an entry of ``kind`` (``fields``: its ``REQUIRED`` ones and any plain data) to ``path``; return it."""
     if kind not in REQUIRED:
         raise ConfigError(f"ledger entry kind must be one of {sorted(REQUIRED)}, got {kind!r}")
-    missing = [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]
-    if missing:
+    if missing := [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]:
         raise ConfigError(f"a {kind} entry needs {', '.join(missing)} ({', '.join(REQUIRED[kind])} are required)")
     before = read_file(path) if path.exists() else []
     row = {"kind": kind, **_normal({k: v for k, v in fields.items() if k not in ("kind", "prev", "hash")}, kind)}
@@ -516,9 +500,9 @@ def check_history(ledger: Ledger) -> list[str]:
     versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
     for commit, subject, name in log:
         head, _, tail = name.rpartition("/")
-        if name in versions or (head == folder and tail.endswith(".toml")):
-            if (commit, subject) not in versions.setdefault(name, []):
-                versions[name].append((commit, subject))
+        ours = name in versions or (head == folder and tail.endswith(".toml"))
+        if ours and (commit, subject) not in versions.setdefault(name, []):
+            versions[name].append((commit, subject))
     same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
     commits = sorted({c for vs in versions.values() for c, _ in vs})
     at_head = [f"HEAD:{rel}" for rel in files]
@@ -570,8 +554,7 @@ def check_history(ledger: Ledger) -> list[str]:
                 )
             newer = f"commit {c[:12]} ({subj})"
     for rel in files:  # HEAD's version is usually the file now or a prefix of it: read off the verified entries
-        text = blobs.get(f"HEAD:{rel}")
-        if text is not None:
+        if (text := blobs.get(f"HEAD:{rel}")) is not None:
             held = _prefix_hashes(text, texts[rel], hashes[rel])
             committed.update(held if held is not None else _committed_hashes(text) or [])
     ledger.committed = committed
@@ -608,10 +591,8 @@ def _committed_hashes(text: str) -> list[str] | None:
         return []
     if "entry" not in raw:
         return None
-    rows = raw.get("entry", [])
-    return [
-        str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows if isinstance(r, dict)
-    ]
+    rows = [r for r in raw["entry"] if isinstance(r, dict)]
+    return [str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows]
 
 
 def history(ledger: Ledger, claim: str) -> list[str]:
@@ -668,8 +649,8 @@ def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Ent
 
 
 def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    out = []
-    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
-        results = dict(e.get("results", {}))
-        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
-    return out
+    return [
+        {**dict(e.get("results", {})), "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")}
+        for e in reversed(ledger.entries)
+        if e.kind == "calibrate"
+    ]
