@@ -76,8 +76,7 @@ KERNEL_VARIABLES = ("MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA",
 def numerics(device: str, gpu: str = "none") -> str:
     """Return what decides a run's floating-point rounding beyond the code and its inputs (the cache keys hold it).
 
-    See docs/protocols.md for why each part is there.
-    """
+    See docs/protocols.md for why each part is there."""
     threads = torch.get_num_threads()
     if device.startswith("cuda"):
         return f"cuda {gpu}; CUDA {torch.version.cuda}; torch {torch.__version__}"
@@ -98,8 +97,7 @@ def key_numerics() -> str:
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
     """Return versions, CPU, threads, accelerator, numerics flags and git state as strings.
 
-    A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``.
-    """
+    A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``."""
     commit = _git(root, "rev-parse", "--short=12", "HEAD")
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
     gpu, driver = _gpu()

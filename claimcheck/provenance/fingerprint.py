@@ -5,8 +5,7 @@
 (``CORE_ENTRIES``), each definition's syntax without docstrings, comments, formatting and annotations,
 references numbered in the order met (docs/protocols.md, "The fingerprint: what decides"). The same walk
 names one decision (``definition_fingerprint``, ``decision_identity``). Pure: nothing here imports pytest
-or runs the code it reads; what is parsed and hashed is cached per process until a file read changes.
-"""
+or runs the code it reads; what is parsed and hashed is cached per process until a file read changes."""
 
 from __future__ import annotations
 
@@ -70,18 +69,13 @@ class CodeFingerprint:
 
 
 def decides(value: Any) -> Any:
-    """Return ``value`` (a protocol, or a part of one) as plain data without its prose (``PROSE``).
-
-    A premise counts by whether there is one, a callable as "callable" (its code counts by the walk), a
-    part's ``decision_id`` by its digest alone; a field marked ``LATER`` only when it differs from its default.
-    """
+    """Return ``value`` (a protocol, or a part of one) as plain data without its prose (``PROSE``), a field marked
+    ``LATER`` only when it differs from its default."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
-            if f.name in PROSE:
-                continue
             v = getattr(value, f.name)
-            if f.metadata.get(LATER) and v == f.default:
+            if f.name in PROSE or (f.metadata.get(LATER) and v == f.default):
                 continue
             if f.name == "premise":
                 out[f.name] = bool(v)
@@ -248,8 +242,7 @@ class _Resolver:
         """Return the token a qualified name (``pkg.mod.name.attr``) stands for.
 
         ``⟦module:name⟧`` for a project definition (followed), ``engine:name`` / ``stop:name`` where
-        the walk stops, ``module:`` for a project module, ``ext:pkg.name`` outside the project.
-        """
+        the walk stops, ``module:`` for a project module, ``ext:pkg.name`` outside the project."""
         parts = qualified.split(".")
         for i in range(len(parts), 0, -1):
             module = ".".join(parts[:i])
@@ -462,8 +455,7 @@ def code_fingerprint(
     """Return the fingerprint of what decides the claim declared in ``module_file`` (imported as ``module_name``).
 
     ``namespace`` (the module's globals): its protocol values are hashed by ``decides``, not by their source.
-    ``engine`` names the suite's modules (followed), its engine's and its calibration's (not entered).
-    """
+    ``engine`` names the suite's modules (followed), its engine's and its calibration's (not entered)."""
     _forget_changed()
     path = Path(module_file).resolve()
     depth = len(module_name.split("."))
@@ -477,8 +469,7 @@ def code_fingerprint(
 def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
     """Return the fingerprint of the top-level definition that holds ``fn`` and of what it uses (``_walk``).
 
-    A notebook cell's function is read from ``linecache``; ConfigError for a callable with no Python source.
-    """
+    A notebook cell's function is read from ``linecache``; ConfigError for a callable with no Python source."""
     fn = inspect.unwrap(fn)
     module = getattr(fn, "__module__", None) or ""
     code = getattr(fn, "__code__", None)

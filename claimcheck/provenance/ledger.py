@@ -2,8 +2,7 @@
 
 A ledger is a TOML file or a folder of them, each a chain of ``[[entry]]`` tables (kinds ``REQUIRED``);
 docs/protocols.md ("The ledger: a hash chain", "States") says what each entry holds and how a claim's
-state and the git checks (``check_history``, ``check_git``) read it.
-"""
+state and the git checks (``check_history``, ``check_git``) read it."""
 
 from __future__ import annotations
 
@@ -123,8 +122,7 @@ class Ledger:
     def state(self, claim: str, fingerprint: str, engine: str = "") -> State:
         """Return whether ``claim``'s code (``fingerprint``) is confirmed, registered or changed, in words.
 
-        ``engine`` (this run's engine identity) is shown beside the confirmation's; another one leaves it standing.
-        """
+        ``engine`` (this run's engine identity) is shown beside the confirmation's; another one leaves it standing."""
         where = self.file_for(claim).name if self.path is not None else "the ledger"
         reg = self.registration(claim, fingerprint)
         if reg is None:
@@ -191,8 +189,7 @@ def ledger_files(path: Path) -> list[Path]:
 def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
     """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain (LedgerError).
 
-    A missing path is an empty ledger to be made when it names a ``.toml`` file, else a ConfigError.
-    """
+    A missing path is an empty ledger to be made when it names a ``.toml`` file, else a ConfigError."""
     if not (path.is_dir() or path.is_file()):
         if path.suffix != ".toml":
             raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
@@ -345,13 +342,11 @@ def append_calibration(
 def migrate(path: Path, date: str = "") -> Entry:
     """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
 
-    The old versions stay, marked legacy (their fingerprints are of the older scheme).
-    """
+    The old versions stay, marked legacy (their fingerprints are of the older scheme)."""
     data = path.read_bytes()
     raw = loads_toml(data.decode("utf-8"))
     if "version" not in raw or "entry" in raw:
         raise ConfigError(f"{path} is not a ledger of the older format ([[version]] tables); nothing to migrate")
-    legacy = [{**row, "legacy": True} for row in raw["version"]]
     fields = {
         "source": f"{path.name} ([[version]] tables, before {SCHEMA})",
         "source_sha256": hashlib.sha256(data).hexdigest(),
@@ -359,7 +354,7 @@ def migrate(path: Path, date: str = "") -> Entry:
         "note": "the older ledger, kept as legacy history: its fingerprints hash the declared protocol only "
         "(ClaimProtocol.fingerprint), so no code registered now matches them; its confirmations stand for "
         "the code of their day",
-        "legacy": legacy,
+        "legacy": [{**row, "legacy": True} for row in raw["version"]],
     }
     path.rename(path.with_suffix(".toml.migrating"))
     try:
@@ -384,8 +379,7 @@ def check_git(ledger: Ledger) -> list[str]:
     """Check that each confirmation's registration was committed, unchanged, in an ancestor of its run's commit.
 
     Raise LedgerError naming the entry on a contradiction; a run's commit git does not have confirms nothing
-    (``ledger.unproven`` says why). Return notes on what could not be checked (no git, a shallow clone).
-    """
+    (``ledger.unproven`` says why). Return notes on what could not be checked (no git, a shallow clone)."""
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
         return []
@@ -401,10 +395,9 @@ def check_git(ledger: Ledger) -> list[str]:
     top = root.resolve()
     shallow = git.is_shallow(root)
     rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
-    versions: dict[str, list[str]] = {f: [] for f in sorted(set(rel.values()))}  # the commits changing each file
-    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *versions)[0]:
-        if name in versions:
-            versions[name].append(commit)
+    names = sorted(set(rel.values()))
+    log = git.log_files(root, "--full-history", "--reverse", "--", *names)[0]
+    versions = {f: [commit for commit, _, name in log if name == f] for f in names}  # the commits changing each file
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
     found = git.cat_objects(root, [*objects, *runs])
@@ -456,8 +449,7 @@ def _first_holding(
 
     ``own``: the entry's own table in the file now, whose hash ``load_ledger`` verified: a committed
     table of the same bytes is the same entry, unparsed; else only the tables naming the digest are parsed, and the
-    whole version when those alone are not TOML.
-    """
+    whole version when those alone are not TOML."""
     for commit in commits:
         kind, data = found.get(f"{commit}:{name}", ("", b""))
         if kind != "blob" or digest.encode() not in data:
@@ -482,8 +474,7 @@ def check_history(ledger: Ledger) -> list[str]:
 
     Raise LedgerError naming the commit where the history diverges (an entry removed, reordered, edited or
     re-hashed, a file that held entries gone); every parent of a merge is walked. Set ``ledger.committed``
-    (the hashes at HEAD) and ``ledger.history_checked`` (not in a shallow clone); return notes on what was not.
-    """
+    (the hashes at HEAD) and ``ledger.history_checked`` (not in a shallow clone); return notes on what was not."""
     if ledger.path is None or not ledger.entries:
         return []
     root = git_root(ledger.path)
@@ -508,7 +499,6 @@ def check_history(ledger: Ledger) -> list[str]:
     at_head = [f"HEAD:{rel}" for rel in files]
     found = git.cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
     blobs = {k: v.decode("utf-8", errors="replace") for k, (kind, v) in found.items() if kind == "blob"}
-    committed: set[str] = set()
     notes = []
     shallow = git.is_shallow(root)
     if shallow:
@@ -553,11 +543,11 @@ def check_history(ledger: Ledger) -> list[str]:
                     f"(git show {c[:12]}:{rel}) and append new ones after them"
                 )
             newer = f"commit {c[:12]} ({subj})"
+    ledger.committed = set()
     for rel in files:  # HEAD's version is usually the file now or a prefix of it: read off the verified entries
         if (text := blobs.get(f"HEAD:{rel}")) is not None:
             held = _prefix_hashes(text, texts[rel], hashes[rel])
-            committed.update(held if held is not None else _committed_hashes(text) or [])
-    ledger.committed = committed
+            ledger.committed.update(held if held is not None else _committed_hashes(text) or [])
     ledger.history_checked = not shallow
     return notes
 
