@@ -252,22 +252,20 @@ def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger")
     if not isinstance(rows, list) or set(raw) - {"entry"}:
         raise ConfigError(f"{option}: {path}: a ledger holds only [[entry]] tables, found {sorted(raw)}")
     out: list[Entry] = []
-    prev = ""
     for i, row in enumerate(rows, 1):
-        entry = _entry(row, path, i, option)
-        if entry.hash != content_hash(row):
+        entry, prev = _entry(row, path, i, option), out[-1].hash if out else ""
+        which = f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')})"
+        if entry.hash != (digest := content_hash(row)):
             raise LedgerError(
-                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) does not match its hash (stored "
-                f"{entry.hash[:12]}, content gives {content_hash(row)[:12]}): it was edited after it was written. "
-                "Entries are appended, never edited: restore the file from git and append a new entry instead"
+                f"{which} does not match its hash (stored {entry.hash[:12]}, content gives {digest[:12]}): it was "
+                "edited after it was written. Entries are appended, never edited: restore the file from git and "
+                "append a new entry instead"
             )
         if entry.prev != prev:
             raise LedgerError(
-                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) follows "
-                f"{entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: an entry was "
-                "removed, inserted or reordered. Restore the file from git"
+                f"{which} follows {entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: "
+                "an entry was removed, inserted or reordered. Restore the file from git"
             )
-        prev = entry.hash
         out.append(entry)
     return out
 
@@ -632,9 +630,8 @@ def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Ent
     for pc in parts:
         results = ledger_results(pc)
         latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
-        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
-            continue
-        added.append(append_calibration(ledger, pc.claim, pc.part, decision_digest(pc.decision), results))
+        if not latest or latest[-1].get("results") != json.loads(json.dumps(results)):
+            added.append(append_calibration(ledger, pc.claim, pc.part, decision_digest(pc.decision), results))
     return added
 
 
