@@ -422,8 +422,7 @@ class _Serialiser:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, own_name: bool) -> Plain:
         a = node.args
-        params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-        params += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+        params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None]
         out: dict[str, Plain] = {"args": self._fields(a, frozenset({"defaults", "kw_defaults"}))}
         out["defaults"] = self.emit(list(a.defaults)) + [self.emit(d) for d in a.kw_defaults]
         body: list[Any] = [node.body] if isinstance(node, ast.Lambda) else node.body

@@ -187,9 +187,7 @@ def ledger_files(path: Path) -> list[Path]:
 
 
 def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
-    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain (LedgerError).
-
-    A missing path is an empty ledger to be made when it names a ``.toml`` file, else a ConfigError."""
+    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain (LedgerError)."""
     if not (path.is_dir() or path.is_file()):
         if path.suffix != ".toml":
             raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
@@ -202,11 +200,8 @@ def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
 
 def _inside_repository(file: Path, option: str) -> None:
     """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository."""
-    if not file.is_symlink():
-        return
-    root = git_root(file.parent)
-    target = file.resolve()
-    if root is not None and not target.is_relative_to(root.resolve()):
+    root = git_root(file.parent) if file.is_symlink() else None
+    if root is not None and not (target := file.resolve()).is_relative_to(root.resolve()):
         raise ConfigError(
             f"{option}: the ledger file {file} is a symbolic link to {target}, outside the git repository {root}: "
             "its history cannot be checked there; keep the ledger file itself in the repository (--claim-ledger)"
