@@ -547,13 +547,11 @@ def check_history(ledger: Ledger) -> list[str]:
 
 def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
     """Add to ``versions`` the commits of the single-file ledger ``name`` under older names; map each to ``name``."""
-    same: dict[str, str] = {}
-    for commit, subject, old in git.log_files(root, "--follow", "--", name)[0]:
-        if old != name:
-            same[old] = name
-            if (commit, subject) not in versions.setdefault(old, []):
-                versions[old].append((commit, subject))
-    return same
+    log = git.log_files(root, "--follow", "--", name)[0]
+    for commit, subject, old in log:
+        if old != name and (commit, subject) not in versions.setdefault(old, []):
+            versions[old].append((commit, subject))
+    return {old: name for _, _, old in log if old != name}
 
 
 def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
