@@ -294,8 +294,7 @@ class _Resolver:
         path = self.file_of(module_name)
         assert path is not None
         shared = (self.engine, self.local_root, key, path)
-        hit = self.hashed.get(key) if own else _TEXTS.get(shared)
-        if hit is not None:
+        if (hit := self.hashed.get(key) if own else _TEXTS.get(shared)) is not None:
             return hit
         mod = self.parsed(module_name, path)
         value = namespace.get(name) if own and namespace is not None else None
