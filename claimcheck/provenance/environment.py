@@ -64,9 +64,8 @@ def _gpu() -> tuple[str, str]:
     driver = "unknown"
     with suppress(OSError, subprocess.SubprocessError, IndexError):
         query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-        driver = (
-            subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout.strip().splitlines()[0]
-        )
+        out = subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout
+        driver = out.strip().splitlines()[0]
     return f"{name} (x{torch.cuda.device_count()})", driver
 
 
@@ -77,10 +76,7 @@ KERNEL_VARIABLES = ("MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA",
 def numerics(device: str, gpu: str = "none") -> str:
     """Return what decides a run's floating-point rounding beyond the code and its inputs (the cache keys hold it).
 
-    On the CPU: the instruction set ATen dispatches to, the CPU's vendor and model, its math libraries'
-    versions, torch's thread count and each of ``KERNEL_VARIABLES`` that is set; on a GPU, its name and
-    CUDA's version (docs/protocols.md).
-    """
+    See docs/protocols.md for why each part is there."""
     threads = torch.get_num_threads()
     if device.startswith("cuda"):
         return f"cuda {gpu}; CUDA {torch.version.cuda}; torch {torch.__version__}"
@@ -101,8 +97,7 @@ def key_numerics() -> str:
 def fingerprint(root: Path, device: str = "cpu") -> dict[str, str]:
     """Return versions, CPU, threads, accelerator, numerics flags and git state as strings.
 
-    A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``.
-    """
+    A suite adds its own lines (the code identity of its engine, say) with ``pytest_claimcheck_environment``."""
     commit = _git(root, "rev-parse", "--short=12", "HEAD")
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
     gpu, driver = _gpu()

@@ -5,8 +5,7 @@
 (``CORE_ENTRIES``), each definition's syntax without docstrings, comments, formatting and annotations,
 references numbered in the order met (docs/protocols.md, "The fingerprint: what decides"). The same walk
 names one decision (``definition_fingerprint``, ``decision_identity``). Pure: nothing here imports pytest
-or runs the code it reads; what is parsed and hashed is cached per process until a file read changes.
-"""
+or runs the code it reads; what is parsed and hashed is cached per process until a file read changes."""
 
 from __future__ import annotations
 
@@ -70,18 +69,13 @@ class CodeFingerprint:
 
 
 def decides(value: Any) -> Any:
-    """Return ``value`` (a protocol, or a part of one) as plain data without its prose (``PROSE``).
-
-    A premise counts by whether there is one, a callable as "callable" (its code counts by the walk), a
-    part's ``decision_id`` by its digest alone; a field marked ``LATER`` only when it differs from its default.
-    """
+    """Return ``value`` (a protocol, or a part of one) as plain data without its prose (``PROSE``), a field marked
+    ``LATER`` only when it differs from its default."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
-            if f.name in PROSE:
-                continue
             v = getattr(value, f.name)
-            if f.metadata.get(LATER) and v == f.default:
+            if f.name in PROSE or (f.metadata.get(LATER) and v == f.default):
                 continue
             if f.name == "premise":
                 out[f.name] = bool(v)
@@ -143,20 +137,10 @@ def _binds(stmt: ast.stmt) -> tuple[str, ...]:
 
 
 def _import_targets(stmt: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> dict[str, str]:
-    out = {}
-    if isinstance(stmt, ast.Import):
-        for a in stmt.names:
-            if a.asname:
-                out[a.asname] = a.name
-            else:
-                top = a.name.split(".")[0]
-                out[top] = top
-        return out
+    if isinstance(stmt, ast.Import):  # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``c`` to ``a.b``
+        return dict((a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2 for a in stmt.names)
     base = import_base(stmt, module, is_package)
-    for a in stmt.names:
-        if a.name != "*":
-            out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-    return out
+    return {a.asname or a.name: f"{base}.{a.name}" if base else a.name for a in stmt.names if a.name != "*"}
 
 
 def _flatten(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -174,22 +158,17 @@ def _flatten(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _parse(name: str, path: Path, source: bytes) -> _Module:
     tree = ast.parse(source, filename=str(path))
-    statements: list[ast.stmt] = []
-    binders: dict[str, list[int]] = {}
-    imports: dict[str, str] = {}
-    order = []
+    module = _Module(name, path, [], {}, {}, [])
     for stmt in _flatten(tree.body):
         if isinstance(stmt, ast.Import | ast.ImportFrom):
-            imports.update(_import_targets(stmt, name, path.name == "__init__.py"))
-            continue
-        if _is_doc(stmt):
-            continue
-        statements.append(stmt)
-        names = _binds(stmt)
-        for n in names:
-            binders.setdefault(n, []).append(len(statements) - 1)
-        order.append((len(statements) - 1, names))
-    return _Module(name, path, statements, binders, imports, order)
+            module.imports.update(_import_targets(stmt, name, path.name == "__init__.py"))
+        elif not _is_doc(stmt):
+            module.statements.append(stmt)
+            names = _binds(stmt)
+            for n in names:
+                module.binders.setdefault(n, []).append(len(module.statements) - 1)
+            module.order.append((len(module.statements) - 1, names))
+    return module
 
 
 _PARSED: dict[tuple[str, Path], tuple[bytes, _Module]] = {}  # (module, file) -> (its source, parsed)
@@ -211,11 +190,9 @@ def _forget_changed() -> None:
 
 
 def _module(name: str, path: Path) -> _Module:
-    hit = _PARSED.get((name, path))
-    if hit is None:
+    if (hit := _PARSED.get((name, path))) is None:
         source = path.read_bytes()
-        hit = (source, _parse(name, path, source))
-        _PARSED[(name, path)] = hit
+        hit = _PARSED[(name, path)] = (source, _parse(name, path, source))
     return hit[1]
 
 
@@ -265,8 +242,7 @@ class _Resolver:
         """Return the token a qualified name (``pkg.mod.name.attr``) stands for.
 
         ``⟦module:name⟧`` for a project definition (followed), ``engine:name`` / ``stop:name`` where
-        the walk stops, ``module:`` for a project module, ``ext:pkg.name`` outside the project.
-        """
+        the walk stops, ``module:`` for a project module, ``ext:pkg.name`` outside the project."""
         parts = qualified.split(".")
         for i in range(len(parts), 0, -1):
             module = ".".join(parts[:i])
@@ -318,8 +294,7 @@ class _Resolver:
         path = self.file_of(module_name)
         assert path is not None
         shared = (self.engine, self.local_root, key, path)
-        hit = self.hashed.get(key) if own else _TEXTS.get(shared)
-        if hit is not None:
+        if (hit := self.hashed.get(key) if own else _TEXTS.get(shared)) is not None:
             return hit
         mod = self.parsed(module_name, path)
         value = namespace.get(name) if own and namespace is not None else None
@@ -377,10 +352,7 @@ class _Serialiser:
 
     def _qualified(self, name: str) -> str | None:
         """Return the qualified name a local or module-level import gave ``name``."""
-        for names in self._visible():
-            if name in names:
-                return names[name]
-        return self.module.imports.get(name)
+        return next((names[name] for names in self._visible() if name in names), self.module.imports.get(name))
 
     def _scope(self, kind: str, body: Sequence[ast.AST], params: Sequence[str]) -> dict[str, str | None]:
         names: dict[str, str | None] = dict.fromkeys(params)
@@ -413,10 +385,8 @@ class _Serialiser:
         if isinstance(node, ast.Name):
             token = self._lookup(node.id) if isinstance(node.ctx, ast.Load) else None
             return ["Name", token or node.id]
-        if isinstance(node, ast.Attribute):
-            resolved = self._attribute(node)
-            if resolved is not None:
-                return ["Name", resolved]
+        if isinstance(node, ast.Attribute) and (resolved := self._attribute(node)) is not None:
+            return ["Name", resolved]
         if isinstance(node, ast.AnnAssign):
             return ["AnnAssign", {"target": self.emit(node.target), "value": self.emit(node.value)}]
         if isinstance(node, ast.arg):
@@ -431,12 +401,8 @@ class _Serialiser:
         return [type(node).__name__, fields]
 
     def _fields(self, node: ast.AST, skip: frozenset[str] = frozenset()) -> dict[str, Plain]:
-        out = {}
-        for k, v in ast.iter_fields(node):
-            if k in _IGNORED_FIELDS or k in skip or v is None or v == []:
-                continue
-            out[k] = self.emit(v)
-        return out
+        ignored = _IGNORED_FIELDS | skip
+        return {k: self.emit(v) for k, v in ast.iter_fields(node) if k not in ignored and v is not None and v != []}
 
     def _attribute(self, node: ast.Attribute) -> str | None:
         """Return the token of a dotted name over an imported module (``np.linalg.norm``), else None."""
@@ -455,8 +421,7 @@ class _Serialiser:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, own_name: bool) -> Plain:
         a = node.args
-        params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-        params += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+        params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None]
         out: dict[str, Plain] = {"args": self._fields(a, frozenset({"defaults", "kw_defaults"}))}
         out["defaults"] = self.emit(list(a.defaults)) + [self.emit(d) for d in a.kw_defaults]
         body: list[Any] = [node.body] if isinstance(node, ast.Lambda) else node.body
@@ -488,8 +453,7 @@ def code_fingerprint(
     """Return the fingerprint of what decides the claim declared in ``module_file`` (imported as ``module_name``).
 
     ``namespace`` (the module's globals): its protocol values are hashed by ``decides``, not by their source.
-    ``engine`` names the suite's modules (followed), its engine's and its calibration's (not entered).
-    """
+    ``engine`` names the suite's modules (followed), its engine's and its calibration's (not entered)."""
     _forget_changed()
     path = Path(module_file).resolve()
     depth = len(module_name.split("."))
@@ -503,8 +467,7 @@ def code_fingerprint(
 def definition_fingerprint(fn: Callable[..., Any]) -> CodeFingerprint:
     """Return the fingerprint of the top-level definition that holds ``fn`` and of what it uses (``_walk``).
 
-    A notebook cell's function is read from ``linecache``; ConfigError for a callable with no Python source.
-    """
+    A notebook cell's function is read from ``linecache``; ConfigError for a callable with no Python source."""
     fn = inspect.unwrap(fn)
     module = getattr(fn, "__module__", None) or ""
     code = getattr(fn, "__code__", None)

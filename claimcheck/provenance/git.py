@@ -37,10 +37,8 @@ def is_shallow(root: Path) -> bool:
 
 
 def log_files(root: Path, *args: str) -> tuple[list[tuple[str, str, str]], str | None]:
-    """Return (commit, subject, file) for each file each commit of ``git log --name-only args`` names.
-
-    The second value is git's error when the log failed (then there are no rows).
-    """
+    """Return (commit, subject, file) for each file each commit of ``git log --name-only args`` names, and git's
+    error when the log failed (then there are no rows)."""
     done = run(root, "log", "--format=%H %s", "--name-only", *args)
     if done.returncode != 0:
         return [], done.stderr.decode(errors="replace")
@@ -56,8 +54,7 @@ def log_files(root: Path, *args: str) -> tuple[list[tuple[str, str, str]], str |
 def cat_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, bytes]]:
     """Return the type and content of each object git has (one ``git cat-file --batch``); missing ones are left out.
 
-    A commit's content is given as its full id instead (what a short id names).
-    """
+    A commit's content is given as its full id instead (what a short id names)."""
     if not names:
         return {}
     data, found, at = run(root, "cat-file", "--batch", data=("\n".join(names) + "\n").encode()).stdout, {}, 0

@@ -2,8 +2,7 @@
 
 A ledger is a TOML file or a folder of them, each a chain of ``[[entry]]`` tables (kinds ``REQUIRED``);
 docs/protocols.md ("The ledger: a hash chain", "States") says what each entry holds and how a claim's
-state and the git checks (``check_history``, ``check_git``) read it.
-"""
+state and the git checks (``check_history``, ``check_git``) read it."""
 
 from __future__ import annotations
 
@@ -108,11 +107,8 @@ class Ledger:
 
     def registration(self, claim: str, fingerprint: str) -> Entry | None:
         """Return the latest registration of ``claim`` whose code fingerprint is ``fingerprint``."""
-        found = [
-            e
-            for e in self.of(claim, "register")
-            if (e.get("fingerprint"), e.get("scheme")) == (fingerprint, CODE_SCHEME)
-        ]
+        wanted = (fingerprint, CODE_SCHEME)
+        found = [e for e in self.of(claim, "register") if (e.get("fingerprint"), e.get("scheme")) == wanted]
         return found[-1] if found else None
 
     def confirmations(self, registration: Entry) -> list[Entry]:
@@ -126,8 +122,7 @@ class Ledger:
     def state(self, claim: str, fingerprint: str, engine: str = "") -> State:
         """Return whether ``claim``'s code (``fingerprint``) is confirmed, registered or changed, in words.
 
-        ``engine`` (this run's engine identity) is shown beside the confirmation's; another one leaves it standing.
-        """
+        ``engine`` (this run's engine identity) is shown beside the confirmation's; another one leaves it standing."""
         where = self.file_for(claim).name if self.path is not None else "the ledger"
         reg = self.registration(claim, fingerprint)
         if reg is None:
@@ -141,38 +136,29 @@ class Ledger:
         code = f"v{reg.get('version')} (code {fingerprint[:12]}, registered {reg.get('date')})"
         now = f"this run: engine {engine}" if engine else "this run: no engine identity"
         shown = [e for e in self.confirmations(reg) if e.hash not in self.unproven]
-        conf = shown[0] if shown else None
         unproven = [e for e in self.confirmations(reg) if e.hash in self.unproven]
-        if conf is None and unproven:
-            return State(
-                "registered",
-                f"registered: {code}, unconfirmed: {self.unproven[unproven[0].hash]}; a confirmation counts only "
-                f"when git shows its run's commit after the registration's; {now}",
-                reg,
+        if not shown:
+            why = (
+                f", unconfirmed: {self.unproven[unproven[0].hash]}; a confirmation counts only when git shows its "
+                "run's commit after the registration's"
+                if unproven
+                else f", not confirmed: block {reg.get('block')} has not run at base seed 0 (exploratory until it has)"
             )
-        if conf is None:
-            return State(
-                "registered",
-                f"registered: {code}, not confirmed: block {reg.get('block')} has not run at base seed 0 "
-                f"(exploratory until it has); {now}",
-                reg,
-            )
+            return State("registered", f"registered: {code}{why}; {now}", reg)
+        conf = shown[0]
         if self.committed is not None and conf.hash not in self.committed:
-            return State(
-                "registered",
-                f"registered: {code}; its confirmation ({conf.describe()}: {conf.get('verdict')}) is pending: it is "
-                "not committed yet, so it confirms nothing until the ledger file is committed; " + now,
-                reg,
-            )
+            pending = f"its confirmation ({conf.describe()}: {conf.get('verdict')}) is pending: it is not committed yet"
+            why = f"; {pending}, so it confirms nothing until the ledger file is committed"
+            return State("registered", f"registered: {code}{why}; {now}", reg)
         same = "" if not engine or engine == conf.get("engine") else " (another engine: the confirmation stands)"
         if conf.get("reused_block"):
             same += f"; its block had run before at {conf.get('budget')} ({conf.get('reused_block')})"
-        for more in shown[1:]:
-            if self.committed is None or more.hash in self.committed:
-                same += (
-                    f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
-                    f"{more.get('commit')}, {more.get('date')}: {more.get('verdict')})"
-                )
+        same += "".join(
+            f"; also confirmed at {more.get('budget')}, base seed {more.get('base_seed')} (commit "
+            f"{more.get('commit')}, {more.get('date')}: {more.get('verdict')})"
+            for more in shown[1:]
+            if self.committed is None or more.hash in self.committed
+        )
         return State(
             "confirmed",
             f"confirmed: {code} at {conf.get('budget')}, base seed {conf.get('base_seed')}, on engine "
@@ -201,29 +187,21 @@ def ledger_files(path: Path) -> list[Path]:
 
 
 def load_ledger(path: Path, option: str = "claim_ledger") -> Ledger:
-    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain.
-
-    Raise LedgerError naming the file and the entry when the chain breaks, ConfigError naming the first
-    bad field (or the path, when it does not exist and is not a ``.toml`` file to be made).
-    """
+    """Read a ledger file, or every ``*.toml`` in a ledger folder, and verify each file's chain (LedgerError)."""
     if not (path.is_dir() or path.is_file()):
         if path.suffix != ".toml":
             raise ConfigError(f"{option}: the ledger {path} does not exist; create the folder or fix the path")
         return Ledger(path)
-    files = ledger_files(path)
-    for f in files:
-        _inside_repository(f, option)
+    for f in (files := ledger_files(path)):
+        _inside_repository(f, option)  # every file first: a link out of the repository is named before any content
     raws = [(f, read_raw(f, option)) for f in files]
     return Ledger(path, [e for f, raw in raws for e in entries_of(raw, f, option)])
 
 
 def _inside_repository(file: Path, option: str) -> None:
     """Raise ConfigError naming ``file`` when it is a symbolic link to a file outside its git repository."""
-    if not file.is_symlink():
-        return
-    root = git_root(file.parent)
-    target = file.resolve()
-    if root is not None and not target.is_relative_to(root.resolve()):
+    root = git_root(file.parent) if file.is_symlink() else None
+    if root is not None and not (target := file.resolve()).is_relative_to(root.resolve()):
         raise ConfigError(
             f"{option}: the ledger file {file} is a symbolic link to {target}, outside the git repository {root}: "
             "its history cannot be checked there; keep the ledger file itself in the repository (--claim-ledger)"
@@ -269,23 +247,20 @@ def entries_of(raw: Mapping[str, Any], path: Path, option: str = "claim_ledger")
     if not isinstance(rows, list) or set(raw) - {"entry"}:
         raise ConfigError(f"{option}: {path}: a ledger holds only [[entry]] tables, found {sorted(raw)}")
     out: list[Entry] = []
-    prev = ""
     for i, row in enumerate(rows, 1):
-        entry = _entry(row, path, i, option)
-        if entry.hash != content_hash(row):
+        entry, prev = _entry(row, path, i, option), out[-1].hash if out else ""
+        which = f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')})"
+        if entry.hash != (digest := content_hash(row)):
             raise LedgerError(
-                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) does not match its hash (stored "
-                f"{entry.hash[:12]}, content gives {content_hash(row)[:12]}): it was edited after it was written. "
-                "Entries are appended, never edited: restore the file from git and append a new entry instead"
+                f"{which} does not match its hash (stored {entry.hash[:12]}, content gives {digest[:12]}): it was "
+                "edited after it was written. Entries are appended, never edited: restore the file from git and "
+                "append a new entry instead"
             )
         if entry.prev != prev:
             raise LedgerError(
-                f"ledger {path}: entry #{i} ({entry.kind} {entry.get('claim')}) follows "
-                f"{entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: an entry was "
-                "removed, inserted or reordered. "
-                "Restore the file from git"
+                f"{which} follows {entry.prev[:12] or 'nothing'}, but the entry before it is {prev[:12] or 'none'}: "
+                "an entry was removed, inserted or reordered. Restore the file from git"
             )
-        prev = entry.hash
         out.append(entry)
     return out
 
@@ -332,8 +307,7 @@ def append(path: Path, kind: str, fields: Mapping[str, Any]) -> Entry:
     """Append an entry of ``kind`` (``fields``: its ``REQUIRED`` ones and any plain data) to ``path``; return it."""
     if kind not in REQUIRED:
         raise ConfigError(f"ledger entry kind must be one of {sorted(REQUIRED)}, got {kind!r}")
-    missing = [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]
-    if missing:
+    if missing := [n for n, t in REQUIRED[kind].items() if not isinstance(fields.get(n), t)]:
         raise ConfigError(f"a {kind} entry needs {', '.join(missing)} ({', '.join(REQUIRED[kind])} are required)")
     before = read_file(path) if path.exists() else []
     row = {"kind": kind, **_normal({k: v for k, v in fields.items() if k not in ("kind", "prev", "hash")}, kind)}
@@ -361,13 +335,11 @@ def append_calibration(
 def migrate(path: Path, date: str = "") -> Entry:
     """Rewrite a ledger file of the older format (``[[version]]`` tables) as a chain opening with a ``migrate`` entry.
 
-    The old versions stay, marked legacy (their fingerprints are of the older scheme).
-    """
+    The old versions stay, marked legacy (their fingerprints are of the older scheme)."""
     data = path.read_bytes()
     raw = loads_toml(data.decode("utf-8"))
     if "version" not in raw or "entry" in raw:
         raise ConfigError(f"{path} is not a ledger of the older format ([[version]] tables); nothing to migrate")
-    legacy = [{**row, "legacy": True} for row in raw["version"]]
     fields = {
         "source": f"{path.name} ([[version]] tables, before {SCHEMA})",
         "source_sha256": hashlib.sha256(data).hexdigest(),
@@ -375,7 +347,7 @@ def migrate(path: Path, date: str = "") -> Entry:
         "note": "the older ledger, kept as legacy history: its fingerprints hash the declared protocol only "
         "(ClaimProtocol.fingerprint), so no code registered now matches them; its confirmations stand for "
         "the code of their day",
-        "legacy": legacy,
+        "legacy": [{**row, "legacy": True} for row in raw["version"]],
     }
     path.rename(path.with_suffix(".toml.migrating"))
     try:
@@ -400,8 +372,7 @@ def check_git(ledger: Ledger) -> list[str]:
     """Check that each confirmation's registration was committed, unchanged, in an ancestor of its run's commit.
 
     Raise LedgerError naming the entry on a contradiction; a run's commit git does not have confirms nothing
-    (``ledger.unproven`` says why). Return notes on what could not be checked (no git, a shallow clone).
-    """
+    (``ledger.unproven`` says why). Return notes on what could not be checked (no git, a shallow clone)."""
     confirms = [e for e in ledger.entries if e.kind == "confirm"]
     if not confirms or ledger.path is None:
         return []
@@ -417,10 +388,9 @@ def check_git(ledger: Ledger) -> list[str]:
     top = root.resolve()
     shallow = git.is_shallow(root)
     rel = {reg.file: _relative(top, reg.file) for _, reg in pairs}
-    versions: dict[str, list[str]] = {f: [] for f in sorted(set(rel.values()))}  # the commits changing each file
-    for commit, _, name in git.log_files(root, "--full-history", "--reverse", "--", *versions)[0]:
-        if name in versions:
-            versions[name].append(commit)
+    names = sorted(set(rel.values()))
+    log = git.log_files(root, "--full-history", "--reverse", "--", *names)[0]
+    versions = {f: [commit for commit, _, name in log if name == f] for f in names}  # the commits changing each file
     runs = sorted({str(c.get("commit")) for c, _ in pairs})
     objects = [f"{commit}:{name}" for name, commits in versions.items() for commit in commits]
     found = git.cat_objects(root, [*objects, *runs])
@@ -472,8 +442,7 @@ def _first_holding(
 
     ``own``: the entry's own table in the file now, whose hash ``load_ledger`` verified: a committed
     table of the same bytes is the same entry, unparsed; else only the tables naming the digest are parsed, and the
-    whole version when those alone are not TOML.
-    """
+    whole version when those alone are not TOML."""
     for commit in commits:
         kind, data = found.get(f"{commit}:{name}", ("", b""))
         if kind != "blob" or digest.encode() not in data:
@@ -498,8 +467,7 @@ def check_history(ledger: Ledger) -> list[str]:
 
     Raise LedgerError naming the commit where the history diverges (an entry removed, reordered, edited or
     re-hashed, a file that held entries gone); every parent of a merge is walked. Set ``ledger.committed``
-    (the hashes at HEAD) and ``ledger.history_checked`` (not in a shallow clone); return notes on what was not.
-    """
+    (the hashes at HEAD) and ``ledger.history_checked`` (not in a shallow clone); return notes on what was not."""
     if ledger.path is None or not ledger.entries:
         return []
     root = git_root(ledger.path)
@@ -516,15 +484,14 @@ def check_history(ledger: Ledger) -> list[str]:
     versions: dict[str, list[tuple[str, str]]] = {rel: [] for rel in files}  # file -> [(commit, subject)], newest first
     for commit, subject, name in log:
         head, _, tail = name.rpartition("/")
-        if name in versions or (head == folder and tail.endswith(".toml")):
-            if (commit, subject) not in versions.setdefault(name, []):
-                versions[name].append((commit, subject))
+        ours = name in versions or (head == folder and tail.endswith(".toml"))
+        if ours and (commit, subject) not in versions.setdefault(name, []):
+            versions[name].append((commit, subject))
     same = {} if folder is not None else _renamed_from(root, spec, versions)  # an older name -> the file now
     commits = sorted({c for vs in versions.values() for c, _ in vs})
     at_head = [f"HEAD:{rel}" for rel in files]
     found = git.cat_objects(root, [f"{c}:{rel}" for rel, vs in versions.items() for c, _ in vs] + commits + at_head)
     blobs = {k: v.decode("utf-8", errors="replace") for k, (kind, v) in found.items() if kind == "blob"}
-    committed: set[str] = set()
     notes = []
     shallow = git.is_shallow(root)
     if shallow:
@@ -569,25 +536,22 @@ def check_history(ledger: Ledger) -> list[str]:
                     f"(git show {c[:12]}:{rel}) and append new ones after them"
                 )
             newer = f"commit {c[:12]} ({subj})"
+    ledger.committed = set()
     for rel in files:  # HEAD's version is usually the file now or a prefix of it: read off the verified entries
-        text = blobs.get(f"HEAD:{rel}")
-        if text is not None:
+        if (text := blobs.get(f"HEAD:{rel}")) is not None:
             held = _prefix_hashes(text, texts[rel], hashes[rel])
-            committed.update(held if held is not None else _committed_hashes(text) or [])
-    ledger.committed = committed
+            ledger.committed.update(held if held is not None else _committed_hashes(text) or [])
     ledger.history_checked = not shallow
     return notes
 
 
 def _renamed_from(root: Path, name: str, versions: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
     """Add to ``versions`` the commits of the single-file ledger ``name`` under older names; map each to ``name``."""
-    same: dict[str, str] = {}
-    for commit, subject, old in git.log_files(root, "--follow", "--", name)[0]:
-        if old != name:
-            same[old] = name
-            if (commit, subject) not in versions.setdefault(old, []):
-                versions[old].append((commit, subject))
-    return same
+    log = git.log_files(root, "--follow", "--", name)[0]
+    for commit, subject, old in log:
+        if old != name and (commit, subject) not in versions.setdefault(old, []):
+            versions[old].append((commit, subject))
+    return {old: name for _, _, old in log if old != name}
 
 
 def _prefix_hashes(text: str, newer: str, hashes: list[str]) -> list[str] | None:
@@ -608,10 +572,8 @@ def _committed_hashes(text: str) -> list[str] | None:
         return []
     if "entry" not in raw:
         return None
-    rows = raw.get("entry", [])
-    return [
-        str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows if isinstance(r, dict)
-    ]
+    rows = [r for r in raw["entry"] if isinstance(r, dict)]
+    return [str(r.get("hash")) if content_hash(r) == r.get("hash") else "(bad hash)" for r in rows]
 
 
 def history(ledger: Ledger, claim: str) -> list[str]:
@@ -661,15 +623,14 @@ def record_in_ledger(ledger: Path, parts: Iterable[PartCalibration]) -> list[Ent
     for pc in parts:
         results = ledger_results(pc)
         latest = [e for e in known.of(pc.claim, "calibrate") if e.get("part") == pc.part]
-        if latest and latest[-1].get("results") == json.loads(json.dumps(results)):
-            continue
-        added.append(append_calibration(ledger, pc.claim, pc.part, decision_digest(pc.decision), results))
+        if not latest or latest[-1].get("results") != json.loads(json.dumps(results)):
+            added.append(append_calibration(ledger, pc.claim, pc.part, decision_digest(pc.decision), results))
     return added
 
 
 def calibration_entries(ledger: Ledger) -> list[dict[str, Any]]:
-    out = []
-    for e in reversed([e for e in ledger.entries if e.kind == "calibrate"]):
-        results = dict(e.get("results", {}))
-        out.append({**results, "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")})
-    return out
+    return [
+        {**dict(e.get("results", {})), "claim": e.get("claim"), "part": e.get("part"), "date": e.get("date")}
+        for e in reversed(ledger.entries)
+        if e.kind == "calibrate"
+    ]
