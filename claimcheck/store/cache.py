@@ -45,6 +45,11 @@ VERIFY_RTOL = 1e-6  # --claim-cache-verify's tolerance for an entry another host
 SEAL = b"claimcheck-cache-entry/3 hmac-sha256\n"  # the first line of a sealed entry; its HMAC follows
 _ENTRY_NAME = re.compile(r"^[0-9a-f]{64}\.npz$")
 _ZIP = b"PK\x03\x04"  # a zip member's local header: the first bytes of an entry written before entries were sealed
+_NOT_USED = {  # why an entry that was read is not used, by ``open_entry``'s status
+    "corrupt": "{path} is damaged or holds another key's result",
+    "unauthenticated": "{path} fails authentication: it was not written with this cache's key (someone without the "
+    "key, or a claimcheck before entries were sealed)",
+}
 
 
 class CacheMismatch(ClaimcheckError):
@@ -118,12 +123,9 @@ def _checksum(arrays: Arrays, meta_json: str, key: str = "") -> str:
 
 def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
     meta_json = json.dumps(meta, sort_keys=True)
-    buf = io.BytesIO()
     payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
-    payload["meta"] = np.array(meta_json)
-    payload["key"] = np.array(key)
-    payload["checksum"] = np.array(_checksum(arrays, meta_json, key))
-    np.savez(buf, **payload)
+    payload.update(meta=np.array(meta_json), key=np.array(key), checksum=np.array(_checksum(arrays, meta_json, key)))
+    np.savez(buf := io.BytesIO(), **payload)
     return buf.getvalue()
 
 
@@ -194,8 +196,7 @@ def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
 def open_entry(data: bytes, key: str, secret: bytes) -> tuple[tuple[Arrays, Meta] | None, str]:
     """Return (the result, "ok") from sealed entry ``key``, or (None, "corrupt" or "unauthenticated")."""
     payload, sealed = unseal(SEAL, data, secret)
-    hit = decode(payload, key)
-    if hit is None:
+    if (hit := decode(payload, key)) is None:
         return None, "corrupt"
     return (hit, "ok") if sealed else (None, "unauthenticated")
 
@@ -287,13 +288,11 @@ class ResultCache:
             self.counts.computed += 1
             return compute()
         digest = key.digest
-        hit = self._read_unlocked(digest)
-        if hit is not None:
+        if (hit := self._read_unlocked(digest)) is not None:
             self.counts.cached += 1
             return hit
         with self._locked(digest) as usable:
-            hit = self._hit(digest) if usable else None
-            if hit is not None:
+            if (hit := self._hit(digest) if usable else None) is not None:
                 self.counts.cached += 1
                 if self._chosen(digest):
                     self._verify(key, hit, compute())
@@ -318,11 +317,7 @@ class ResultCache:
             self.counts.computed += len(keys)
             return compute(list(range(len(keys))))
         digests = [k.digest for k in keys]
-        found: dict[str, tuple[Arrays, Meta]] = {}
-        for digest in dict.fromkeys(digests):
-            hit = self._read_unlocked(digest)
-            if hit is not None:
-                found[digest] = hit
+        found = {d: hit for d in dict.fromkeys(digests) if (hit := self._read_unlocked(d)) is not None}
         usable: dict[str, bool] = {}
         with ExitStack() as held:
             for digest in sorted(set(digests) - set(found)):
@@ -361,9 +356,7 @@ class ResultCache:
 
     def _verify(self, key: Key, hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta]) -> None:
         same_producer = self._producers.get(key.digest) == producer()
-        rtol = 0.0 if same_producer else VERIFY_RTOL
-        problem = differs(hit, again, rtol)
-        if problem is None:
+        if (problem := differs(hit, again, 0.0 if same_producer else VERIFY_RTOL)) is None:
             self.counts.verified += 1
             return
         path = self.path(key.digest)
@@ -400,10 +393,9 @@ class ResultCache:
         path = self.path(key)
         try:
             data = read_regular(path)
-        except NotReadable as e:
-            return None if quiet else self._not_used(path, "corrupt", str(e))
-        except OSError as e:
-            return None if quiet else self._not_used(path, "corrupt", f"{path} cannot be read ({e.strerror or e})")
+        except (NotReadable, OSError) as e:
+            why = f"{path} cannot be read ({e.strerror or e})" if isinstance(e, OSError) else str(e)
+            return None if quiet else self._not_used(path, "corrupt", why)
         if data is None:
             return None
         try:
@@ -411,25 +403,14 @@ class ResultCache:
         except OSError:
             return None
         hit, status = open_entry(data, key, secret)
-        if hit is None and quiet:
-            return None
-        why = {
-            "corrupt": f"{path} is damaged or holds another key's result",
-            "unauthenticated": f"{path} fails authentication: it was not written with this cache's key (someone "
-            "without the key, or a claimcheck before entries were sealed)",
-        }
         if hit is None:
-            return self._not_used(path, status, why[status])
-        arrays, meta = hit
-        meta = dict(meta)
+            return None if quiet else self._not_used(path, status, _NOT_USED[status].format(path=path))
+        arrays, meta = hit[0], dict(hit[1])
         self._producers[key] = meta.pop(PRODUCER, None)
         return arrays, meta
 
     def _not_used(self, path: Path, status: str, why: str) -> tuple[Arrays, Meta] | None:
-        if status == "unauthenticated":
-            self.counts.unauthenticated += 1
-        else:
-            self.counts.corrupt += 1
+        setattr(self.counts, status, getattr(self.counts, status) + 1)  # "corrupt" or "unauthenticated"
         warnings.warn(CacheReadWarning(f"cache entry not used: {why}; the result is recomputed"), stacklevel=3)
         return None
 
