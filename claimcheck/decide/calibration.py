@@ -143,10 +143,8 @@ class WrongCase:
     def describe(self) -> str:
         """Return e.g. ``case 17 (tau=412, p=1.3): persistence = 0.71, ...``."""
         params = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items())
-        if self.error:
-            return f"case {self.index} ({params}): raised {self.error}"
-        vals = ", ".join(f"{k} = {_short(v)}" for k, v in self.values.items())
-        return f"case {self.index} ({params}): {vals}"
+        said = f"raised {self.error}" if self.error else ", ".join(f"{k} = {_short(v)}" for k, v in self.values.items())
+        return f"case {self.index} ({params}): {said}"
 
 
 def _short(v: Any) -> str:
@@ -348,10 +346,7 @@ def case_rng(seed: int, claim: str, part: str, family: str, index: int) -> np.ra
 
 
 def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | None = None) -> FamilyResult:
-    """Draw and decide every case of ``fam`` (``cases`` of them if given); return the right answers, the worst wrong.
-
-    A case whose decision raises is wrong, and kept with the message.
-    """
+    """Draw and decide every case of ``fam`` (``cases`` of them if given); return the right answers, the worst wrong."""
     assert part.decision is not None
     n = fam.cases if cases is None else cases
     right, errors, zone = 0, 0, 0

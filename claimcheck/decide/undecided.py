@@ -32,9 +32,8 @@ def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
 
     None when the rate equals the bar, no unit ran, or more than MAX_UNITS would be needed.
     """
-    if n <= 0 or not 0 < bar < 1 or math.isclose(passed / n, bar):
+    if n <= 0 or not 0 < bar < 1 or math.isclose(rate := passed / n, bar):
         return None
-    rate = passed / n
 
     def decided(m: int) -> bool:
         k = min(m, max(0, round(rate * m)))
@@ -157,9 +156,8 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     items = pending(r)
     if not items:  # a run that did not finish, or evidence both ways: the reason says which
         return r.reason
-    declared = r.protocol is not None and r.protocol.declared
-    units = dict(r.protocol.seeds.units) if r.protocol is not None and declared else {}
-    batch = dict(r.protocol.seeds.batch) if r.protocol is not None and declared else {}
+    seeds = r.protocol.seeds if r.protocol is not None and r.protocol.declared else None
+    units, batch = (dict(seeds.units), dict(seeds.batch)) if seeds is not None else ({}, {})
     zoned = [i for i in items if i.unresolved]
     items = [i for i in items if not i.unresolved]
     empty = [i for i in items if i.units == 0]

@@ -138,14 +138,10 @@ _NPY_HEADER = re.compile(
 
 
 def _read_npy(raw: bytes) -> np.ndarray:
-    version = raw[6:8]
-    if raw[:6] != _NPY_MAGIC or version not in (b"\x01\x00", b"\x02\x00"):
-        return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
-    size_bytes = 2 if version == b"\x01\x00" else 4
-    start = 8 + size_bytes
-    header = raw[start : start + int.from_bytes(raw[8:start], "little")]
-    match = _NPY_HEADER.fullmatch(header)
-    if match is None:
+    # the header starts past the magic, the version and the header's size (2 bytes in format 1.0, 4 in 2.0)
+    start = {b"\x01\x00": 10, b"\x02\x00": 12}.get(raw[6:8]) if raw[:6] == _NPY_MAGIC else None
+    header = b"" if start is None else raw[start : start + int.from_bytes(raw[8:start], "little")]
+    if start is None or (match := _NPY_HEADER.fullmatch(header)) is None:
         return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
     dtype = np.dtype(match[1].decode())
     if dtype.hasobject:

@@ -36,8 +36,7 @@ def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
 
     Raise NotReadable naming what it is: a symbolic link, a FIFO, a device, a folder, or larger than ``cap``.
     """
-    got = _read_with_stat(path, cap)
-    return None if got is None else got[0]
+    return None if (got := _read_with_stat(path, cap)) is None else got[0]
 
 
 def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None:
@@ -109,8 +108,7 @@ def cache_secret(folder: Path) -> bytes:
                 return bytes.fromhex(text)
             raise OSError(f"the cache key {path} is not 64 hex digits; remove it to make a new one")
         folder.mkdir(parents=True, exist_ok=True)
-        sealed = _sealed_entries(folder) if attempt == 0 else 0
-        if sealed:
+        if sealed := _sealed_entries(folder) if attempt == 0 else 0:
             warnings.warn(
                 KeyReplacedWarning(
                     f"the cache key {path} is gone while {sealed} entries sealed with it are in {folder}: a new key "
