@@ -103,10 +103,7 @@ def accepts(part: Part, values: Values) -> bool:
 
 
 def margin(part: Part, values: Values) -> float:
-    """Return the smallest margin of the values past their thresholds, relative to each threshold's size (NaN: -inf).
-
-    An estimate counts by the end of its interval nearest the threshold.
-    """
+    """Return the smallest margin of the values past their thresholds, relative to each threshold's size (NaN: -inf)."""
     out = math.inf
     for name, value in values.items():
         stat = part.stat(name)

@@ -28,10 +28,7 @@ class Pending:
 
 
 def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
-    """Return the fewest units whose exact one-sided binomial test decides a rate of ``passed``/``n`` against ``bar``.
-
-    None when the rate equals the bar, no unit ran, or more than MAX_UNITS would be needed.
-    """
+    """Return the fewest units whose exact one-sided binomial test decides ``passed``/``n`` against ``bar``."""
     if n <= 0 or not 0 < bar < 1 or math.isclose(rate := passed / n, bar):
         return None
 
@@ -43,10 +40,7 @@ def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
 
 
 def mean_units(checks: Sequence[Check], n: int) -> int | None:
-    """Return the fewest units whose intervals (at ``n`` units now), narrowing as 1/sqrt(units), clear every threshold.
-
-    None when one is not finite or sits on its threshold.
-    """
+    """Return the fewest units whose intervals (at ``n`` units), narrowing as 1/sqrt(units), clear every threshold."""
     need = n
     for c in checks:
         if c.low is None or c.high is None or not all(map(math.isfinite, (c.value, c.low, c.high))):

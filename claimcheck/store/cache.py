@@ -319,8 +319,7 @@ class ResultCache:
             for digest in sorted(set(digests) - set(found)):
                 lock = ExitStack()
                 usable[digest] = lock.enter_context(self._locked(digest))
-                hit = self._hit(digest) if usable[digest] else None
-                if hit is None:
+                if (hit := self._hit(digest) if usable[digest] else None) is None:
                     held.push(lock)  # released once the result is stored
                 else:
                     found[digest] = hit
@@ -343,10 +342,8 @@ class ResultCache:
     # --- verifying hits against a recompute (``--claim-cache-verify``) ---
 
     def _chosen(self, digest: str) -> bool:
-        if self.verify <= 0:
-            return False
-        if self.verify >= 1:
-            return True
+        if self.verify <= 0 or self.verify >= 1:
+            return self.verify >= 1  # no hit, or every hit
         draw = int.from_bytes(hashlib.sha256(f"{self.verify_seed}:{digest}".encode()).digest()[:8], "big")
         return draw / 2**64 < self.verify
 
@@ -414,15 +411,11 @@ class ResultCache:
         """Delete every entry the store recognises (``_is_entry``); return how many. A linked shard is not followed."""
         if self.root is None or not self.root.is_dir() or self.root.is_symlink():
             return 0
-        n = 0
-        for shard in sorted(self.root.iterdir()):
-            if not re.fullmatch(r"[0-9a-f]{2}", shard.name) or shard.is_symlink() or not shard.is_dir():
-                continue
-            for path in sorted(shard.glob("*.npz")):
-                if _is_entry(path):
-                    path.unlink(missing_ok=True)
-                    n += 1
-        return n
+        shards = [s for s in sorted(self.root.iterdir()) if re.fullmatch(r"[0-9a-f]{2}", s.name) and not s.is_symlink()]
+        entries = [p for shard in shards if shard.is_dir() for p in sorted(shard.glob("*.npz")) if _is_entry(p)]
+        for path in entries:
+            path.unlink(missing_ok=True)
+        return len(entries)
 
 
 def _is_entry(path: Path) -> bool:
