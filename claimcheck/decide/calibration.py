@@ -1,10 +1,9 @@
 """Calibrate decision rules: each part's unit decision on cases whose answer is known, the claim rule on known rates.
 
-``calibrate_part`` runs a part's decision on every case of its calibration families and counts the
-right answers (sensitivity, specificity, zone rate, per origin, each with its exact one-sided 95% lower
-bound against ``FLOOR``), keeping the worst wrong cases; ``simulate_rule`` runs the claim-level rule on
-units drawn with known pass rates. Results are plain data for ``claimcheck calibrate --json`` and the
-ledger's ``calibrate`` entries, which the report reads back (docs/calibration.md). No pytest, no suite.
+``calibrate_part`` counts a part's right answers (sensitivity, specificity, zone rate, per origin, each with its
+exact one-sided 95% lower bound against ``FLOOR``) and keeps the worst wrong cases; ``simulate_rule`` runs the
+claim-level rule on units drawn with known pass rates. Results are plain data for ``claimcheck calibrate --json``
+and the ledger's ``calibrate`` entries, which the report reads back (docs/calibration.md). No pytest, no suite.
 """
 
 from __future__ import annotations
@@ -187,12 +186,9 @@ class FamilyResult:
         """Return the family as plain data; ``origin`` and ``zone`` only where they say something."""
         out: dict[str, Any] = {"name": self.name, "expect": self.expect, "cases": self.cases, "right": self.right}
         if wrong:
+            worst = [asdict(w) for w in self.wrong]  # index, params, values, margin, error
             out.update(
-                errors=self.errors,
-                grid=self.grid,
-                why=self.why,
-                wrong_ranges=self.wrong_ranges,
-                worst_wrong=[asdict(w) for w in self.wrong],  # index, params, values, margin, error
+                errors=self.errors, grid=self.grid, why=self.why, wrong_ranges=self.wrong_ranges, worst_wrong=worst
             )
         if self.origin != "design":
             out["origin"] = self.origin
@@ -316,9 +312,8 @@ UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements,
 def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPHA) -> Values:
     """Return the statistics ``part`` decides on one calibration case, as its verdict would read them.
 
-    A mean-rule case is a sample, ``{"units": [...]}``: each statistic becomes the mean over the units
-    outside the zone, with the one-look Student-t interval (each end at ``alpha``); a sample whose every
-    unit is in the zone is in the zone.
+    A mean-rule case is a sample, ``{"units": [...]}``: each statistic becomes the mean over the units outside the
+    zone, with the one-look Student-t interval (each end at ``alpha``); a sample all in the zone is in the zone.
     """
     assert part.decision is not None
     if part.rule != "mean":

@@ -139,8 +139,7 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     """Return one line on why ``r`` is INCONCLUSIVE (``budget``: the run's): what is undecided, what would decide it."""
     if r.verdict is not Verdict.INCONCLUSIVE:
         return ""
-    blind = [c for c in r.controls if c.status in CANNOT_DISCRIMINATE and c.kind == "positive"]
-    if blind:
+    if blind := [c for c in r.controls if c.status in CANNOT_DISCRIMINATE and c.kind == "positive"]:
         return (
             f"the instrument is blind here: positive control '{blind[0].name}' was shown to fail; no budget decides "
             "the claim on this subject"

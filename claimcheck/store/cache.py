@@ -442,9 +442,6 @@ def default_cache_dir() -> Path:
     return user_cache_dir("results")
 
 
-# --- Memoise a function by its inputs and its module's source (the ``claim_cache`` fixture) ---
-
-
 def source_digest(fn: Callable[..., Any]) -> str:
     """Return the sha256 of the source file that defines ``fn`` (of its source text when it has no file)."""
     try:
@@ -458,7 +455,7 @@ def source_digest(fn: Callable[..., Any]) -> str:
 
 @dataclass
 class Memo:
-    """Memoise ``fn(**inputs) -> dict of arrays`` through a ``ResultCache``."""
+    """Memoise ``fn(**inputs) -> arrays`` by its inputs and its module's source (the ``claim_cache`` fixture)."""
 
     cache: ResultCache
 

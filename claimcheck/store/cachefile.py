@@ -45,9 +45,8 @@ def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None
     except FileNotFoundError:
         return None
     except OSError as e:
-        if path.is_symlink():
-            raise NotReadable(f"{path} is a symbolic link, not a cache file") from None
-        raise NotReadable(f"{path} cannot be opened ({e.strerror or e})") from None
+        why = "is a symbolic link, not a cache file" if path.is_symlink() else f"cannot be opened ({e.strerror or e})"
+        raise NotReadable(f"{path} {why}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
@@ -101,9 +100,8 @@ def cache_secret(folder: Path) -> bytes:
         except NotReadable as e:
             raise OSError(f"the cache key {e}") from None
         if got is not None:
-            data, st = got
-            _check_key_file(path, st)
-            text = data.decode("ascii", "replace").strip()
+            _check_key_file(path, got[1])
+            text = got[0].decode("ascii", "replace").strip()
             if len(text) == _MAC_HEX and all(c in "0123456789abcdef" for c in text):
                 return bytes.fromhex(text)
             raise OSError(f"the cache key {path} is not 64 hex digits; remove it to make a new one")
