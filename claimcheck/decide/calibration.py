@@ -38,9 +38,6 @@ RULE_REPS = 2000  # simulated claims per (budget, true rate)
 Values = Mapping[str, "float | Estimate"]
 
 
-# --- scoring one case ------------------------------------------------------------------------------
-
-
 def statistic_met(stat: Stat, value: float | Estimate) -> bool:
     """Return whether ``value`` meets ``stat`` as the verdict counts it (an ``Estimate``: its whole interval)."""
     if isinstance(value, Estimate):
@@ -115,9 +112,6 @@ def margin(part: Part, values: Values) -> float:
         gap = v - stat.threshold if up else stat.threshold - v
         out = min(out, gap / (abs(stat.threshold) or 1.0))
     return out
-
-
-# --- results ---------------------------------------------------------------------------------------
 
 
 def _plain(v: Any) -> Any:
@@ -304,8 +298,6 @@ def _counted(r: Proportion) -> dict[str, Any]:
     return {"passed": r.passed, "n": r.n, "low": round(r.low, 4)}
 
 
-# --- running ---------------------------------------------------------------------------------------
-
 UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements, ...]}, a whole sample
 
 
@@ -391,9 +383,6 @@ def calibrate_part(
     return PartCalibration(claim, part.name, part.decision_id, fams, time.perf_counter() - start, date, seed)
 
 
-# --- the claim-level rule --------------------------------------------------------------------------
-
-
 def rule_verdict(
     units: Sequence[bool],
     bar: float,
@@ -419,8 +408,7 @@ def rule_verdicts(
     runs: np.ndarray, bar: float, alpha: float, looks: Sequence[int], prior: tuple[float, float] = (1.0, 1.0)
 ) -> list[Verdict]:
     """Return ``rule_verdict`` of many claims at once under a schedule of looks: ``runs`` is (claims x units)."""
-    up = sq.beta_binomial_paths(runs, bar, "greater", prior)
-    down = sq.beta_binomial_paths(runs, bar, "less", prior)
+    up, down = (sq.beta_binomial_paths(runs, bar, side, prior) for side in ("greater", "less"))
     verdicts = [Verdict.INCONCLUSIVE] * runs.shape[0]
     open_ = np.ones(runs.shape[0], dtype=bool)
     for n in [n for n in looks if n <= runs.shape[1]] or [runs.shape[1]]:
@@ -506,9 +494,6 @@ def simulate_rule(
             counts = dict(Counter(v.value for v in verdicts))  # in the order first met, as the JSON lists them
             rows.append(RuleRow(", ".join(by_units[looks]), n, rate, counts, reps))
     return RuleSimulation(proto.claim_id, part.name, part.bar, tuple(rows))
-
-
-# --- a suite's calibration -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -339,9 +339,8 @@ class ResultCache:
                 self._verify(keys[i], found[digests[i]], again)
         return [found[d] for d in digests]
 
-    # --- verifying hits against a recompute (``--claim-cache-verify``) ---
-
     def _chosen(self, digest: str) -> bool:
+        """Return whether ``--claim-cache-verify`` recomputes hit ``digest`` (a seeded draw at the rate ``verify``)."""
         if self.verify <= 0 or self.verify >= 1:
             return self.verify >= 1  # no hit, or every hit
         draw = int.from_bytes(hashlib.sha256(f"{self.verify_seed}:{digest}".encode()).digest()[:8], "big")
