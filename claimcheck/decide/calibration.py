@@ -225,15 +225,12 @@ class PartCalibration:
 
     def _rates(self) -> list[Proportion]:
         """Return every rate the status reads: each origin's sensitivity, specificity and zone rate with cases."""
-        rates = [self.sensitivity, self.specificity, self.rate("zone")]
-        rates += [self.rate(e, o) for o in ORIGINS[1:] for e in ("pass", "fail", "zone")]
-        return [r for r in rates if r.n]
+        return [r for o in ORIGINS for e in ("pass", "fail", "zone") if (r := self.rate(e, o)).n]
 
     @property
     def status(self) -> str:
         """Return "calibrated" (every rate with cases at the floor), "failing calibration" or "uncalibrated"."""
-        sens, spec = self.sensitivity, self.specificity
-        if not self.decision or sens.n == 0 or spec.n == 0:
+        if not self.decision or self.sensitivity.n == 0 or self.specificity.n == 0:
             return "uncalibrated"
         return "calibrated" if min(r.low for r in self._rates()) >= FLOOR else "failing calibration"
 
@@ -263,9 +260,8 @@ class PartCalibration:
         """Return the design zone rate and each other origin's rates, those with cases, each written by ``form``."""
         pairs = (("sensitivity", "pass"), ("specificity", "fail"), ("zone", "zone"))
         out = {"zone": form(self.rate("zone"))} if self.rate("zone").n else {}
-        for origin in (o for o in self.origins if o != "design"):
-            out[origin] = {key: form(r) for key, expect in pairs if (r := self.rate(expect, origin)).n}
-        return out
+        others = (o for o in self.origins if o != "design")
+        return out | {o: {key: form(r) for key, expect in pairs if (r := self.rate(expect, o)).n} for o in others}
 
     def to_entry(self) -> dict[str, Any]:
         """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""

@@ -115,17 +115,15 @@ def budget_for(
     ran = units.get(current, 0)
     if ran > now > 0:  # units left the premise or the zone: a budget admits about the same share
         needed = math.ceil(needed * ran / now)
-    floor = max(now, ran)
-    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > floor)]
+    looks = batch or {}
+    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > max(now, ran))]
     for n, b in bigger:
         if n >= needed:
-            step = (batch or {}).get(b)
-            how = f" at most, {step} at a time until decided" if step else ""
+            how = f" at most, {looks[b]} at a time until decided" if looks.get(b) else ""
             return f"budget {b} runs {n}{how} (--claim-budget {b})"
     if bigger:  # a projection at the effect as measured: the effect moves as units come, so say so
         n = bigger[-1][0]
         b = next(name for cap, name in bigger if cap == n)  # the cheapest budget at the largest cap
-        looks = batch or {}
         caps = ", ".join(f"{name} {cap}" + (f" ({looks[name]} a look)" if looks.get(name) else "")
                          for name, cap in units.items())  # fmt: skip
         return (
