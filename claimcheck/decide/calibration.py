@@ -140,9 +140,7 @@ class WrongCase:
 def _short(v: Any) -> str:
     if isinstance(v, dict) and "value" in v:
         return f"{v['value']:.4g} [{v['low']:.4g}, {v['high']:.4g}]"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 @dataclass(frozen=True)
@@ -546,8 +544,7 @@ def calibrate_suite(
     parts, rules = [], []
     for proto in protocols:
         for part in proto.parts:
-            pc = calibrate_part(proto.claim_id, part, seed, cases)
-            parts.append(pc)
+            parts.append(pc := calibrate_part(proto.claim_id, part, seed, cases))
             if progress is not None:
                 progress(pc)
             if part.rule == "pass-rate":
