@@ -1,10 +1,9 @@
 """Calibrate decision rules: each part's unit decision on cases whose answer is known, the claim rule on known rates.
 
-``calibrate_part`` runs a part's decision on every case of its calibration families and counts the
-right answers (sensitivity, specificity, zone rate, per origin, each with its exact one-sided 95% lower
-bound against ``FLOOR``), keeping the worst wrong cases; ``simulate_rule`` runs the claim-level rule on
-units drawn with known pass rates. Results are plain data for ``claimcheck calibrate --json`` and the
-ledger's ``calibrate`` entries, which the report reads back (docs/calibration.md). No pytest, no suite.
+``calibrate_part`` counts a part's right answers (sensitivity, specificity, zone rate, per origin, each with its
+exact one-sided 95% lower bound against ``FLOOR``) and keeps the worst wrong cases; ``simulate_rule`` runs the
+claim-level rule on units drawn with known pass rates. Results are plain data for ``claimcheck calibrate --json``
+and the ledger's ``calibrate`` entries, which the report reads back (docs/calibration.md). No pytest, no suite.
 """
 
 from __future__ import annotations
@@ -12,8 +11,9 @@ from __future__ import annotations
 import math
 import time
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -38,9 +38,6 @@ RULE_REPS = 2000  # simulated claims per (budget, true rate)
 Values = Mapping[str, "float | Estimate"]
 
 
-# --- scoring one case ------------------------------------------------------------------------------
-
-
 def statistic_met(stat: Stat, value: float | Estimate) -> bool:
     """Return whether ``value`` meets ``stat`` as the verdict counts it (an ``Estimate``: its whole interval)."""
     if isinstance(value, Estimate):
@@ -61,18 +58,13 @@ def in_zone(values: Values) -> bool:
 
 
 def outcome(part: Part, values: Values) -> str:
-    """Return "zone" for a case the decision left undecided, else "pass" or "fail" as ``accepts`` says.
-
-    A zone part's case whose bounding statistics are met and a resolving one is not is "zone" too ("not resolved").
-    """
+    """Return "zone" for a case left undecided (or, in a zone part, bounded but not resolved), else "pass" or "fail"."""
     if in_zone(values):
         return "zone"
     if accepts(part, values):
         return "pass"
     bounding = {s.name for s in part.bounding}
-    if part.unresolved and accepts(part, {k: v for k, v in values.items() if k in bounding}):
-        return "zone"
-    return "fail"
+    return "zone" if part.unresolved and accepts(part, {k: v for k, v in values.items() if k in bounding}) else "fail"
 
 
 def undecided(part: Part, values: Values) -> bool:
@@ -83,11 +75,8 @@ def undecided(part: Part, values: Values) -> bool:
     estimates = {k: v for k, v in values.items() if k != ZONE}
     if not estimates or not all(isinstance(v, Estimate) for v in estimates.values()) or accepts(part, values):
         return False
-    pairs = [(part.stat(name), value) for name, value in estimates.items()]
-    return not any(
-        stat is not None and isinstance(v, Estimate) and _estimate_verdict(stat, v) is Verdict.NOT_REPRODUCED
-        for stat, v in pairs
-    )
+    pairs = [(part.stat(name), v) for name, v in estimates.items() if isinstance(v, Estimate)]
+    return not any(s is not None and _estimate_verdict(s, v) is Verdict.NOT_REPRODUCED for s, v in pairs)
 
 
 def accepts(part: Part, values: Values) -> bool:
@@ -95,10 +84,7 @@ def accepts(part: Part, values: Values) -> bool:
 
     Raise ConfigError when a name is not one of the part's statistics nor ``ZONE``.
     """
-    if in_zone(values):
-        return False
-    values = {k: v for k, v in values.items() if k != ZONE}
-    if not values:
+    if in_zone(values) or not (values := {k: v for k, v in values.items() if k != ZONE}):
         return False
     for name, value in values.items():
         stat = part.stat(name)
@@ -113,36 +99,25 @@ def accepts(part: Part, values: Values) -> bool:
 
 
 def margin(part: Part, values: Values) -> float:
-    """Return the smallest margin of the values past their thresholds, relative to each threshold's size.
-
-    Positive: every statistic met by that much; negative: the worst one missed by that much; NaN: -inf.
-    An estimate counts by the end of its interval nearest the threshold.
-    """
+    """Return the smallest margin of the values past their thresholds, relative to each threshold's size (NaN: -inf)."""
     out = math.inf
     for name, value in values.items():
         stat = part.stat(name)
         if stat is None:  # ZONE among them
             continue
-        if isinstance(value, Estimate):
-            v = value.low if stat.direction in (">=", ">") else value.high
-        else:
-            v = float(value)
+        up = stat.direction in (">=", ">")
+        v = (value.low if up else value.high) if isinstance(value, Estimate) else float(value)
         if math.isnan(v):
             return -math.inf
-        gap = v - stat.threshold if stat.direction in (">=", ">") else stat.threshold - v
+        gap = v - stat.threshold if up else stat.threshold - v
         out = min(out, gap / (abs(stat.threshold) or 1.0))
     return out
-
-
-# --- results ---------------------------------------------------------------------------------------
 
 
 def _plain(v: Any) -> Any:
     if isinstance(v, Estimate):
         return {"value": v.value, "low": v.low, "high": v.high}
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
+    return v.item() if isinstance(v, np.generic) else v
 
 
 @dataclass(frozen=True)
@@ -158,18 +133,14 @@ class WrongCase:
     def describe(self) -> str:
         """Return e.g. ``case 17 (tau=412, p=1.3): persistence = 0.71, ...``."""
         params = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items())
-        if self.error:
-            return f"case {self.index} ({params}): raised {self.error}"
-        vals = ", ".join(f"{k} = {_short(v)}" for k, v in self.values.items())
-        return f"case {self.index} ({params}): {vals}"
+        said = f"raised {self.error}" if self.error else ", ".join(f"{k} = {_short(v)}" for k, v in self.values.items())
+        return f"case {self.index} ({params}): {said}"
 
 
 def _short(v: Any) -> str:
     if isinstance(v, dict) and "value" in v:
         return f"{v['value']:.4g} [{v['low']:.4g}, {v['high']:.4g}]"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 @dataclass(frozen=True)
@@ -207,15 +178,9 @@ class FamilyResult:
         """Return the family as plain data; ``origin`` and ``zone`` only where they say something."""
         out: dict[str, Any] = {"name": self.name, "expect": self.expect, "cases": self.cases, "right": self.right}
         if wrong:
+            worst = [asdict(w) for w in self.wrong]  # index, params, values, margin, error
             out.update(
-                errors=self.errors,
-                grid=self.grid,
-                why=self.why,
-                wrong_ranges=self.wrong_ranges,
-                worst_wrong=[
-                    {"index": w.index, "params": w.params, "values": w.values, "margin": w.margin, "error": w.error}
-                    for w in self.wrong
-                ],
+                errors=self.errors, grid=self.grid, why=self.why, wrong_ranges=self.wrong_ranges, worst_wrong=worst
             )
         if self.origin != "design":
             out["origin"] = self.origin
@@ -258,24 +223,18 @@ class PartCalibration:
 
     def _rates(self) -> list[Proportion]:
         """Return every rate the status reads: each origin's sensitivity, specificity and zone rate with cases."""
-        rates = [self.sensitivity, self.specificity, self.rate("zone")]
-        rates += [self.rate(e, o) for o in ORIGINS[1:] for e in ("pass", "fail", "zone")]
-        return [r for r in rates if r.n]
+        return [r for o in ORIGINS for e in ("pass", "fail", "zone") if (r := self.rate(e, o)).n]
 
     @property
     def status(self) -> str:
         """Return "calibrated" (every rate with cases at the floor), "failing calibration" or "uncalibrated"."""
-        sens, spec = self.sensitivity, self.specificity
-        if not self.decision or sens.n == 0 or spec.n == 0:
+        if not self.decision or self.sensitivity.n == 0 or self.specificity.n == 0:
             return "uncalibrated"
         return "calibrated" if min(r.low for r in self._rates()) >= FLOOR else "failing calibration"
 
     def _counts(self, origin: str) -> str:
-        sens, spec, zone = (self.rate(e, origin) for e in ("pass", "fail", "zone"))
-        text = [f"{spec.passed}/{spec.n} must-fail rejected"] if spec.n else []
-        text += [f"{sens.passed}/{sens.n} must-pass accepted"] if sens.n else []
-        text += [f"{zone.passed}/{zone.n} in-zone left undecided"] if zone.n else []
-        return ", ".join(text)
+        said = (("fail", "must-fail rejected"), ("pass", "must-pass accepted"), ("zone", "in-zone left undecided"))
+        return ", ".join(f"{r.passed}/{r.n} {what}" for e, what in said if (r := self.rate(e, origin)).n)
 
     def summary(self) -> str:
         """Return the report's mark, e.g. ``calibrated: 400/400 must-fail rejected, 598/600 must-pass accepted``."""
@@ -299,9 +258,8 @@ class PartCalibration:
         """Return the design zone rate and each other origin's rates, those with cases, each written by ``form``."""
         pairs = (("sensitivity", "pass"), ("specificity", "fail"), ("zone", "zone"))
         out = {"zone": form(self.rate("zone"))} if self.rate("zone").n else {}
-        for origin in (o for o in self.origins if o != "design"):
-            out[origin] = {key: form(r) for key, expect in pairs if (r := self.rate(expect, origin)).n}
-        return out
+        others = (o for o in self.origins if o != "design")
+        return out | {o: {key: form(r) for key, expect in pairs if (r := self.rate(expect, o)).n} for o in others}
 
     def to_entry(self) -> dict[str, Any]:
         """Return the result as a plain dict, every wrong case kept (``claimcheck calibrate --json``)."""
@@ -334,17 +292,14 @@ def _counted(r: Proportion) -> dict[str, Any]:
     return {"passed": r.passed, "n": r.n, "low": round(r.low, 4)}
 
 
-# --- running ---------------------------------------------------------------------------------------
-
 UNITS = "units"  # a mean-rule part's case: {"units": [each unit's measurements, ...]}, a whole sample
 
 
 def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPHA) -> Values:
     """Return the statistics ``part`` decides on one calibration case, as its verdict would read them.
 
-    A mean-rule case is a sample, ``{"units": [...]}``: each statistic becomes the mean over the units
-    outside the zone, with the one-look Student-t interval (each end at ``alpha``); a sample whose every
-    unit is in the zone is in the zone.
+    A mean-rule case is a sample, ``{"units": [...]}``: each statistic becomes the mean over the units outside the
+    zone, with the one-look Student-t interval (each end at ``alpha``); a sample all in the zone is in the zone.
     """
     assert part.decision is not None
     if part.rule != "mean":
@@ -365,15 +320,11 @@ def decide_case(part: Part, measurements: Mapping[str, Any], alpha: float = ALPH
 
 def case_rng(seed: int, claim: str, part: str, family: str, index: int) -> np.random.Generator:
     """Return the generator of case ``index`` of a family: the same on every machine and in any order."""
-    key = zlib.crc32(f"{claim}\0{part}\0{family}".encode())
-    return np.random.default_rng([seed, key, index])
+    return np.random.default_rng([seed, zlib.crc32(f"{claim}\0{part}\0{family}".encode()), index])
 
 
 def run_family(claim: str, part: Part, fam: Family, seed: int = 0, cases: int | None = None) -> FamilyResult:
-    """Draw and decide every case of ``fam`` (``cases`` of them if given); return the right answers, the worst wrong.
-
-    A case whose decision raises is wrong, and kept with the message.
-    """
+    """Draw and decide every case of ``fam`` (``cases`` of them if given); return the right answers, the worst wrong."""
     assert part.decision is not None
     n = fam.cases if cases is None else cases
     right, errors, zone = 0, 0, 0
@@ -426,9 +377,6 @@ def calibrate_part(
     return PartCalibration(claim, part.name, part.decision_id, fams, time.perf_counter() - start, date, seed)
 
 
-# --- the claim-level rule --------------------------------------------------------------------------
-
-
 def rule_verdict(
     units: Sequence[bool],
     bar: float,
@@ -454,16 +402,13 @@ def rule_verdicts(
     runs: np.ndarray, bar: float, alpha: float, looks: Sequence[int], prior: tuple[float, float] = (1.0, 1.0)
 ) -> list[Verdict]:
     """Return ``rule_verdict`` of many claims at once under a schedule of looks: ``runs`` is (claims x units)."""
-    up = sq.beta_binomial_paths(runs, bar, "greater", prior)
-    down = sq.beta_binomial_paths(runs, bar, "less", prior)
+    up, down = (sq.beta_binomial_paths(runs, bar, side, prior) for side in ("greater", "less"))
     verdicts = [Verdict.INCONCLUSIVE] * runs.shape[0]
     open_ = np.ones(runs.shape[0], dtype=bool)
     for n in [n for n in looks if n <= runs.shape[1]] or [runs.shape[1]]:
         holds, fails = open_ & (up[:, n - 1] <= alpha), open_ & ~(up[:, n - 1] <= alpha) & (down[:, n - 1] <= alpha)
-        for i in np.flatnonzero(holds):
-            verdicts[i] = Verdict.REPRODUCED
-        for i in np.flatnonzero(fails):
-            verdicts[i] = Verdict.NOT_REPRODUCED
+        for i in np.flatnonzero(holds | fails):
+            verdicts[i] = Verdict.REPRODUCED if holds[i] else Verdict.NOT_REPRODUCED
         open_ &= ~(holds | fails)
     return verdicts
 
@@ -525,10 +470,7 @@ def true_rates(bar: float) -> list[float]:
 def simulate_rule(
     proto: ClaimProtocol, part: Part, seed: int = 0, reps: int = RULE_REPS, rates: Iterable[float] | None = None
 ) -> RuleSimulation:
-    """Simulate ``reps`` claims per unit count and true pass rate: Bernoulli(rate) units, decided by ``rule_verdict``.
-
-    Budgets with the same unit count share their rows (named together, e.g. "ci, standard").
-    """
+    """Simulate ``reps`` claims per unit count and true pass rate; budgets with the same unit count share a row."""
     by_units: dict[tuple[int, ...], list[str]] = {}
     for budget in proto.seeds.units:
         by_units.setdefault(tuple(proto.seeds.looks(budget, int(proto.seeds.units[budget]))), []).append(budget)
@@ -538,19 +480,14 @@ def simulate_rule(
         n = looks[-1]
         for rate in rates if rates is not None else true_rates(part.bar):
             rng = np.random.default_rng([seed, zlib.crc32(f"{proto.claim_id}\0{part.name}".encode()), n])
-            counts: dict[str, int] = {}
             draws = rng.random((reps, n)) < rate
             if len(looks) > 1 and part.bar < 1:
                 verdicts = rule_verdicts(draws, part.bar, proto.alpha, looks, prior)
             else:
                 verdicts = [rule_verdict(row.tolist(), part.bar, proto.alpha, (), prior) for row in draws]
-            for v in verdicts:
-                counts[v.value] = counts.get(v.value, 0) + 1
+            counts = dict(Counter(v.value for v in verdicts))  # in the order first met, as the JSON lists them
             rows.append(RuleRow(", ".join(by_units[looks]), n, rate, counts, reps))
     return RuleSimulation(proto.claim_id, part.name, part.bar, tuple(rows))
-
-
-# --- a suite's calibration -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -607,8 +544,7 @@ def calibrate_suite(
     parts, rules = [], []
     for proto in protocols:
         for part in proto.parts:
-            pc = calibrate_part(proto.claim_id, part, seed, cases)
-            parts.append(pc)
+            parts.append(pc := calibrate_part(proto.claim_id, part, seed, cases))
             if progress is not None:
                 progress(pc)
             if part.rule == "pass-rate":
@@ -642,22 +578,18 @@ def decision_digest(decision_id: object) -> str:
 
 def entry_of(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> Mapping[str, Any] | None:
     """Return the recorded entry of ``part`` of ``claim`` of its current decision (compared by fingerprint), or None."""
-    for e in entries:
-        same = decision_digest(e.get("decision")) == decision_digest(part.decision_id)
-        if e.get("claim") == claim and e.get("part") == part.name and same:
-            return e
-    return None
+    digest = decision_digest(part.decision_id)
+    mine = (e for e in entries if e.get("claim") == claim and e.get("part") == part.name)
+    return next((e for e in mine if decision_digest(e.get("decision")) == digest), None)
 
 
 def part_mark(entries: Sequence[Mapping[str, Any]], claim: str, part: Part) -> str:
     """Return the first screen's calibration mark of ``part`` (``entries``: ``calibration_entries``, latest first)."""
-    errors = [e["error"] for e in entries if "error" in e]
-    if errors:
+    if errors := [e["error"] for e in entries if "error" in e]:
         return f"calibration record unreadable: {errors[0]}"
     if not part.decision_id:
         return "uncalibrated (no decision declared)"
-    entry = entry_of(entries, claim, part)
-    if entry is not None:
+    if (entry := entry_of(entries, claim, part)) is not None:
         return str(entry.get("summary", entry.get("status", "")))
     if any(e.get("claim") == claim and e.get("part") == part.name for e in entries):
         return "uncalibrated (changed since)"

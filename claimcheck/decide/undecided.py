@@ -28,13 +28,9 @@ class Pending:
 
 
 def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
-    """Return the fewest units whose exact one-sided binomial test decides a rate of ``passed``/``n`` against ``bar``.
-
-    None when the rate equals the bar, no unit ran, or more than MAX_UNITS would be needed.
-    """
-    if n <= 0 or not 0 < bar < 1 or math.isclose(passed / n, bar):
+    """Return the fewest units whose exact one-sided binomial test decides ``passed``/``n`` against ``bar``."""
+    if n <= 0 or not 0 < bar < 1 or math.isclose(rate := passed / n, bar):
         return None
-    rate = passed / n
 
     def decided(m: int) -> bool:
         k = min(m, max(0, round(rate * m)))
@@ -44,10 +40,7 @@ def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
 
 
 def mean_units(checks: Sequence[Check], n: int) -> int | None:
-    """Return the fewest units whose intervals (at ``n`` units now), narrowing as 1/sqrt(units), clear every threshold.
-
-    None when one is not finite or sits on its threshold.
-    """
+    """Return the fewest units whose intervals (at ``n`` units), narrowing as 1/sqrt(units), clear every threshold."""
     need = n
     for c in checks:
         if c.low is None or c.high is None or not all(map(math.isfinite, (c.value, c.low, c.high))):
@@ -122,17 +115,15 @@ def budget_for(
     ran = units.get(current, 0)
     if ran > now > 0:  # units left the premise or the zone: a budget admits about the same share
         needed = math.ceil(needed * ran / now)
-    floor = max(now, ran)
-    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > floor)]
+    looks = batch or {}
+    bigger = [(n, b) for n, _, b in sorted((n, i, b) for i, (b, n) in enumerate(units.items()) if n > max(now, ran))]
     for n, b in bigger:
         if n >= needed:
-            step = (batch or {}).get(b)
-            how = f" at most, {step} at a time until decided" if step else ""
+            how = f" at most, {looks[b]} at a time until decided" if looks.get(b) else ""
             return f"budget {b} runs {n}{how} (--claim-budget {b})"
     if bigger:  # a projection at the effect as measured: the effect moves as units come, so say so
         n = bigger[-1][0]
         b = next(name for cap, name in bigger if cap == n)  # the cheapest budget at the largest cap
-        looks = batch or {}
         caps = ", ".join(f"{name} {cap}" + (f" ({looks[name]} a look)" if looks.get(name) else "")
                          for name, cap in units.items())  # fmt: skip
         return (
@@ -146,8 +137,7 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     """Return one line on why ``r`` is INCONCLUSIVE (``budget``: the run's): what is undecided, what would decide it."""
     if r.verdict is not Verdict.INCONCLUSIVE:
         return ""
-    blind = [c for c in r.controls if c.status in CANNOT_DISCRIMINATE and c.kind == "positive"]
-    if blind:
+    if blind := [c for c in r.controls if c.status in CANNOT_DISCRIMINATE and c.kind == "positive"]:
         return (
             f"the instrument is blind here: positive control '{blind[0].name}' was shown to fail; no budget decides "
             "the claim on this subject"
@@ -157,9 +147,8 @@ def undecided_line(r: ClaimResult, budget: str = "") -> str:
     items = pending(r)
     if not items:  # a run that did not finish, or evidence both ways: the reason says which
         return r.reason
-    declared = r.protocol is not None and r.protocol.declared
-    units = dict(r.protocol.seeds.units) if r.protocol is not None and declared else {}
-    batch = dict(r.protocol.seeds.batch) if r.protocol is not None and declared else {}
+    seeds = r.protocol.seeds if r.protocol is not None and r.protocol.declared else None
+    units, batch = (dict(seeds.units), dict(seeds.batch)) if seeds is not None else ({}, {})
     zoned = [i for i in items if i.unresolved]
     items = [i for i in items if not i.unresolved]
     empty = [i for i in items if i.units == 0]

@@ -45,6 +45,11 @@ VERIFY_RTOL = 1e-6  # --claim-cache-verify's tolerance for an entry another host
 SEAL = b"claimcheck-cache-entry/3 hmac-sha256\n"  # the first line of a sealed entry; its HMAC follows
 _ENTRY_NAME = re.compile(r"^[0-9a-f]{64}\.npz$")
 _ZIP = b"PK\x03\x04"  # a zip member's local header: the first bytes of an entry written before entries were sealed
+_NOT_USED = {  # why an entry that was read is not used, by ``open_entry``'s status
+    "corrupt": "{path} is damaged or holds another key's result",
+    "unauthenticated": "{path} fails authentication: it was not written with this cache's key (someone without the "
+    "key, or a claimcheck before entries were sealed)",
+}
 
 
 class CacheMismatch(ClaimcheckError):
@@ -118,12 +123,9 @@ def _checksum(arrays: Arrays, meta_json: str, key: str = "") -> str:
 
 def encode(arrays: Arrays, meta: Meta, key: str = "") -> bytes:
     meta_json = json.dumps(meta, sort_keys=True)
-    buf = io.BytesIO()
     payload: dict[str, Any] = {f"a_{k}": v for k, v in arrays.items()}
-    payload["meta"] = np.array(meta_json)
-    payload["key"] = np.array(key)
-    payload["checksum"] = np.array(_checksum(arrays, meta_json, key))
-    np.savez(buf, **payload)
+    payload.update(meta=np.array(meta_json), key=np.array(key), checksum=np.array(_checksum(arrays, meta_json, key)))
+    np.savez(buf := io.BytesIO(), **payload)
     return buf.getvalue()
 
 
@@ -136,14 +138,10 @@ _NPY_HEADER = re.compile(
 
 
 def _read_npy(raw: bytes) -> np.ndarray:
-    version = raw[6:8]
-    if raw[:6] != _NPY_MAGIC or version not in (b"\x01\x00", b"\x02\x00"):
-        return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
-    size_bytes = 2 if version == b"\x01\x00" else 4
-    start = 8 + size_bytes
-    header = raw[start : start + int.from_bytes(raw[8:start], "little")]
-    match = _NPY_HEADER.fullmatch(header)
-    if match is None:
+    # the header starts past the magic, the version and the header's size (2 bytes in format 1.0, 4 in 2.0)
+    start = {b"\x01\x00": 10, b"\x02\x00": 12}.get(raw[6:8]) if raw[:6] == _NPY_MAGIC else None
+    header = b"" if start is None else raw[start : start + int.from_bytes(raw[8:start], "little")]
+    if start is None or (match := _NPY_HEADER.fullmatch(header)) is None:
         return np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
     dtype = np.dtype(match[1].decode())
     if dtype.hasobject:
@@ -194,8 +192,7 @@ def decode(data: bytes, key: str = "") -> tuple[Arrays, Meta] | None:
 def open_entry(data: bytes, key: str, secret: bytes) -> tuple[tuple[Arrays, Meta] | None, str]:
     """Return (the result, "ok") from sealed entry ``key``, or (None, "corrupt" or "unauthenticated")."""
     payload, sealed = unseal(SEAL, data, secret)
-    hit = decode(payload, key)
-    if hit is None:
+    if (hit := decode(payload, key)) is None:
         return None, "corrupt"
     return (hit, "ok") if sealed else (None, "unauthenticated")
 
@@ -287,13 +284,11 @@ class ResultCache:
             self.counts.computed += 1
             return compute()
         digest = key.digest
-        hit = self._read_unlocked(digest)
-        if hit is not None:
+        if (hit := self._read_unlocked(digest)) is not None:
             self.counts.cached += 1
             return hit
         with self._locked(digest) as usable:
-            hit = self._hit(digest) if usable else None
-            if hit is not None:
+            if (hit := self._hit(digest) if usable else None) is not None:
                 self.counts.cached += 1
                 if self._chosen(digest):
                     self._verify(key, hit, compute())
@@ -318,18 +313,13 @@ class ResultCache:
             self.counts.computed += len(keys)
             return compute(list(range(len(keys))))
         digests = [k.digest for k in keys]
-        found: dict[str, tuple[Arrays, Meta]] = {}
-        for digest in dict.fromkeys(digests):
-            hit = self._read_unlocked(digest)
-            if hit is not None:
-                found[digest] = hit
+        found = {d: hit for d in dict.fromkeys(digests) if (hit := self._read_unlocked(d)) is not None}
         usable: dict[str, bool] = {}
         with ExitStack() as held:
             for digest in sorted(set(digests) - set(found)):
                 lock = ExitStack()
                 usable[digest] = lock.enter_context(self._locked(digest))
-                hit = self._hit(digest) if usable[digest] else None
-                if hit is None:
+                if (hit := self._hit(digest) if usable[digest] else None) is None:
                     held.push(lock)  # released once the result is stored
                 else:
                     found[digest] = hit
@@ -349,21 +339,16 @@ class ResultCache:
                 self._verify(keys[i], found[digests[i]], again)
         return [found[d] for d in digests]
 
-    # --- verifying hits against a recompute (``--claim-cache-verify``) ---
-
     def _chosen(self, digest: str) -> bool:
-        if self.verify <= 0:
-            return False
-        if self.verify >= 1:
-            return True
+        """Return whether ``--claim-cache-verify`` recomputes hit ``digest`` (a seeded draw at the rate ``verify``)."""
+        if self.verify <= 0 or self.verify >= 1:
+            return self.verify >= 1  # no hit, or every hit
         draw = int.from_bytes(hashlib.sha256(f"{self.verify_seed}:{digest}".encode()).digest()[:8], "big")
         return draw / 2**64 < self.verify
 
     def _verify(self, key: Key, hit: tuple[Arrays, Meta], again: tuple[Arrays, Meta]) -> None:
         same_producer = self._producers.get(key.digest) == producer()
-        rtol = 0.0 if same_producer else VERIFY_RTOL
-        problem = differs(hit, again, rtol)
-        if problem is None:
+        if (problem := differs(hit, again, 0.0 if same_producer else VERIFY_RTOL)) is None:
             self.counts.verified += 1
             return
         path = self.path(key.digest)
@@ -400,10 +385,9 @@ class ResultCache:
         path = self.path(key)
         try:
             data = read_regular(path)
-        except NotReadable as e:
-            return None if quiet else self._not_used(path, "corrupt", str(e))
-        except OSError as e:
-            return None if quiet else self._not_used(path, "corrupt", f"{path} cannot be read ({e.strerror or e})")
+        except (NotReadable, OSError) as e:
+            why = f"{path} cannot be read ({e.strerror or e})" if isinstance(e, OSError) else str(e)
+            return None if quiet else self._not_used(path, "corrupt", why)
         if data is None:
             return None
         try:
@@ -411,25 +395,14 @@ class ResultCache:
         except OSError:
             return None
         hit, status = open_entry(data, key, secret)
-        if hit is None and quiet:
-            return None
-        why = {
-            "corrupt": f"{path} is damaged or holds another key's result",
-            "unauthenticated": f"{path} fails authentication: it was not written with this cache's key (someone "
-            "without the key, or a claimcheck before entries were sealed)",
-        }
         if hit is None:
-            return self._not_used(path, status, why[status])
-        arrays, meta = hit
-        meta = dict(meta)
+            return None if quiet else self._not_used(path, status, _NOT_USED[status].format(path=path))
+        arrays, meta = hit[0], dict(hit[1])
         self._producers[key] = meta.pop(PRODUCER, None)
         return arrays, meta
 
     def _not_used(self, path: Path, status: str, why: str) -> tuple[Arrays, Meta] | None:
-        if status == "unauthenticated":
-            self.counts.unauthenticated += 1
-        else:
-            self.counts.corrupt += 1
+        setattr(self.counts, status, getattr(self.counts, status) + 1)  # "corrupt" or "unauthenticated"
         warnings.warn(CacheReadWarning(f"cache entry not used: {why}; the result is recomputed"), stacklevel=3)
         return None
 
@@ -437,15 +410,11 @@ class ResultCache:
         """Delete every entry the store recognises (``_is_entry``); return how many. A linked shard is not followed."""
         if self.root is None or not self.root.is_dir() or self.root.is_symlink():
             return 0
-        n = 0
-        for shard in sorted(self.root.iterdir()):
-            if not re.fullmatch(r"[0-9a-f]{2}", shard.name) or shard.is_symlink() or not shard.is_dir():
-                continue
-            for path in sorted(shard.glob("*.npz")):
-                if _is_entry(path):
-                    path.unlink(missing_ok=True)
-                    n += 1
-        return n
+        shards = [s for s in sorted(self.root.iterdir()) if re.fullmatch(r"[0-9a-f]{2}", s.name) and not s.is_symlink()]
+        entries = [p for shard in shards if shard.is_dir() for p in sorted(shard.glob("*.npz")) if _is_entry(p)]
+        for path in entries:
+            path.unlink(missing_ok=True)
+        return len(entries)
 
 
 def _is_entry(path: Path) -> bool:
@@ -472,9 +441,6 @@ def default_cache_dir() -> Path:
     return user_cache_dir("results")
 
 
-# --- Memoise a function by its inputs and its module's source (the ``claim_cache`` fixture) ---
-
-
 def source_digest(fn: Callable[..., Any]) -> str:
     """Return the sha256 of the source file that defines ``fn`` (of its source text when it has no file)."""
     try:
@@ -488,7 +454,7 @@ def source_digest(fn: Callable[..., Any]) -> str:
 
 @dataclass
 class Memo:
-    """Memoise ``fn(**inputs) -> dict of arrays`` through a ``ResultCache``."""
+    """Memoise ``fn(**inputs) -> arrays`` by its inputs and its module's source (the ``claim_cache`` fixture)."""
 
     cache: ResultCache
 

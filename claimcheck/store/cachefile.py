@@ -36,8 +36,7 @@ def read_regular(path: Path, cap: int = MAX_BYTES) -> bytes | None:
 
     Raise NotReadable naming what it is: a symbolic link, a FIFO, a device, a folder, or larger than ``cap``.
     """
-    got = _read_with_stat(path, cap)
-    return None if got is None else got[0]
+    return None if (got := _read_with_stat(path, cap)) is None else got[0]
 
 
 def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None:
@@ -46,9 +45,8 @@ def _read_with_stat(path: Path, cap: int) -> tuple[bytes, os.stat_result] | None
     except FileNotFoundError:
         return None
     except OSError as e:
-        if path.is_symlink():
-            raise NotReadable(f"{path} is a symbolic link, not a cache file") from None
-        raise NotReadable(f"{path} cannot be opened ({e.strerror or e})") from None
+        why = "is a symbolic link, not a cache file" if path.is_symlink() else f"cannot be opened ({e.strerror or e})"
+        raise NotReadable(f"{path} {why}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
@@ -102,15 +100,13 @@ def cache_secret(folder: Path) -> bytes:
         except NotReadable as e:
             raise OSError(f"the cache key {e}") from None
         if got is not None:
-            data, st = got
-            _check_key_file(path, st)
-            text = data.decode("ascii", "replace").strip()
+            _check_key_file(path, got[1])
+            text = got[0].decode("ascii", "replace").strip()
             if len(text) == _MAC_HEX and all(c in "0123456789abcdef" for c in text):
                 return bytes.fromhex(text)
             raise OSError(f"the cache key {path} is not 64 hex digits; remove it to make a new one")
         folder.mkdir(parents=True, exist_ok=True)
-        sealed = _sealed_entries(folder) if attempt == 0 else 0
-        if sealed:
+        if sealed := _sealed_entries(folder) if attempt == 0 else 0:
             warnings.warn(
                 KeyReplacedWarning(
                     f"the cache key {path} is gone while {sealed} entries sealed with it are in {folder}: a new key "

@@ -84,11 +84,9 @@ def hold(
     try:
         started, pause, noted = clock(), 0.005, False
         while True:
-            try:
+            with suppress(BlockingIOError):  # held by another: wait and try again
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except BlockingIOError:
-                pass
             waited = clock() - started
             if waited >= limit:
                 raise LockTimeout(
