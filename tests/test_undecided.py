@@ -102,3 +102,26 @@ def test_past_every_cap_the_advice_names_the_first_budget_at_the_largest_cap() -
     # C4: standard and paper both cap at 60 units; the why line named paper
     text = budget_for({"ci": 30, "standard": 60, "paper": 60}, 500, 30, current="ci")
     assert text.endswith("(--claim-budget standard)")
+
+
+@pytest.mark.parametrize("edge", [1, 2, 3, 5, 17, 1000, 524_288, 524_289, 700_000, 999_999, 1_000_000])
+@pytest.mark.parametrize("after", [0, 1, 2, 4, 100])
+def test_fewest_units_finds_the_edge_of_a_monotone_rule(edge: int, after: int) -> None:
+    """The doubling-halving search answers what a scan would, past 2^19 too (it answered None there once)."""
+    from claimcheck.decide.stats import MAX_UNITS, fewest_units
+
+    calls: list[int] = []
+
+    def decided(m: int) -> bool:
+        calls.append(m)
+        return m >= edge
+
+    assert fewest_units(decided, after) == max(edge, after + 1, 2)
+    assert len(calls) <= 2 * MAX_UNITS.bit_length() + 2
+
+
+def test_fewest_units_past_the_cap_is_none() -> None:
+    from claimcheck.decide.stats import MAX_UNITS, fewest_units
+
+    assert fewest_units(lambda m: m > MAX_UNITS, 10) is None
+    assert fewest_units(lambda m: False, 0) is None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -175,3 +175,22 @@ def bonferroni(p_values: Sequence[float], alpha: float) -> list[bool]:
     """Return which hypotheses Bonferroni rejects: p <= alpha / m, NaN not tested and not counted in m (as ``holm``)."""
     m = sum(not math.isnan(p) for p in p_values)
     return [not math.isnan(p) and p <= alpha / m for p in p_values]
+
+
+MAX_UNITS = 1_000_000  # the most units a projection offers: past it, "no budget decides it"
+
+
+def fewest_units(decided: Callable[[int], bool], after: int, cap: int = MAX_UNITS) -> int | None:
+    """Return the smallest m > ``after`` (and >= 2), at most ``cap``, with ``decided(m)``; None when ``cap`` is not.
+
+    ``decided`` must hold from some m on (a power, a p-value's side): doubling finds a bracket, halving its edge.
+    """
+    lo, hi = max(after, 1), max(after + 1, 2)
+    while not decided(hi):
+        if hi >= cap:
+            return None
+        lo, hi = hi, min(2 * hi, cap)
+    while hi - lo > 1:  # decided(hi); lo is not, or is ``after``
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decided(mid) else (mid, hi)
+    return hi

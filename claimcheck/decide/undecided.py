@@ -7,14 +7,12 @@ tests, so for a budget that adds units in batches it is a lower bound. A ``Claim
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from claimcheck.decide.record import Check
-from claimcheck.decide.stats import binomial_p
+from claimcheck.decide.stats import MAX_UNITS, binomial_p, fewest_units
 from claimcheck.decide.verdicts import CANNOT_DISCRIMINATE, ClaimResult, Verdict
-
-MAX_UNITS = 1_000_000  # beyond this no projection is offered: "no budget decides it"
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ def rate_units(passed: int, n: int, bar: float, alpha: float) -> int | None:
         k = min(m, max(0, round(rate * m)))
         return min(binomial_p(k, m, bar, "greater"), binomial_p(k, m, bar, "less")) <= alpha
 
-    return _first(decided, n)
+    return fewest_units(decided, n)
 
 
 def mean_units(checks: Sequence[Check], n: int) -> int | None:
@@ -51,20 +49,6 @@ def mean_units(checks: Sequence[Check], n: int) -> int | None:
         if c.low <= c.threshold <= c.high:
             need = max(need, math.ceil(n * (half / gap) ** 2))
     return need if need <= MAX_UNITS else None
-
-
-def _first(decided: Callable[[int], bool], n: int) -> int | None:
-    """Return the smallest m > n with ``decided(m)``, searching by doubling then halving (assumed monotone)."""
-    hi = max(n + 1, 2)
-    while not decided(hi):
-        hi *= 2
-        if hi > MAX_UNITS:
-            return None
-    lo = max(n, hi // 2)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if decided(mid) else (mid, hi)
-    return hi
 
 
 def pending(r: ClaimResult) -> list[Pending]:

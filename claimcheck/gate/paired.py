@@ -19,12 +19,13 @@ from scipy import optimize
 from scipy import stats as sps
 
 # the one Holm (NaN: not tested, not counted in the family); claimcheck.gate.baseline reads it here
+from claimcheck.decide.stats import MAX_UNITS as MAX_UNITS  # the cap units_to_show searches to
+from claimcheck.decide.stats import fewest_units
 from claimcheck.decide.stats import holm as holm
 
 LEVEL = 0.90  # two-sided interval of the mean difference: each end a one-sided 95% bound
 ALPHA = 0.05  # each one-sided test; TOST at this alpha is the LEVEL interval inside the margins
 POWER = 0.90  # the probability at which the gate states what it can see ("detectable", "units to decide")
-MAX_UNITS = 1_000_000  # units_to_show says None beyond this: no budget decides it
 PAIRING_LOST = 0.5  # a pair correlation below this: each unit's two values hardly move together
 MIN_PAIRS = 4  # pair_correlation needs this many finite pairs
 SAME_SPREAD = 2.0  # new draws of the same law keep a statistic's spread within this factor
@@ -279,20 +280,7 @@ def units_to_show(gap: float, sd: float, alpha: float, power: float = POWER, *, 
         least = max(3, math.ceil(math.log2(1 / alpha) - 1e-9)) if 0 < alpha < 1 else 3
         fewer = units_to_show(gap, sd, alpha, power, change=False)
         return None if fewer is None else max(least, fewer + 1)
-    if _power(gap, sd, 2, alpha) >= power:
-        return 2
-    lo, hi = 2, 4
-    while _power(gap, sd, hi, alpha) < power:
-        lo, hi = hi, hi * 2
-        if hi > MAX_UNITS:  # search (lo, MAX_UNITS] when MAX_UNITS reaches the power, else there is no answer
-            if _power(gap, sd, MAX_UNITS, alpha) < power:
-                return None
-            hi = MAX_UNITS
-            break
-    while hi - lo > 1:  # power grows with n: lo falls short, hi reaches it
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _power(gap, sd, mid, alpha) >= power else (mid, hi)
-    return hi
+    return fewest_units(lambda n: _power(gap, sd, n, alpha) >= power, 1)
 
 
 def units_to_decide(
