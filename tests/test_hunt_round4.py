@@ -290,3 +290,16 @@ def test_the_audit_says_a_claim_the_run_did_not_finish_was_not_audited() -> None
     results = _toy_results("C1-v1", [0.1, 0.2, 3.0])
     rows = audit(results, pins_of(results), True, unfinished={"C1"})
     assert [r[-1] for r in rows] == [DID_NOT_FINISH]
+
+
+def test_a_refused_baseline_update_fails_the_run_and_keeps_the_baseline(pytester: pytest.Pytester) -> None:
+    # --claim-baseline-update on a partial run was refused with a line on the terminal, and the run exited 0
+    pytester.makepyfile(test_toy=TOY)
+    pytester.runpytest_inprocess("--claim-report=base.md")
+    before = (pytester.path / "base.json").read_text()
+    args = ("--claim-report=now.md", "--claim-baseline=base.json", "--claim-baseline-update")
+    result = pytester.runpytest_inprocess(*args, "-k", "not shuffled")
+    result.stdout.fnmatch_lines(["*baseline NOT updated:*"])
+    assert result.ret == 12  # a file the run was asked to write was not written (docs/report.md, exit statuses)
+    assert (pytester.path / "base.json").read_text() == before
+    assert pytester.runpytest_inprocess(*args).ret == 0  # the whole run is accepted

@@ -287,19 +287,21 @@ class Controller:
                 )  # fmt: skip
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
-        comp = self.comparison
-        inexact = comp is not None and s.baseline_exact and bool(comp.differences)
-        session.exitstatus = exit_status(  # the one place the session's status is set (docs/report.md)
-            int(session.exitstatus), bool(failing) or inexact, gate_status, bool(self.not_written)
-        )
+        not_updated = False  # asked to replace the baseline and refused (a partial run, ...): a file not written
         if s.baseline_update and s.baseline is not None and not collect_only:  # over the baseline, the old one kept
             try:
                 kept = accept(text, s.baseline)
             except (AcceptError, OSError) as e:
+                not_updated = True
                 self.gate_lines.append((f"baseline NOT updated: {e}", True))
             else:
                 old = f"; the old one is kept as {kept}" if kept else ""
                 self.gate_lines.append((f"baseline updated: this run's JSON is now {s.baseline}{old}", False))
+        comp = self.comparison
+        inexact = comp is not None and s.baseline_exact and bool(comp.differences)
+        session.exitstatus = exit_status(  # the one place the session's status is set (docs/report.md)
+            int(session.exitstatus), bool(failing) or inexact, gate_status, bool(self.not_written) or not_updated
+        )
         if s.autosave and not collect_only:
             try:
                 self.saved = save_run(text, session.config.rootpath, run.env)
