@@ -303,3 +303,12 @@ def test_a_refused_baseline_update_fails_the_run_and_keeps_the_baseline(pytester
     assert result.ret == 12  # a file the run was asked to write was not written (docs/report.md, exit statuses)
     assert (pytester.path / "base.json").read_text() == before
     assert pytester.runpytest_inprocess(*args).ret == 0  # the whole run is accepted
+
+
+def test_the_audit_shows_a_zero_median_s_rounding_spread_in_absolute_terms() -> None:
+    # C3's collapsed control (median 0 to float precision) showed "2.7e+212 of the median"
+    from claimcheck.provenance.expectations import StatPin, _spread
+
+    assert _spread(StatPin(0, 30, 3.5e-112, rounding=0.0)) == "0 of the median"
+    assert _spread(StatPin(30, 30, 0.75, rounding=0.012)) == "0.012 of the median"
+    assert _spread(StatPin(0, 30, 3.5e-112, rounding=6.0)) == "2.1e-111 absolute (a median of 3.5e-112)"

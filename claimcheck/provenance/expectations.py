@@ -298,11 +298,18 @@ def audit(
         rows.append((r.claim_id, "verdict", pin.verdict, r.verdict.value, "", same))
         now = _recorded(r)
         for key, sp in pin.stats.items():
-            spread = sp.chaotic or (f"{sp.rounding:.2g} of the median" if pin.rounding else "not measured")
+            spread = sp.chaotic or (_spread(sp) if pin.rounding else "not measured")
             outcome, _ = judge_stat(sp, s := now.get(key), not same_numerics and bool(pin.rounding))
             here = f"{s.met}/{s.values.n}, {s.values.median:.6g}" if s is not None else ""
             rows.append((r.claim_id, key, f"{sp.met}/{sp.n}, {sp.median:.6g}", here, spread, outcome))
     return rows
+
+
+def _spread(sp: StatPin) -> str:
+    """Return a statistic's rounding spread for people: relative to its median, or absolute where that is ~0."""
+    if sp.rounding <= 1:
+        return f"{sp.rounding:.2g} of the median"
+    return f"{sp.rounding * max(abs(sp.median), ABS_FLOOR):.2g} absolute (a median of {sp.median:.2g})"
 
 
 def relative(before: float, after: float) -> float:
