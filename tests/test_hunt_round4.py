@@ -312,3 +312,11 @@ def test_the_audit_shows_a_zero_median_s_rounding_spread_in_absolute_terms() -> 
     assert _spread(StatPin(0, 30, 3.5e-112, rounding=0.0)) == "0 of the median"
     assert _spread(StatPin(30, 30, 0.75, rounding=0.012)) == "0.012 of the median"
     assert _spread(StatPin(0, 30, 3.5e-112, rounding=6.0)) == "2.1e-111 absolute (a median of 3.5e-112)"
+
+
+def test_a_bad_truth_value_for_a_flag_s_ini_twin_names_the_key(pytester: pytest.Pytester) -> None:
+    # -o claim_autosave=maybe gave pytest's bare "invalid truth value 'maybe'"
+    pytester.makepyfile(test_toy=TOY)
+    result = pytester.runpytest_inprocess("-o", "claim_autosave=maybe")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini claim_autosave: invalid truth value 'maybe'; give true or false*"])

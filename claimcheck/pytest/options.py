@@ -253,7 +253,10 @@ def _value(config: pytest.Config, option: Option) -> tuple[Any, str]:
     value = config.getoption(option.flag.lstrip("-").replace("-", "_"))  # argparse's dest
     if value is not None:
         return value, option.flag
-    return config.getini(option.ini), f"ini {option.ini}"
+    try:
+        return config.getini(option.ini), f"ini {option.ini}"
+    except Exception as e:  # pytest's own parse of a bool ini (a UsageError): "invalid truth value 'maybe'"
+        raise ConfigError(f"ini {option.ini}: {e}; give true or false (yes/no, on/off, 1/0)") from None
 
 
 def check_encodable(value: object, option: str) -> None:
