@@ -195,3 +195,12 @@ def test_verdict_changes_name_claims_that_appear_or_go() -> None:
     later = history.Entry(Path("m/0002_b_20260101-000000.json"), "m", 2, "b", "20260101-000000")
     changes = history.verdict_changes([(machine, {"C1": "REPRODUCED"}), (later, {"C2": "ERROR"})])
     assert changes == [(later, ["C1 REPRODUCED -> (not run)", "C2 (not run) -> ERROR"])]
+
+
+def test_history_lists_claims_in_the_report_s_order() -> None:
+    """One order for claim ids everywhere (the report's): by prefix, then number; it was by length in four places."""
+    machine = history.Entry(Path("m/0001_a_20260101-000000.json"), "m", 1, "a", "20260101-000000")
+    later = history.Entry(Path("m/0002_b_20260101-000000.json"), "m", 2, "b", "20260101-000000")
+    before = {"B2": "REPRODUCED", "A10": "REPRODUCED", "A9": "REPRODUCED"}
+    changes = history.verdict_changes([(machine, before), (later, dict.fromkeys(before, "ERROR"))])
+    assert [line.split()[0] for line in changes[0][1]] == ["A9", "A10", "B2"]

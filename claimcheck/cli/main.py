@@ -23,7 +23,7 @@ from claimcheck.cli.mutants import Catalogue, Entry, load_catalogue, render_cata
 from claimcheck.cli.stability import render_stability, run_seeds, stability
 from claimcheck.cli.suite_runs import RunRefused, reused, run_suite
 from claimcheck.decide.calibration import RULE_REPS, calibrate_suite
-from claimcheck.decide.verdicts import ClaimResult
+from claimcheck.decide.verdicts import ClaimResult, _claim_sort_key
 from claimcheck.errors import ClaimcheckError, ConfigError
 from claimcheck.files import write_atomic
 from claimcheck.gate.accept import accept
@@ -78,7 +78,7 @@ def render_matrix(runs: Sequence[tuple[str, RunData]]) -> str:
     Columns are headed by run (commit, machine, date), told apart by file name when two heads are the same.
     """
     results = [{r.claim_id: r for r in run.results()} for _, run in runs]
-    claims = sorted({cid for rs in results for cid in rs}, key=lambda c: (len(c), c))
+    claims = sorted({cid for rs in results for cid in rs}, key=_claim_sort_key)
     heads = [run_heading(run.env) for _, run in runs]
     names = [
         md(h if heads.count(h) == 1 else f"{h}, {Path(src).name}") for h, (src, _) in zip(heads, runs, strict=True)

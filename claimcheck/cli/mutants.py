@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claimcheck.decide.verdicts import ClaimResult
+from claimcheck.decide.verdicts import ClaimResult, _claim_sort_key
 from claimcheck.errors import ClaimcheckError
 from claimcheck.gate.baseline import VerdictChange, compare
 from claimcheck.gate.paired import Movement
@@ -312,7 +312,7 @@ def render_catalogue(catalogue: Catalogue, refs: Mapping[str, Outcome], judgemen
         row = [f"`{md(j.entry.name)}`", j.entry.kind, md(j.entry.what), md(exp), _killed_cell(j), j.result()]
         rows.append([*row, f"{j.seconds / 60:.1f}"])
     head = ["entry", "kind", "what it changes", "expected killer", "killed by", "result", "minutes"]
-    claims = sorted({r.claim_id for run in runs.values() for r in run.results()}, key=lambda c: (len(c), c))
+    claims = sorted({r.claim_id for run in runs.values() for r in run.results()}, key=_claim_sort_key)
     grid = []
     for model, ref in runs.items():
         verdicts = {r.claim_id: r.verdict.value for r in ref.results()}

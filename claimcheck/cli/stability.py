@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claimcheck.cli.suite_runs import run_many
-from claimcheck.decide.verdicts import ClaimResult, Verdict
+from claimcheck.decide.verdicts import ClaimResult, Verdict, _claim_sort_key
 from claimcheck.report.markdown import md, table_lines
 from claimcheck.report.rundata import RunData
 
@@ -56,7 +56,7 @@ def stability(runs: Sequence[RunData]) -> list[ClaimStability]:
         for r in run.results():
             by_claim.setdefault(r.claim_id, []).append(r)
     out = []
-    for cid in sorted(by_claim, key=lambda c: (len(c), c)):
+    for cid in sorted(by_claim, key=_claim_sort_key):
         rs = by_claim[cid]
         verdicts = [r.verdict.value for r in rs]
         out.append(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from claimcheck.decide.verdicts import _claim_sort_key
 from claimcheck.errors import ClaimcheckError
 from claimcheck.provenance.environment import hardware_key
 
@@ -126,7 +127,7 @@ def verdict_changes(runs: Sequence[tuple[Entry, Mapping[str, str]]]) -> list[tup
         last[entry.machine] = {**{k: v for k, v in verdicts.items() if v}, **carried}
         if before is None:
             continue
-        ids = sorted((set(before) | set(verdicts)) - unfinished, key=lambda c: (len(c), c))
+        ids = sorted((set(before) | set(verdicts)) - unfinished, key=_claim_sort_key)
         moved = [(cid, before.get(cid), verdicts.get(cid)) for cid in ids if before.get(cid) != verdicts.get(cid)]
         out.append((entry, [f"{cid} {a or '(not run)'} -> {b or '(not run)'}" for cid, a, b in moved]))
     return out
