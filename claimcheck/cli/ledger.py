@@ -7,7 +7,6 @@ own hooks; ``confirm`` first checks that the run is its registered block's one c
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 from collections.abc import Callable
 from itertools import groupby
@@ -16,6 +15,7 @@ from typing import Any
 
 from claimcheck.decide.verdicts import ClaimResult
 from claimcheck.errors import ConfigError
+from claimcheck.files import sha256_file
 from claimcheck.provenance import git
 from claimcheck.provenance.fingerprint import SCHEME, decides
 from claimcheck.provenance.ledger import (
@@ -170,7 +170,7 @@ def _result(r: ClaimResult) -> str:
 def cmd_confirm(args: argparse.Namespace) -> int:
     """Append a confirm entry for each claim of the run that ran its registered block; refuse with the reasons."""
     run = load(args.run)
-    run_sha256 = hashlib.sha256(Path(args.run).read_bytes()).hexdigest()  # the evidence the confirmation names
+    run_sha256 = sha256_file(Path(args.run))  # the evidence the confirmation names
     ledger = load_ledger(args.ledger)
     refused = 0
     results = run.results()

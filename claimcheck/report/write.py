@@ -80,7 +80,7 @@ def mark_superseded(path: Path, run_id: str, date: str) -> list[str]:
             if hashlib.sha256(raw).hexdigest() != m.sha256.get(path.name):  # changed since ``owns`` looked
                 return done
             text = raw.decode("utf-8")
-            if text.startswith("> **This report is from an earlier run.**"):
+            if text.startswith(STALE_BANNER.split(" Run ", 1)[0]):  # an earlier banner: replaced, not stacked
                 text = text.split("\n\n", 1)[-1]
             write_atomic(path, STALE_BANNER.format(run_id=run_id, date=date) + text)
             record_written(path, [path])  # the banner is claimcheck's too: record the new content
