@@ -79,7 +79,10 @@ def _fingerprint(root: Path, namespace: bool = False) -> str:
         spec = importlib.util.spec_from_file_location("test_toy", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        # no .pyc: an edit of the same size within the same second (1000 -> 2000) would read the stale one back
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sys, "dont_write_bytecode", True)
+            spec.loader.exec_module(module)
         values = vars(module)
     return code_fingerprint(path, "test_toy", values, TOY_ENGINE).digest
 
