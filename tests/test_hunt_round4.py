@@ -301,6 +301,7 @@ def test_a_refused_baseline_update_fails_the_run_and_keeps_the_baseline(pytester
     result = pytester.runpytest_inprocess(*args, "-k", "not shuffled")
     result.stdout.fnmatch_lines(["*baseline NOT updated:*"])
     assert result.ret == 12  # a file the run was asked to write was not written (docs/report.md, exit statuses)
+    assert "baseline NOT updated: not accepted as the baseline" in (pytester.path / "now.md").read_text()  # the why
     assert (pytester.path / "base.json").read_text() == before
     assert pytester.runpytest_inprocess(*args).ret == 0  # the whole run is accepted
 

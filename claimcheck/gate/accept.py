@@ -26,21 +26,15 @@ def kept_name(baseline: Path, when: datetime) -> Path:
     return path
 
 
-def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | None:
-    """Write the run JSON ``text`` over ``baseline``; return where the old baseline was kept (None: there was none).
-
-    Raise AcceptError when ``text`` is the JSON of an incomplete run: an interrupted run is no baseline.
-    If writing the new file fails, the old one is put back.
-    """
+def refusal(text: str, baseline: Path) -> str | None:
+    """Return why the run JSON ``text`` may not replace ``baseline`` (unparsed, incomplete, partial), else None."""
     try:
         data = json.loads(text)
         incomplete = data.get("incomplete")
     except (ValueError, AttributeError):
-        raise AcceptError(f"cannot accept as the baseline {baseline}: the run's JSON does not parse") from None
+        return f"cannot accept as the baseline {baseline}: the run's JSON does not parse"
     if incomplete:
-        raise AcceptError(
-            f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
-        )
+        return f"not accepted as the baseline {baseline}: the run is incomplete ({incomplete[0]}); rerun it whole"
     try:
         held = _tests_of(json.loads(baseline.read_text(encoding="utf-8"))) if baseline.exists() else {}
     except (OSError, ValueError):  # a baseline that cannot be read or parsed holds no claim tests
@@ -48,17 +42,28 @@ def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | No
     ran = _tests_of(data)
     dropped = sorted(set(held.values()) - set(ran.values()))
     if dropped:  # a partial run would take those claims out of the gate without a word
-        raise AcceptError(
+        return (
             f"not accepted as the baseline {baseline}: it holds {', '.join(dropped)}, which this run did not run, "
             "so accepting it would drop them from the gate; run every claim of the baseline, or give this run a "
             "baseline file of its own"
         )
     cut = sorted(n for n in held if n not in ran)  # a test of a claim both hold: its control would leave the gate
     if cut:
-        raise AcceptError(
+        return (
             f"not accepted as the baseline {baseline}: it holds {len(cut)} test(s) this run did not run ({cut[0]}), "
             "so accepting it would drop them from the gate; run every test of the baseline's claims"
         )
+    return None
+
+
+def accept(text: str, baseline: Path, when: datetime | None = None) -> Path | None:
+    """Write the run JSON ``text`` over ``baseline``; return where the old baseline was kept (None: there was none).
+
+    Raise AcceptError saying why (``refusal``) for a run that may not replace it. If writing the new file
+    fails, the old one is put back.
+    """
+    if (why := refusal(text, baseline)) is not None:
+        raise AcceptError(why)
     kept = kept_name(baseline, when or datetime.now(UTC)) if baseline.exists() else None
     if kept is not None:
         os.replace(baseline, kept)

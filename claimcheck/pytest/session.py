@@ -13,7 +13,7 @@ import pytest
 
 from claimcheck.decide.record import PROPERTY_KEY, ClaimRecorder
 from claimcheck.decide.verdicts import ClaimResult, TestOutcome, Verdict
-from claimcheck.gate.accept import AcceptError, accept
+from claimcheck.gate.accept import AcceptError, accept, refusal
 from claimcheck.gate.baseline import Comparison, compare, render_comparison
 from claimcheck.gate.decision import EXIT_UNDECIDED, REPORT_NOT_WRITTEN, exit_status, held_to_pins, judge
 from claimcheck.gate.history import save_run
@@ -277,21 +277,26 @@ class Controller:
         gate_status = self._gate(run, len(self.deviations) if pinned else 0)
         collect_only = bool(session.config.option.collectonly)  # --co runs nothing: no report, no baseline
         text = "" if collect_only else dumps(run)  # serialised once: the sidecar, the history, the accepted baseline
+        update = s.baseline_update and s.baseline is not None and not collect_only  # over it, the old one kept
+        refused = refusal(text, s.baseline) if update and s.baseline is not None else None  # said in the report too
         if s.report is not None and not collect_only:
             figure_cache = None if s.cache == "off" else (s.cache_dir or default_cache_dir()) / FIGURE_CACHE
             try:
                 comp = self.comparison
                 self.written = write_report(
                     run, s.report, sections=[render_comparison(comp)] if comp is not None else [],
-                    problems=self.comparison_problems, figures=s.figures, figure_cache=figure_cache, sidecar=text,
+                    problems=[*self.comparison_problems, *([f"baseline NOT updated: {refused}"] if refused else [])],
+                    figures=s.figures, figure_cache=figure_cache, sidecar=text,
                 )  # fmt: skip
             except ReportWriteError as e:  # the verdicts still reach the terminal; the old set is kept
                 self.not_written = str(e)
-        not_updated = False  # asked to replace the baseline and refused (a partial run, ...): a file not written
-        if s.baseline_update and s.baseline is not None and not collect_only:  # over the baseline, the old one kept
+        not_updated = bool(refused)  # asked to replace the baseline and refused (a partial run, ...): exit 12
+        if refused:
+            self.gate_lines.append((f"baseline NOT updated: {refused}", True))
+        elif update and s.baseline is not None:
             try:
                 kept = accept(text, s.baseline)
-            except (AcceptError, OSError) as e:
+            except (AcceptError, OSError) as e:  # the file could not be written (the report is out already)
                 not_updated = True
                 self.gate_lines.append((f"baseline NOT updated: {e}", True))
             else:
